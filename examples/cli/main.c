@@ -1,0 +1,53 @@
+/* main.c -- the `arachne` command: subcommand dispatch and help.
+ * Each subcommand lives in its own cmd_<name>.c and is listed in
+ * cli_commands.inc. */
+#include <string.h>
+
+#include "cli.h"
+
+#define CLI_COMMAND(name, summary, usage) int cmd_##name(int argc, char **argv);
+#include "cli_commands.inc"
+#undef CLI_COMMAND
+#define CLI_COMMAND(name, summary, usage) { #name, summary, usage, cmd_##name },
+static const cli_cmd commands[] = {
+#include "cli_commands.inc"
+};
+#undef CLI_COMMAND
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static void print_help(FILE *f)
+{
+    size_t i;
+    fprintf(f, "usage: arachne <command> [options]\n\n"
+               "Plans distributed LLM training on heterogeneous GPU clusters.\n\n"
+               "commands:\n");
+    for (i = 0; i < NCOMMANDS; i++) fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\nRun 'arachne <command> --help' for the options of one command.\n"
+               "Exit status: 0 success, 1 failure, 2 usage error.\n");
+}
+
+int main(int argc, char **argv)
+{
+    size_t i;
+    int k;
+    if (argc < 2) {
+        print_help(stderr);
+        return CLI_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        print_help(stdout);
+        return CLI_OK;
+    }
+    if (!strcmp(argv[1], "--version")) argv[1] = (char *)"version";
+    for (i = 0; i < NCOMMANDS; i++) {
+        if (strcmp(argv[1], commands[i].name) != 0) continue;
+        for (k = 2; k < argc; k++) {
+            if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
+                fputs(commands[i].usage, stdout);
+                return CLI_OK;
+            }
+        }
+        return commands[i].run(argc - 1, argv + 1);
+    }
+    return cli_fail("unknown command '%s' (see 'arachne --help')", argv[1]) + 1;
+}
