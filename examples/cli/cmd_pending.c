@@ -1,10 +1,11 @@
-/* cmd_pending.c -- subcommands whose implementation has not landed yet.
- * Each reports plainly that it is not available; remove an entry when its
- * cmd_<name>.c lands. */
+/* cmd_pending.c -- fallbacks for subcommands whose implementation has not
+ * landed.  Each is a weak symbol: a real cmd_<name>() in cmd_<name>.c
+ * replaces it at link time, so landing a command never touches this file. */
 #include "cli.h"
 
 #define PENDING(name) \
-    int cmd_##name(int argc, char **argv) { (void)argc; (void)argv; \
+    __attribute__((weak)) int cmd_##name(int argc, char **argv); \
+    __attribute__((weak)) int cmd_##name(int argc, char **argv) { (void)argc; (void)argv; \
         return cli_fail("'%s' is not available in this build yet", #name); }
 
 PENDING(plan)

@@ -1,0 +1,59 @@
+/* model.h -- model architecture, derived parameter counts, FLOPs and
+ * activation sizes per layer kind.  Internal; public API in arachne.h. */
+#ifndef ARACHNE_MODEL_H
+#define ARACHNE_MODEL_H
+
+#include "util.h"
+
+/* Layer kinds (same numbers as the public ARACHNE_LAYER_*). */
+enum { AR_LAYER_EMBED = 0, AR_LAYER_DENSE = 1, AR_LAYER_MOE = 2, AR_LAYER_HEAD = 3, AR_LAYER_KINDS = 4 };
+/* Recomputation modes (same numbers as the public ARACHNE_RECOMPUTE_*). */
+enum { AR_RECOMPUTE_NONE = 0, AR_RECOMPUTE_SELECTIVE = 1, AR_RECOMPUTE_FULL = 2 };
+
+struct arachne_model {
+    char name[64];
+    int blocks;          /* transformer blocks (dense + MoE) */
+    int hidden;
+    int heads, kv_heads, head_dim;
+    int ffn;             /* dense FFN size (dense blocks, incl. the dense prefix of MoE models) */
+    int vocab;
+    int experts;         /* routed experts; 0 = dense model */
+    int top_k;
+    int shared_experts;
+    int expert_ffn;      /* FFN size of one expert */
+    int dense_prefix;    /* first blocks that are dense in a MoE model */
+    int qk_norm;         /* Qwen3-style per-head RMSNorm on q and k */
+    int tied_embeddings;
+    /* MLA (DeepSeek); mla == 0 means standard GQA attention. */
+    int mla, q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim, v_head_dim;
+
+    /* Derived by ar_model_finish(): parameters of ONE layer of each kind. */
+    double params[AR_LAYER_KINDS];
+    double expert_params[AR_LAYER_KINDS]; /* routed-expert share of params[kind] */
+    double active_params[AR_LAYER_KINDS]; /* parameters touched per token */
+    double total_params, active_total;    /* whole model incl. embedding + head */
+    char *json_cache;
+};
+
+/* Validates the fields and fills the derived ones.  ARACHNE_E_INVALID_ARGUMENT
+ * naming the bad field. */
+int ar_model_finish(arachne_model *m);
+/* AR_LAYER_DENSE or AR_LAYER_MOE for transformer block b (0-based). */
+int ar_model_block_kind(const arachne_model *m, int block);
+/* Number of transformer blocks of a kind in the model. */
+int ar_model_kind_count(const arachne_model *m, int kind);
+/* Forward FLOPs of one layer of `kind` for mbs sequences of seq tokens,
+ * whole layer (before any TP split), attention score/context FLOPs included
+ * (causal masking not discounted).  Backward is 2x forward. */
+double ar_model_flops_fwd(const arachne_model *m, int kind, int seq, int mbs);
+/* Bytes of activations one GPU stores for backward, for one layer of `kind`,
+ * mbs sequences of seq tokens, TP degree tp (sequence parallel on), in 16-bit,
+ * under the recompute mode.  Derived from the real tensor shapes (SwiGLU,
+ * GQA, MoE routing with top_k).  Embedding/head include their own tensors
+ * (logits for the head). */
+double ar_model_act_bytes(const arachne_model *m, int kind, int seq, int mbs, int tp, int recompute);
+/* Bytes sent from one stage to the next for one micro-batch (the hidden
+ * state, 16-bit): seq * mbs * hidden * 2. */
+double ar_model_boundary_bytes(const arachne_model *m, int seq, int mbs);
+
+#endif

@@ -1,0 +1,118 @@
+/* plan.h -- plans (templates -> stages -> ranks), the training setup, the
+ * cost model handle, and the fill/pricing entry points the construction loop
+ * (policy, random search, exhaustive search) calls.  Internal. */
+#ifndef ARACHNE_PLAN_H
+#define ARACHNE_PLAN_H
+
+#include "cluster.h"
+#include "model.h"
+#include "profile.h"
+
+#define AR_MAX_DEPTH 32       /* pipeline stages per template */
+#define AR_MAX_TEMPLATES 16   /* templates per plan */
+
+/* Training setup (defaults in docs/cost-model.md). */
+typedef struct ar_setup {
+    int global_batch;        /* samples per iteration (default 512) */
+    int seq_len;             /* tokens per sample (default 4096) */
+    double weight_bytes;     /* bytes per parameter: weights (2, bf16) */
+    double grad_bytes;       /* bytes per parameter: gradients (4, fp32) */
+    double optim_bytes;      /* bytes per parameter: fp32 master + Adam moments (12) */
+    int dist_optimizer;      /* 1: optimizer state sharded over DP (ZeRO-1) */
+    int recompute;           /* AR_RECOMPUTE_* (default selective) */
+    double headroom;         /* fraction of GPU memory kept free (0.08) */
+    int expert_tiling;       /* 1: search EP x ETP x EDP for MoE stages */
+    int max_depth;           /* largest pipeline depth considered */
+} ar_setup;
+
+void ar_setup_defaults(ar_setup *s);
+
+typedef struct ar_stage {
+    int type;              /* GPU type index in the cluster */
+    int tp;                /* TP degree */
+    int first, end;        /* transformer blocks [first, end) */
+    int ep, etp, edp;      /* expert tiling of MoE layers (1,1,W for dense) */
+    /* Filled by pricing (seconds / bytes): */
+    double compute_s;      /* fwd+bwd of its layers for one micro-batch */
+    double tp_comm_s;      /* TP collectives for one micro-batch */
+    double ep_comm_s;      /* expert all-to-all for one micro-batch */
+    double p2p_s;          /* activation send to the next stage (fwd+bwd) */
+    double stage_s;        /* t_s = compute + tp + ep + p2p */
+    double sync_s;         /* g_s: gradient all-reduce of this stage */
+    double mem_bytes;      /* peak bytes per GPU */
+} ar_stage;
+
+typedef struct ar_template {
+    int depth;
+    ar_stage stages[AR_MAX_DEPTH];
+    int replicas;          /* pipelines of this structure */
+    int micro_batch;       /* sequences per micro-batch */
+    int micro_batches;     /* M: micro-batches per replica per iteration (from min-max assignment) */
+    double pipeline_s;     /* (M-1) max t_s + sum t_s + max g_s */
+} ar_template;
+
+typedef struct ar_rank {
+    int rank;              /* global rank, 0..gpus_used-1 */
+    int node, gpu;         /* cluster node index and local GPU index */
+    int tmpl, replica, stage, tp_rank;
+} ar_rank;
+
+struct arachne_plan {
+    int ntemplates;
+    ar_template t[AR_MAX_TEMPLATES];
+    int nranks;
+    ar_rank *ranks;
+    char model[64];
+    char *cluster_spec;    /* compact string of the cluster planned for */
+    ar_setup setup;
+    /* Prices (filled by ar_plan_price): */
+    double iteration_s, iter_per_s, samples_per_s, tokens_per_s, mfu, bubble;
+    int gpus_used, gpus_total;
+    /* Planner record: */
+    char method[32];
+    double planning_s;
+    long evaluations;
+    int samples;
+    char *json_cache;
+};
+
+struct arachne_cost_model {
+    const arachne_model *model;      /* borrowed */
+    const arachne_cluster *cluster;  /* borrowed */
+    const arachne_profile *profile;  /* borrowed */
+    ar_setup setup;
+    void *cache;                     /* private precomputation (owned) */
+};
+
+/* Free GPUs per node while a plan is being built. */
+typedef struct ar_avail {
+    int nnodes;
+    int *free;             /* free[node] = GPUs still unused on that node */
+    int type_free[AR_MAX_TYPES];
+    int type_max_free[AR_MAX_TYPES]; /* largest free node of each type */
+} ar_avail;
+
+int ar_avail_init(ar_avail *a, const arachne_cluster *c);  /* everything free */
+void ar_avail_free(ar_avail *a);
+int ar_avail_copy(ar_avail *dst, const ar_avail *src);
+
+/* Fills one template from its structure (depth, per-stage type and TP):
+ * layer split, replicas (packing TP groups into free nodes, consuming them
+ * from *a), micro-batch size, expert tiling, device assignment; then prices
+ * the plan `plan` + this template.  On success `plan` holds the new
+ * template and its new prices.  On failure *a and `plan` are unchanged and
+ * the status is ARACHNE_E_INFEASIBLE (nothing fits; message says why). */
+int ar_fill_template(const arachne_cost_model *cm, ar_avail *a, arachne_plan *plan,
+                     int depth, const int *types, const int *tps);
+
+/* Prices a complete plan in place (stage times, min-max batch assignment,
+ * iteration time, throughputs, memory).  ARACHNE_E_OUT_OF_MEMORY_PLAN names
+ * the stage and the excess bytes. */
+int ar_plan_price(const arachne_cost_model *cm, arachne_plan *plan);
+
+/* Empty plan bound to the cost model's setup and cluster. */
+int ar_plan_init(arachne_plan *p, const arachne_cost_model *cm);
+void ar_plan_clear(arachne_plan *p);   /* frees owned memory, keeps the struct */
+int ar_plan_copy(arachne_plan *dst, const arachne_plan *src);
+
+#endif
