@@ -122,6 +122,8 @@ typedef struct arachne_trainer arachne_trainer;
 /* Sections below are added module by module.                               */
 /* ======================================================================== */
 
+/* @@SECTION gpu@@ */
+
 /* @@SECTION cluster@@ */
 
 /* @@SECTION model@@ */
@@ -131,6 +133,8 @@ typedef struct arachne_trainer arachne_trainer;
 /* @@SECTION cost@@ */
 
 /* @@SECTION plan@@ */
+
+/* @@SECTION search@@ */
 
 /* @@SECTION policy@@ */
 

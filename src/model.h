@@ -22,6 +22,7 @@ struct arachne_model {
     int shared_experts;
     int expert_ffn;      /* FFN size of one expert */
     int dense_prefix;    /* first blocks that are dense in a MoE model */
+    int gated_mlp;       /* 1: SwiGLU (3 matrices, the presets); 0: GELU MLP (2 matrices, GPT/OPT) */
     int qk_norm;         /* Qwen3-style per-head RMSNorm on q and k */
     int tied_embeddings;
     /* MLA (DeepSeek); mla == 0 means standard GQA attention. */
