@@ -35,7 +35,7 @@ static void print_row(const arachne_model *m, int json, int first)
                      get(m, ARACHNE_MODEL_TOP_K));
         else
             snprintf(experts, sizeof experts, "-");
-        printf("%-16s %6.0f %7.0f %12s %10.2fB %10.2fB\n", name, get(m, ARACHNE_MODEL_BLOCKS),
+        printf("%-18s %6.0f %7.0f %12s %10.2fB %10.2fB\n", name, get(m, ARACHNE_MODEL_BLOCKS),
                get(m, ARACHNE_MODEL_HIDDEN), experts, get(m, ARACHNE_MODEL_TOTAL_PARAMS) / 1e9,
                get(m, ARACHNE_MODEL_ACTIVE_PARAMS) / 1e9);
     }
@@ -43,25 +43,26 @@ static void print_row(const arachne_model *m, int json, int first)
 
 int cmd_models(int argc, char **argv)
 {
-    int json = 0, npos = 0, n, i, rc;
+    int json = 0, npos = 0, n, i, rc = CLI_OK;
     const char *pos[64];
+    arachne_model *models[64] = { NULL };
     cli_opt opts[] = { { "json", 0, NULL, &json } };
     rc = cli_parse("models", argc, argv, opts, 1, pos, 64, &npos);
     if (rc) return rc;
     n = npos > 0 ? npos : arachne_model_preset_count();
-    if (json) printf("[");
-    else printf("%-16s %6s %7s %12s %11s %11s\n", "name", "blocks", "hidden", "experts", "total", "active");
-    for (i = 0; i < n; i++) {
-        arachne_model *m = NULL;
-        int st = npos > 0 ? arachne_model_open(&m, pos[i])
-                          : arachne_model_preset(&m, arachne_model_preset_name(i));
-        if (st != ARACHNE_OK) {
-            if (json) printf("\n]\n");
-            return cli_lib_fail(st, npos > 0 ? pos[i] : arachne_model_preset_name(i));
-        }
-        print_row(m, json, i == 0);
-        arachne_model_destroy(m);
+    if (n > 64) n = 64;
+    /* Open everything first so a bad argument prints nothing on stdout. */
+    for (i = 0; i < n && rc == CLI_OK; i++) {
+        const char *what = npos > 0 ? pos[i] : arachne_model_preset_name(i);
+        int st = npos > 0 ? arachne_model_open(&models[i], what) : arachne_model_preset(&models[i], what);
+        if (st != ARACHNE_OK) rc = cli_lib_fail(st, what);
     }
-    if (json) printf("\n]\n");
-    return CLI_OK;
+    if (rc == CLI_OK) {
+        if (json) printf("[");
+        else printf("%-18s %6s %7s %12s %11s %11s\n", "name", "blocks", "hidden", "experts", "total", "active");
+        for (i = 0; i < n; i++) print_row(models[i], json, i == 0);
+        if (json) printf("\n]\n");
+    }
+    for (i = 0; i < n; i++) arachne_model_destroy(models[i]);
+    return rc;
 }
