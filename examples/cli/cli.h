@@ -52,4 +52,10 @@ int cli_double(const char *cmd, const char *opt, const char *s, double lo, doubl
 /* Writes a JSON string literal (quoted, escaped) to f. */
 void cli_json_string(FILE *f, const char *s);
 
+/* Prints the plan table (templates, stages: GPU type x TP, layers,
+ * replicas, stage time, sync time, memory per GPU in GB; then iteration
+ * time, throughput, MFU) to f, after `title` when not NULL.  Used by plan,
+ * search and price (cli_plantable.c).  Returns CLI_OK, or CLI_FAIL for NULL. */
+int cli_print_plan(FILE *f, const arachne_plan *p, const char *title);
+
 #endif
