@@ -244,7 +244,8 @@ ARACHNE_API int arachne_model_layer_params(const arachne_model *m, int kind, dou
  *  2 x matmul parameters used per token (MoE: router, top_k routed and the
  *  shared experts) plus attention scores and context (causal masking not
  *  discounted), times seq x mbs.  Backward is twice this.  The embedding
- *  counts 0.  Formulas in docs/models.md.  Errors:
+ *  counts 0, and so does a block kind the model does not have.  Formulas
+ *  in docs/models.md.  Errors:
  *  ARACHNE_E_INVALID_ARGUMENT (NULL argument, unknown kind, seq or mbs < 1).
  *  Thread-safe. */
 ARACHNE_API int arachne_model_layer_flops(const arachne_model *m, int kind, int seq, int mbs,
@@ -253,7 +254,8 @@ ARACHNE_API int arachne_model_layer_flops(const arachne_model *m, int kind, int 
 /** Bytes of activations one GPU keeps for the backward pass of ONE layer of
  *  `kind`: `mbs` sequences of `seq` tokens, tensor-parallel degree `tp`
  *  with sequence parallelism, 16-bit activations, recompute mode
- *  `recompute` (arachne_recompute).  Formulas in docs/models.md.  Errors:
+ *  `recompute` (arachne_recompute).  0 for a block kind the model does not
+ *  have.  Formulas in docs/models.md.  Errors:
  *  ARACHNE_E_INVALID_ARGUMENT (NULL argument, unknown kind or mode, seq, mbs
  *  or tp < 1).  Thread-safe. */
 ARACHNE_API int arachne_model_layer_act_bytes(const arachne_model *m, int kind, int seq, int mbs,

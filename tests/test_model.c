@@ -138,6 +138,8 @@ TEST(flops_follow_the_shapes)
     ASSERT_OK(arachne_model_layer_flops(m, ARACHNE_LAYER_EMBED, 4096, 2, &f));
     ASSERT_EQ(f, 0);
     ASSERT_STATUS(arachne_model_layer_flops(m, ARACHNE_LAYER_DENSE, 0, 2, &f), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_EQ(ar_model_flops_fwd(m, AR_LAYER_MOE, 4096, 2), 0); /* a dense model has no MoE block */
+    ASSERT_EQ(ar_model_act_bytes(m, AR_LAYER_MOE, 4096, 2, 1, AR_RECOMPUTE_NONE), 0);
     /* whole-model forward ~ 2 x params per token plus attention */
     ASSERT_NEAR(32 * ar_model_flops_fwd(m, AR_LAYER_DENSE, 1, 1) + ar_model_flops_fwd(m, AR_LAYER_HEAD, 1, 1),
                 2 * (field(m, ARACHNE_MODEL_TOTAL_PARAMS) - 128256 * h), 0.001);
