@@ -124,6 +124,43 @@ typedef struct arachne_trainer arachne_trainer;
 
 /* @@SECTION gpu@@ */
 
+/* The built-in GPU catalog.  Names are resolved case-insensitively with '-',
+ * '_' and ' ' treated alike and ignored ("a100_40", "A100-40GB", "h100 sxm"),
+ * plus a list of aliases ("v100", "gh200", "rtx-a6000", "3090"); see
+ * docs/formats.md for the table, the sources and the defaults chosen. */
+
+/** Fields of a GPU type, all SI.  Numbers are pinned. */
+typedef enum arachne_gpu_field {
+    ARACHNE_GPU_MEMORY_BYTES = 0,       /**< device memory, bytes */
+    ARACHNE_GPU_FLOPS = 1,              /**< dense BF16 tensor FLOP/s (FP16 with FP32 accumulate where no BF16) */
+    ARACHNE_GPU_HBM_BYTES_PER_S = 2,    /**< device memory bandwidth, bytes/s */
+    ARACHNE_GPU_INTRA_BYTES_PER_S = 3,  /**< GPU-to-GPU inside a node, bytes/s per direction */
+    ARACHNE_GPU_INTER_BYTES_PER_S = 4,  /**< across nodes, bytes/s per GPU per direction */
+    ARACHNE_GPU_INTRA_LATENCY_S = 5,    /**< per-message latency inside a node, seconds */
+    ARACHNE_GPU_INTER_LATENCY_S = 6     /**< per-message latency across nodes, seconds */
+} arachne_gpu_field;
+
+/** Number of GPU types in the built-in catalog (> 0).  Never fails;
+ *  thread-safe. */
+ARACHNE_API int arachne_gpu_catalog_count(void);
+
+/** Canonical name of catalog entry `index` (0 <= index < count), e.g.
+ *  "A100-40", "RTX-PRO-6000".  *out is static storage, never freed.
+ *  ARACHNE_E_INVALID_ARGUMENT for a bad index or NULL out (then *out is NULL
+ *  when out is not NULL).  Thread-safe. */
+ARACHNE_API int arachne_gpu_catalog_name(int index, const char **out);
+
+/** Resolves a GPU name or alias to its canonical catalog name (static
+ *  storage).  ARACHNE_E_NOT_FOUND for an unknown name (the message names it),
+ *  ARACHNE_E_INVALID_ARGUMENT for NULL arguments.  Thread-safe. */
+ARACHNE_API int arachne_gpu_canonical_name(const char *name, const char **out);
+
+/** Reads one field (an arachne_gpu_field) of a catalog GPU type by name or
+ *  alias into *out, in SI units.  ARACHNE_E_NOT_FOUND for an unknown name,
+ *  ARACHNE_E_INVALID_ARGUMENT for an unknown field or NULL arguments
+ *  (*out untouched on failure).  Thread-safe. */
+ARACHNE_API int arachne_gpu_get(const char *name, int field, double *out);
+
 /* @@SECTION cluster@@ */
 
 /* @@SECTION model@@ */
