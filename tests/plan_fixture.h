@@ -2,7 +2,9 @@
  * by test_plan.c, test_plan_json.c and test_export.c (static functions: each
  * test file gets its own copy).
  *
- * Cluster "a100-40:2x4,h100:1x8": node 0 and node 1 hold 4 A100-40 each,
+ * Cluster "a100-40:2x4,h100:1x8" (the cost model is assembled by hand from
+ * the cluster and the model, with no profile: enough for everything but
+ * pricing): node 0 and node 1 hold 4 A100-40 each,
  * node 2 holds 8 H100.  Model llama3-8b (32 blocks).  The plan:
  *   template 0: 2 replicas x [A100-40 TP2 blocks 0-16 | A100-40 TP2 16-32],
  *               micro-batch 1 x 16; replica q on node q, ranks 0..7;
@@ -18,33 +20,11 @@
 #include "plan.h"
 
 typedef struct fx {
-    arachne_cluster cluster;
-    ar_node nodes[3];
+    arachne_cluster *cluster;
     arachne_model *model;
     arachne_cost_model cm;
     arachne_plan plan;
 } fx;
-
-static inline void fx_cluster(fx *f)
-{
-    arachne_cluster *c = &f->cluster;
-    int i, j;
-    memset(c, 0, sizeof *c);
-    c->ntypes = 2;
-    c->types[0] = *ar_gpu_catalog_find("A100-40");
-    c->types[1] = *ar_gpu_catalog_find("H100");
-    for (i = 0; i < 2; i++)
-        for (j = 0; j < 2; j++) c->link_bw[i][j] = AR_MIN(c->types[i].inter_bw, c->types[j].inter_bw);
-    f->nodes[0].type = 0; f->nodes[0].gpus = 4;
-    f->nodes[1].type = 0; f->nodes[1].gpus = 4;
-    f->nodes[2].type = 1; f->nodes[2].gpus = 8;
-    c->nodes = f->nodes;
-    c->nnodes = c->cap_nodes = 3;
-    c->total_gpus = 16;
-    c->type_gpus[0] = 8; c->type_gpus[1] = 8;
-    c->type_nodes[0] = 2; c->type_nodes[1] = 1;
-    c->type_max_node[0] = 4; c->type_max_node[1] = 8;
-}
 
 static inline void fx_stage(ar_stage *s, int type, int tp, int first, int end, int replicas)
 {
@@ -122,11 +102,12 @@ static inline int fx_init(fx *f)
 {
     int st;
     memset(f, 0, sizeof *f);
-    fx_cluster(f);
+    st = arachne_cluster_parse(&f->cluster, "a100-40:2x4,h100:1x8");
+    if (st) return st;
     st = arachne_model_preset(&f->model, "llama3-8b");
     if (st) return st;
     f->cm.model = f->model;
-    f->cm.cluster = &f->cluster;
+    f->cm.cluster = f->cluster;
     f->cm.profile = NULL;
     f->cm.setup.global_batch = 64;
     f->cm.setup.seq_len = 4096;
@@ -143,8 +124,9 @@ static inline int fx_init(fx *f)
 static inline void fx_free(fx *f)
 {
     ar_plan_clear(&f->plan);
-    free(f->cluster.spec_cache);
+    arachne_cluster_destroy(f->cluster);
     arachne_model_destroy(f->model);
+    f->cluster = NULL;
     f->model = NULL;
 }
 

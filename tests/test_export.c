@@ -117,7 +117,7 @@ TEST(ranks_export_lists_every_gpu_once_with_node_local_tp)
     ASSERT_OK(fx_init(&f));
     text = export_str(&f.plan, ARACHNE_EXPORT_RANKS);
     ASSERT_MSG(text != NULL, "export failed: %s", arachne_last_error());
-    if (check_ranks_export(&f.plan, &f.cluster, text, why, sizeof why)) {
+    if (check_ranks_export(&f.plan, f.cluster, text, why, sizeof why)) {
         free(text);
         fx_free(&f);
         ASSERT_MSG(0, "ranks export: %s", why);
@@ -147,7 +147,7 @@ TEST(ranks_export_survives_other_valid_layouts)
     ASSERT_OK(ar_plan_finish(&f.plan));
     text = export_str(&f.plan, ARACHNE_EXPORT_RANKS);
     ASSERT(text != NULL);
-    r = check_ranks_export(&f.plan, &f.cluster, text, why, sizeof why);
+    r = check_ranks_export(&f.plan, f.cluster, text, why, sizeof why);
     free(text);
     fx_free(&f);
     ASSERT_MSG(r == 0, "ranks export: %s", why);

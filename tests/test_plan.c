@@ -13,7 +13,7 @@ TEST(init_binds_setup_cluster_and_model)
     double v;
     ASSERT_OK(fx_init(&f));
     ASSERT_STR(f.plan.model, "llama3-8b");
-    ASSERT_STR(f.plan.cluster_spec, "A100-40:2x4,H100:1x8");
+    ASSERT_STR(f.plan.cluster_spec, "a100-40:2x4,h100:1x8");
     ASSERT_EQ(f.plan.gpus_total, 16);
     ASSERT_EQ(f.plan.ntypes, 2);
     ASSERT_STR(ar_plan_type_name(&f.plan, 1), "H100");
@@ -22,6 +22,25 @@ TEST(init_binds_setup_cluster_and_model)
     ASSERT_EQ(v, 64);
     ASSERT_OK(arachne_plan_get(&f.plan, ARACHNE_PLAN_SEQ_LEN, &v));
     ASSERT_EQ(v, 4096);
+    fx_free(&f);
+}
+
+TEST(init_formats_the_cluster_when_it_has_no_cached_string)
+{
+    fx f;
+    arachne_cluster bare;
+    arachne_cost_model cm;
+    arachne_plan p;
+    ASSERT_OK(fx_init(&f));
+    bare = *f.cluster;
+    bare.spec_cache = NULL;
+    bare.json_cache = NULL;
+    cm = f.cm;
+    cm.cluster = &bare;
+    ASSERT_OK(ar_plan_init(&p, &cm));
+    ASSERT_STR(p.cluster_spec, "A100-40:2x4,H100:1x8");
+    ar_plan_clear(&p);
+    ASSERT_STATUS(ar_plan_init(&p, NULL), ARACHNE_E_INVALID_ARGUMENT);
     fx_free(&f);
 }
 
@@ -253,6 +272,7 @@ TEST(validate_rejects_uncovered_batch_and_empty_plans)
 
 SUITE(plan,
       T(init_binds_setup_cluster_and_model),
+      T(init_formats_the_cluster_when_it_has_no_cached_string),
       T(plan_getters_read_every_field),
       T(out_of_range_indices_name_the_valid_range),
       T(rank_getters_and_canonical_rank_order),

@@ -47,7 +47,7 @@ TEST(writer_emits_the_v1_fields)
     ASSERT_STR(ar_json_get(root, "format")->string, "arachne-plan");
     ASSERT_EQ(ar_json_get(root, "version")->number, 1);
     ASSERT_STR(ar_json_get(root, "model")->string, "llama3-8b");
-    ASSERT_STR(ar_json_get(root, "cluster")->string, "A100-40:2x4,H100:1x8");
+    ASSERT_STR(ar_json_get(root, "cluster")->string, "a100-40:2x4,h100:1x8");
     ASSERT_OK(ar_json_num(root, "iteration_s", 1, &v));
     ASSERT(v == f.plan.iteration_s);
     ASSERT_OK(ar_json_num(root, "tokens_per_s", 1, &v));
