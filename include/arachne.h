@@ -503,6 +503,17 @@ typedef enum arachne_export_format {
     ARACHNE_EXPORT_SAILOR = 4      /**< Sailor's pipeline_list JSON */
 } arachne_export_format;
 
+/** Header fields of a plan file for arachne_plan_file_header.  Numbers are pinned. */
+typedef enum arachne_plan_header {
+    ARACHNE_PLAN_HEADER_MODEL = 0,          /**< model name, e.g. "llama3-8b" */
+    ARACHNE_PLAN_HEADER_CLUSTER = 1,        /**< compact cluster string */
+    ARACHNE_PLAN_HEADER_GLOBAL_BATCH = 2,   /**< samples per iteration, decimal */
+    ARACHNE_PLAN_HEADER_SEQ_LEN = 3,        /**< tokens per sample, decimal */
+    ARACHNE_PLAN_HEADER_RECOMPUTE = 4,      /**< "none", "selective" or "full" */
+    ARACHNE_PLAN_HEADER_DIST_OPTIMIZER = 5, /**< "1" or "0" */
+    ARACHNE_PLAN_HEADER_HEADROOM = 6        /**< fraction of GPU memory kept free, decimal */
+} arachne_plan_header;
+
 /** Destroys a plan.  NULL is a no-op.  Not concurrently with other calls on p. */
 ARACHNE_API void arachne_plan_destroy(arachne_plan *p);
 
@@ -530,6 +541,18 @@ ARACHNE_API int arachne_plan_load(arachne_plan **out, const arachne_cost_model *
 /** Same as arachne_plan_load for json[0..len) (messages name "<string>"). */
 ARACHNE_API int arachne_plan_from_json(arachne_plan **out, const arachne_cost_model *cm,
                                        const char *json, size_t len);
+
+/** Reads one recorded header field (arachne_plan_header) of the plan file
+ *  at path as text, without a cost model and without validating the plan:
+ *  what a tool needs to rebuild the cost model the plan was made for before
+ *  calling arachne_plan_load.  Copies the NUL-terminated text into
+ *  buf[0..cap); *needed (when not NULL) receives its size with the NUL.
+ *  Errors: ARACHNE_E_IO, ARACHNE_E_PARSE (not JSON, not an arachne plan, or
+ *  the field has the wrong type), ARACHNE_E_UNSUPPORTED (another format
+ *  version), ARACHNE_E_NOT_FOUND (an optional setup field the file does not
+ *  record), ARACHNE_E_BUFFER_TOO_SMALL, ARACHNE_E_INVALID_ARGUMENT (unknown
+ *  key).  Thread-safe. */
+ARACHNE_API int arachne_plan_file_header(const char *path, int key, char *buf, size_t cap, size_t *needed);
 
 /** A plan-wide value (arachne_plan_field) as a double; counts are exact.
  *  ARACHNE_E_INVALID_ARGUMENT for NULL arguments or an unknown field.  Pure read. */

@@ -266,15 +266,13 @@ static int parse_rank(const ar_json *o, ar_rank *R, int t)
     return ARACHNE_OK;
 }
 
-static int parse_tree(arachne_plan *p, const arachne_cost_model *cm, const ar_json *root)
+/* format and version first, so a foreign file gets the right message */
+static int check_format(const ar_json *root)
 {
-    const ar_json *v, *templates, *setup, *planner;
-    const char *s;
-    long version = 0, evals = 0;
-    size_t i, j, nranks = 0, k = 0;
+    const ar_json *v;
+    long version = 0;
     int st;
     if (root->type != AR_JSON_OBJECT) return ar_json_error_at(root, "expected a plan object");
-    /* format and version first, so a foreign file gets the right message */
     v = ar_json_get(root, "format");
     if (!v) return ar_json_error_at(root, "missing key 'format' (not an arachne plan)");
     if (v->type != AR_JSON_STRING || strcmp(v->string, PLAN_FORMAT) != 0)
@@ -285,6 +283,17 @@ static int parse_tree(arachne_plan *p, const arachne_cost_model *cm, const ar_js
                          version, PLAN_VERSION);
         return ARACHNE_E_UNSUPPORTED;
     }
+    return ARACHNE_OK;
+}
+
+static int parse_tree(arachne_plan *p, const arachne_cost_model *cm, const ar_json *root)
+{
+    const ar_json *templates, *setup, *planner;
+    const char *s;
+    long evals = 0;
+    size_t i, j, nranks = 0, k = 0;
+    int st;
+    if ((st = check_format(root))) return st;
     if ((st = ar_json_only_keys(root, top_keys))) return st;
     if ((st = ar_json_str(root, "model", 1, &s))) return st;
     if ((st = ar_json_str(root, "cluster", 1, &s))) return st;
@@ -401,5 +410,59 @@ int arachne_plan_load(arachne_plan **out, const arachne_cost_model *cm, const ch
     if ((st = ar_read_file(path, &text, &len))) return st;
     st = load_text(out, cm, text, len, path);
     free(text);
+    return st;
+}
+
+int arachne_plan_file_header(const char *path, int key, char *buf, size_t cap, size_t *needed)
+{
+    ar_json *root = NULL;
+    const ar_json *setup = NULL;
+    const char *str = NULL;
+    char num[40];
+    long n = 0;
+    int st, b = 0;
+    ar_setup su;
+    if (needed) *needed = 0;
+    if (!path) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_file_header: NULL path");
+    if (key < ARACHNE_PLAN_HEADER_MODEL || key > ARACHNE_PLAN_HEADER_HEADROOM)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_file_header: unknown key %d (valid 0..%d)", key,
+                        ARACHNE_PLAN_HEADER_HEADROOM);
+    if ((st = ar_json_parse_file(&root, path))) return st;
+    if ((st = check_format(root))) goto done;
+    if (key >= ARACHNE_PLAN_HEADER_RECOMPUTE) {
+        if ((st = ar_json_obj(root, "setup", 0, &setup))) goto done;
+        if (!setup) {
+            st = ar_error(ARACHNE_E_NOT_FOUND, "%s: the plan records no training setup", path);
+            goto done;
+        }
+    }
+    memset(&su, 0, sizeof su);
+    su.headroom = -1.0;
+    su.recompute = -1;
+    su.dist_optimizer = -1;
+    switch (key) {
+    case ARACHNE_PLAN_HEADER_MODEL: st = ar_json_str(root, "model", 1, &str); break;
+    case ARACHNE_PLAN_HEADER_CLUSTER: st = ar_json_str(root, "cluster", 1, &str); break;
+    case ARACHNE_PLAN_HEADER_GLOBAL_BATCH:
+    case ARACHNE_PLAN_HEADER_SEQ_LEN:
+        st = ar_json_int(root, key == ARACHNE_PLAN_HEADER_SEQ_LEN ? "seq_len" : "global_batch", 1, 1, BIG, &n);
+        snprintf(num, sizeof num, "%ld", n);
+        str = num;
+        break;
+    default:
+        st = parse_setup(setup, &su);
+        if (st) break;
+        if (key == ARACHNE_PLAN_HEADER_RECOMPUTE && su.recompute >= 0) str = recompute_name(su.recompute);
+        if (key == ARACHNE_PLAN_HEADER_DIST_OPTIMIZER && (b = su.dist_optimizer) >= 0) str = b ? "1" : "0";
+        if (key == ARACHNE_PLAN_HEADER_HEADROOM && su.headroom >= 0) {
+            ar_json_format_double(num, sizeof num, su.headroom);
+            str = num;
+        }
+        if (!str) st = ar_error(ARACHNE_E_NOT_FOUND, "%s: the plan's setup does not record this field", path);
+        break;
+    }
+    if (!st) st = ar_copy_out(buf, cap, needed, str, strlen(str));
+done:
+    ar_json_free(root);
     return st;
 }

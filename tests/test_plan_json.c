@@ -222,6 +222,59 @@ TEST(from_json_checks_arguments)
     fx_free(&f);
 }
 
+TEST(file_header_reads_the_recorded_setup)
+{
+    fx f;
+    const char *dir = th_tmpdir();
+    char path[600], buf[64], *x;
+    const char *a;
+    size_t need = 0;
+    FILE *fp;
+    ASSERT(dir != NULL);
+    ASSERT_OK(fx_init(&f));
+    snprintf(path, sizeof path, "%s/p.json", dir);
+    ASSERT_OK(arachne_plan_save(&f.plan, path));
+    ASSERT_OK(arachne_plan_file_header(path, ARACHNE_PLAN_HEADER_MODEL, buf, sizeof buf, &need));
+    ASSERT_STR(buf, "llama3-8b");
+    ASSERT_EQ(need, 10);
+    ASSERT_OK(arachne_plan_file_header(path, ARACHNE_PLAN_HEADER_CLUSTER, buf, sizeof buf, NULL));
+    ASSERT_STR(buf, "a100-40:2x4,h100:1x8");
+    ASSERT_OK(arachne_plan_file_header(path, ARACHNE_PLAN_HEADER_GLOBAL_BATCH, buf, sizeof buf, NULL));
+    ASSERT_STR(buf, "64");
+    ASSERT_OK(arachne_plan_file_header(path, ARACHNE_PLAN_HEADER_SEQ_LEN, buf, sizeof buf, NULL));
+    ASSERT_STR(buf, "4096");
+    ASSERT_OK(arachne_plan_file_header(path, ARACHNE_PLAN_HEADER_RECOMPUTE, buf, sizeof buf, NULL));
+    ASSERT_STR(buf, "selective");
+    ASSERT_OK(arachne_plan_file_header(path, ARACHNE_PLAN_HEADER_DIST_OPTIMIZER, buf, sizeof buf, NULL));
+    ASSERT_STR(buf, "1");
+    ASSERT_OK(arachne_plan_file_header(path, ARACHNE_PLAN_HEADER_HEADROOM, buf, sizeof buf, NULL));
+    ASSERT_STR(buf, "0.08");
+    ASSERT_STATUS(arachne_plan_file_header(path, ARACHNE_PLAN_HEADER_CLUSTER, buf, 4, &need),
+                  ARACHNE_E_BUFFER_TOO_SMALL);
+    ASSERT_EQ(need, 21);
+    ASSERT_STATUS(arachne_plan_file_header(path, 7, buf, sizeof buf, NULL), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_plan_file_header("/nonexistent/p.json", 0, buf, sizeof buf, NULL), ARACHNE_E_IO);
+    /* a file without a setup object: the setup keys are NOT_FOUND */
+    ASSERT_OK(arachne_plan_to_json(&f.plan, &a));
+    x = fx_replace(a, "\"setup\": {", "\"unused\": {");
+    ASSERT(x != NULL);
+    fp = fopen(path, "w");
+    ASSERT(fp != NULL);
+    fputs(x, fp);
+    fclose(fp);
+    free(x);
+    ASSERT_OK(arachne_plan_file_header(path, ARACHNE_PLAN_HEADER_MODEL, buf, sizeof buf, NULL));
+    ASSERT_STATUS(arachne_plan_file_header(path, ARACHNE_PLAN_HEADER_RECOMPUTE, buf, sizeof buf, NULL),
+                  ARACHNE_E_NOT_FOUND);
+    fp = fopen(path, "w");
+    ASSERT(fp != NULL);
+    fputs("{\"format\": \"arachne-plan\", \"version\": 3}", fp);
+    fclose(fp);
+    ASSERT_STATUS(arachne_plan_file_header(path, ARACHNE_PLAN_HEADER_MODEL, buf, sizeof buf, NULL),
+                  ARACHNE_E_UNSUPPORTED);
+    fx_free(&f);
+}
+
 SUITE(plan_json,
       T(writer_emits_the_v1_fields),
       T(json_round_trips_to_identical_bytes_and_numbers),
@@ -229,4 +282,5 @@ SUITE(plan_json,
       T(reader_rejects_wrong_format_version_and_missing_fields),
       T(reader_rejects_unknown_gpu_types),
       T(validation_rejects_bad_plans_from_text),
-      T(from_json_checks_arguments));
+      T(from_json_checks_arguments),
+      T(file_header_reads_the_recorded_setup));
