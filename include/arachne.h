@@ -511,7 +511,8 @@ typedef enum arachne_plan_header {
     ARACHNE_PLAN_HEADER_SEQ_LEN = 3,        /**< tokens per sample, decimal */
     ARACHNE_PLAN_HEADER_RECOMPUTE = 4,      /**< "none", "selective" or "full" */
     ARACHNE_PLAN_HEADER_DIST_OPTIMIZER = 5, /**< "1" or "0" */
-    ARACHNE_PLAN_HEADER_HEADROOM = 6        /**< fraction of GPU memory kept free, decimal */
+    ARACHNE_PLAN_HEADER_HEADROOM = 6,       /**< fraction of GPU memory kept free, decimal */
+    ARACHNE_PLAN_HEADER_ITERATION_S = 7     /**< seconds per iteration as priced when saved, decimal */
 } arachne_plan_header;
 
 /** Destroys a plan.  NULL is a no-op.  Not concurrently with other calls on p. */

@@ -424,12 +424,12 @@ int arachne_plan_file_header(const char *path, int key, char *buf, size_t cap, s
     ar_setup su;
     if (needed) *needed = 0;
     if (!path) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_file_header: NULL path");
-    if (key < ARACHNE_PLAN_HEADER_MODEL || key > ARACHNE_PLAN_HEADER_HEADROOM)
+    if (key < ARACHNE_PLAN_HEADER_MODEL || key > ARACHNE_PLAN_HEADER_ITERATION_S)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_file_header: unknown key %d (valid 0..%d)", key,
-                        ARACHNE_PLAN_HEADER_HEADROOM);
+                        ARACHNE_PLAN_HEADER_ITERATION_S);
     if ((st = ar_json_parse_file(&root, path))) return st;
     if ((st = check_format(root))) goto done;
-    if (key >= ARACHNE_PLAN_HEADER_RECOMPUTE) {
+    if (key >= ARACHNE_PLAN_HEADER_RECOMPUTE && key <= ARACHNE_PLAN_HEADER_HEADROOM) {
         if ((st = ar_json_obj(root, "setup", 0, &setup))) goto done;
         if (!setup) {
             st = ar_error(ARACHNE_E_NOT_FOUND, "%s: the plan records no training setup", path);
@@ -447,6 +447,11 @@ int arachne_plan_file_header(const char *path, int key, char *buf, size_t cap, s
     case ARACHNE_PLAN_HEADER_SEQ_LEN:
         st = ar_json_int(root, key == ARACHNE_PLAN_HEADER_SEQ_LEN ? "seq_len" : "global_batch", 1, 1, BIG, &n);
         snprintf(num, sizeof num, "%ld", n);
+        str = num;
+        break;
+    case ARACHNE_PLAN_HEADER_ITERATION_S:
+        if ((st = get_nonneg(root, "iteration_s", 1, &su.headroom))) break;
+        ar_json_format_double(num, sizeof num, su.headroom);
         str = num;
         break;
     default:
