@@ -104,9 +104,9 @@ void ar_nn_layout_build(ar_nn_layout *lay, const ar_nn_config *c)
     memset(lay, 0, sizeof *lay);
     lay->film_out = 2 * (L * H + 3 * HH);
     for (l = 0; l < L; l++) {
-        snprintf(name, sizeof name, "bb.%d.w", l);
+        snprintf(name, sizeof name, "bb.%u.w", (unsigned)l % 10u); /* l < AR_NN_MAX_LAYERS */
         add_tensor(lay, &lay->bb_w[l], name, H, l == 0 ? S : H, 1);
-        snprintf(name, sizeof name, "bb.%d.b", l);
+        snprintf(name, sizeof name, "bb.%u.b", (unsigned)l % 10u);
         add_tensor(lay, &lay->bb_b[l], name, H, 1, 0);
     }
     add_tensor(lay, &lay->film_w1, "film.w1", FH, C, 1);
@@ -425,15 +425,23 @@ const unsigned char *ar_nn_ws_mask(const ar_nn_ws *ws, int rec)
 /* Layer kernels                                                             */
 /* ------------------------------------------------------------------------ */
 
-/* y = W x + b (b may be NULL); W is rows x cols row-major. */
+/* y = W x + b (b may be NULL); W is rows x cols row-major.  Four partial
+ * sums in a fixed order (so the compiler may keep them in flight at once);
+ * the result depends only on the sizes, never on threads. */
 static void linear_forward(double *y, const double *W, const double *b, const double *x, int rows, int cols)
 {
     int i, j;
     for (i = 0; i < rows; i++) {
         const double *w = W + (size_t)i * (size_t)cols;
-        double s = b ? b[i] : 0.0;
-        for (j = 0; j < cols; j++) s += w[j] * x[j];
-        y[i] = s;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        for (j = 0; j + 4 <= cols; j += 4) {
+            s0 += w[j] * x[j];
+            s1 += w[j + 1] * x[j + 1];
+            s2 += w[j + 2] * x[j + 2];
+            s3 += w[j + 3] * x[j + 3];
+        }
+        for (; j < cols; j++) s0 += w[j] * x[j];
+        y[i] = (b ? b[i] : 0.0) + ((s0 + s1) + (s2 + s3));
     }
 }
 
