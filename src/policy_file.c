@@ -7,7 +7,7 @@
  *    56  parameter count N                          u64
  *    64  parameters, IEEE-754 binary64              N x 8 bytes
  *  64+8N metadata length M                          u32
- *  68+8N metadata, UTF-8 JSON (no NUL)              M bytes
+ *  68+8N metadata, one UTF-8 JSON value (no NUL)    M bytes
  *  68+8N+M CRC-32 (IEEE) of every byte before it    u32
  * See docs/formats.md, "Policy file". */
 #include <math.h>
@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "crc32.h"
+#include "json.h"
 #include "policy_file.h"
 
 _Static_assert(sizeof(double) == 8, "the policy file stores IEEE-754 binary64 parameters");
@@ -67,12 +68,34 @@ static size_t utf8_valid_prefix(const unsigned char *s, size_t len)
     return len;
 }
 
+/* Checks metadata bytes: UTF-8 without NUL, and one JSON value.  Returns
+ * ARACHNE_OK, or `status` with a message naming `what` and the position. */
+static int check_meta(const unsigned char *m, size_t len, const char *what, int status)
+{
+    char src[200], msg[400];
+    ar_json *j = NULL;
+    size_t bad;
+    int st;
+    if (len == 0) return ARACHNE_OK;
+    bad = utf8_valid_prefix(m, len);
+    if (bad != len) return ar_error(status, "%s metadata: byte %zu: invalid UTF-8 or NUL", what, bad);
+    snprintf(src, sizeof src, "%s metadata", what);
+    st = ar_json_parse(&j, (const char *)m, len, src);
+    ar_json_free(j);
+    if (st == ARACHNE_E_NO_MEMORY) return st;
+    if (st) {
+        snprintf(msg, sizeof msg, "%s", arachne_last_error());
+        return ar_error(status, "%s (metadata must be JSON)", msg);
+    }
+    return ARACHNE_OK;
+}
+
 int ar_policy_encode(ar_buf *out, const ar_nn *n, uint32_t schema_version, const char *meta_json)
 {
     const ar_nn_config *cfg;
     const double *p;
-    size_t np, mlen = meta_json ? strlen(meta_json) : 0, i, start, bad;
-    int fields[AR_NN_CONFIG_FIELDS];
+    size_t np, mlen = meta_json ? strlen(meta_json) : 0, i, start;
+    int fields[AR_NN_CONFIG_FIELDS], st;
     unsigned char hdr[AR_POLICY_HEADER_BYTES], b8[8];
     if (!out || !n) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "policy encode: NULL argument");
     cfg = ar_nn_get_config(n);
@@ -81,9 +104,8 @@ int ar_policy_encode(ar_buf *out, const ar_nn *n, uint32_t schema_version, const
     if (mlen > AR_POLICY_META_MAX)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "policy encode: metadata of %zu bytes exceeds %zu", mlen,
                         AR_POLICY_META_MAX);
-    bad = utf8_valid_prefix((const unsigned char *)meta_json, mlen);
-    if (bad != mlen)
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "policy encode: metadata: byte %zu: invalid UTF-8", bad);
+    st = check_meta((const unsigned char *)meta_json, mlen, "policy encode:", ARACHNE_E_INVALID_ARGUMENT);
+    if (st) return st;
     for (i = 0; i < np; i++)
         if (!isfinite(p[i]))
             return ar_error(ARACHNE_E_INVALID_ARGUMENT, "policy encode: parameter %zu is not finite", i);
@@ -119,7 +141,7 @@ int ar_policy_decode(ar_nn **out, const void *data, size_t len, const char *name
     int fields[AR_NN_CONFIG_FIELDS], i, st;
     uint32_t version, schema, stored, computed, mlen;
     uint64_t np64;
-    size_t np, rest, k, bad;
+    size_t np, rest, k;
     char msg[256];
     char *meta = NULL;
     double *p;
@@ -173,8 +195,8 @@ int ar_policy_decode(ar_nn **out, const void *data, size_t len, const char *name
         return ar_error(ARACHNE_E_UNSUPPORTED,
                         "%s: policy was trained for feature schema %u, this build uses schema %u", name,
                         (unsigned)schema, (unsigned)expect_schema);
-    bad = utf8_valid_prefix(d + AR_POLICY_HEADER_BYTES + 8 * np + 4, mlen);
-    if (bad != mlen) return ar_error(ARACHNE_E_CORRUPT, "%s: metadata byte %zu: invalid UTF-8", name, bad);
+    st = check_meta(d + AR_POLICY_HEADER_BYTES + 8 * np + 4, mlen, name, ARACHNE_E_CORRUPT);
+    if (st) return st;
     st = ar_nn_create(&n, &cfg, 0);
     if (st) return st;
     p = ar_nn_params(n);

@@ -19,8 +19,8 @@
 #define AR_POLICY_META_MAX ((size_t)1 << 24) /* metadata bytes */
 
 /* Appends the file image of n's parameters to out.  meta_json (NULL = none)
- * is stored verbatim; it must be valid UTF-8 without NUL bytes and at most
- * AR_POLICY_META_MAX bytes (the caller supplies JSON; it is not parsed).
+ * is stored verbatim; it must be one JSON value (checked with the JSON
+ * reader: UTF-8, no NUL) of at most AR_POLICY_META_MAX bytes; "" = none.
  * ARACHNE_E_INVALID_ARGUMENT (bad metadata, a non-finite parameter),
  * ARACHNE_E_NO_MEMORY.  Same network + arguments => same bytes. */
 int ar_policy_encode(ar_buf *out, const ar_nn *n, uint32_t schema_version, const char *meta_json);
@@ -32,8 +32,9 @@ int ar_policy_encode(ar_buf *out, const ar_nn *n, uint32_t schema_version, const
  * The network's gradients and Adam state are zero.
  * Errors (*out NULL, *meta_out NULL):
  *   ARACHNE_E_CORRUPT      "<name>: not a policy file (bad magic)"; truncated
- *                          or over-long file; checksum mismatch; sizes, count
- *                          or metadata that contradict each other;
+ *                          or over-long file; checksum mismatch; sizes and
+ *                          count that contradict each other; metadata that
+ *                          is not JSON; a non-finite parameter;
  *   ARACHNE_E_UNSUPPORTED  format version other than AR_POLICY_FORMAT_VERSION;
  *                          feature-schema version other than expect_schema;
  *   ARACHNE_E_NO_MEMORY. */

@@ -288,8 +288,15 @@ TEST(versions_and_sealed_inconsistencies)
     copy[64 + 8 * np + 4] = 0xC0;
     reseal(copy, b.len);
     ASSERT_STATUS(ar_policy_decode(&back, copy, b.len, "u.bin", 5, NULL, NULL), ARACHNE_E_CORRUPT);
-    ASSERT_CONTAINS(arachne_last_error(), "UTF-8");
+    ASSERT_CONTAINS(arachne_last_error(), "u.bin metadata");
     ASSERT(back == NULL);
+
+    /* metadata that is UTF-8 but not JSON */
+    memcpy(copy, d, b.len);
+    copy[64 + 8 * np + 4] = '[';
+    reseal(copy, b.len);
+    ASSERT_STATUS(ar_policy_decode(&back, copy, b.len, "j.bin", 5, NULL, NULL), ARACHNE_E_CORRUPT);
+    ASSERT_CONTAINS(arachne_last_error(), "must be JSON");
 
     free(copy);
     ar_buf_free(&b);
@@ -308,7 +315,11 @@ TEST(encode_refuses_bad_metadata_and_nonfinite_parameters)
     ASSERT_STATUS(ar_policy_encode(&b, n, 1, "{\"x\":\"\xff\"}"), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(ar_policy_encode(&b, n, 1, "\xed\xa0\x80"), ARACHNE_E_INVALID_ARGUMENT); /* surrogate */
     ASSERT_STATUS(ar_policy_encode(&b, n, 1, "\xe2\x82"), ARACHNE_E_INVALID_ARGUMENT);     /* cut short */
-    ASSERT_OK(ar_policy_encode(&b, n, 1, "\xf0\x9f\x98\x80"));
+    ASSERT_STATUS(ar_policy_encode(&b, n, 1, "{\"a\":"), ARACHNE_E_INVALID_ARGUMENT);    /* not JSON */
+    ASSERT_CONTAINS(arachne_last_error(), "metadata");
+    ASSERT_EQ(b.len, 0);
+    ASSERT_OK(ar_policy_encode(&b, n, 1, "\"\xf0\x9f\x98\x80\""));
+    ASSERT_OK(ar_policy_encode(&b, n, 1, ""));
     ar_buf_free(&b);
     ar_buf_init(&b);
     ar_nn_params(n)[3] = INFINITY;
