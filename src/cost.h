@@ -22,6 +22,42 @@
  * middle.  See docs/cost-model.md. */
 #define AR_FRAMEWORK_OVERHEAD_BYTES 2.5e9
 
+/* ---- lookup cache (built by create and by setters; read-only after) ------- */
+
+#define AR_TP_LEVELS 11   /* cached TP degrees 1, 2, 4, ..., 1024 */
+#define AR_MBS_LEVELS 13  /* cached micro-batch sizes 1, 2, 4, ..., 4096 */
+
+/* One profile entry in the form pricing uses, under the current setup. */
+typedef struct ar_cost_entry {
+    double time_s;     /* fwd + bwd (+ fwd again under full recomputation), one layer, one micro-batch */
+    double fwd_s;      /* forward alone */
+    double tp_comm_s;  /* TP collectives (x 1.5 under full recomputation: the forward's share again) */
+    double act_bytes;  /* stored activations, scaled from selective to the recompute mode */
+    double act_sel;    /* the profile's activations (selective recomputation) */
+    int present;
+} ar_cost_entry;
+
+typedef struct ar_cost_cache {
+    ar_cost_entry tab[AR_MAX_TYPES][AR_LAYER_KINDS][AR_TP_LEVELS][AR_MBS_LEVELS];
+    int blocks;
+    int *moe_before;                     /* moe_before[b]: MoE blocks among blocks [0, b) */
+    double dense_params[AR_LAYER_KINDS]; /* non-routed-expert parameters of one layer */
+    double expert_params[AR_LAYER_KINDS];/* routed-expert parameters of one layer */
+    double expert_frac;                  /* phi: routed-expert share of a MoE block's forward FLOPs */
+    double flops_per_sample;             /* model FLOPs (fwd + bwd) of one sample */
+} ar_cost_cache;
+
+/* Entry for (cluster type index, kind, tp, mbs).  Powers of two come from
+ * the cache; other sizes are looked up and converted into *tmp.
+ * ARACHNE_E_INFEASIBLE naming the key when the profile lacks it. */
+int ar_cost_entry_get(const arachne_cost_model *cm, int type, int kind, int tp, int mbs,
+                      ar_cost_entry *tmp, const ar_cost_entry **out);
+/* "embed", "dense", "moe", "head". */
+const char *ar_cost_kind_name(int kind);
+/* Range checks of stage s of t (type, tp, layers, micro-batch, expert
+ * tiling on MoE stages).  ARACHNE_E_INVALID_PLAN with a message. */
+int ar_stage_check(const arachne_cost_model *cm, const ar_template *t, int s);
+
 /* ---- 1. pure formulas (schedule.c) -------------------------------------- */
 
 /* One 1F1B pipeline over M >= 1 micro-batches with per-micro-batch stage
