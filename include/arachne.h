@@ -436,8 +436,8 @@ ARACHNE_API int arachne_model_layer_act_bytes(const arachne_model *m, int kind, 
  *  must hold an exact integer. */
 typedef enum arachne_option {
     ARACHNE_OPT_GLOBAL_BATCH = 0,   /**< samples per iteration, integer >= 1 (default 512) */
-    ARACHNE_OPT_SEQ_LEN = 1,        /**< tokens per sample; must equal the profile's sequence length
-                                         (default: the profile's; 4096 for a generated profile) */
+    ARACHNE_OPT_SEQ_LEN = 1,        /**< tokens per sample; always the profile's sequence length
+                                         (setting another value fails) */
     ARACHNE_OPT_WEIGHT_BYTES = 2,   /**< bytes per parameter for weights, (0, 64] (default 2, bf16) */
     ARACHNE_OPT_GRAD_BYTES = 3,     /**< bytes per parameter for gradients, (0, 64] (default 4, fp32) */
     ARACHNE_OPT_OPTIM_BYTES = 4,    /**< bytes per parameter of optimizer state, [0, 64]

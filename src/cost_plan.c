@@ -135,6 +135,16 @@ static void ring_link(const arachne_cluster *c, uint32_t mask, double *bw, doubl
     }
 }
 
+/* Largest expert data-parallel group over the stage's MoE blocks (1 if none). */
+static int expert_ranks(const ar_cost_cache *c, const holder *h, const ar_stage *S)
+{
+    int b, ke = 1;
+    if (c->moe_before[S->end] == c->moe_before[S->first]) return 1;
+    for (b = S->first; b < S->end; b++)
+        if (c->moe_before[b + 1] > c->moe_before[b] && h[b].edp > ke) ke = h[b].edp;
+    return ke;
+}
+
 static int check_cover(const arachne_cost_model *cm, const arachne_plan *plan)
 {
     int j, s;
@@ -244,8 +254,8 @@ int ar_plan_price_placed(const arachne_cost_model *cm, arachne_plan *plan,
             for (b = S->first; b < S->end; b++) {
                 mask |= h[b].mask;
                 if (h[b].node == -1) cross = 1;
-                if (ar_model_block_kind(cm->model, b) == AR_LAYER_MOE && h[b].edp > ke) ke = h[b].edp;
             }
+            if (moe > 0) ke = expert_ranks(c, h, S);
             if (s == 0) { mask |= embed_h.mask; if (embed_h.node == -1) cross = 1; }
             if (s == t->depth - 1) { mask |= head_h.mask; if (head_h.node == -1) cross = 1; }
             if (cross) ring_link(cl, mask, &bw, &lat);
@@ -273,9 +283,7 @@ int ar_plan_price_placed(const arachne_cost_model *cm, arachne_plan *plan,
         for (s = 0; s < t->depth; s++) {
             const ar_stage *S = &t->stages[s];
             ar_stage_mem mm;
-            int ke = 1;
-            for (b = S->first; b < S->end; b++)
-                if (ar_model_block_kind(cm->model, b) == AR_LAYER_MOE && h[b].edp > ke) ke = h[b].edp;
+            int ke = expert_ranks(cm->cache, h, S);
             if ((rc = ar_stage_memory(cm, t, s, R, ke, m[j], &mm)) != ARACHNE_OK) goto done;
             if (mm.total > mm.capacity) { rc = ar_oom_error(cm, j, t, s, &mm); goto done; }
             out[j][s].mem_bytes = mm.total;

@@ -104,26 +104,25 @@ static void reduce_overshoot(const asg_ctx *c, long *m, long over)
     for (j = 0; j < c->n; j++) lim[j] = m[j] >= 1 ? m[j] - 1 : 0;  /* never cut a working template to 0 */
     if (over <= 0) return;
     if (over < AR_KNAP_BITS) {
-        static const int words = AR_KNAP_WORDS;
         uint64_t reach[AR_MAX_TEMPLATES + 1][AR_KNAP_WORDS];
         long best, s, d;
-        int nw = (int)(over / 64) + 1;
-        memset(reach[0], 0, sizeof reach[0]);
+        int nw = (int)(over / 64) + 1, i;
+        for (i = 0; i < nw; i++) reach[0][i] = 0;
         reach[0][0] = 1u;
         for (j = 0; j < c->n; j++) {
-            uint64_t cur[AR_KNAP_WORDS];
-            memcpy(reach[j + 1], reach[j], sizeof reach[0]);
-            memcpy(cur, reach[j], sizeof cur);
-            for (d = 1; d <= lim[j] && d * c->w[j] <= over; d++) {
-                uint64_t nxt[AR_KNAP_WORDS];
-                memset(nxt, 0, sizeof nxt);
-                shift_or(nxt, cur, c->w[j], nw);
-                memcpy(cur, nxt, sizeof cur);
-                for (s = 0; s < nw; s++) reach[j + 1][s] |= cur[s];
+            /* reach[j+1] = reach[j] + {0, w, 2w, ..., lim w}: binary splitting
+             * of the bounded item (chunks 1, 2, 4, ..., remainder) */
+            long left = lim[j] < over / c->w[j] ? lim[j] : over / c->w[j], chunk = 1;
+            uint64_t *cur = reach[j + 1];
+            for (i = 0; i < nw; i++) cur[i] = reach[j][i];
+            while (left > 0) {
+                long k = chunk < left ? chunk : left;
+                shift_or(cur, cur, k * c->w[j], nw);
+                left -= k;
+                chunk *= 2;
             }
             /* bits above `over` are meaningless; clear them */
-            if ((over + 1) % 64) reach[j + 1][nw - 1] &= ((uint64_t)1 << ((over + 1) % 64)) - 1u;
-            for (s = nw; s < words; s++) reach[j + 1][s] = 0;
+            if ((over + 1) % 64) cur[nw - 1] &= ((uint64_t)1 << ((over + 1) % 64)) - 1u;
         }
         for (best = over; best > 0 && !bit_get(reach[c->n], best); best--) {}
         /* reconstruct: last template first, largest cut that stays reachable */
@@ -190,6 +189,12 @@ int ar_assign_microbatches(int global_batch, int n, const int *replicas, const i
      * feasible m; the optimum is the least of those values. */
     for (j = 0; j < n; j++) {
         long lo = 1, hi = c.mmax[j];
+        if (best < HUGE_VAL) {
+            /* only values below the best so far can improve it */
+            hi = m_at(c.tmax[j], c.tsum[j], c.mmax[j], best);
+            while (hi >= 1 && t_of(c.tmax[j], c.tsum[j], hi) >= best) hi--;
+            if (hi < 1 || capacity(&c, t_of(c.tmax[j], c.tsum[j], hi), NULL) < c.B) continue;
+        }
         while (lo < hi) {
             long mid = lo + (hi - lo) / 2;
             if (capacity(&c, t_of(c.tmax[j], c.tsum[j], mid), NULL) >= c.B) hi = mid;
