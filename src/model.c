@@ -179,6 +179,7 @@ static double attn_core_flops(const arachne_model *m, double seq)
 double ar_model_flops_fwd(const arachne_model *m, int kind, int seq, int mbs)
 {
     double per_token, h = m->hidden, s = seq;
+    if ((kind == AR_LAYER_DENSE || kind == AR_LAYER_MOE) && ar_model_kind_count(m, kind) == 0) return 0.0;
     switch (kind) {
     case AR_LAYER_EMBED: return 0.0; /* a gather: no arithmetic */
     case AR_LAYER_HEAD: per_token = 2.0 * h * m->vocab; break;
@@ -239,7 +240,9 @@ double ar_model_act_bytes(const arachne_model *m, int kind, int seq, int mbs, in
     switch (kind) {
     case AR_LAYER_EMBED: return 8.0 * tokens;                      /* int64 token ids */
     case AR_LAYER_HEAD: return tokens * (4.0 * h / t + 4.0 * m->vocab / t); /* norm in/out + fp32 logits */
-    case AR_LAYER_DENSE: case AR_LAYER_MOE: break;
+    case AR_LAYER_DENSE: case AR_LAYER_MOE:
+        if (ar_model_kind_count(m, kind) == 0) return 0.0; /* the model has no such block */
+        break;
     default: return 0.0;
     }
     if (recompute == AR_RECOMPUTE_FULL) return tokens * 2.0 * h / t;

@@ -62,11 +62,3 @@ int arachne_model_preset(arachne_model **out, const char *name)
     return ar_model_create(out, spec);
 }
 
-/* Temporary until the JSON reader lands: presets only. */
-int arachne_model_open(arachne_model **out, const char *name_or_path)
-{
-    if (out) *out = NULL;
-    if (!out || !name_or_path) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_model_open: NULL argument");
-    if (ar_model_preset_spec(name_or_path)) return arachne_model_preset(out, name_or_path);
-    return ar_error(ARACHNE_E_NOT_FOUND, "model '%s': not a preset", name_or_path);
-}

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "json.h"
 #include "model.h"
 
 static double field(const arachne_model *m, int f)
@@ -42,6 +43,7 @@ TEST(presets_match_published_totals)
     for (i = 0; i < sizeof want / sizeof want[0]; i++) {
         arachne_model *m = NULL;
         double total, active;
+        ASSERT_STR(arachne_model_preset_name((int)i), want[i].name); /* same order as the table */
         ASSERT_OK(arachne_model_preset(&m, want[i].name));
         total = field(m, ARACHNE_MODEL_TOTAL_PARAMS);
         active = field(m, ARACHNE_MODEL_ACTIVE_PARAMS);
@@ -138,6 +140,8 @@ TEST(flops_follow_the_shapes)
     ASSERT_OK(arachne_model_layer_flops(m, ARACHNE_LAYER_EMBED, 4096, 2, &f));
     ASSERT_EQ(f, 0);
     ASSERT_STATUS(arachne_model_layer_flops(m, ARACHNE_LAYER_DENSE, 0, 2, &f), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_EQ(ar_model_flops_fwd(m, AR_LAYER_MOE, 4096, 2), 0); /* a dense model has no MoE block */
+    ASSERT_EQ(ar_model_act_bytes(m, AR_LAYER_MOE, 4096, 2, 1, AR_RECOMPUTE_NONE), 0);
     /* whole-model forward ~ 2 x params per token plus attention */
     ASSERT_NEAR(32 * ar_model_flops_fwd(m, AR_LAYER_DENSE, 1, 1) + ar_model_flops_fwd(m, AR_LAYER_HEAD, 1, 1),
                 2 * (field(m, ARACHNE_MODEL_TOTAL_PARAMS) - 128256 * h), 0.001);
@@ -342,27 +346,204 @@ TEST(to_json_and_save)
 TEST(cli_models_json_lists_every_preset)
 {
     const char *out = NULL;
-    char cmd[600], want[256];
+    char cmd[600];
+    ar_json *root = NULL;
     int i;
     snprintf(cmd, sizeof cmd, "%s models --json", th_arachne_bin());
     ASSERT_EQ(th_run(cmd, &out), 0);
-    ASSERT(out[0] == '[');
+    ASSERT_OK(ar_json_parse(&root, out, strlen(out), "models --json"));
+    ASSERT(root->type == AR_JSON_ARRAY);
+    ASSERT_EQ(root->count, arachne_model_preset_count());
     for (i = 0; i < arachne_model_preset_count(); i++) {
+        const ar_json *row = root->items[i];
         arachne_model *m = NULL;
+        const char *name = NULL;
+        double v = 0;
         ASSERT_OK(arachne_model_preset(&m, arachne_model_preset_name(i)));
-        snprintf(want, sizeof want, "{\"name\":\"%s\",\"blocks\":%.0f,", arachne_model_preset_name(i),
-                 field(m, ARACHNE_MODEL_BLOCKS));
-        ASSERT_CONTAINS(out, want);
-        snprintf(want, sizeof want, "\"total_params\":%.0f,\"active_params\":%.0f}",
-                 field(m, ARACHNE_MODEL_TOTAL_PARAMS), field(m, ARACHNE_MODEL_ACTIVE_PARAMS));
-        ASSERT_CONTAINS(out, want);
+        ASSERT_OK(ar_json_str(row, "name", 1, &name));
+        ASSERT_STR(name, arachne_model_preset_name(i));
+        ASSERT_OK(ar_json_num(row, "blocks", 1, &v));
+        ASSERT_EQ(v, field(m, ARACHNE_MODEL_BLOCKS));
+        ASSERT_OK(ar_json_num(row, "hidden", 1, &v));
+        ASSERT_EQ(v, field(m, ARACHNE_MODEL_HIDDEN));
+        ASSERT_OK(ar_json_num(row, "total_params", 1, &v));
+        ASSERT_EQ((long long)v, (long long)field(m, ARACHNE_MODEL_TOTAL_PARAMS));
+        ASSERT_NEAR(v, want[i].published_total, 0.002);
+        ASSERT_OK(ar_json_num(row, "active_params", 1, &v));
+        ASSERT_EQ((long long)v, (long long)field(m, ARACHNE_MODEL_ACTIVE_PARAMS));
         arachne_model_destroy(m);
     }
+    ar_json_free(root);
     snprintf(cmd, sizeof cmd, "%s models", th_arachne_bin());
     ASSERT_EQ(th_run(cmd, &out), 0);
     ASSERT_CONTAINS(out, "qwen3-30b-a3b");
     snprintf(cmd, sizeof cmd, "%s models --bogus 2>/dev/null", th_arachne_bin());
     ASSERT_EQ(th_run(cmd, &out), 2);
+}
+
+/* ---- JSON reading (needs src/json.c) ---- */
+
+static int from_text(const char *text)
+{
+    arachne_model *m = (arachne_model *)1;
+    int st;
+    arachne_clear_error();
+    st = arachne_model_from_json(&m, text, strlen(text));
+    if (st == ARACHNE_OK) arachne_model_destroy(m);
+    else if (m != NULL) return 12345;
+    return st;
+}
+
+TEST(json_round_trip_every_preset)
+{
+    int i, f;
+    for (i = 0; i < arachne_model_preset_count(); i++) {
+        arachne_model *a = NULL, *b = NULL;
+        const char *ja = NULL, *jb = NULL;
+        ASSERT_OK(arachne_model_preset(&a, arachne_model_preset_name(i)));
+        ASSERT_OK(arachne_model_to_json(a, &ja));
+        ASSERT_OK(arachne_model_from_json(&b, ja, strlen(ja)));
+        ASSERT_OK(arachne_model_to_json(b, &jb));
+        ASSERT_STR(ja, jb);
+        for (f = ARACHNE_MODEL_BLOCKS; f <= ARACHNE_MODEL_MOE_BLOCKS; f++) ASSERT_EQ(field(a, f), field(b, f));
+        for (f = 0; f < AR_LAYER_KINDS; f++) {
+            ASSERT_EQ(kind_params(a, f), kind_params(b, f));
+            ASSERT_EQ(ar_model_act_bytes(a, f, 4096, 1, 2, 1), ar_model_act_bytes(b, f, 4096, 1, 2, 1));
+        }
+        arachne_model_destroy(a);
+        arachne_model_destroy(b);
+    }
+}
+
+TEST(json_save_load_open)
+{
+    arachne_model *a = NULL, *b = NULL;
+    const char *dir = th_tmpdir();
+    char path[512];
+    ASSERT(dir != NULL);
+    snprintf(path, sizeof path, "%s/q30.json", dir);
+    ASSERT_OK(arachne_model_preset(&a, "qwen3-30b-a3b"));
+    ASSERT_OK(arachne_model_save(a, path));
+    ASSERT_OK(arachne_model_load(&b, path));
+    ASSERT_EQ((long long)field(b, ARACHNE_MODEL_ACTIVE_PARAMS), (long long)field(a, ARACHNE_MODEL_ACTIVE_PARAMS));
+    arachne_model_destroy(b);
+    ASSERT_OK(arachne_model_open(&b, path));
+    ASSERT_EQ((long long)field(b, ARACHNE_MODEL_TOTAL_PARAMS), (long long)field(a, ARACHNE_MODEL_TOTAL_PARAMS));
+    arachne_model_destroy(b);
+    ASSERT_OK(arachne_model_open(&b, "Mixtral-8x7B"));
+    ASSERT_EQ(field(b, ARACHNE_MODEL_EXPERTS), 8);
+    arachne_model_destroy(b);
+    b = (arachne_model *)1;
+    ASSERT_STATUS(arachne_model_open(&b, "no-such-model-or-file"), ARACHNE_E_NOT_FOUND);
+    ASSERT(b == NULL);
+    ASSERT_CONTAINS(arachne_last_error(), "no-such-model-or-file");
+    snprintf(path, sizeof path, "%s/missing.json", dir);
+    ASSERT_STATUS(arachne_model_load(&b, path), ARACHNE_E_IO);
+    arachne_model_destroy(a);
+}
+
+/* The made-up models in examples/models; expected counts from the formulas
+ * of docs/models.md written out here. */
+TEST(example_model_files_load)
+{
+    arachne_model *m = NULL;
+    double h, attn, tot, act, moe_common, expert;
+    ASSERT_OK(arachne_model_load(&m, "examples/models/custom-dense-12b.json"));
+    h = 5120;
+    attn = h * 40 * 128 + 2 * h * 8 * 128 + 40 * 128 * h;
+    tot = 2 * 64000 * h + h + 40 * (attn + 2 * h + 3 * h * 13824);
+    ASSERT_EQ((long long)field(m, ARACHNE_MODEL_TOTAL_PARAMS), (long long)tot);
+    ASSERT_EQ((long long)field(m, ARACHNE_MODEL_TOTAL_PARAMS), 11665822720LL);
+    ASSERT_EQ(ar_model_kind_count(m, AR_LAYER_MOE), 0);
+    arachne_model_destroy(m);
+
+    ASSERT_OK(arachne_model_load(&m, "examples/models/custom-moe-17b-a3b.json"));
+    h = 2560;
+    attn = h * 20 * 128 + 2 * h * 4 * 128 + 20 * 128 * h + 2 * 128;
+    expert = 3 * h * 1408;
+    moe_common = attn + 2 * h + h * 64 + 2 * expert;
+    tot = 2 * 100000 * h + h + (attn + 2 * h + 3 * h * 6912) + 23 * (moe_common + 64 * expert);
+    act = 2 * 100000 * h + h + (attn + 2 * h + 3 * h * 6912) + 23 * (moe_common + 6 * expert);
+    ASSERT_EQ((long long)field(m, ARACHNE_MODEL_TOTAL_PARAMS), (long long)tot);
+    ASSERT_EQ((long long)field(m, ARACHNE_MODEL_ACTIVE_PARAMS), (long long)act);
+    ASSERT_EQ(ar_model_kind_count(m, AR_LAYER_DENSE), 1);
+    ASSERT_EQ(ar_model_kind_count(m, AR_LAYER_MOE), 23);
+    ASSERT_EQ(field(m, ARACHNE_MODEL_SHARED_EXPERTS), 2);
+    arachne_model_destroy(m);
+}
+
+#define HEAD "{\"format\":\"arachne-model\",\"version\":1,\"name\":\"x\","
+#define DENSE "\"blocks\":2,\"hidden\":64,\"heads\":4,\"kv_heads\":2,\"head_dim\":16,\"ffn\":128,\"vocab\":100"
+
+TEST(json_bad_input_is_rejected_with_position)
+{
+    ASSERT_EQ(from_text(HEAD DENSE "}"), ARACHNE_OK);
+    /* unknown key */
+    ASSERT_EQ(from_text(HEAD DENSE ",\"hiden\":64}"), ARACHNE_E_PARSE);
+    ASSERT_CONTAINS(arachne_last_error(), "hiden");
+    ASSERT_CONTAINS(arachne_last_error(), "<model json>:1:");
+    /* negative size */
+    ASSERT_EQ(from_text(HEAD "\"blocks\":2,\"hidden\":-64,\"heads\":4,\"kv_heads\":2,\"head_dim\":16,\"ffn\":128,"
+                             "\"vocab\":100}"), ARACHNE_E_PARSE);
+    ASSERT_CONTAINS(arachne_last_error(), "hidden");
+    /* heads not divisible by kv_heads */
+    ASSERT_EQ(from_text(HEAD "\"blocks\":2,\"hidden\":64,\"heads\":4,\"kv_heads\":3,\"head_dim\":16,\"ffn\":128,"
+                             "\"vocab\":100}"), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "kv_heads");
+    /* missing field */
+    ASSERT_EQ(from_text(HEAD "\"blocks\":2,\"hidden\":64,\"heads\":4,\"kv_heads\":2,\"ffn\":128,\"vocab\":100}"),
+              ARACHNE_E_PARSE);
+    ASSERT_CONTAINS(arachne_last_error(), "head_dim");
+    /* wrong types */
+    ASSERT_EQ(from_text(HEAD "\"blocks\":\"2\",\"hidden\":64,\"heads\":4,\"kv_heads\":2,\"head_dim\":16,\"ffn\":128,"
+                             "\"vocab\":100}"), ARACHNE_E_PARSE);
+    ASSERT_CONTAINS(arachne_last_error(), "blocks");
+    ASSERT_EQ(from_text(HEAD DENSE ",\"qk_norm\":1}"), ARACHNE_E_PARSE);
+    ASSERT_CONTAINS(arachne_last_error(), "qk_norm");
+    ASSERT_EQ(from_text(HEAD DENSE ",\"ffn\":1.5}"), ARACHNE_E_PARSE);
+    ASSERT_EQ(from_text(HEAD DENSE ",\"mla\":[]}"), ARACHNE_E_PARSE);
+    ASSERT_CONTAINS(arachne_last_error(), "mla");
+    /* MoE consistency */
+    ASSERT_EQ(from_text(HEAD DENSE ",\"experts\":4,\"top_k\":5,\"expert_ffn\":32}"), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "top_k");
+    ASSERT_EQ(from_text(HEAD DENSE ",\"experts\":4,\"top_k\":2,\"expert_ffn\":32,\"dense_prefix\":3}"),
+              ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "dense_prefix");
+    ASSERT_EQ(from_text(HEAD DENSE ",\"experts\":4,\"top_k\":2,\"expert_ffn\":32,\"dense_prefix\":1}"), ARACHNE_OK);
+    /* MLA: unknown and missing keys inside the object */
+    ASSERT_EQ(from_text(HEAD DENSE ",\"mla\":{\"q_lora_rank\":0,\"kv_lora_rank\":8,\"qk_nope_dim\":12,"
+                                   "\"qk_rope_dim\":4,\"v_head_dim\":16}}"), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "kv_heads"); /* MLA needs kv_heads == heads */
+    ASSERT_EQ(from_text(HEAD DENSE ",\"mla\":{\"kv_lora_rank\":8}}"), ARACHNE_E_PARSE);
+    ASSERT_EQ(from_text(HEAD DENSE ",\"mla\":{\"q_lora_rank\":0,\"kv_lora_rank\":8,\"qk_nope_dim\":12,"
+                                   "\"qk_rope_dim\":4,\"v_head_dim\":16,\"x\":1}}"), ARACHNE_E_PARSE);
+    /* format, version, name */
+    ASSERT_EQ(from_text("{\"format\":\"arachne-plan\",\"version\":1,\"name\":\"x\"," DENSE "}"), ARACHNE_E_PARSE);
+    ASSERT_CONTAINS(arachne_last_error(), "format");
+    ASSERT_EQ(from_text("{\"format\":\"arachne-model\",\"version\":2,\"name\":\"x\"," DENSE "}"),
+              ARACHNE_E_UNSUPPORTED);
+    ASSERT_EQ(from_text("{\"format\":\"arachne-model\",\"version\":1,\"name\":\"\"," DENSE "}"), ARACHNE_E_PARSE);
+    ASSERT_CONTAINS(arachne_last_error(), "name");
+    /* not an object, truncated, empty */
+    ASSERT_EQ(from_text("[1,2]"), ARACHNE_E_PARSE);
+    ASSERT_EQ(from_text(HEAD DENSE), ARACHNE_E_PARSE);
+    ASSERT_EQ(from_text(""), ARACHNE_E_PARSE);
+    ASSERT_STATUS(arachne_model_from_json(NULL, "{}", 2), ARACHNE_E_INVALID_ARGUMENT);
+}
+
+TEST(cli_models_reads_files)
+{
+    const char *out = NULL;
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "%s models --json llama3-8b examples/models/custom-moe-17b-a3b.json",
+             th_arachne_bin());
+    ASSERT_EQ(th_run(cmd, &out), 0);
+    ASSERT_CONTAINS(out, "\"name\":\"llama3-8b\"");
+    ASSERT_CONTAINS(out, "\"name\":\"custom-moe-17b-a3b\"");
+    snprintf(cmd, sizeof cmd, "%s models no-such-model 2>&1", th_arachne_bin());
+    ASSERT_EQ(th_run(cmd, &out), 1);
+    ASSERT_CONTAINS(out, "arachne: ");
+    ASSERT_CONTAINS(out, "no-such-model");
 }
 
 SUITE(model,
@@ -376,4 +557,9 @@ SUITE(model,
       T(validation_names_the_field),
       T(variants_tied_gelu_and_uncompressed_q),
       T(to_json_and_save),
-      T(cli_models_json_lists_every_preset));
+      T(cli_models_json_lists_every_preset),
+      T(json_round_trip_every_preset),
+      T(json_save_load_open),
+      T(example_model_files_load),
+      T(json_bad_input_is_rejected_with_position),
+      T(cli_models_reads_files));
