@@ -268,13 +268,10 @@ int arachne_profile_generate(arachne_profile **out, const arachne_model *m, cons
 int arachne_profile_generate_gpu(arachne_profile *p, const arachne_model *m, const arachne_cluster *c,
                                  const char *gpu_type)
 {
-    const ar_gpu_spec *cat;
     int i, st;
     if (!p || !gpu_type) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_profile_generate_gpu: NULL argument");
     if ((st = check_args("arachne_profile_generate_gpu", m, c)) != ARACHNE_OK) return st;
-    cat = ar_gpu_catalog_find(gpu_type);
-    for (i = 0; i < c->ntypes; i++)
-        if (ar_strcasecmp(c->types[i].name, gpu_type) == 0 || (cat && ar_strcasecmp(c->types[i].name, cat->name) == 0))
-            return ar_profile_gen_type(p, m, &c->types[i], max_node(c, i));
+    i = ar_cluster_type_index(c, gpu_type);
+    if (i >= 0) return ar_profile_gen_type(p, m, &c->types[i], max_node(c, i));
     return ar_error(ARACHNE_E_NOT_FOUND, "arachne_profile_generate_gpu: the cluster has no GPU type '%s'", gpu_type);
 }
