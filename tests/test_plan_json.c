@@ -277,6 +277,138 @@ TEST(file_header_reads_the_recorded_setup)
     fx_free(&f);
 }
 
+/* ---- the full load path: parse + validate + reprice with a real cost
+ * model (generated profile) ---- */
+
+typedef struct fxc {
+    fx f;
+    arachne_profile *profile;
+    arachne_cost_model *cm;
+} fxc;
+
+static int fxc_init(fxc *c)
+{
+    int st;
+    memset(c, 0, sizeof *c);
+    if ((st = fx_init(&c->f))) return st;
+    if ((st = arachne_profile_generate(&c->profile, c->f.model, c->f.cluster, 4096))) return st;
+    if ((st = arachne_cost_model_create(&c->cm, c->f.model, c->f.cluster, c->profile))) return st;
+    if ((st = arachne_cost_model_set(c->cm, ARACHNE_OPT_GLOBAL_BATCH, 64))) return st;
+    if ((st = arachne_cost_model_set(c->cm, ARACHNE_OPT_DIST_OPTIMIZER, 1))) return st;
+    if ((st = ar_plan_price(c->cm, &c->f.plan))) return st;
+    return ar_plan_finish(&c->f.plan);
+}
+
+static void fxc_free(fxc *c)
+{
+    arachne_cost_model_destroy(c->cm);
+    arachne_profile_destroy(c->profile);
+    fx_free(&c->f);
+}
+
+TEST(load_reprices_to_identical_prices_and_bytes)
+{
+    fxc c;
+    arachne_plan *q = NULL;
+    const char *a, *b, *dir = th_tmpdir();
+    char path[600];
+    double x, y;
+    int i, t, s;
+    ASSERT(dir != NULL);
+    ASSERT_OK(fxc_init(&c));
+    snprintf(path, sizeof path, "%s/priced.json", dir);
+    ASSERT_OK(arachne_plan_save(&c.f.plan, path));
+    ASSERT_OK(arachne_plan_load(&q, c.cm, path));
+    ASSERT_OK(arachne_plan_to_json(&c.f.plan, &a));
+    ASSERT_OK(arachne_plan_to_json(q, &b));
+    ASSERT_STR(b, a);
+    for (i = ARACHNE_PLAN_ITERATION_S; i <= ARACHNE_PLAN_SEQ_LEN; i++) {
+        ASSERT_OK(arachne_plan_get(&c.f.plan, i, &x));
+        ASSERT_OK(arachne_plan_get(q, i, &y));
+        ASSERT_NEAR(y, x, 1e-9);
+    }
+    for (t = 0; t < 2; t++)
+        for (s = 0; s < 2; s++)
+            for (i = ARACHNE_STAGE_TP; i <= ARACHNE_STAGE_MEMORY_BYTES; i++) {
+                ASSERT_OK(arachne_plan_stage_get(&c.f.plan, t, s, i, &x));
+                ASSERT_OK(arachne_plan_stage_get(q, t, s, i, &y));
+                ASSERT_NEAR(y, x, 1e-9);
+            }
+    ASSERT_GT(q->iteration_s, 0);
+    ASSERT(q->file_iteration_s == c.f.plan.iteration_s);
+    arachne_plan_destroy(q);
+    /* from_json gives the same plan */
+    ASSERT_OK(arachne_plan_from_json(&q, c.cm, a, strlen(a)));
+    ASSERT_OK(arachne_plan_to_json(q, &b));
+    ASSERT_STR(b, a);
+    arachne_plan_destroy(q);
+    fxc_free(&c);
+}
+
+TEST(load_reprices_under_the_cost_models_setup)
+{
+    fxc c;
+    arachne_plan *q = NULL;
+    const char *a;
+    double v;
+    ASSERT_OK(fxc_init(&c));
+    ASSERT_OK(arachne_plan_to_json(&c.f.plan, &a));
+    ASSERT_OK(arachne_cost_model_set(c.cm, ARACHNE_OPT_GLOBAL_BATCH, 128));
+    ASSERT_OK(arachne_plan_from_json(&q, c.cm, a, strlen(a)));
+    ASSERT_OK(arachne_plan_get(q, ARACHNE_PLAN_GLOBAL_BATCH, &v));
+    ASSERT_EQ(v, 128);
+    ASSERT_GT(q->iteration_s, c.f.plan.iteration_s);
+    ASSERT(q->file_iteration_s == c.f.plan.iteration_s);
+    ASSERT_GT((long)q->t[0].replicas * q->t[0].micro_batch * q->t[0].micro_batches +
+                  (long)q->t[1].replicas * q->t[1].micro_batch * q->t[1].micro_batches, 127);
+    arachne_plan_destroy(q);
+    fxc_free(&c);
+}
+
+TEST(load_rejects_plans_over_memory)
+{
+    fxc c;
+    arachne_plan *q = (arachne_plan *)&c;
+    const char *a;
+    char *x;
+    int st;
+    ASSERT_OK(fxc_init(&c));
+    ASSERT_OK(arachne_plan_to_json(&c.f.plan, &a));
+    x = fx_replace(a, "\"micro_batch\": 1,", "\"micro_batch\": 32,");
+    ASSERT(x != NULL);
+    arachne_clear_error();
+    st = arachne_plan_from_json(&q, c.cm, x, strlen(x));
+    free(x);
+    fxc_free(&c);
+    ASSERT_MSG(st == ARACHNE_E_OUT_OF_MEMORY_PLAN, "status %d: %s", st, arachne_last_error());
+    ASSERT(q == NULL);
+    ASSERT_CONTAINS(arachne_last_error(), "<string>: template 0 stage");
+}
+
+TEST(load_rejects_invalid_plans_with_the_source_named)
+{
+    fxc c;
+    arachne_plan *q = NULL;
+    const char *a, *dir = th_tmpdir();
+    char path[600], *x;
+    FILE *fp;
+    ASSERT(dir != NULL);
+    ASSERT_OK(fxc_init(&c));
+    ASSERT_OK(arachne_plan_to_json(&c.f.plan, &a));
+    x = fx_replace(a, "{\"rank\": 1, \"node\": 0, \"gpu\": 1,", "{\"rank\": 1, \"node\": 1, \"gpu\": 0,");
+    ASSERT(x != NULL);
+    snprintf(path, sizeof path, "%s/bad.json", dir);
+    fp = fopen(path, "w");
+    ASSERT(fp != NULL);
+    fputs(x, fp);
+    fclose(fp);
+    free(x);
+    ASSERT_STATUS(arachne_plan_load(&q, c.cm, path), ARACHNE_E_INVALID_PLAN);
+    ASSERT(q == NULL);
+    ASSERT_CONTAINS(arachne_last_error(), "bad.json: template 0 stage 0 rank 1: TP group of replica 0 crosses nodes");
+    fxc_free(&c);
+}
+
 SUITE(plan_json,
       T(writer_emits_the_v1_fields),
       T(json_round_trips_to_identical_bytes_and_numbers),
@@ -285,4 +417,8 @@ SUITE(plan_json,
       T(reader_rejects_unknown_gpu_types),
       T(validation_rejects_bad_plans_from_text),
       T(from_json_checks_arguments),
-      T(file_header_reads_the_recorded_setup));
+      T(file_header_reads_the_recorded_setup),
+      T(load_reprices_to_identical_prices_and_bytes),
+      T(load_reprices_under_the_cost_models_setup),
+      T(load_rejects_plans_over_memory),
+      T(load_rejects_invalid_plans_with_the_source_named));
