@@ -124,9 +124,180 @@ typedef struct arachne_trainer arachne_trainer;
 
 /* @@SECTION gpu@@ */
 
+/* The built-in GPU catalog.  Names are resolved case-insensitively with '-',
+ * '_' and ' ' treated alike and ignored ("a100_40", "A100-40GB", "h100 sxm"),
+ * plus a list of aliases ("v100", "gh200", "rtx-a6000", "3090"); see
+ * docs/formats.md for the table, the sources and the defaults chosen. */
+
+/** Fields of a GPU type, all SI.  Numbers are pinned. */
+typedef enum arachne_gpu_field {
+    ARACHNE_GPU_MEMORY_BYTES = 0,       /**< device memory, bytes */
+    ARACHNE_GPU_FLOPS = 1,              /**< dense BF16 tensor FLOP/s (FP16 with FP32 accumulate where no BF16) */
+    ARACHNE_GPU_HBM_BYTES_PER_S = 2,    /**< device memory bandwidth, bytes/s */
+    ARACHNE_GPU_INTRA_BYTES_PER_S = 3,  /**< GPU-to-GPU inside a node, bytes/s per direction */
+    ARACHNE_GPU_INTER_BYTES_PER_S = 4,  /**< across nodes, bytes/s per GPU per direction */
+    ARACHNE_GPU_INTRA_LATENCY_S = 5,    /**< per-message latency inside a node, seconds */
+    ARACHNE_GPU_INTER_LATENCY_S = 6     /**< per-message latency across nodes, seconds */
+} arachne_gpu_field;
+
+/** Number of GPU types in the built-in catalog (> 0).  Never fails;
+ *  thread-safe. */
+ARACHNE_API int arachne_gpu_catalog_count(void);
+
+/** Canonical name of catalog entry `index` (0 <= index < count), e.g.
+ *  "A100-40", "RTX-PRO-6000".  *out is static storage, never freed.
+ *  ARACHNE_E_INVALID_ARGUMENT for a bad index or NULL out (then *out is NULL
+ *  when out is not NULL).  Thread-safe. */
+ARACHNE_API int arachne_gpu_catalog_name(int index, const char **out);
+
+/** Resolves a GPU name or alias to its canonical catalog name (static
+ *  storage).  ARACHNE_E_NOT_FOUND for an unknown name (the message names it),
+ *  ARACHNE_E_INVALID_ARGUMENT for NULL arguments.  Thread-safe. */
+ARACHNE_API int arachne_gpu_canonical_name(const char *name, const char **out);
+
+/** Reads one field (an arachne_gpu_field) of a catalog GPU type by name or
+ *  alias into *out, in SI units.  ARACHNE_E_NOT_FOUND for an unknown name,
+ *  ARACHNE_E_INVALID_ARGUMENT for an unknown field or NULL arguments
+ *  (*out untouched on failure).  Thread-safe. */
+ARACHNE_API int arachne_gpu_get(const char *name, int field, double *out);
+
 /* @@SECTION cluster@@ */
 
 /* @@SECTION model@@ */
+
+/** Layer kinds of a model.  Values are pinned.  A model is an embedding,
+ *  `blocks` transformer blocks (dense or MoE) and a head. */
+typedef enum arachne_layer_kind {
+    ARACHNE_LAYER_EMBED = 0,  /**< token embedding (a gather) */
+    ARACHNE_LAYER_DENSE = 1,  /**< transformer block with a dense MLP */
+    ARACHNE_LAYER_MOE = 2,    /**< transformer block with routed (and shared) experts */
+    ARACHNE_LAYER_HEAD = 3    /**< final norm + output projection + loss */
+} arachne_layer_kind;
+
+/** Activation recomputation (checkpointing) modes.  Values are pinned. */
+typedef enum arachne_recompute {
+    ARACHNE_RECOMPUTE_NONE = 0,       /**< store every activation, attention scores included */
+    ARACHNE_RECOMPUTE_SELECTIVE = 1,  /**< drop the seq x seq attention terms (FlashAttention) */
+    ARACHNE_RECOMPUTE_FULL = 2        /**< store only each block's input; recompute the rest */
+} arachne_recompute;
+
+/** Fields readable with arachne_model_get().  Values are pinned. */
+typedef enum arachne_model_field {
+    ARACHNE_MODEL_BLOCKS = 0,          /**< transformer blocks (dense + MoE) */
+    ARACHNE_MODEL_HIDDEN = 1,          /**< hidden size */
+    ARACHNE_MODEL_HEADS = 2,           /**< attention (query) heads */
+    ARACHNE_MODEL_KV_HEADS = 3,        /**< key/value heads (GQA) */
+    ARACHNE_MODEL_HEAD_DIM = 4,        /**< per-head q/k dimension */
+    ARACHNE_MODEL_FFN = 5,             /**< dense MLP width (0 when no dense block) */
+    ARACHNE_MODEL_VOCAB = 6,           /**< vocabulary size */
+    ARACHNE_MODEL_EXPERTS = 7,         /**< routed experts per MoE block (0: dense model) */
+    ARACHNE_MODEL_TOP_K = 8,           /**< routed experts per token */
+    ARACHNE_MODEL_SHARED_EXPERTS = 9,  /**< always-on shared experts per MoE block */
+    ARACHNE_MODEL_EXPERT_FFN = 10,     /**< MLP width of one expert */
+    ARACHNE_MODEL_DENSE_PREFIX = 11,   /**< leading dense blocks of a MoE model */
+    ARACHNE_MODEL_TOTAL_PARAMS = 12,   /**< all parameters, embedding and head included */
+    ARACHNE_MODEL_ACTIVE_PARAMS = 13,  /**< parameters used per token (top_k routed experts) */
+    ARACHNE_MODEL_QK_NORM = 14,        /**< 1: per-head RMSNorm on q and k */
+    ARACHNE_MODEL_GATED_MLP = 15,      /**< 1: SwiGLU (3 matrices); 0: GELU MLP (2 matrices) */
+    ARACHNE_MODEL_TIED_EMBEDDINGS = 16,/**< 1: head shares the embedding matrix */
+    ARACHNE_MODEL_MLA = 17,            /**< 1: multi-head latent attention (DeepSeek) */
+    ARACHNE_MODEL_Q_LORA_RANK = 18,    /**< MLA query low rank (0: no query compression) */
+    ARACHNE_MODEL_KV_LORA_RANK = 19,   /**< MLA key/value low rank */
+    ARACHNE_MODEL_QK_NOPE_DIM = 20,    /**< MLA per-head q/k dimension without RoPE */
+    ARACHNE_MODEL_QK_ROPE_DIM = 21,    /**< MLA per-head q/k RoPE dimension */
+    ARACHNE_MODEL_V_HEAD_DIM = 22,     /**< MLA per-head value dimension */
+    ARACHNE_MODEL_DENSE_BLOCKS = 23,   /**< number of dense blocks */
+    ARACHNE_MODEL_MOE_BLOCKS = 24      /**< number of MoE blocks */
+} arachne_model_field;
+
+/** Creates a model from a built-in preset ("llama3-8b", "qwen3-8b",
+ *  "qwen3-32b", "qwen3-64b", "qwen3-30b-a3b", "mixtral-8x7b",
+ *  "deepseek-v3"); the name is matched ignoring ASCII case.  *out receives
+ *  a handle the caller releases with arachne_model_destroy().
+ *  Errors: ARACHNE_E_INVALID_ARGUMENT (NULL argument), ARACHNE_E_NOT_FOUND
+ *  (unknown name; the message names it), ARACHNE_E_NO_MEMORY.  *out is NULL
+ *  on failure.  Thread-safe. */
+ARACHNE_API int arachne_model_preset(arachne_model **out, const char *name);
+
+/** Number of built-in presets.  Never fails; thread-safe. */
+ARACHNE_API int arachne_model_preset_count(void);
+
+/** Name of preset `index` in [0, arachne_model_preset_count()), or NULL when
+ *  out of range.  Static storage; thread-safe. */
+ARACHNE_API const char *arachne_model_preset_name(int index);
+
+/** Creates a model from `len` bytes of JSON in the "arachne-model" format
+ *  (docs/formats.md, "Model").  Unknown keys, wrong types, missing required
+ *  keys and inconsistent sizes are rejected with a message naming the key
+ *  and its line:column.  Errors: ARACHNE_E_INVALID_ARGUMENT (NULL argument
+ *  or a size that fails validation), ARACHNE_E_PARSE, ARACHNE_E_UNSUPPORTED
+ *  (a newer format version), ARACHNE_E_NO_MEMORY.  *out is NULL on failure.
+ *  Thread-safe. */
+ARACHNE_API int arachne_model_from_json(arachne_model **out, const char *json, size_t len);
+
+/** Like arachne_model_from_json() on the contents of the file at `path`;
+ *  messages are prefixed with the path.  Also ARACHNE_E_IO. */
+ARACHNE_API int arachne_model_load(arachne_model **out, const char *path);
+
+/** Opens `name_or_path`: a preset name when one matches (ignoring case),
+ *  otherwise a model JSON file.  Errors as arachne_model_load(); a name that
+ *  is neither a preset nor a readable file gives ARACHNE_E_NOT_FOUND. */
+ARACHNE_API int arachne_model_open(arachne_model **out, const char *name_or_path);
+
+/** Writes the model as JSON (the text of arachne_model_to_json()) to `path`
+ *  atomically (temporary file + rename; on failure the old file is kept).
+ *  Errors: ARACHNE_E_INVALID_ARGUMENT, ARACHNE_E_IO.  Safe to call while
+ *  other threads read the same model. */
+ARACHNE_API int arachne_model_save(const arachne_model *m, const char *path);
+
+/** Sets *out to the model's JSON text (one object, "arachne-model" format
+ *  version 1, NUL-terminated).  Borrowed: valid until the model is
+ *  destroyed.  Loading it gives a model with identical fields and parameter
+ *  counts.  Does not modify the model (the text is built when the model is
+ *  created); safe from many threads.  Errors: ARACHNE_E_INVALID_ARGUMENT. */
+ARACHNE_API int arachne_model_to_json(const arachne_model *m, const char **out);
+
+/** Releases a model.  NULL is a no-op.  Every handle that borrows the model
+ *  (cost models) must be destroyed first. */
+ARACHNE_API void arachne_model_destroy(arachne_model *m);
+
+/** Sets *out to the model's name (borrowed, valid until the model is
+ *  destroyed).  Errors: ARACHNE_E_INVALID_ARGUMENT.  Thread-safe. */
+ARACHNE_API int arachne_model_name(const arachne_model *m, const char **out);
+
+/** Reads one field (arachne_model_field) as a double: sizes and counts are
+ *  exact integers, parameter counts are counts (not bytes).  Errors:
+ *  ARACHNE_E_INVALID_ARGUMENT (NULL argument, unknown field).  Thread-safe. */
+ARACHNE_API int arachne_model_get(const arachne_model *m, int field, double *out);
+
+/** Parameters of ONE layer of `kind` (arachne_layer_kind): for a MoE block
+ *  all experts are counted.  0 for a block kind the model does not have.
+ *  Errors: ARACHNE_E_INVALID_ARGUMENT (NULL argument, unknown kind).
+ *  Thread-safe. */
+ARACHNE_API int arachne_model_layer_params(const arachne_model *m, int kind, double *out);
+
+/** Forward FLOPs (floating-point operations, not FLOP/s) of ONE layer of
+ *  `kind` for `mbs` sequences of `seq` tokens, before any TP split:
+ *  2 x matmul parameters used per token (MoE: router, top_k routed and the
+ *  shared experts) plus attention scores and context (causal masking not
+ *  discounted), times seq x mbs.  Backward is twice this.  The embedding
+ *  counts 0, and so does a block kind the model does not have.  Formulas
+ *  in docs/models.md.  Errors:
+ *  ARACHNE_E_INVALID_ARGUMENT (NULL argument, unknown kind, seq or mbs < 1).
+ *  Thread-safe. */
+ARACHNE_API int arachne_model_layer_flops(const arachne_model *m, int kind, int seq, int mbs,
+                                          double *out);
+
+/** Bytes of activations one GPU keeps for the backward pass of ONE layer of
+ *  `kind`: `mbs` sequences of `seq` tokens, tensor-parallel degree `tp`
+ *  with sequence parallelism, 16-bit activations, recompute mode
+ *  `recompute` (arachne_recompute).  0 for a block kind the model does not
+ *  have.  Formulas in docs/models.md.  Errors:
+ *  ARACHNE_E_INVALID_ARGUMENT (NULL argument, unknown kind or mode, seq, mbs
+ *  or tp < 1).  Thread-safe. */
+ARACHNE_API int arachne_model_layer_act_bytes(const arachne_model *m, int kind, int seq, int mbs,
+                                              int tp, int recompute, double *out);
+
 
 /* @@SECTION profile@@ */
 

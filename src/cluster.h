@@ -26,6 +26,13 @@ const ar_gpu_spec *ar_gpu_catalog(int *count);
 /* Resolves a name or alias case-insensitively ("a100-40gb", "a100_40",
  * "H100-SXM") against the catalog.  NULL if unknown (no error set). */
 const ar_gpu_spec *ar_gpu_catalog_find(const char *name);
+/* Normalised lookup key of a GPU name: ASCII lowercase with '-', '_' and ' '
+ * removed, into out[cap].  Returns 0 (out = "") when the key is empty or
+ * does not fit. */
+int ar_gpu_name_key(const char *name, char *out, size_t cap);
+/* Reads field (an arachne_gpu_field) of g; ARACHNE_E_INVALID_ARGUMENT for an
+ * unknown field. */
+int ar_gpu_spec_field(const ar_gpu_spec *g, int field, double *out);
 
 typedef struct ar_node {
     int type;   /* index into cluster->types */

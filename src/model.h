@@ -57,4 +57,16 @@ double ar_model_act_bytes(const arachne_model *m, int kind, int seq, int mbs, in
  * state, 16-bit): seq * mbs * hidden * 2. */
 double ar_model_boundary_bytes(const arachne_model *m, int seq, int mbs);
 
+/* Additions (model module): */
+/* Allocates a model from `spec` (name and architecture fields filled; the
+ * derived fields and json_cache are ignored): validates, derives the counts
+ * and builds the JSON text eagerly, so the result can be shared read-only.
+ * Release with arachne_model_destroy(). */
+int ar_model_create(arachne_model **out, const arachne_model *spec);
+/* Appends the model's JSON text ("arachne-model" version 1) to b. */
+void ar_model_write_json(const arachne_model *m, ar_buf *b);
+/* Architecture of a built-in preset (case-insensitive name), not finished;
+ * NULL when unknown. */
+const arachne_model *ar_model_preset_spec(const char *name);
+
 #endif

@@ -1,0 +1,154 @@
+/* gpu.c -- the built-in GPU catalog, name resolution and the public
+ * arachne_gpu_* getters.
+ *
+ * Sources: vendor datasheets as summarised in docs/formats.md ("GPU catalog")
+ * and the memory sizes of the Sailor testbed (cluster_config.json).  Every
+ * figure is SI: bytes, FLOP/s, bytes/s per direction, seconds.
+ *
+ * Choices worth knowing (also in docs/formats.md):
+ *  - memory: exact byte counts where the GPU appears in the Sailor cluster
+ *    config (those are GiB multiples reported by the driver); GB * 1e9 from
+ *    the datasheet otherwise;
+ *  - flops: dense BF16 tensor throughput; FP16 with FP32 accumulate for the
+ *    parts without BF16 (V100, Titan RTX, RTX 2080);
+ *  - intra_bw: GPU-to-GPU inside a node per direction (NVLink aggregate per
+ *    GPU halved; PCIe x16 per direction for PCIe-only parts);
+ *  - inter_bw: per GPU per direction across nodes, a class default:
+ *    H100 SXM 50 GB/s (one NDR 400 Gb/s port per GPU, as in DGX H100),
+ *    other datacenter parts 25 GB/s (one HDR 200 Gb/s port per GPU; Slingshot
+ *    200 Gb/s per GH200 on the GH-96 testbed), workstation and consumer cards
+ *    12.5 GB/s (a 100 GbE port);
+ *  - latency: 3 us per message over NVLink, 5 us over PCIe, 10 us across nodes.
+ */
+#include <string.h>
+
+#include "cluster.h"
+
+#define GB 1e9
+#define TF 1e12
+#define US 1e-6
+
+static const ar_gpu_spec catalog[] = {
+    /* name            memory bytes     flops       HBM         intra     inter      lat intra lat inter */
+    { "A100-40",      42338615296.0,   312 * TF,   1555 * GB,  300 * GB, 25 * GB,   3 * US, 10 * US },
+    { "A100-80",      85899345920.0,   312 * TF,   2039 * GB,  300 * GB, 25 * GB,   3 * US, 10 * US },
+    { "H100",         80 * GB,         989 * TF,   3350 * GB,  450 * GB, 50 * GB,   3 * US, 10 * US },
+    { "H100-PCIe",    80 * GB,         756 * TF,   2000 * GB,  64 * GB,  25 * GB,   5 * US, 10 * US },
+    { "A6000",        48 * GB,         154.8 * TF, 768 * GB,   32 * GB,  12.5 * GB, 5 * US, 10 * US },
+    { "A5000",        24 * GB,         111 * TF,   768 * GB,   32 * GB,  12.5 * GB, 5 * US, 10 * US },
+    { "RTX-PRO-6000", 96 * GB,         504 * TF,   1792 * GB,  64 * GB,  12.5 * GB, 5 * US, 10 * US },
+    { "L40S",         48 * GB,         362 * TF,   864 * GB,   32 * GB,  25 * GB,   5 * US, 10 * US },
+    { "V100-16",      17179869184.0,   125 * TF,   900 * GB,   150 * GB, 25 * GB,   3 * US, 10 * US },
+    { "GH-96",        102625181696.0,  989 * TF,   4000 * GB,  150 * GB, 25 * GB,   3 * US, 10 * US },
+    { "Titan-RTX",    25769803776.0,   130 * TF,   672 * GB,   16 * GB,  12.5 * GB, 5 * US, 10 * US },
+    { "RTX-2080",     11811160064.0,   40 * TF,    448 * GB,   16 * GB,  12.5 * GB, 5 * US, 10 * US },
+    { "RTX-3090",     25769803776.0,   71 * TF,    936 * GB,   32 * GB,  12.5 * GB, 5 * US, 10 * US },
+};
+
+/* Aliases, written in any spelling: they are compared after ar_gpu_name_key
+ * (lowercase, '-', '_' and ' ' removed).  Canonical names match themselves. */
+static const struct { const char *alias, *name; } aliases[] = {
+    { "a100-40gb", "A100-40" },       { "a100", "A100-40" },           { "a100-sxm4-40gb", "A100-40" },
+    { "a100-40g", "A100-40" },        { "a100-80gb", "A100-80" },      { "a100-sxm4-80gb", "A100-80" },
+    { "a100-80g", "A100-80" },        { "h100-sxm", "H100" },          { "h100-80", "H100" },
+    { "h100-80gb", "H100" },          { "h100-sxm5", "H100" },         { "h100-sxm5-80gb", "H100" },
+    { "h100-pcie-80gb", "H100-PCIe" }, { "rtx-a6000", "A6000" },       { "a6000-48gb", "A6000" },
+    { "rtx-a5000", "A5000" },         { "a5000-24gb", "A5000" },       { "pro6000", "RTX-PRO-6000" },
+    { "rtx-pro-6000-blackwell", "RTX-PRO-6000" }, { "rtx-6000-pro", "RTX-PRO-6000" },
+    { "pro-6000", "RTX-PRO-6000" },   { "l40s-48gb", "L40S" },         { "v100", "V100-16" },
+    { "v100-16gb", "V100-16" },       { "v100-sxm2", "V100-16" },      { "v100-sxm2-16gb", "V100-16" },
+    { "gh200", "GH-96" },             { "gh200-96gb", "GH-96" },       { "titan", "Titan-RTX" },
+    { "2080", "RTX-2080" },           { "geforce-rtx-2080", "RTX-2080" }, { "3090", "RTX-3090" },
+    { "geforce-rtx-3090", "RTX-3090" },
+};
+
+int ar_gpu_name_key(const char *name, char *out, size_t cap)
+{
+    size_t n = 0;
+    if (!name || cap == 0) return 0;
+    for (; *name; name++) {
+        char ch = *name;
+        if (ch == '-' || ch == '_' || ch == ' ') continue;
+        if (ch >= 'A' && ch <= 'Z') ch = (char)(ch - 'A' + 'a');
+        if (n + 1 >= cap) { out[0] = '\0'; return 0; }
+        out[n++] = ch;
+    }
+    out[n] = '\0';
+    return n > 0;
+}
+
+const ar_gpu_spec *ar_gpu_catalog(int *count)
+{
+    if (count) *count = (int)AR_COUNT(catalog);
+    return catalog;
+}
+
+const ar_gpu_spec *ar_gpu_catalog_find(const char *name)
+{
+    char key[64], k2[64];
+    size_t i, j;
+    if (!ar_gpu_name_key(name, key, sizeof key)) return NULL;
+    for (i = 0; i < AR_COUNT(catalog); i++) {
+        ar_gpu_name_key(catalog[i].name, k2, sizeof k2);
+        if (strcmp(key, k2) == 0) return &catalog[i];
+    }
+    for (i = 0; i < AR_COUNT(aliases); i++) {
+        ar_gpu_name_key(aliases[i].alias, k2, sizeof k2);
+        if (strcmp(key, k2) != 0) continue;
+        for (j = 0; j < AR_COUNT(catalog); j++)
+            if (strcmp(catalog[j].name, aliases[i].name) == 0) return &catalog[j];
+    }
+    return NULL;
+}
+
+int ar_gpu_spec_field(const ar_gpu_spec *g, int field, double *out)
+{
+    switch (field) {
+    case ARACHNE_GPU_MEMORY_BYTES: *out = g->mem_bytes; break;
+    case ARACHNE_GPU_FLOPS: *out = g->flops; break;
+    case ARACHNE_GPU_HBM_BYTES_PER_S: *out = g->hbm_bw; break;
+    case ARACHNE_GPU_INTRA_BYTES_PER_S: *out = g->intra_bw; break;
+    case ARACHNE_GPU_INTER_BYTES_PER_S: *out = g->inter_bw; break;
+    case ARACHNE_GPU_INTRA_LATENCY_S: *out = g->intra_lat; break;
+    case ARACHNE_GPU_INTER_LATENCY_S: *out = g->inter_lat; break;
+    default: return ar_error(ARACHNE_E_INVALID_ARGUMENT, "GPU field %d is not an arachne_gpu_field", field);
+    }
+    return ARACHNE_OK;
+}
+
+/* ---- public API --------------------------------------------------------- */
+
+int arachne_gpu_catalog_count(void) { return (int)AR_COUNT(catalog); }
+
+int arachne_gpu_catalog_name(int index, const char **out)
+{
+    if (!out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_gpu_catalog_name: out is NULL");
+    *out = NULL;
+    if (index < 0 || index >= (int)AR_COUNT(catalog))
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "GPU catalog index %d out of range [0, %d)", index,
+                        (int)AR_COUNT(catalog));
+    *out = catalog[index].name;
+    return ARACHNE_OK;
+}
+
+int arachne_gpu_canonical_name(const char *name, const char **out)
+{
+    const ar_gpu_spec *g;
+    if (!out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_gpu_canonical_name: out is NULL");
+    *out = NULL;
+    if (!name) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_gpu_canonical_name: name is NULL");
+    g = ar_gpu_catalog_find(name);
+    if (!g) return ar_error(ARACHNE_E_NOT_FOUND, "unknown GPU type '%.64s' (see 'arachne gpus')", name);
+    *out = g->name;
+    return ARACHNE_OK;
+}
+
+int arachne_gpu_get(const char *name, int field, double *out)
+{
+    const ar_gpu_spec *g;
+    if (!out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_gpu_get: out is NULL");
+    if (!name) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_gpu_get: name is NULL");
+    g = ar_gpu_catalog_find(name);
+    if (!g) return ar_error(ARACHNE_E_NOT_FOUND, "unknown GPU type '%.64s' (see 'arachne gpus')", name);
+    return ar_gpu_spec_field(g, field, out);
+}

@@ -1,0 +1,387 @@
+/* model.c -- model architecture: validation, parameter counts derived from
+ * the tensor shapes, forward FLOPs and stored activation bytes per layer
+ * kind.  Every formula is written out in docs/models.md. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+/* Largest accepted size of any dimension or count (keeps every product far
+ * inside the exact range of a double). */
+#define AR_MODEL_DIM_MAX (1 << 24)
+
+/* ---- validation -------------------------------------------------------- */
+
+static int check_range(const char *model, const char *field, int v, int lo, int hi)
+{
+    if (v < lo || v > hi)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "model '%s': %s = %d: must be in [%d, %d]",
+                        model, field, v, lo, hi);
+    return ARACHNE_OK;
+}
+
+static int validate(const arachne_model *m)
+{
+    const char *n = m->name;
+    const int D = AR_MODEL_DIM_MAX;
+    const char *nul = memchr(m->name, '\0', sizeof m->name);
+    size_t len = nul ? (size_t)(nul - m->name) : sizeof m->name;
+    size_t i;
+    int st;
+    if (len == 0) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "model: name: must not be empty");
+    if (len >= sizeof m->name)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "model: name: longer than %d bytes", (int)sizeof m->name - 1);
+    for (i = 0; i < len; i++)
+        if ((unsigned char)n[i] < 0x20 || n[i] == 0x7f)
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT, "model '%s': name: control character at byte %d", n, (int)i);
+#define CHECK(field, lo, hi) do { if ((st = check_range(n, #field, m->field, lo, hi)) != ARACHNE_OK) return st; } while (0)
+    CHECK(blocks, 1, D);
+    CHECK(hidden, 1, D);
+    CHECK(heads, 1, D);
+    CHECK(kv_heads, 1, D);
+    CHECK(head_dim, 1, D);
+    CHECK(ffn, 0, D);
+    CHECK(vocab, 1, D);
+    CHECK(experts, 0, D);
+    CHECK(gated_mlp, 0, 1);
+    CHECK(qk_norm, 0, 1);
+    CHECK(tied_embeddings, 0, 1);
+    CHECK(mla, 0, 1);
+    if (m->heads % m->kv_heads != 0)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                        "model '%s': heads = %d is not divisible by kv_heads = %d", n, m->heads, m->kv_heads);
+    if (m->experts > 0) {
+        CHECK(top_k, 1, m->experts);
+        CHECK(shared_experts, 0, D);
+        CHECK(expert_ffn, 1, D);
+        CHECK(dense_prefix, 0, m->blocks);
+    } else {
+        CHECK(top_k, 0, 0);
+        CHECK(shared_experts, 0, 0);
+        CHECK(expert_ffn, 0, 0);
+        CHECK(dense_prefix, 0, 0);
+    }
+    if ((m->experts == 0 || m->dense_prefix > 0) && m->ffn < 1)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                        "model '%s': ffn = %d: must be positive when the model has dense blocks", n, m->ffn);
+    if (m->mla) {
+        CHECK(q_lora_rank, 0, D);
+        CHECK(kv_lora_rank, 1, D);
+        CHECK(qk_nope_dim, 1, D);
+        CHECK(qk_rope_dim, 1, D);
+        CHECK(v_head_dim, 1, D);
+        if (m->kv_heads != m->heads)
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                            "model '%s': kv_heads = %d: must equal heads = %d with MLA", n, m->kv_heads, m->heads);
+        if (m->head_dim != m->qk_nope_dim + m->qk_rope_dim)
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                            "model '%s': head_dim = %d: must equal qk_nope_dim + qk_rope_dim = %d with MLA",
+                            n, m->head_dim, m->qk_nope_dim + m->qk_rope_dim);
+        if (m->qk_norm)
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT, "model '%s': qk_norm: not supported with MLA", n);
+    } else {
+        CHECK(q_lora_rank, 0, 0);
+        CHECK(kv_lora_rank, 0, 0);
+        CHECK(qk_nope_dim, 0, 0);
+        CHECK(qk_rope_dim, 0, 0);
+        CHECK(v_head_dim, 0, 0);
+    }
+#undef CHECK
+    return ARACHNE_OK;
+}
+
+/* ---- parameter counts -------------------------------------------------- */
+
+/* Matrices of one MLP: SwiGLU gate/up/down or GELU fc1/fc2. */
+static double mlp_mats(const arachne_model *m) { return m->gated_mlp ? 3.0 : 2.0; }
+
+/* Parameters of the attention GEMMs of one block. */
+static double attn_matmul(const arachne_model *m)
+{
+    double h = m->hidden, H = m->heads;
+    if (m->mla) {
+        double ql = m->q_lora_rank, kl = m->kv_lora_rank, qk = m->qk_nope_dim + m->qk_rope_dim;
+        double q = ql > 0 ? h * ql + ql * H * qk : h * H * qk;
+        return q + h * (kl + m->qk_rope_dim) + kl * H * (m->qk_nope_dim + m->v_head_dim) +
+               H * m->v_head_dim * h;
+    }
+    return h * H * m->head_dim + 2.0 * h * m->kv_heads * m->head_dim + H * m->head_dim * h;
+}
+
+/* Norm weights inside the attention (QK-norm, MLA latent norms) plus the
+ * block's two RMSNorms. */
+static double block_norms(const arachne_model *m)
+{
+    double p = 2.0 * m->hidden;
+    if (m->mla) p += (double)m->q_lora_rank + m->kv_lora_rank;
+    else if (m->qk_norm) p += 2.0 * m->head_dim;
+    return p;
+}
+
+static double one_expert(const arachne_model *m) { return mlp_mats(m) * m->hidden * m->expert_ffn; }
+
+int ar_model_kind_count(const arachne_model *m, int kind)
+{
+    if (!m) return 0;
+    switch (kind) {
+    case AR_LAYER_EMBED: case AR_LAYER_HEAD: return 1;
+    case AR_LAYER_DENSE: return m->experts > 0 ? m->dense_prefix : m->blocks;
+    case AR_LAYER_MOE: return m->experts > 0 ? m->blocks - m->dense_prefix : 0;
+    default: return 0;
+    }
+}
+
+int ar_model_block_kind(const arachne_model *m, int block)
+{
+    if (m->experts > 0 && block >= m->dense_prefix) return AR_LAYER_MOE;
+    return AR_LAYER_DENSE;
+}
+
+int ar_model_finish(arachne_model *m)
+{
+    int st, k;
+    double h, V;
+    if (!m) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "model: NULL");
+    if ((st = validate(m)) != ARACHNE_OK) return st;
+    h = m->hidden;
+    V = m->vocab;
+    for (k = 0; k < AR_LAYER_KINDS; k++) m->params[k] = m->expert_params[k] = m->active_params[k] = 0;
+    m->params[AR_LAYER_EMBED] = m->active_params[AR_LAYER_EMBED] = V * h;
+    m->params[AR_LAYER_HEAD] = m->active_params[AR_LAYER_HEAD] = h + (m->tied_embeddings ? 0.0 : V * h);
+    if (ar_model_kind_count(m, AR_LAYER_DENSE) > 0)
+        m->params[AR_LAYER_DENSE] = m->active_params[AR_LAYER_DENSE] =
+            attn_matmul(m) + block_norms(m) + mlp_mats(m) * h * m->ffn;
+    if (ar_model_kind_count(m, AR_LAYER_MOE) > 0) {
+        double common = attn_matmul(m) + block_norms(m) + h * m->experts + m->shared_experts * one_expert(m);
+        m->expert_params[AR_LAYER_MOE] = m->experts * one_expert(m);
+        m->params[AR_LAYER_MOE] = common + m->expert_params[AR_LAYER_MOE];
+        m->active_params[AR_LAYER_MOE] = common + m->top_k * one_expert(m);
+    }
+    m->total_params = m->params[AR_LAYER_EMBED] + m->params[AR_LAYER_HEAD];
+    m->active_total = m->active_params[AR_LAYER_EMBED] + m->active_params[AR_LAYER_HEAD];
+    for (k = AR_LAYER_DENSE; k <= AR_LAYER_MOE; k++) {
+        m->total_params += ar_model_kind_count(m, k) * m->params[k];
+        m->active_total += ar_model_kind_count(m, k) * m->active_params[k];
+    }
+    return ARACHNE_OK;
+}
+
+/* ---- FLOPs -------------------------------------------------------------- */
+
+/* Attention scores (q.k) and context (p.v) FLOPs per token with seq keys. */
+static double attn_core_flops(const arachne_model *m, double seq)
+{
+    if (m->mla)
+        return 2.0 * seq * m->heads * (m->qk_nope_dim + m->qk_rope_dim) + 2.0 * seq * m->heads * m->v_head_dim;
+    return 2.0 * 2.0 * seq * m->heads * m->head_dim;
+}
+
+double ar_model_flops_fwd(const arachne_model *m, int kind, int seq, int mbs)
+{
+    double per_token, h = m->hidden, s = seq;
+    if ((kind == AR_LAYER_DENSE || kind == AR_LAYER_MOE) && ar_model_kind_count(m, kind) == 0) return 0.0;
+    switch (kind) {
+    case AR_LAYER_EMBED: return 0.0; /* a gather: no arithmetic */
+    case AR_LAYER_HEAD: per_token = 2.0 * h * m->vocab; break;
+    case AR_LAYER_DENSE:
+        per_token = 2.0 * (attn_matmul(m) + mlp_mats(m) * h * m->ffn) + attn_core_flops(m, s);
+        break;
+    case AR_LAYER_MOE:
+        per_token = 2.0 * (attn_matmul(m) + h * m->experts + (m->top_k + m->shared_experts) * one_expert(m)) +
+                    attn_core_flops(m, s);
+        break;
+    default: return 0.0;
+    }
+    return per_token * s * mbs;
+}
+
+/* ---- activation bytes ---------------------------------------------------- */
+
+/* Heads held by one GPU of a TP group of t: KV heads are replicated when
+ * there are fewer of them than GPUs. */
+static double local_heads(int heads, int t) { return heads >= t ? (double)heads / t : 1.0; }
+
+/* Bytes per token (16-bit) stored by the attention half of a block on one
+ * GPU, without the seq x seq terms: norm1 input and output, the q/k/v inputs
+ * of the attention core, the context (out-projection input), and the norm2
+ * input (the residual after attention).  Returns also the heads per GPU. */
+static double attn_bytes_per_token(const arachne_model *m, int t, double *heads_local)
+{
+    double h = m->hidden, Hl = local_heads(m->heads, t), b;
+    b = 2.0 * h / t + 2.0 * h / t;  /* norm1 input (block input) + norm1 output */
+    if (m->mla) {
+        double qk = m->qk_nope_dim + m->qk_rope_dim;
+        if (m->q_lora_rank > 0) b += 2.0 * 2.0 * m->q_lora_rank / t;          /* q_a out, q_a_norm out */
+        b += 2.0 * (m->kv_lora_rank + m->qk_rope_dim) / t + 2.0 * m->kv_lora_rank / t; /* kv_a out, kv_a_norm out */
+        b += 2.0 * Hl * qk * 2.0;                                              /* q and k */
+        b += 2.0 * Hl * m->v_head_dim * 2.0;                                   /* v and context */
+    } else {
+        double KVl = local_heads(m->kv_heads, t), hd = m->head_dim;
+        if (m->qk_norm) b += 2.0 * (Hl + KVl) * hd;                            /* q, k before their norms */
+        b += 2.0 * Hl * hd + 2.0 * KVl * hd + 2.0 * KVl * hd;                  /* q, k, v */
+        b += 2.0 * Hl * hd;                                                    /* context */
+    }
+    b += 2.0 * h / t;  /* norm2 input */
+    *heads_local = Hl;
+    return b;
+}
+
+/* Bytes per token of one MLP's intermediates of width f (before TP). */
+static double mlp_inner_bytes(const arachne_model *m, double f, int t)
+{
+    return (m->gated_mlp ? 6.0 : 4.0) * f / t;
+}
+
+double ar_model_act_bytes(const arachne_model *m, int kind, int seq, int mbs, int tp, int recompute)
+{
+    double s = seq, tokens = (double)seq * mbs, h = m->hidden, t, per_token, Hl = 0;
+    if (tp < 1) tp = 1;
+    t = tp;
+    switch (kind) {
+    case AR_LAYER_EMBED: return 8.0 * tokens;                      /* int64 token ids */
+    case AR_LAYER_HEAD: return tokens * (4.0 * h / t + 4.0 * m->vocab / t); /* norm in/out + fp32 logits */
+    case AR_LAYER_DENSE: case AR_LAYER_MOE:
+        if (ar_model_kind_count(m, kind) == 0) return 0.0; /* the model has no such block */
+        break;
+    default: return 0.0;
+    }
+    if (recompute == AR_RECOMPUTE_FULL) return tokens * 2.0 * h / t;
+    per_token = attn_bytes_per_token(m, tp, &Hl);
+    per_token += 2.0 * h / t;  /* norm2 output: MLP / router / shared-expert input */
+    if (kind == AR_LAYER_DENSE) {
+        per_token += mlp_inner_bytes(m, m->ffn, tp);
+    } else {
+        per_token += 2.0 * m->experts / t;  /* router logits (16-bit) */
+        per_token += m->top_k * (2.0 * h / t + mlp_inner_bytes(m, m->expert_ffn, tp) + 2.0 * h / t);
+        per_token += m->shared_experts * mlp_inner_bytes(m, m->expert_ffn, tp);
+    }
+    if (recompute == AR_RECOMPUTE_NONE) per_token += 2.0 * Hl * s;  /* softmax output, one row per head */
+    else per_token += 4.0 * Hl;                                    /* FlashAttention log-sum-exp (fp32) */
+    return per_token * tokens;
+}
+
+double ar_model_boundary_bytes(const arachne_model *m, int seq, int mbs)
+{
+    return (double)seq * mbs * m->hidden * 2.0;
+}
+
+/* ---- creation and public accessors --------------------------------------- */
+
+int ar_model_create(arachne_model **out, const arachne_model *spec)
+{
+    arachne_model *m;
+    ar_buf b;
+    int st;
+    *out = NULL;
+    m = ar_malloc(sizeof *m);
+    if (!m) return ARACHNE_E_NO_MEMORY;
+    *m = *spec;
+    m->json_cache = NULL;
+    if ((st = ar_model_finish(m)) != ARACHNE_OK) {
+        free(m);
+        return st;
+    }
+    ar_buf_init(&b);
+    ar_model_write_json(m, &b);
+    if ((st = ar_buf_status(&b)) != ARACHNE_OK) {
+        ar_buf_free(&b);
+        free(m);
+        return st;
+    }
+    m->json_cache = b.data; /* ownership moves to the model */
+    *out = m;
+    return ARACHNE_OK;
+}
+
+void arachne_model_destroy(arachne_model *m)
+{
+    if (!m) return;
+    free(m->json_cache);
+    free(m);
+}
+
+int arachne_model_name(const arachne_model *m, const char **out)
+{
+    if (!m || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_model_name: NULL argument");
+    *out = m->name;
+    return ARACHNE_OK;
+}
+
+int arachne_model_get(const arachne_model *m, int field, double *out)
+{
+    double v;
+    if (!m || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_model_get: NULL argument");
+    switch (field) {
+    case ARACHNE_MODEL_BLOCKS: v = m->blocks; break;
+    case ARACHNE_MODEL_HIDDEN: v = m->hidden; break;
+    case ARACHNE_MODEL_HEADS: v = m->heads; break;
+    case ARACHNE_MODEL_KV_HEADS: v = m->kv_heads; break;
+    case ARACHNE_MODEL_HEAD_DIM: v = m->head_dim; break;
+    case ARACHNE_MODEL_FFN: v = m->ffn; break;
+    case ARACHNE_MODEL_VOCAB: v = m->vocab; break;
+    case ARACHNE_MODEL_EXPERTS: v = m->experts; break;
+    case ARACHNE_MODEL_TOP_K: v = m->top_k; break;
+    case ARACHNE_MODEL_SHARED_EXPERTS: v = m->shared_experts; break;
+    case ARACHNE_MODEL_EXPERT_FFN: v = m->expert_ffn; break;
+    case ARACHNE_MODEL_DENSE_PREFIX: v = m->dense_prefix; break;
+    case ARACHNE_MODEL_TOTAL_PARAMS: v = m->total_params; break;
+    case ARACHNE_MODEL_ACTIVE_PARAMS: v = m->active_total; break;
+    case ARACHNE_MODEL_QK_NORM: v = m->qk_norm; break;
+    case ARACHNE_MODEL_GATED_MLP: v = m->gated_mlp; break;
+    case ARACHNE_MODEL_TIED_EMBEDDINGS: v = m->tied_embeddings; break;
+    case ARACHNE_MODEL_MLA: v = m->mla; break;
+    case ARACHNE_MODEL_Q_LORA_RANK: v = m->q_lora_rank; break;
+    case ARACHNE_MODEL_KV_LORA_RANK: v = m->kv_lora_rank; break;
+    case ARACHNE_MODEL_QK_NOPE_DIM: v = m->qk_nope_dim; break;
+    case ARACHNE_MODEL_QK_ROPE_DIM: v = m->qk_rope_dim; break;
+    case ARACHNE_MODEL_V_HEAD_DIM: v = m->v_head_dim; break;
+    case ARACHNE_MODEL_DENSE_BLOCKS: v = ar_model_kind_count(m, AR_LAYER_DENSE); break;
+    case ARACHNE_MODEL_MOE_BLOCKS: v = ar_model_kind_count(m, AR_LAYER_MOE); break;
+    default:
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_model_get: unknown field %d", field);
+    }
+    *out = v;
+    return ARACHNE_OK;
+}
+
+static int check_kind(const char *fn, const arachne_model *m, int kind, const void *out)
+{
+    if (!m || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "%s: NULL argument", fn);
+    if (kind < 0 || kind >= AR_LAYER_KINDS)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "%s: unknown layer kind %d", fn, kind);
+    return ARACHNE_OK;
+}
+
+int arachne_model_layer_params(const arachne_model *m, int kind, double *out)
+{
+    int st = check_kind("arachne_model_layer_params", m, kind, out);
+    if (st) return st;
+    *out = m->params[kind];
+    return ARACHNE_OK;
+}
+
+int arachne_model_layer_flops(const arachne_model *m, int kind, int seq, int mbs, double *out)
+{
+    int st = check_kind("arachne_model_layer_flops", m, kind, out);
+    if (st) return st;
+    if (seq < 1 || mbs < 1)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_model_layer_flops: seq = %d, mbs = %d: must be >= 1",
+                        seq, mbs);
+    *out = ar_model_flops_fwd(m, kind, seq, mbs);
+    return ARACHNE_OK;
+}
+
+int arachne_model_layer_act_bytes(const arachne_model *m, int kind, int seq, int mbs, int tp, int recompute,
+                                  double *out)
+{
+    int st = check_kind("arachne_model_layer_act_bytes", m, kind, out);
+    if (st) return st;
+    if (seq < 1 || mbs < 1 || tp < 1)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                        "arachne_model_layer_act_bytes: seq = %d, mbs = %d, tp = %d: must be >= 1", seq, mbs, tp);
+    if (recompute < AR_RECOMPUTE_NONE || recompute > AR_RECOMPUTE_FULL)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_model_layer_act_bytes: unknown recompute mode %d",
+                        recompute);
+    *out = ar_model_act_bytes(m, kind, seq, mbs, tp, recompute);
+    return ARACHNE_OK;
+}

@@ -1,0 +1,64 @@
+/* model_preset.c -- the built-in model presets (architectures from the
+ * models' published configuration files) and name lookup. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+/* Field order of struct arachne_model:
+ * name, blocks, hidden, heads, kv_heads, head_dim, ffn, vocab,
+ * experts, top_k, shared_experts, expert_ffn, dense_prefix,
+ * gated_mlp, qk_norm, tied_embeddings,
+ * mla, q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim, v_head_dim */
+static const arachne_model presets[] = {
+    /* Meta-Llama-3-8B */
+    { "llama3-8b", 32, 4096, 32, 8, 128, 14336, 128256,
+      0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, {0}, 0, 0, NULL },
+    /* Qwen3-8B */
+    { "qwen3-8b", 36, 4096, 32, 8, 128, 12288, 151936,
+      0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, {0}, 0, 0, NULL },
+    /* Qwen3-32B: 64 heads x 128 = 8192 != hidden 5120 */
+    { "qwen3-32b", 64, 5120, 64, 8, 128, 25600, 151936,
+      0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, {0}, 0, 0, NULL },
+    /* Qwen3-64B of the paper: Qwen3-32B with 128 blocks */
+    { "qwen3-64b", 128, 5120, 64, 8, 128, 25600, 151936,
+      0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, {0}, 0, 0, NULL },
+    /* Qwen3-30B-A3B: every block MoE, 128 experts top-8 */
+    { "qwen3-30b-a3b", 48, 2048, 32, 4, 128, 0, 151936,
+      128, 8, 0, 768, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, {0}, 0, 0, NULL },
+    /* Mixtral-8x7B: every block MoE, 8 experts top-2 */
+    { "mixtral-8x7b", 32, 4096, 32, 8, 128, 0, 32000,
+      8, 2, 0, 14336, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, {0}, 0, 0, NULL },
+    /* DeepSeek-V3 (MTP layer not counted): MLA, 3 dense blocks, then 256
+     * routed experts top-8 + 1 shared */
+    { "deepseek-v3", 61, 7168, 128, 128, 192, 18432, 129280,
+      256, 8, 1, 2048, 3, 1, 0, 0, 1, 1536, 512, 128, 64, 128, {0}, {0}, {0}, 0, 0, NULL },
+};
+
+const arachne_model *ar_model_preset_spec(const char *name)
+{
+    size_t i;
+    if (!name) return NULL;
+    for (i = 0; i < AR_COUNT(presets); i++)
+        if (ar_strcasecmp(presets[i].name, name) == 0) return &presets[i];
+    return NULL;
+}
+
+int arachne_model_preset_count(void) { return (int)AR_COUNT(presets); }
+
+const char *arachne_model_preset_name(int index)
+{
+    if (index < 0 || index >= (int)AR_COUNT(presets)) return NULL;
+    return presets[index].name;
+}
+
+int arachne_model_preset(arachne_model **out, const char *name)
+{
+    const arachne_model *spec;
+    if (out) *out = NULL;
+    if (!out || !name) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_model_preset: NULL argument");
+    spec = ar_model_preset_spec(name);
+    if (!spec) return ar_error(ARACHNE_E_NOT_FOUND, "model preset '%s': no such preset (see arachne models)", name);
+    return ar_model_create(out, spec);
+}
+
