@@ -265,18 +265,17 @@ static void find_oom(fill_ctx *c, oom_info *oi)
 {
     const ar_template *t = &c->ws->trial.t[c->n];
     double best = 0.0;
-    int s;
+    int s, j, R = 0;
+    for (j = 0; j <= c->n; j++) R += c->ws->trial.t[j].replicas;
     oi->stage = -1;
     for (s = 0; s < c->depth; s++) {
-        double have = ar_type_capacity(c->cm, t->stages[s].type), need = t->stages[s].mem_bytes;
         ar_stage_mem mm;
-        if (!(need > 0) && ar_stage_memory(c->cm, t, s, c->r, t->stages[s].edp,
-                                           t->micro_batches > 0 ? t->micro_batches : c->depth, &mm) == ARACHNE_OK) {
-            need = mm.total;
-            have = mm.capacity;
-        }
-        if (have > 0 && need / have > best) {
-            best = need / have; oi->stage = s; oi->need = need; oi->have = have;
+        /* the pricer stops at the first stage that does not fit and keeps no
+         * memory figures: recompute them, with M = depth (every stage holds
+         * its full 1F1B warm-up) */
+        if (ar_stage_memory(c->cm, t, s, R, t->stages[s].edp, c->depth, &mm) != ARACHNE_OK) continue;
+        if (mm.capacity > 0 && mm.total / mm.capacity > best) {
+            best = mm.total / mm.capacity; oi->stage = s; oi->need = mm.total; oi->have = mm.capacity;
             oi->first = t->stages[s].first; oi->end = t->stages[s].end;
         }
     }

@@ -7,18 +7,21 @@
 
 int ar_stage_speed_get(const arachne_cost_model *cm, int type, int tp, int mbs, ar_stage_speed *sp)
 {
-    const char *gpu = cm->cluster->types[type].name;
-    int k, ok = 1;
+    const ar_cost_cache *cc = (const ar_cost_cache *)cm->cache;
+    int k, ok = 1, lt = 0, lm = 0;
+    while ((1 << lt) < tp) lt++;
+    while ((1 << lm) < mbs) lm++;
+    if ((1 << lt) != tp || (1 << lm) != mbs || lt >= AR_TP_LEVELS || lm >= AR_MBS_LEVELS || !cc) {
+        for (k = 0; k < AR_LAYER_KINDS; k++) sp->block_s[k] = -1.0;
+        return 0;
+    }
     for (k = 0; k < AR_LAYER_KINDS; k++) {
-        const ar_profile_entry *e;
-        int needed = k == AR_LAYER_EMBED || k == AR_LAYER_HEAD ||
-                     ar_model_kind_count(cm->model, k) > 0;
+        const ar_cost_entry *e = &cc->tab[type][k][lt][lm];
+        int needed = k == AR_LAYER_EMBED || k == AR_LAYER_HEAD || ar_model_kind_count(cm->model, k) > 0;
         sp->block_s[k] = -1.0;
         if (!needed) continue;
-        e = ar_profile_find(cm->profile, gpu, k, tp, mbs);
-        if (!e) { ok = 0; continue; }
-        sp->block_s[k] = e->fwd_s + e->bwd_s + e->tp_comm_s;
-        if (cm->setup.recompute == AR_RECOMPUTE_FULL) sp->block_s[k] += e->fwd_s;
+        if (!e->present) { ok = 0; continue; }
+        sp->block_s[k] = e->time_s + e->tp_comm_s;
     }
     return ok;
 }

@@ -33,12 +33,7 @@ static arachne_plan *new_plan(const arachne_cost_model *cm)
     return p;
 }
 
-static void free_plan(arachne_plan *p)
-{
-    if (!p) return;
-    ar_plan_clear(p);
-    free(p);
-}
+static void free_plan(arachne_plan *p) { arachne_plan_destroy(p); }
 
 static int pick_allowed(const ar_dec_ctx *c, int j)
 {
@@ -104,8 +99,8 @@ int arachne_search_random(arachne_plan **out, const arachne_cost_model *cm, long
     u.keep.best->evaluations = evals;
     u.keep.best->samples = (int)(rollouts > 0x7fffffffL ? 0x7fffffffL : rollouts);
     u.keep.best->planning_s = ar_now() - t0;
-    free(u.keep.best->json_cache);
-    u.keep.best->json_cache = NULL;
+    st = ar_plan_finish(u.keep.best);
+    if (st) goto done;
     *out = u.keep.best;
     u.keep.best = NULL;
     st = ARACHNE_OK;
@@ -223,8 +218,8 @@ int arachne_search_exhaustive(arachne_plan **out, const arachne_cost_model *cm,
     u.keep.best->evaluations = b.fills;
     u.keep.best->samples = (int)(rollouts > 0x7fffffffL ? 0x7fffffffL : rollouts);
     u.keep.best->planning_s = ar_now() - t0;
-    free(u.keep.best->json_cache);
-    u.keep.best->json_cache = NULL;
+    st = ar_plan_finish(u.keep.best);
+    if (st) goto done;
     *out = u.keep.best;
     u.keep.best = NULL;
     st = ARACHNE_OK;
