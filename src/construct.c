@@ -131,7 +131,48 @@ typedef struct look {
     const arachne_plan *plan;
     long supply[AR_MAX_TYPES][AR_MAX_TP_LOG + 1];
     long demand[AR_MAX_TYPES][AR_MAX_TP_LOG + 1];
+    double need[AR_MAX_DEPTH + 1]; /* lower bound on one replica's bytes, per depth */
+    double gpu_cap[AR_MAX_TYPES];  /* usable bytes of one GPU after the fixed overhead */
+    double stage_cap;              /* most bytes one stage can hold (one replica) */
 } look;
+
+/* Memory bound of one replica (weights, gradients and optimizer state only,
+ * every bound taken in the direction that makes it smaller):
+ *   dense parameters D are held once per replica (optimizer state divided by
+ *   the most replicas possible under ZeRO-1), routed-expert parameters E are
+ *   spread over at most r_max replicas of the template.  A partial template
+ *   whose fixed stages plus the largest possible remaining stages cannot hold
+ *   it has no completion. */
+static void look_bounds(look *L)
+{
+    const arachne_cost_model *cm = L->b->cm;
+    const ar_cost_cache *cc = (const ar_cost_cache *)cm->cache;
+    const ar_setup *su = &cm->setup;
+    const ar_avail *a = &L->b->avail;
+    int k, t, d, free_total = ar_avail_total(a), R0 = 0;
+    double D = 0.0, E = 0.0;
+    for (k = 0; k < AR_LAYER_KINDS; k++) {
+        int n = (k == AR_LAYER_EMBED || k == AR_LAYER_HEAD) ? 1 : ar_model_kind_count(cm->model, k);
+        D += n * cc->dense_params[k];
+        E += n * cc->expert_params[k];
+    }
+    for (k = 0; k < L->plan->ntemplates; k++) R0 += L->plan->t[k].replicas;
+    for (d = 1; d <= AR_MAX_DEPTH; d++) {
+        double rmax = (double)(free_total / d > 0 ? free_total / d : 1);
+        double Rmax = R0 + rmax;
+        L->need[d] = (su->weight_bytes + su->grad_bytes) * D + su->optim_bytes * D / (su->dist_optimizer ? Rmax : 1.0) +
+                     (su->weight_bytes + su->grad_bytes + (su->dist_optimizer ? 0.0 : su->optim_bytes)) * E / rmax;
+    }
+    L->stage_cap = 0.0;
+    for (t = 0; t < cm->cluster->ntypes; t++) {
+        double c = ar_type_capacity(cm, t) - AR_FRAMEWORK_OVERHEAD_BYTES;
+        int tp = a->type_max_free[t];
+        L->gpu_cap[t] = c > 0 ? c : 0.0;
+        if (tp > (1 << (L->b->ntp - 1))) tp = 1 << (L->b->ntp - 1);
+        if (tp > 0) tp = 1 << ilog2(tp);
+        if (L->gpu_cap[t] * tp > L->stage_cap) L->stage_cap = L->gpu_cap[t] * tp;
+    }
+}
 
 static void look_supply(look *L)
 {
@@ -187,12 +228,13 @@ static int witness_match(const ar_builder *b, int depth, int nfixed, int fixed_t
 }
 
 /* Depth-first search for a completion of q_types/q_tps[0, i) to depth.
- * fixed_type >= 0 pins stage i's type. */
-static int dfs(look *L, int depth, int i, int fixed_type)
+ * fixed_type >= 0 pins stage i's type.  cap: bytes the stages [0, i) hold. */
+static int dfs(look *L, int depth, int i, int fixed_type, double cap)
 {
     ar_builder *b = L->b;
     const ar_avail *a = &b->avail;
     int ti, k;
+    if (cap + (depth - i) * L->stage_cap < L->need[depth]) return 0;
     if (b->budget_left <= 0) return 0;
     b->budget_left--;
     if (i == depth) {
@@ -218,7 +260,7 @@ static int dfs(look *L, int depth, int i, int fixed_type)
             if (!demand_push(L, t, tp)) continue;
             b->q_types[i] = t;
             b->q_tps[i] = tp;
-            found = dfs(L, depth, i + 1, -1);
+            found = dfs(L, depth, i + 1, -1, cap + tp * L->gpu_cap[t]);
             demand_pop(L, t, tp);
             if (found) return 1;
             if (b->budget_left <= 0) return 0;
@@ -233,12 +275,14 @@ static int dfs(look *L, int depth, int i, int fixed_type)
 static int query(look *L, int depth, int nfixed, int fixed_type)
 {
     ar_builder *b = L->b;
-    int found;
+    int found, s;
+    double cap = 0.0;
     b->queries++;
     if (witness_match(b, depth, nfixed, fixed_type)) return 1;
     demand_set(L, nfixed, b->q_types, b->q_tps);
+    for (s = 0; s < nfixed; s++) cap += b->q_tps[s] * L->gpu_cap[b->q_types[s]];
     b->budget_left = b->opts.lookahead_budget + 2 * depth;
-    found = dfs(L, depth, nfixed, fixed_type);
+    found = dfs(L, depth, nfixed, fixed_type, cap);
     if (!found && b->budget_left <= 0) b->budget_outs++;
     return found;
 }
@@ -334,6 +378,7 @@ int ar_builder_run(ar_builder *b, ar_decide_fn fn, void *user, arachne_plan *out
         if (rec) { memset(rec, 0, sizeof *rec); rec->first_dec = trace->ndec; rec->thr_before = before; }
         b->wn = 0;
         look_supply(&L);
+        look_bounds(&L);
         memset(&c, 0, sizeof c);
         c.step = step; c.avail = &b->avail; c.plan = out; c.cm = cm; c.max_depth = b->max_depth;
         c.types = types; c.tps = tps; c.type_left = type_left; c.mask = mask;

@@ -560,6 +560,10 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
         if (st == ARACHNE_OK) {
             any_fit = 1;
             if (mode == AR_FILL_CHECK) break;
+        } else if (mode == AR_FILL_CHECK) {
+            /* memory grows with the micro-batch: when the smallest size
+             * fits no split, the check stops (conservative) */
+            break;
         } else if (st == ARACHNE_E_OUT_OF_MEMORY_PLAN) {
             last_err = st;
             if (oom.stage >= 0) { small_oom = oom; small_oom.mbs = mbs; }
