@@ -15,6 +15,7 @@
  * TP choice of a template is allowed only when the trial fill of exactly
  * that template succeeded, and the real fill (AR_FILL_BEST) prices a
  * superset of the candidates the trial fill tried, so it succeeds too. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,36 +133,66 @@ typedef struct look {
     long supply[AR_MAX_TYPES][AR_MAX_TP_LOG + 1];
     long demand[AR_MAX_TYPES][AR_MAX_TP_LOG + 1];
     double need[AR_MAX_DEPTH + 1]; /* lower bound on one replica's bytes, per depth */
+    double blk[AR_MAX_DEPTH + 1];  /* lower bound on the bytes of one block (one replica) */
+    double embed[AR_MAX_DEPTH + 1], head[AR_MAX_DEPTH + 1];
     double gpu_cap[AR_MAX_TYPES];  /* usable bytes of one GPU after the fixed overhead */
     double stage_cap;              /* most bytes one stage can hold (one replica) */
 } look;
 
-/* Memory bound of one replica (weights, gradients and optimizer state only,
- * every bound taken in the direction that makes it smaller):
- *   dense parameters D are held once per replica (optimizer state divided by
- *   the most replicas possible under ZeRO-1), routed-expert parameters E are
- *   spread over at most r_max replicas of the template.  A partial template
- *   whose fixed stages plus the largest possible remaining stages cannot hold
- *   it has no completion. */
+/* Memory bounds of one replica (weights, gradients, optimizer state, one
+ * micro-batch of activations; every term taken in the direction that makes
+ * it smaller): dense parameters are held once per replica (optimizer state
+ * divided by the most replicas possible under ZeRO-1); routed-expert
+ * parameters are spread over at most r_max replicas of the template.
+ *  - bytes: the stages of a replica must hold need[d] bytes in all;
+ *  - blocks: a stage of capacity C holds at most floor(C / blk[d]) blocks
+ *    (blk: the cheapest block), the first stage also the embedding and the
+ *    last the head; the stages together must hold every block, each at
+ *    least one.
+ * A partial template whose fixed stages plus the largest possible remaining
+ * stages fail either test has no completion. */
 static void look_bounds(look *L)
 {
     const arachne_cost_model *cm = L->b->cm;
     const ar_cost_cache *cc = (const ar_cost_cache *)cm->cache;
     const ar_setup *su = &cm->setup;
     const ar_avail *a = &L->b->avail;
-    int k, t, d, free_total = ar_avail_total(a), R0 = 0;
-    double D = 0.0, E = 0.0;
+    int k, t, d, lt, lm, free_total = ar_avail_total(a), R0 = 0;
+    double D = 0.0, E = 0.0, act[AR_LAYER_KINDS], wg = su->weight_bytes + su->grad_bytes;
     for (k = 0; k < AR_LAYER_KINDS; k++) {
         int n = (k == AR_LAYER_EMBED || k == AR_LAYER_HEAD) ? 1 : ar_model_kind_count(cm->model, k);
         D += n * cc->dense_params[k];
         E += n * cc->expert_params[k];
+        /* least activation bytes of one layer over a whole TP group */
+        act[k] = -1.0;
+        for (t = 0; t < cm->cluster->ntypes; t++)
+            for (lt = 0; lt < AR_TP_LEVELS; lt++)
+                for (lm = 0; lm < AR_MBS_LEVELS; lm++) {
+                    const ar_cost_entry *e = &cc->tab[t][k][lt][lm];
+                    double v;
+                    if (!e->present) continue;
+                    v = e->act_bytes * (double)(1 << lt);
+                    if (act[k] < 0 || v < act[k]) act[k] = v;
+                }
+        if (act[k] < 0) act[k] = 0.0;
     }
     for (k = 0; k < L->plan->ntemplates; k++) R0 += L->plan->t[k].replicas;
     for (d = 1; d <= AR_MAX_DEPTH; d++) {
         double rmax = (double)(free_total / d > 0 ? free_total / d : 1);
         double Rmax = R0 + rmax;
-        L->need[d] = (su->weight_bytes + su->grad_bytes) * D + su->optim_bytes * D / (su->dist_optimizer ? Rmax : 1.0) +
-                     (su->weight_bytes + su->grad_bytes + (su->dist_optimizer ? 0.0 : su->optim_bytes)) * E / rmax;
+        double ob_d = su->optim_bytes / (su->dist_optimizer ? Rmax : 1.0);
+        double ob_e = su->dist_optimizer ? 0.0 : su->optim_bytes;
+        double blk = -1.0;
+        L->need[d] = (wg + su->optim_bytes / (su->dist_optimizer ? Rmax : 1.0)) * D + (wg + ob_e) * E / rmax;
+        for (k = AR_LAYER_DENSE; k <= AR_LAYER_MOE; k++) {
+            double v;
+            if (ar_model_kind_count(cm->model, k) <= 0) continue;
+            v = (wg + ob_d) * cc->dense_params[k] + (wg + ob_e) * cc->expert_params[k] / rmax + act[k];
+            if (blk < 0 || v < blk) blk = v;
+        }
+        L->blk[d] = blk > 0 ? blk : 1.0;
+        L->embed[d] = (wg + ob_d) * cc->dense_params[AR_LAYER_EMBED] + act[AR_LAYER_EMBED];
+        L->head[d] = (wg + ob_d) * cc->dense_params[AR_LAYER_HEAD] + act[AR_LAYER_HEAD];
     }
     L->stage_cap = 0.0;
     for (t = 0; t < cm->cluster->ntypes; t++) {
@@ -172,6 +203,16 @@ static void look_bounds(look *L)
         if (tp > 0) tp = 1 << ilog2(tp);
         if (L->gpu_cap[t] * tp > L->stage_cap) L->stage_cap = L->gpu_cap[t] * tp;
     }
+}
+
+/* Blocks a stage of `cap` bytes can hold at depth d (negative: not even its
+ * embedding / head). */
+static double stage_blocks(const look *L, int d, int s, double cap)
+{
+    if (s == 0) cap -= L->embed[d];
+    if (s == d - 1) cap -= L->head[d];
+    if (cap < 0) return -1.0;
+    return floor(cap / L->blk[d]);
 }
 
 static void look_supply(look *L)
@@ -228,13 +269,15 @@ static int witness_match(const ar_builder *b, int depth, int nfixed, int fixed_t
 }
 
 /* Depth-first search for a completion of q_types/q_tps[0, i) to depth.
- * fixed_type >= 0 pins stage i's type.  cap: bytes the stages [0, i) hold. */
-static int dfs(look *L, int depth, int i, int fixed_type, double cap)
+ * fixed_type >= 0 pins stage i's type.  cap: bytes the stages [0, i) hold;
+ * nb: blocks they can hold at most. */
+static int dfs(look *L, int depth, int i, int fixed_type, double cap, double nb)
 {
     ar_builder *b = L->b;
     const ar_avail *a = &b->avail;
     int ti, k;
     if (cap + (depth - i) * L->stage_cap < L->need[depth]) return 0;
+    if (nb + (depth - i) * floor(L->stage_cap / L->blk[depth]) < b->cm->model->blocks) return 0;
     if (b->budget_left <= 0) return 0;
     b->budget_left--;
     if (i == depth) {
@@ -256,11 +299,14 @@ static int dfs(look *L, int depth, int i, int fixed_type, double cap)
         if (a->type_free[t] <= 0) continue;
         for (k = ilog2(a->type_max_free[t]); k >= 0; k--) {
             int tp = 1 << k, found;
+            double sb;
             if (k >= b->ntp) continue;
+            sb = stage_blocks(L, depth, i, tp * L->gpu_cap[t]);
+            if (sb < 1.0) continue; /* cannot hold one block (smaller TP holds less) */
             if (!demand_push(L, t, tp)) continue;
             b->q_types[i] = t;
             b->q_tps[i] = tp;
-            found = dfs(L, depth, i + 1, -1, cap + tp * L->gpu_cap[t]);
+            found = dfs(L, depth, i + 1, -1, cap + tp * L->gpu_cap[t], nb + sb);
             demand_pop(L, t, tp);
             if (found) return 1;
             if (b->budget_left <= 0) return 0;
@@ -276,14 +322,23 @@ static int query(look *L, int depth, int nfixed, int fixed_type)
 {
     ar_builder *b = L->b;
     int found, s;
-    double cap = 0.0;
+    double cap = 0.0, nb = 0.0;
     b->queries++;
     if (witness_match(b, depth, nfixed, fixed_type)) return 1;
     demand_set(L, nfixed, b->q_types, b->q_tps);
-    for (s = 0; s < nfixed; s++) cap += b->q_tps[s] * L->gpu_cap[b->q_types[s]];
+    for (s = 0; s < nfixed; s++) {
+        double c = b->q_tps[s] * L->gpu_cap[b->q_types[s]], sb = stage_blocks(L, depth, s, c);
+        if (sb < 1.0) return 0;
+        cap += c;
+        nb += sb;
+    }
     b->budget_left = b->opts.lookahead_budget + 2 * depth;
-    found = dfs(L, depth, nfixed, fixed_type, cap);
-    if (!found && b->budget_left <= 0) b->budget_outs++;
+    found = dfs(L, depth, nfixed, fixed_type, cap, nb);
+    if (!found && b->budget_left <= 0) {
+        b->budget_outs++;
+        if (getenv("AR_DEBUG_LOOK")) fprintf(stderr, "budget out: plan %d templates, depth %d nfixed %d fixed_type %d free %d batch_left %d\n",
+            L->plan->ntemplates, depth, nfixed, fixed_type, ar_avail_total(&b->avail), b->cm->setup.global_batch - ar_plan_batch_floor(L->plan));
+    }
     return found;
 }
 
@@ -326,8 +381,12 @@ static int infeasible_start(ar_builder *b, arachne_plan *plan)
         return ar_error(ARACHNE_E_INFEASIBLE,
                         "no first template was found within the lookahead budget (%d nodes per query); "
                         "raise the budget", b->opts.lookahead_budget);
-    return ar_error(ARACHNE_E_INFEASIBLE, "no template of depth 1..%d fits %s on this cluster; for example %s",
-                    b->max_depth, cm->model->name, arachne_last_error());
+    {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", arachne_last_error());
+        return ar_error(ARACHNE_E_INFEASIBLE, "no template of depth 1..%d fits %s on this cluster; for example %s",
+                        b->max_depth, cm->model->name, msg);
+    }
 }
 
 /* ---------------------------------------------------------------------- */

@@ -281,12 +281,45 @@ static void find_oom(fill_ctx *c, oom_info *oi)
     }
 }
 
+/* Memory of stage s of the candidate at its least (every replica of the
+ * cluster sharing optimizer state, one micro-batch in flight) or at its
+ * most (only this template's replicas, the full 1F1B warm-up in flight). */
+static int stage_mem(fill_ctx *c, int s, int most, ar_stage_mem *mm)
+{
+    const ar_template *t = &c->ws->trial.t[c->n];
+    if (most) return ar_stage_memory(c->cm, t, s, c->r, t->stages[s].edp, c->depth, mm);
+    return ar_stage_memory(c->cm, t, s, 1 << 30, 1 << 30, 1, mm);
+}
+
+/* Screens the candidate in trial slot n before pricing: 0 when some stage
+ * cannot fit even at its least memory (oi names it), 1 when every stage
+ * fits even at its most, 2 otherwise. */
+static int mem_screen(fill_ctx *c, oom_info *oi)
+{
+    const ar_template *t = &c->ws->trial.t[c->n];
+    ar_stage_mem mm;
+    int s, all = 1;
+    for (s = 0; s < c->depth; s++) {
+        if (stage_mem(c, s, 0, &mm) != ARACHNE_OK) return 2; /* let pricing report it */
+        if (mm.total > mm.capacity) {
+            if (oi) {
+                oi->stage = s; oi->need = mm.total; oi->have = mm.capacity;
+                oi->first = t->stages[s].first; oi->end = t->stages[s].end;
+            }
+            return 0;
+        }
+        if (all && (stage_mem(c, s, 1, &mm) != ARACHNE_OK || mm.total > mm.capacity)) all = 0;
+    }
+    return all ? 1 : 2;
+}
+
 /* Prices trial = plan + candidate.  OK (iteration in *iter_s),
  * ARACHNE_E_OUT_OF_MEMORY_PLAN (oi filled), or another pricing error. */
 static int price(fill_ctx *c, const int *firsts, const int *tile, double *iter_s, oom_info *oi)
 {
     int st;
     put_template(c, firsts, tile);
+    if (mem_screen(c, oi) == 0) return ARACHNE_E_OUT_OF_MEMORY_PLAN;
     st = ar_plan_price_placed(c->cm, &c->ws->trial, (const ar_stage_place (*)[AR_MAX_DEPTH])c->ws->place);
     c->ws->pricings++;
     if (st == ARACHNE_OK) { *iter_s = c->ws->trial.iteration_s; return st; }
@@ -489,7 +522,7 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
     fill_cand best;
     oom_info oom, small_oom = { -1, 0.0, 0.0, 0, 0, 0 };
     int s, k, rpack, batch_left, nmbs = 0, mbs_list[AR_MAX_MBS_LOG + 1], st, missing_stage = -1;
-    int last_err = ARACHNE_OK, any_fit = 0;
+    int last_err = ARACHNE_OK, any_fit = 0, expert_fallback;
 
     if (!a || !plan || !types || !tps)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "fill: NULL argument");
@@ -540,6 +573,7 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
             why(ws, mode, "no profiled micro-batch size fits the %d samples of the global batch left", batch_left);
         goto infeasible;
     }
+    expert_fallback = cm->setup.expert_tiling && m->experts > 0;
     st = ws_sync(ws, plan);
     if (st) return st;
     memset(&best, 0, sizeof best);
@@ -547,29 +581,43 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
     /* CHECK mode tries the smallest (most likely to fit) first */
     for (k = 0; k < nmbs; k++) {
         int mbs = mode == AR_FILL_CHECK ? mbs_list[nmbs - 1 - k] : mbs_list[k];
-        int r = AR_MIN(rpack, batch_left / mbs);
-        if (r < 1) continue;
-        c.mbs = mbs;
-        if (c.r != r) { c.r = r; c.tiles_w = 0; }
-        build_tiles(&c);
-        st = place(&c, a);
-        if (st) { ws->trial.ntemplates = c.n; ws->trial.nranks = plan->nranks; return st; }
-        for (s = 0; s < depth; s++) (void)ar_stage_speed_get(cm, types[s], tps[s], mbs, &c.sp[s]);
-        oom.stage = -1;
-        st = eval_mbs(&c, &best, &oom);
-        if (st == ARACHNE_OK) {
-            any_fit = 1;
-            if (mode == AR_FILL_CHECK) break;
-        } else if (mode == AR_FILL_CHECK) {
-            /* memory grows with the micro-batch: when the smallest size
-             * fits no split, the check stops (conservative) */
-            break;
-        } else if (st == ARACHNE_E_OUT_OF_MEMORY_PLAN) {
-            last_err = st;
-            if (oom.stage >= 0) { small_oom = oom; small_oom.mbs = mbs; }
-        } else {
-            last_err = st;
+        int rlist[2], nr = 0, ri, fit_here = 0;
+        rlist[nr++] = AR_MIN(rpack, batch_left / mbs);
+        if (rlist[0] < 1) continue;
+        /* An MoE stage's EP x ETP must divide tp x replicas and EP the
+         * (power-of-two) expert count: an odd replica count can leave no
+         * tiling that fits.  The largest power of two below is the fallback. */
+        if (expert_fallback) {
+            int p2 = 1;
+            while (p2 * 2 <= rlist[0]) p2 *= 2;
+            if (p2 != rlist[0]) rlist[nr++] = p2;
         }
+        for (ri = 0; ri < nr; ri++) {
+            int r = rlist[ri];
+            c.mbs = mbs;
+            if (c.r != r) { c.r = r; c.tiles_w = 0; }
+            build_tiles(&c);
+            st = place(&c, a);
+            if (st) { ws->trial.ntemplates = c.n; ws->trial.nranks = plan->nranks; return st; }
+            for (s = 0; s < depth; s++) (void)ar_stage_speed_get(cm, types[s], tps[s], mbs, &c.sp[s]);
+            oom.stage = -1;
+            st = eval_mbs(&c, &best, &oom);
+            if (st == ARACHNE_OK) {
+                any_fit = fit_here = 1;
+                break; /* fewer replicas only when the most do not fit */
+            } else if (st == ARACHNE_E_OUT_OF_MEMORY_PLAN) {
+                last_err = st;
+                if (oom.stage >= 0 && (small_oom.stage < 0 || mode != AR_FILL_CHECK)) { small_oom = oom; small_oom.mbs = mbs; }
+            } else {
+                last_err = st;
+            }
+        }
+        if (mode == AR_FILL_CHECK) {
+            /* memory grows with the micro-batch: when the smallest size
+             * fits no split, the check stops there (conservative) */
+            break;
+        }
+        (void)fit_here;
     }
     /* restore the trial to mirror the plan */
     ws->trial.ntemplates = c.n;
@@ -591,7 +639,9 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
             why(ws, mode, "no split of %d blocks over %d stages fits in memory at any micro-batch size (%d..%d)",
                 m->blocks, depth, mbs_list[nmbs - 1], mbs_list[0]);
         } else {
-            why(ws, mode, "no candidate of the template could be priced: %s", arachne_last_error());
+            char msg[200];
+            snprintf(msg, sizeof msg, "%s", arachne_last_error());
+            why(ws, mode, "no candidate of the template could be priced: %s", msg);
         }
         goto infeasible;
     }
