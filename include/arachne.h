@@ -163,6 +163,128 @@ ARACHNE_API int arachne_gpu_get(const char *name, int field, double *out);
 
 /* @@SECTION cluster@@ */
 
+/* A cluster is a list of nodes; each node holds 1..1024 GPUs of one type.
+ * Nodes are numbered 0..N-1, grouped per GPU type in the order the types
+ * first appeared, and inside a type in the order they were added.  Types
+ * come from the built-in catalog (added on first use) or are given by the
+ * caller (arachne_cluster_add_gpu_type).  Limits: 16 GPU types, 1,000,000
+ * GPUs in total.  Text forms (docs/formats.md):
+ *   compact  "a100-40:32x4,a6000:8x4+16x1,h100:16x8"  (TYPE:NODESxGPUS[+...],...)
+ *   JSON     {"format":"arachne-cluster","version":1,"nodes":[...],...}
+ * Threads: functions that take a const cluster only read it, so a built
+ * cluster may be shared by any number of threads; the mutators (add_, set_)
+ * need exclusive use.  Borrowed strings stay valid until the next mutator
+ * call on, or the destruction of, that cluster. */
+
+/** Creates an empty cluster in *out (destroy with arachne_cluster_destroy).
+ *  ARACHNE_E_INVALID_ARGUMENT (NULL out) or ARACHNE_E_NO_MEMORY; *out is
+ *  NULL on failure. */
+ARACHNE_API int arachne_cluster_create(arachne_cluster **out);
+
+/** Parses a compact spec such as "a100-40:32x4,a6000:8x4+16x1,h100:16x8":
+ *  comma-separated TYPE:GROUP[+GROUP...] with GROUP = NODESxGPUS (nodes of
+ *  that many GPUs), spaces allowed around tokens, GPU names as in
+ *  arachne_gpu_canonical_name; a type given twice merges.  Errors name the
+ *  spec and the 1-based character offset: ARACHNE_E_PARSE (syntax, zero or
+ *  negative counts, a node over 1024 GPUs, over 1,000,000 GPUs),
+ *  ARACHNE_E_NOT_FOUND (unknown GPU type).  *out is NULL on failure. */
+ARACHNE_API int arachne_cluster_parse(arachne_cluster **out, const char *spec);
+
+/** Reads a cluster from JSON text json[0..len) (schema: docs/formats.md).
+ *  Unknown keys, missing keys, wrong types, bad values are ARACHNE_E_PARSE
+ *  with "<cluster json>:LINE:COL: ..."; unknown GPU types ARACHNE_E_NOT_FOUND;
+ *  a newer format version ARACHNE_E_UNSUPPORTED. */
+ARACHNE_API int arachne_cluster_from_json(arachne_cluster **out, const char *json, size_t len);
+
+/** Reads a cluster JSON file; messages start with "PATH:LINE:COL: ".
+ *  ARACHNE_E_IO if the file cannot be read; otherwise as from_json. */
+ARACHNE_API int arachne_cluster_load(arachne_cluster **out, const char *path);
+
+/** Loads spec_or_path as a file when it names an existing file or ends in
+ *  ".json", else parses it as a compact spec. */
+ARACHNE_API int arachne_cluster_open(arachne_cluster **out, const char *spec_or_path);
+
+/** Writes the JSON form to path atomically (temporary file + rename; the
+ *  old file is untouched on failure).  ARACHNE_E_IO with the path. */
+ARACHNE_API int arachne_cluster_save(const arachne_cluster *c, const char *path);
+
+/** Frees a cluster.  NULL is a no-op. */
+ARACHNE_API void arachne_cluster_destroy(arachne_cluster *c);
+
+/** Adds a GPU type of the caller's own, or overrides the figures of one
+ *  already in the cluster or in the catalog (matched by name or alias).
+ *  SI units: mem_bytes bytes, flops FLOP/s, hbm_bw / intra_bw / inter_bw
+ *  bytes/s (intra and inter per direction, inter per GPU); all finite > 0.
+ *  Latencies keep the catalog values (new types: 5e-6 s intra, 10e-6 s
+ *  inter; change them with arachne_cluster_set_gpu_field).  The name is
+ *  1-31 characters of letters, digits, '-', '_', '.'.  Such types are
+ *  written to the JSON form ("gpu_types").  ARACHNE_E_INVALID_ARGUMENT for a
+ *  bad name or value, or a 17th type. */
+ARACHNE_API int arachne_cluster_add_gpu_type(arachne_cluster *c, const char *name, double mem_bytes, double flops,
+                                             double hbm_bw, double intra_bw, double inter_bw);
+
+/** Sets one field (an arachne_gpu_field, SI units, finite > 0) of a GPU type
+ *  in the cluster; the type then counts as user-given.  ARACHNE_E_NOT_FOUND
+ *  if the type is not in the cluster, ARACHNE_E_INVALID_ARGUMENT for a bad
+ *  field or value. */
+ARACHNE_API int arachne_cluster_set_gpu_field(arachne_cluster *c, const char *type, int field, double value);
+
+/** Adds `count` nodes of `gpus_per_node` GPUs of `type` (catalog types are
+ *  added on first use).  ARACHNE_E_NOT_FOUND for an unknown type,
+ *  ARACHNE_E_INVALID_ARGUMENT for count < 1, gpus_per_node outside
+ *  [1, 1024], or a total above 1,000,000 GPUs (the cluster is unchanged). */
+ARACHNE_API int arachne_cluster_add_nodes(arachne_cluster *c, const char *type, int count, int gpus_per_node);
+
+/** Sets the bandwidth (bytes/s per GPU per direction, finite > 0) of a
+ *  transfer across nodes between a GPU of type_a and one of type_b (either
+ *  order; the same type twice sets its own inter-node figure).  Default:
+ *  the smaller of the two types' inter-node bandwidths.  Both types must be
+ *  in the cluster (ARACHNE_E_NOT_FOUND). */
+ARACHNE_API int arachne_cluster_set_link_bandwidth(arachne_cluster *c, const char *type_a, const char *type_b,
+                                                   double bytes_per_s);
+
+/** Bandwidth across nodes between type_a and type_b, bytes/s (explicit or
+ *  default).  ARACHNE_E_NOT_FOUND if a type is not in the cluster. */
+ARACHNE_API int arachne_cluster_link_bandwidth(const arachne_cluster *c, const char *type_a, const char *type_b,
+                                               double *out);
+
+/** Number of GPU types in the cluster. */
+ARACHNE_API int arachne_cluster_type_count(const arachne_cluster *c, int *out);
+
+/** Name of type `index` (canonical catalog name such as "A100-40", or the
+ *  caller's name); borrowed.  ARACHNE_E_INVALID_ARGUMENT for a bad index. */
+ARACHNE_API int arachne_cluster_type_name(const arachne_cluster *c, int index, const char **out);
+
+/** GPUs in the cluster, of one type or of all (type NULL).  A catalog type
+ *  absent from the cluster counts 0; an unknown name is ARACHNE_E_NOT_FOUND. */
+ARACHNE_API int arachne_cluster_gpu_count(const arachne_cluster *c, const char *type, int *out);
+
+/** Nodes in the cluster, of one type or of all (type NULL); as gpu_count. */
+ARACHNE_API int arachne_cluster_node_count(const arachne_cluster *c, const char *type, int *out);
+
+/** Type (borrowed name) and GPU count of node `node` (0-based); either
+ *  output may be NULL.  ARACHNE_E_INVALID_ARGUMENT for a bad index. */
+ARACHNE_API int arachne_cluster_node(const arachne_cluster *c, int node, const char **type, int *gpus);
+
+/** GPUs in the largest node of a type, or of any type (type NULL); 0 when
+ *  there is none.  As gpu_count for the type argument. */
+ARACHNE_API int arachne_cluster_largest_node(const arachne_cluster *c, const char *type, int *out);
+
+/** The compact form (borrowed): lowercase canonical names, per type the
+ *  node groups in order with consecutive equal sizes merged; "" for an
+ *  empty cluster.  arachne_cluster_parse of it gives the same nodes (the
+ *  figures of user-given types travel only in the JSON form). */
+ARACHNE_API int arachne_cluster_to_string(const arachne_cluster *c, const char **out);
+
+/** The JSON form (borrowed, ends with a newline); reading it back gives a
+ *  cluster that writes the same bytes. */
+ARACHNE_API int arachne_cluster_to_json(const arachne_cluster *c, const char **out);
+
+/** One field (an arachne_gpu_field, SI units) of a GPU type in the cluster,
+ *  by name or alias.  ARACHNE_E_NOT_FOUND if the type is not in the cluster,
+ *  ARACHNE_E_INVALID_ARGUMENT for a bad field. */
+ARACHNE_API int arachne_cluster_gpu_get(const arachne_cluster *c, const char *type, int field, double *out);
+
 /* @@SECTION model@@ */
 
 /** Layer kinds of a model.  Values are pinned.  A model is an embedding,
@@ -301,7 +423,177 @@ ARACHNE_API int arachne_model_layer_act_bytes(const arachne_model *m, int kind, 
 
 /* @@SECTION profile@@ */
 
+/* A profile table holds, per (GPU type, layer kind, TP degree, micro-batch
+ * size), the seconds and activation bytes of ONE layer on one GPU of the TP
+ * group, for one sequence length.  Lookup is by exact key: a key the table
+ * does not hold is outside the search space (ARACHNE_E_NOT_FOUND).  Keys:
+ * GPU names are compared case-insensitively; a catalog alias ("a100-40gb")
+ * is stored and matched under its canonical name ("A100-40").  kind is an
+ * arachne_layer_kind; tp is a power of two 1..1024; mbs is 1..1048576.
+ * Values: fwd_s / bwd_s are forward / backward seconds (backward without
+ * recomputation), tp_comm_s the TP collective seconds of forward plus
+ * backward (0 when tp == 1, and 0 for imported measurements whose times
+ * already include the collectives), act_bytes the bytes one GPU keeps for
+ * backward under selective recomputation (the cost model scales it for the
+ * other modes).  Every value is finite and >= 0.
+ * Threads: a table may be shared read-only (lookup, count, to_json, save)
+ * by any number of threads; add and destroy need exclusive access.
+ * Format of the JSON file: docs/formats.md ("Profile"); generator and
+ * importer: docs/profiles.md. */
+
+/** Creates an empty table for model_name (1..63 bytes) at seq_len tokens per
+ *  sequence (>= 1).  *out is NULL on failure.  ARACHNE_E_INVALID_ARGUMENT,
+ *  ARACHNE_E_NO_MEMORY.  Release with arachne_profile_destroy(). */
+ARACHNE_API int arachne_profile_create(arachne_profile **out, const char *model_name, int seq_len);
+
+/** Frees the table.  NULL is a no-op. */
+ARACHNE_API void arachne_profile_destroy(arachne_profile *p);
+
+/** Adds one entry (units: seconds, bytes).  An entry with the same key
+ *  REPLACES the old one (so measured entries can be laid over generated
+ *  ones).  ARACHNE_E_INVALID_ARGUMENT, naming the entry, for an empty or too
+ *  long GPU name (31 bytes max), an unknown kind, tp not a power of two in
+ *  1..1024, mbs outside 1..1048576, or a negative or non-finite value. */
+ARACHNE_API int arachne_profile_add(arachne_profile *p, const char *gpu, int kind, int tp, int mbs,
+                                    double fwd_s, double bwd_s, double tp_comm_s, double act_bytes);
+
+/** Exact-key lookup.  Any of the four outputs may be NULL.
+ *  ARACHNE_E_NOT_FOUND (with a message naming the key) when the table has
+ *  no such entry; ARACHNE_E_INVALID_ARGUMENT for NULL p or gpu.  Read-only:
+ *  safe from many threads at once. */
+ARACHNE_API int arachne_profile_lookup(const arachne_profile *p, const char *gpu, int kind, int tp, int mbs,
+                                       double *fwd_s, double *bwd_s, double *tp_comm_s, double *act_bytes);
+
+/** Number of entries into *out. */
+ARACHNE_API int arachne_profile_count(const arachne_profile *p, int *out);
+
+/** Model name the table was made for (borrowed; valid until p is destroyed). */
+ARACHNE_API int arachne_profile_model_name(const arachne_profile *p, const char **out);
+
+/** Sequence length (tokens) of every entry. */
+ARACHNE_API int arachne_profile_seq_len(const arachne_profile *p, int *out);
+
+/** Reads entry i (0..count-1) in key order (GPU name, kind, tp, mbs): its
+ *  GPU name (borrowed, valid until p changes), kind, tp, mbs and values.
+ *  Any output may be NULL.  ARACHNE_E_INVALID_ARGUMENT for i out of range. */
+ARACHNE_API int arachne_profile_entry(const arachne_profile *p, int i, const char **gpu, int *kind, int *tp,
+                                      int *mbs, double *fwd_s, double *bwd_s, double *tp_comm_s,
+                                      double *act_bytes);
+
+/** Loads a profile JSON file ("arachne-profile" version 1).  ARACHNE_E_IO
+ *  when unreadable; ARACHNE_E_PARSE naming the file, line and column, and
+ *  the entry, for malformed text, unknown keys, bad values or a duplicate
+ *  key; ARACHNE_E_UNSUPPORTED for a newer version.  *out NULL on failure. */
+ARACHNE_API int arachne_profile_load(arachne_profile **out, const char *path);
+
+/** Same as arachne_profile_load() from len bytes of text in memory. */
+ARACHNE_API int arachne_profile_from_json(arachne_profile **out, const char *json, size_t len);
+
+/** Writes the table as JSON to path, atomically (temporary file + rename;
+ *  on failure the old file is untouched).  Entries in key order; numbers
+ *  round-trip exactly.  ARACHNE_E_IO. */
+ARACHNE_API int arachne_profile_save(const arachne_profile *p, const char *path);
+
+/** Writes the JSON text (NUL-terminated) into buf[cap]; *needed (may be
+ *  NULL) gets the size including the NUL.  ARACHNE_E_BUFFER_TOO_SMALL when
+ *  cap is too small (buf untouched); pass buf NULL, cap 0 to ask the size. */
+ARACHNE_API int arachne_profile_to_json(const arachne_profile *p, char *buf, size_t cap, size_t *needed);
+
+/** Imports Sailor's measured profiles from dir (profiles.json and
+ *  llm_info.json; the sequence length from the training_config_*.json whose
+ *  "model" is model_name, else 2048) for model_name (exact name as in
+ *  profiles.json, e.g. "OPT-350").  Blocks use the median over all blocks;
+ *  tp_comm_s is 0 (the measured times include the collectives); TP degrees
+ *  that are not powers of two are skipped.  Details: docs/profiles.md.
+ *  ARACHNE_E_NOT_FOUND for an unknown model, ARACHNE_E_IO for a missing
+ *  file, ARACHNE_E_PARSE naming the file and the JSON path. */
+ARACHNE_API int arachne_profile_import_sailor(arachne_profile **out, const char *dir, const char *model_name);
+
+/** Generates a table with the calibrated analytic model (docs/profiles.md)
+ *  for every GPU type of c x every layer kind model m has x tp in
+ *  {1, 2, 4, 8} up to the largest node of that type (and dividing the
+ *  head count) x mbs in {1, 2, 4, 8, 16, 32}, at seq_len tokens.  BF16
+ *  training with FlashAttention and sequence parallelism is modelled.
+ *  Deterministic.  ARACHNE_E_INVALID_ARGUMENT for NULL or seq_len < 1. */
+ARACHNE_API int arachne_profile_generate(arachne_profile **out, const arachne_model *m, const arachne_cluster *c,
+                                         int seq_len);
+
+/** Adds (replacing same keys) the generated entries of one GPU type of c
+ *  (name or alias) to p, at p's sequence length; the same key ranges as
+ *  arachne_profile_generate().  Use it to fill in a type a measured table
+ *  lacks.  ARACHNE_E_NOT_FOUND when c has no such type. */
+ARACHNE_API int arachne_profile_generate_gpu(arachne_profile *p, const arachne_model *m, const arachne_cluster *c,
+                                             const char *gpu_type);
+
 /* @@SECTION cost@@ */
+
+/* The cost model binds a model, a cluster and a profile table (all
+ * borrowed) to a training setup, and prices plans: per-stage times from the
+ * profile, 1F1B pipelines, min-max division of the global batch across
+ * templates, gradient synchronisation, optimizer step, and per-GPU memory.
+ * Every formula and constant: docs/cost-model.md. */
+
+/** Training-setup options of a cost model (arachne_cost_model_set/get).
+ *  Values are pinned.  Every value is passed as a double; integer options
+ *  must hold an exact integer. */
+typedef enum arachne_option {
+    ARACHNE_OPT_GLOBAL_BATCH = 0,   /**< samples per iteration, integer >= 1 (default 512) */
+    ARACHNE_OPT_SEQ_LEN = 1,        /**< tokens per sample; always the profile's sequence length
+                                         (setting another value fails) */
+    ARACHNE_OPT_WEIGHT_BYTES = 2,   /**< bytes per parameter for weights, (0, 64] (default 2, bf16) */
+    ARACHNE_OPT_GRAD_BYTES = 3,     /**< bytes per parameter for gradients, (0, 64] (default 4, fp32) */
+    ARACHNE_OPT_OPTIM_BYTES = 4,    /**< bytes per parameter of optimizer state, [0, 64]
+                                         (default 12: fp32 master copy + two Adam moments) */
+    ARACHNE_OPT_DIST_OPTIMIZER = 5, /**< 1: shard optimizer state over data-parallel ranks (ZeRO-1); 0 or 1 (default 0) */
+    ARACHNE_OPT_RECOMPUTE = 6,      /**< an arachne_recompute value (default ARACHNE_RECOMPUTE_SELECTIVE) */
+    ARACHNE_OPT_HEADROOM = 7,       /**< fraction of each GPU's memory kept free, [0, 1) (default 0.08) */
+    ARACHNE_OPT_EXPERT_TILING = 8,  /**< 1: planners search EP x ETP x EDP on MoE stages; 0 or 1 (default 1) */
+    ARACHNE_OPT_MAX_DEPTH = 9       /**< largest pipeline depth planners consider, integer in [1, 32] (default 16) */
+} arachne_option;
+
+/** Creates a cost model over model `m`, cluster `c` and profile `p`, with
+ *  the default training setup (docs/cost-model.md) and the profile's
+ *  sequence length.  The three are BORROWED: they must stay alive and
+ *  unmodified until the cost model is destroyed.  Lookup tables are built
+ *  here, so pricing never allocates.  *out receives a handle released with
+ *  arachne_cost_model_destroy(); NULL on failure.
+ *  Errors: ARACHNE_E_INVALID_ARGUMENT (NULL argument; a profile measured
+ *  for another model; a profile with no sequence length),
+ *  ARACHNE_E_NO_MEMORY.  Thread-safe for distinct outputs. */
+ARACHNE_API int arachne_cost_model_create(arachne_cost_model **out, const arachne_model *m,
+                                          const arachne_cluster *c, const arachne_profile *p);
+
+/** Releases a cost model (not the model, cluster or profile it borrows).
+ *  NULL is a no-op.  Plans priced with it stay valid. */
+ARACHNE_API void arachne_cost_model_destroy(arachne_cost_model *cm);
+
+/** Sets one training-setup option (arachne_option) to `value` (units as
+ *  documented for each option).  Errors: ARACHNE_E_INVALID_ARGUMENT naming
+ *  the option for an unknown key, a value out of range, a fractional value
+ *  for an integer option, or a sequence length other than the profile's
+ *  (the message gives both numbers); the setup is unchanged on failure.
+ *  A mutator: must not run while any thread prices with this cost model. */
+ARACHNE_API int arachne_cost_model_set(arachne_cost_model *cm, int option, double value);
+
+/** Reads one training-setup option into *out.  Errors:
+ *  ARACHNE_E_INVALID_ARGUMENT (NULL argument, unknown key; *out untouched).
+ *  Read-only: safe from many threads. */
+ARACHNE_API int arachne_cost_model_get(const arachne_cost_model *cm, int option, double *out);
+
+/** Prices `plan` in place with this cost model's setup (which replaces the
+ *  plan's recorded setup): per-stage times, synchronisation and memory,
+ *  micro-batches per replica, iteration time (s), iterations/s, samples/s,
+ *  tokens/s, MFU and bubble fraction.  The plan must carry its device
+ *  assignment (ranks).  Errors: ARACHNE_E_INVALID_ARGUMENT (NULL argument,
+ *  plan for another model), ARACHNE_E_INVALID_PLAN (a stage or rank out of
+ *  range, layers not covered in order), ARACHNE_E_INFEASIBLE (the profile
+ *  lacks a (GPU, layer kind, TP, micro-batch) entry a stage needs; the
+ *  message names it), ARACHNE_E_OUT_OF_MEMORY_PLAN (a stage does not fit;
+ *  the message names the template, stage, GPU type, TP, layers and the
+ *  bytes needed and available), ARACHNE_E_NO_MEMORY.  On failure the plan's
+ *  prices are unchanged.  Read-only on the cost model: many threads may
+ *  price different plans with one cost model at once. */
+ARACHNE_API int arachne_cost_model_price(const arachne_cost_model *cm, arachne_plan *plan);
 
 /* @@SECTION plan@@ */
 
