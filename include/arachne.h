@@ -763,6 +763,40 @@ ARACHNE_API int arachne_plan_export(const arachne_plan *p, int format, char *buf
 
 /* @@SECTION search@@ */
 
+/* Baseline planners over the same construction as the learned policy: a
+ * plan is built one structural template at a time (depth, then per stage a
+ * GPU type and a TP degree), every choice that cannot run is masked, and
+ * the rule-based fill decides replicas, micro-batch size, layer split and
+ * expert tiling (docs/fill.md, docs/search.md).  Both searches record the
+ * method, the evaluations (priced plans: one per template placed) and the
+ * planning time in the returned plan.  They only read the cost model, so
+ * several searches may share one cost model from different threads. */
+
+/** Random search: rollouts that pick uniformly among the allowed choices
+ *  of every decision, until `budget` plans have been priced (budget >= 1)
+ *  or `time_budget_s` seconds have passed (0: no time limit).  Returns the
+ *  fastest plan seen (highest iterations per second), including the plans
+ *  a rollout passes through before it stops.  Same cost model and seed give
+ *  the same plan, byte for byte, unless the time budget cuts the search.
+ *  On success *out is a new plan the caller releases with
+ *  arachne_plan_destroy(); on failure *out is NULL.
+ *  Errors: ARACHNE_E_INVALID_ARGUMENT (NULL, budget < 1, negative time),
+ *  ARACHNE_E_INFEASIBLE (no plan fits; the message says why),
+ *  ARACHNE_E_NO_MEMORY. */
+ARACHNE_API int arachne_search_random(arachne_plan **out, const arachne_cost_model *cm, long budget,
+                                      uint64_t seed, double time_budget_s);
+
+/** Exhaustive search: every plan the construction can reach with at most
+ *  `max_templates` templates (1..16; pipeline depth up to the cost model's
+ *  maximum depth), returning the fastest.  The number of plans grows
+ *  exponentially with depth and GPU count: it is practical on clusters up
+ *  to about 64 GPUs (with a small max_templates).  `time_budget_s` > 0 stops
+ *  the enumeration after that many seconds and returns the best plan so
+ *  far (its method then reads "exhaustive-partial"); 0 means no limit.
+ *  Ownership and errors as arachne_search_random. */
+ARACHNE_API int arachne_search_exhaustive(arachne_plan **out, const arachne_cost_model *cm,
+                                          int max_templates, double time_budget_s);
+
 /* @@SECTION policy@@ */
 
 /* @@SECTION trainer@@ */
