@@ -799,6 +799,84 @@ ARACHNE_API int arachne_search_exhaustive(arachne_plan **out, const arachne_cost
 
 /* @@SECTION policy@@ */
 
+/* ------------------------------------------------------------------------ */
+/* Policy: the learned planner                                               */
+/* ------------------------------------------------------------------------ */
+
+/** Fields of arachne_policy_info() (pinned numbers). */
+typedef enum arachne_policy_field {
+    ARACHNE_POLICY_PARAMS = 0,          /**< number of network parameters */
+    ARACHNE_POLICY_HIDDEN = 1,          /**< backbone width */
+    ARACHNE_POLICY_LAYERS = 2,          /**< backbone layers */
+    ARACHNE_POLICY_STATE_DIM = 3,       /**< entries of the state vector */
+    ARACHNE_POLICY_COMP_DIM = 4,        /**< entries of the composition summary */
+    ARACHNE_POLICY_SCHEMA_VERSION = 5,  /**< feature-schema version the policy was made for */
+    ARACHNE_POLICY_TRAIN_STEPS = 6      /**< optimizer steps taken in training */
+} arachne_policy_field;
+
+/** Creates a randomly initialised (untrained) policy.  seed makes the
+ *  initial weights (same seed, same weights, bit for bit).  hidden and
+ *  layers size the backbone MLP; 0 picks the defaults (128 and 2).
+ *  Errors: ARACHNE_E_INVALID_ARGUMENT (out NULL, sizes out of range),
+ *  ARACHNE_E_NO_MEMORY.  The caller owns *out (arachne_policy_destroy). */
+ARACHNE_API int arachne_policy_create(arachne_policy **out, uint64_t seed, int hidden, int layers);
+
+/** Loads a policy file (docs/formats.md, "Policy file").  Errors:
+ *  ARACHNE_E_IO (unreadable), ARACHNE_E_CORRUPT (bad magic, truncated,
+ *  sizes that contradict, checksum mismatch), ARACHNE_E_UNSUPPORTED (file
+ *  format or feature-schema version this library does not read),
+ *  ARACHNE_E_NO_MEMORY.  *out is NULL on failure. */
+ARACHNE_API int arachne_policy_load(arachne_policy **out, const char *path);
+
+/** Saves the policy atomically (temporary file + rename; on failure an
+ *  existing file is untouched and ARACHNE_E_IO is returned).  Same policy,
+ *  same bytes. */
+ARACHNE_API int arachne_policy_save(const arachne_policy *policy, const char *path);
+
+/** Frees a policy.  NULL is a no-op. */
+ARACHNE_API void arachne_policy_destroy(arachne_policy *policy);
+
+/** Reads one arachne_policy_field into *out.  ARACHNE_E_INVALID_ARGUMENT for
+ *  NULL arguments or an unknown field.  Pure read: thread-safe on a shared
+ *  policy. */
+ARACHNE_API int arachne_policy_info(const arachne_policy *policy, int field, double *out);
+
+/** The JSON metadata stored with the policy (training summary), "" when
+ *  none.  Borrowed; valid until the policy changes or is destroyed. */
+ARACHNE_API int arachne_policy_metadata(const arachne_policy *policy, const char **out);
+
+/** Replaces the JSON metadata saved with the policy (copied; not parsed:
+ *  pass valid JSON). */
+ARACHNE_API int arachne_policy_set_metadata(arachne_policy *policy, const char *json);
+
+/** Plans the cost model's cluster with the policy: one template per step,
+ *  masks applied before every decision, every template filled and the plan
+ *  priced.  samples <= 1: greedy decoding.  samples = K > 1: the greedy plan
+ *  plus K-1 plans sampled with an RNG seeded by seed; the best priced plan
+ *  is kept.  The plan records method, samples, evaluations (plans priced)
+ *  and planning_s (wall time of this call).  Errors: ARACHNE_E_INVALID_ARGUMENT,
+ *  ARACHNE_E_INFEASIBLE (no template fits: the message compares the memory
+ *  the model needs with what the cluster has), ARACHNE_E_NO_MEMORY.
+ *  Threads: a policy and a cost model may be shared by concurrent calls.
+ *  Same inputs and seed give the same plan, bit for bit.  The caller owns
+ *  *out (arachne_plan_destroy). */
+ARACHNE_API int arachne_plan_build(arachne_plan **out, const arachne_policy *policy,
+                                   const arachne_cost_model *cm, int samples, uint64_t seed);
+
+/** Draws the plan as a plain SVG picture: every node and GPU of the cluster
+ *  coloured by template (hue) and stage (lightness), idle GPUs grey; per
+ *  template its stages with GPU type x TP, layer range, a stage-time bar and
+ *  a memory bar.  Copies into buf (cap bytes, NUL-terminated); *needed (may
+ *  be NULL) receives the size including the NUL.  ARACHNE_E_BUFFER_TOO_SMALL
+ *  when it does not fit (buf untouched).  Pure read of the plan. */
+ARACHNE_API int arachne_plan_to_svg(const arachne_plan *plan, char *buf, size_t cap, size_t *needed);
+
+/** Writes the SVG picture of arachne_plan_to_svg() to path atomically
+ *  (ARACHNE_E_IO on failure; an existing file is left untouched). */
+ARACHNE_API int arachne_plan_save_svg(const arachne_plan *plan, const char *path);
+
+
+
 /* @@SECTION trainer@@ */
 
 /* @@SECTION replan@@ */
