@@ -46,8 +46,12 @@ def main(argv):
     skipped = len(result.skipped)
     passed = result.testsRun - failed - skipped
     if not verbose:
+        reasons = {}  # reason -> tests skipped for it, first-seen order
         for test, reason in result.skipped:
-            sys.stderr.write("skip python %s: %s\n" % (test.id(), reason))
+            reasons.setdefault(reason, []).append(test.id())
+        for reason, ids in reasons.items():
+            what = ids[0] if len(ids) == 1 else "%s and %d more" % (ids[0], len(ids) - 1)
+            sys.stderr.write("skip python %s: %s\n" % (what, reason))
         for test, trace in result.failures + result.errors:
             sys.stderr.write("FAIL python %s:\n" % test.id())
             sys.stderr.write("".join("    " + line + "\n" for line in trace.rstrip().splitlines()))

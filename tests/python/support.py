@@ -22,7 +22,8 @@ def need(*names):
     """Skips the calling test when the library lacks one of the C functions."""
     missing = [n for n in names if not arachne.has_function(n)]
     if missing:
-        raise unittest.SkipTest("library does not export %s yet" % ", ".join(missing))
+        more = " (+%d more)" % (len(missing) - 1) if len(missing) > 1 else ""
+        raise unittest.SkipTest("the library does not export %s%s yet" % (missing[0], more))
 
 
 def sailor_dir():
