@@ -423,6 +423,108 @@ ARACHNE_API int arachne_model_layer_act_bytes(const arachne_model *m, int kind, 
 
 /* @@SECTION profile@@ */
 
+/* A profile table holds, per (GPU type, layer kind, TP degree, micro-batch
+ * size), the seconds and activation bytes of ONE layer on one GPU of the TP
+ * group, for one sequence length.  Lookup is by exact key: a key the table
+ * does not hold is outside the search space (ARACHNE_E_NOT_FOUND).  Keys:
+ * GPU names are compared case-insensitively; a catalog alias ("a100-40gb")
+ * is stored and matched under its canonical name ("A100-40").  kind is an
+ * arachne_layer_kind; tp is a power of two 1..1024; mbs is 1..1048576.
+ * Values: fwd_s / bwd_s are forward / backward seconds (backward without
+ * recomputation), tp_comm_s the TP collective seconds of forward plus
+ * backward (0 when tp == 1, and 0 for imported measurements whose times
+ * already include the collectives), act_bytes the bytes one GPU keeps for
+ * backward under selective recomputation (the cost model scales it for the
+ * other modes).  Every value is finite and >= 0.
+ * Threads: a table may be shared read-only (lookup, count, to_json, save)
+ * by any number of threads; add and destroy need exclusive access.
+ * Format of the JSON file: docs/formats.md ("Profile"); generator and
+ * importer: docs/profiles.md. */
+
+/** Creates an empty table for model_name (1..63 bytes) at seq_len tokens per
+ *  sequence (>= 1).  *out is NULL on failure.  ARACHNE_E_INVALID_ARGUMENT,
+ *  ARACHNE_E_NO_MEMORY.  Release with arachne_profile_destroy(). */
+ARACHNE_API int arachne_profile_create(arachne_profile **out, const char *model_name, int seq_len);
+
+/** Frees the table.  NULL is a no-op. */
+ARACHNE_API void arachne_profile_destroy(arachne_profile *p);
+
+/** Adds one entry (units: seconds, bytes).  An entry with the same key
+ *  REPLACES the old one (so measured entries can be laid over generated
+ *  ones).  ARACHNE_E_INVALID_ARGUMENT, naming the entry, for an empty or too
+ *  long GPU name (31 bytes max), an unknown kind, tp not a power of two in
+ *  1..1024, mbs outside 1..1048576, or a negative or non-finite value. */
+ARACHNE_API int arachne_profile_add(arachne_profile *p, const char *gpu, int kind, int tp, int mbs,
+                                    double fwd_s, double bwd_s, double tp_comm_s, double act_bytes);
+
+/** Exact-key lookup.  Any of the four outputs may be NULL.
+ *  ARACHNE_E_NOT_FOUND (with a message naming the key) when the table has
+ *  no such entry; ARACHNE_E_INVALID_ARGUMENT for NULL p or gpu.  Read-only:
+ *  safe from many threads at once. */
+ARACHNE_API int arachne_profile_lookup(const arachne_profile *p, const char *gpu, int kind, int tp, int mbs,
+                                       double *fwd_s, double *bwd_s, double *tp_comm_s, double *act_bytes);
+
+/** Number of entries into *out. */
+ARACHNE_API int arachne_profile_count(const arachne_profile *p, int *out);
+
+/** Model name the table was made for (borrowed; valid until p is destroyed). */
+ARACHNE_API int arachne_profile_model_name(const arachne_profile *p, const char **out);
+
+/** Sequence length (tokens) of every entry. */
+ARACHNE_API int arachne_profile_seq_len(const arachne_profile *p, int *out);
+
+/** Reads entry i (0..count-1) in key order (GPU name, kind, tp, mbs): its
+ *  GPU name (borrowed, valid until p changes), kind, tp, mbs and values.
+ *  Any output may be NULL.  ARACHNE_E_INVALID_ARGUMENT for i out of range. */
+ARACHNE_API int arachne_profile_entry(const arachne_profile *p, int i, const char **gpu, int *kind, int *tp,
+                                      int *mbs, double *fwd_s, double *bwd_s, double *tp_comm_s,
+                                      double *act_bytes);
+
+/** Loads a profile JSON file ("arachne-profile" version 1).  ARACHNE_E_IO
+ *  when unreadable; ARACHNE_E_PARSE naming the file, line and column, and
+ *  the entry, for malformed text, unknown keys, bad values or a duplicate
+ *  key; ARACHNE_E_UNSUPPORTED for a newer version.  *out NULL on failure. */
+ARACHNE_API int arachne_profile_load(arachne_profile **out, const char *path);
+
+/** Same as arachne_profile_load() from len bytes of text in memory. */
+ARACHNE_API int arachne_profile_from_json(arachne_profile **out, const char *json, size_t len);
+
+/** Writes the table as JSON to path, atomically (temporary file + rename;
+ *  on failure the old file is untouched).  Entries in key order; numbers
+ *  round-trip exactly.  ARACHNE_E_IO. */
+ARACHNE_API int arachne_profile_save(const arachne_profile *p, const char *path);
+
+/** Writes the JSON text (NUL-terminated) into buf[cap]; *needed (may be
+ *  NULL) gets the size including the NUL.  ARACHNE_E_BUFFER_TOO_SMALL when
+ *  cap is too small (buf untouched); pass buf NULL, cap 0 to ask the size. */
+ARACHNE_API int arachne_profile_to_json(const arachne_profile *p, char *buf, size_t cap, size_t *needed);
+
+/** Imports Sailor's measured profiles from dir (profiles.json and
+ *  llm_info.json; the sequence length from the training_config_*.json whose
+ *  "model" is model_name, else 2048) for model_name (exact name as in
+ *  profiles.json, e.g. "OPT-350").  Blocks use the median over all blocks;
+ *  tp_comm_s is 0 (the measured times include the collectives); TP degrees
+ *  that are not powers of two are skipped.  Details: docs/profiles.md.
+ *  ARACHNE_E_NOT_FOUND for an unknown model, ARACHNE_E_IO for a missing
+ *  file, ARACHNE_E_PARSE naming the file and the JSON path. */
+ARACHNE_API int arachne_profile_import_sailor(arachne_profile **out, const char *dir, const char *model_name);
+
+/** Generates a table with the calibrated analytic model (docs/profiles.md)
+ *  for every GPU type of c x every layer kind model m has x tp in
+ *  {1, 2, 4, 8} up to the largest node of that type (and dividing the
+ *  head count) x mbs in {1, 2, 4, 8, 16, 32}, at seq_len tokens.  BF16
+ *  training with FlashAttention and sequence parallelism is modelled.
+ *  Deterministic.  ARACHNE_E_INVALID_ARGUMENT for NULL or seq_len < 1. */
+ARACHNE_API int arachne_profile_generate(arachne_profile **out, const arachne_model *m, const arachne_cluster *c,
+                                         int seq_len);
+
+/** Adds (replacing same keys) the generated entries of one GPU type of c
+ *  (name or alias) to p, at p's sequence length; the same key ranges as
+ *  arachne_profile_generate().  Use it to fill in a type a measured table
+ *  lacks.  ARACHNE_E_NOT_FOUND when c has no such type. */
+ARACHNE_API int arachne_profile_generate_gpu(arachne_profile *p, const arachne_model *m, const arachne_cluster *c,
+                                             const char *gpu_type);
+
 /* @@SECTION cost@@ */
 
 /* @@SECTION plan@@ */
