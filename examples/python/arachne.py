@@ -123,6 +123,14 @@ STAGE_FIELDS = {
 _STAGE_INT_FIELDS = ("tp", "first_layer", "end_layer", "ep", "etp", "edp")
 RANK_FIELDS = {"rank": 0, "node": 1, "gpu": 2, "template": 3, "replica": 4, "stage": 5, "tp_rank": 6}
 
+# Recorded header fields of a plan file (arachne_plan_header) and their Python types
+PLAN_HEADER_FIELDS = {
+    "model": 0, "cluster": 1, "global_batch": 2, "seq_len": 3, "recompute": 4,
+    "dist_optimizer": 5, "headroom": 6, "iteration_s": 7,
+}
+_PLAN_HEADER_TYPES = {"global_batch": int, "seq_len": int, "headroom": float, "iteration_s": float,
+                      "dist_optimizer": lambda s: s == "1"}
+
 # Launcher export formats (arachne_export_format)
 EXPORT_FORMATS = {"ranks": 0, "megatron": 1, "torchtitan": 2, "flashflex": 3, "sailor": 4}
 
@@ -328,6 +336,7 @@ _SIGNATURES = {
     "arachne_plan_rank_get": (_int, [_PLAN, _int, _int, _pint]),
     "arachne_plan_method": (_int, [_PLAN, _pstr]),
     "arachne_plan_export": (_int, [_PLAN, _int, _buf, _size, _psize]),
+    "arachne_plan_file_header": (_int, [_str, _int, _buf, _size, _psize]),
     # searches
     "arachne_search_random": (_int, [_P(_PLAN), _COST, _long, _u64, _dbl]),
     "arachne_search_exhaustive": (_int, [_P(_PLAN), _COST, _int, _dbl]),
@@ -1292,6 +1301,41 @@ class Plan(_Handle):
     def from_json(cls, cost_model, text):
         # type: (CostModel, Any) -> Plan
         return cost_model.plan_from_json(text)
+
+    @staticmethod
+    def read_header(path):
+        # type: (Any) -> Dict[str, Any]
+        """The recorded header of a plan file, without a cost model and without
+        validating the plan: model, cluster, global_batch, seq_len, iteration_s
+        and the setup fields the file records (recompute, dist_optimizer,
+        headroom); fields the file lacks are left out."""
+        out = {}  # type: Dict[str, Any]
+        for k, key in PLAN_HEADER_FIELDS.items():
+            try:
+                text = _buffer_text("arachne_plan_file_header", _path(path), key)
+            except Error as e:
+                if e.status == E_NOT_FOUND:
+                    continue
+                raise
+            out[k] = _PLAN_HEADER_TYPES.get(k, str)(text)
+        return out
+
+    @classmethod
+    def open(cls, path, profile=None, **setup):
+        # type: (Any, Optional[Profile], Any) -> Plan
+        """Reads a plan file on its own: rebuilds the model (preset name or file),
+        the cluster and the training setup recorded in the file (keywords
+        override them), then validates and prices the plan (like `arachne price`)."""
+        h = cls.read_header(path)
+        for k in ("global_batch", "seq_len", "recompute", "dist_optimizer", "headroom"):
+            if k in h and k not in setup:
+                setup[k] = h[k]
+        if profile is not None:
+            setup.pop("seq_len", None)
+        model = Model.open(h["model"])
+        cluster = Cluster.parse(h["cluster"])
+        cm = CostModel(model, cluster, profile, **setup)
+        return cm.load_plan(path)
 
     @property
     def cost_model(self):

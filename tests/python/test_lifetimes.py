@@ -68,6 +68,7 @@ class LifetimeTest(unittest.TestCase):
             profile = arachne.Profile.generate(model, cluster, seq_len=4096)
             cm = arachne.CostModel(model, cluster, profile)
             objs.extend([model, cluster, profile, cm])
+        del model, cluster, profile, cm
         refs = [weakref.ref(o) for o in objs]
         while objs:
             o = objs.pop(rng.randrange(len(objs)))

@@ -118,6 +118,27 @@ class PlanTest(unittest.TestCase):
         self.assertEqual(again.iteration_s, self.plan.iteration_s)
         self.assertEqual(arachne.Plan.from_json(self.cm, self.plan.to_json()).gpus_used, self.plan.gpus_used)
 
+    def test_open_file_alone(self):
+        need("arachne_plan_file_header", "arachne_plan_save", "arachne_plan_load")
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "plan.json")
+            self.plan.save(path)
+            h = arachne.Plan.read_header(path)
+            self.assertEqual(h["model"], "llama3-8b")
+            self.assertEqual(h["cluster"], SMALL_SPEC)
+            self.assertEqual(h["global_batch"], 64)
+            self.assertEqual(h["seq_len"], 4096)
+            self.assertEqual(h["iteration_s"], self.plan.iteration_s)
+            p = arachne.Plan.open(path)
+            self.assertEqual(p.iteration_s, self.plan.iteration_s)
+            self.assertEqual(p.cost_model.get("global_batch"), 64)
+            self.assertEqual(arachne.Plan.open(path, global_batch=128).global_batch, 128)
+            with open(path, "w") as f:
+                f.write("[1, 2]")
+            with self.assertRaises(arachne.Error) as e:
+                arachne.Plan.read_header(path)
+            self.assertEqual(e.exception.status, arachne.E_PARSE)
+
     def test_invalid_plans(self):
         need("arachne_plan_from_json")
         d = self.plan.to_dict()
