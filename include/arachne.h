@@ -527,6 +527,74 @@ ARACHNE_API int arachne_profile_generate_gpu(arachne_profile *p, const arachne_m
 
 /* @@SECTION cost@@ */
 
+/* The cost model binds a model, a cluster and a profile table (all
+ * borrowed) to a training setup, and prices plans: per-stage times from the
+ * profile, 1F1B pipelines, min-max division of the global batch across
+ * templates, gradient synchronisation, optimizer step, and per-GPU memory.
+ * Every formula and constant: docs/cost-model.md. */
+
+/** Training-setup options of a cost model (arachne_cost_model_set/get).
+ *  Values are pinned.  Every value is passed as a double; integer options
+ *  must hold an exact integer. */
+typedef enum arachne_option {
+    ARACHNE_OPT_GLOBAL_BATCH = 0,   /**< samples per iteration, integer >= 1 (default 512) */
+    ARACHNE_OPT_SEQ_LEN = 1,        /**< tokens per sample; always the profile's sequence length
+                                         (setting another value fails) */
+    ARACHNE_OPT_WEIGHT_BYTES = 2,   /**< bytes per parameter for weights, (0, 64] (default 2, bf16) */
+    ARACHNE_OPT_GRAD_BYTES = 3,     /**< bytes per parameter for gradients, (0, 64] (default 4, fp32) */
+    ARACHNE_OPT_OPTIM_BYTES = 4,    /**< bytes per parameter of optimizer state, [0, 64]
+                                         (default 12: fp32 master copy + two Adam moments) */
+    ARACHNE_OPT_DIST_OPTIMIZER = 5, /**< 1: shard optimizer state over data-parallel ranks (ZeRO-1); 0 or 1 (default 0) */
+    ARACHNE_OPT_RECOMPUTE = 6,      /**< an arachne_recompute value (default ARACHNE_RECOMPUTE_SELECTIVE) */
+    ARACHNE_OPT_HEADROOM = 7,       /**< fraction of each GPU's memory kept free, [0, 1) (default 0.08) */
+    ARACHNE_OPT_EXPERT_TILING = 8,  /**< 1: planners search EP x ETP x EDP on MoE stages; 0 or 1 (default 1) */
+    ARACHNE_OPT_MAX_DEPTH = 9       /**< largest pipeline depth planners consider, integer in [1, 32] (default 16) */
+} arachne_option;
+
+/** Creates a cost model over model `m`, cluster `c` and profile `p`, with
+ *  the default training setup (docs/cost-model.md) and the profile's
+ *  sequence length.  The three are BORROWED: they must stay alive and
+ *  unmodified until the cost model is destroyed.  Lookup tables are built
+ *  here, so pricing never allocates.  *out receives a handle released with
+ *  arachne_cost_model_destroy(); NULL on failure.
+ *  Errors: ARACHNE_E_INVALID_ARGUMENT (NULL argument; a profile measured
+ *  for another model; a profile with no sequence length),
+ *  ARACHNE_E_NO_MEMORY.  Thread-safe for distinct outputs. */
+ARACHNE_API int arachne_cost_model_create(arachne_cost_model **out, const arachne_model *m,
+                                          const arachne_cluster *c, const arachne_profile *p);
+
+/** Releases a cost model (not the model, cluster or profile it borrows).
+ *  NULL is a no-op.  Plans priced with it stay valid. */
+ARACHNE_API void arachne_cost_model_destroy(arachne_cost_model *cm);
+
+/** Sets one training-setup option (arachne_option) to `value` (units as
+ *  documented for each option).  Errors: ARACHNE_E_INVALID_ARGUMENT naming
+ *  the option for an unknown key, a value out of range, a fractional value
+ *  for an integer option, or a sequence length other than the profile's
+ *  (the message gives both numbers); the setup is unchanged on failure.
+ *  A mutator: must not run while any thread prices with this cost model. */
+ARACHNE_API int arachne_cost_model_set(arachne_cost_model *cm, int option, double value);
+
+/** Reads one training-setup option into *out.  Errors:
+ *  ARACHNE_E_INVALID_ARGUMENT (NULL argument, unknown key; *out untouched).
+ *  Read-only: safe from many threads. */
+ARACHNE_API int arachne_cost_model_get(const arachne_cost_model *cm, int option, double *out);
+
+/** Prices `plan` in place with this cost model's setup (which replaces the
+ *  plan's recorded setup): per-stage times, synchronisation and memory,
+ *  micro-batches per replica, iteration time (s), iterations/s, samples/s,
+ *  tokens/s, MFU and bubble fraction.  The plan must carry its device
+ *  assignment (ranks).  Errors: ARACHNE_E_INVALID_ARGUMENT (NULL argument,
+ *  plan for another model), ARACHNE_E_INVALID_PLAN (a stage or rank out of
+ *  range, layers not covered in order), ARACHNE_E_INFEASIBLE (the profile
+ *  lacks a (GPU, layer kind, TP, micro-batch) entry a stage needs; the
+ *  message names it), ARACHNE_E_OUT_OF_MEMORY_PLAN (a stage does not fit;
+ *  the message names the template, stage, GPU type, TP, layers and the
+ *  bytes needed and available), ARACHNE_E_NO_MEMORY.  On failure the plan's
+ *  prices are unchanged.  Read-only on the cost model: many threads may
+ *  price different plans with one cost model at once. */
+ARACHNE_API int arachne_cost_model_price(const arachne_cost_model *cm, arachne_plan *plan);
+
 /* @@SECTION plan@@ */
 
 /* @@SECTION search@@ */
