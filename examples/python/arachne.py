@@ -163,6 +163,9 @@ class Error(Exception):
         self.message = message
         Exception.__init__(self, "%s: %s" % (status_name, message) if message else status_name)
 
+    def __reduce__(self):
+        return (Error, (self.status, self.message, self.status_name))
+
     @property
     def code_name(self):
         # type: () -> str
@@ -362,6 +365,7 @@ _lib = None  # type: Any
 _lib_path = None  # type: Optional[str]
 _lib_missing = ()  # type: Tuple[str, ...]
 _load_lock = threading.Lock()
+_refs_lock = threading.RLock()  # guards the borrower counts of handles
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _REPO = os.path.normpath(os.path.join(_HERE, os.pardir, os.pardir))
 
@@ -613,13 +617,15 @@ class _Handle(object):
 
     def __init__(self, ptr, parents=()):
         # type: (Any, Tuple[Any, ...]) -> None
+        self._lib = _lib  # the library that made it frees it (and stays loaded until then)
         self._ptr = ptr
         self._closed = False
         self._freed = False
         self._borrowers = 0
         self._parents = tuple(parents)
-        for p in self._parents:
-            p._borrowers += 1
+        with _refs_lock:
+            for p in self._parents:
+                p._borrowers += 1
 
     # -- lifetime -------------------------------------------------------
     def close(self):
@@ -627,18 +633,23 @@ class _Handle(object):
         """Releases the handle; later use raises Error.  Idempotent."""
         if getattr(self, "_closed", True):
             return
-        self._closed = True
-        if self._borrowers == 0:
-            self._free()
+        with _refs_lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self._borrowers == 0:
+                self._free()
 
     def _free(self):
         # type: () -> None
+        # called with _refs_lock held
         if self._freed:
             return
         self._freed = True
         ptr, self._ptr = self._ptr, None
-        if ptr and _lib is not None:
-            getattr(_lib, self._destroy_fn)(ptr)
+        lib, self._lib = self._lib, None
+        if ptr and lib is not None:
+            getattr(lib, self._destroy_fn)(ptr)
         parents, self._parents = self._parents, ()
         for p in parents:
             p._borrowers -= 1

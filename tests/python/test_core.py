@@ -54,6 +54,13 @@ class ErrorTest(unittest.TestCase):
         self.assertIn("a100:4x", e.message)
         self.assertIn(e.message, str(e))
 
+    def test_error_pickles(self):
+        import pickle
+        e = arachne.Error(arachne.E_IO, "x.json: cannot open")
+        f = pickle.loads(pickle.dumps(e))
+        self.assertEqual((f.status, f.message, f.status_name), (e.status, e.message, e.status_name))
+        self.assertEqual(str(f), str(e))
+
     def test_not_found(self):
         with self.assertRaises(arachne.Error) as cm:
             arachne.gpu_canonical_name("no-such-gpu")
