@@ -73,6 +73,27 @@ class ErrorTest(unittest.TestCase):
         self.assertEqual(cm.exception.status, arachne.E_INVALID_ARGUMENT)
         self.assertIn("no_such_field", cm.exception.message)
 
+    def test_errors_per_thread(self):
+        import threading
+        bad = {}
+
+        def work(i):
+            spec = "h100:%dy8" % (i + 1)
+            for _ in range(200):
+                try:
+                    arachne.Cluster.parse(spec)
+                except arachne.Error as e:
+                    if spec not in e.message:
+                        bad[i] = e.message
+                        return
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(bad, {})
+
     def test_last_error(self):
         try:
             arachne.Cluster.parse("h100:0x8")

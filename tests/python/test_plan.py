@@ -178,6 +178,23 @@ class PlanTest(unittest.TestCase):
         self.assertGreater(p.iteration_s, before)
         self.assertEqual(self.plan.global_batch, 64)       # the other plan is untouched
 
+    def test_threads_share_a_cost_model(self):
+        import threading
+        want = arachne.search_random(self.cm, budget=20, seed=11).to_dict()["templates"]
+        got = {}
+
+        def work(i):
+            got[i] = arachne.search_random(self.cm, budget=20, seed=11).to_dict()["templates"]
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(len(got), 4)
+        for i in range(4):
+            self.assertEqual(got[i], want)
+
     def test_close(self):
         p = arachne.search_random(self.cm, budget=5, seed=1)
         p.close()
