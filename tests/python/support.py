@@ -34,3 +34,22 @@ def sailor_dir():
         if base and os.path.isfile(os.path.join(base, "profiles.json")):
             return base
     return None
+
+
+def hand_plan():
+    """A plan written by hand for llama3-8b on SMALL_SPEC: two replicas of a
+    two-stage pipeline, TP 2, on the H100 node (node 2, after the two A100 nodes)."""
+    ranks = []
+    for rep in range(2):
+        for stage in range(2):
+            for tp_rank in range(2):
+                r = len(ranks)
+                ranks.append({"rank": r, "node": 2, "gpu": r, "replica": rep, "stage": stage, "tp_rank": tp_rank})
+    stage = {"gpu": "H100", "tp": 2, "ep": 1, "etp": 1, "edp": 4, "stage_s": 0, "memory_bytes": 0}
+    return {"format": "arachne-plan", "version": 1, "model": "llama3-8b", "cluster": SMALL_SPEC,
+            "global_batch": 64, "seq_len": 4096, "iteration_s": 0, "iter_per_s": 0, "samples_per_s": 0,
+            "tokens_per_s": 0, "mfu": 0, "gpus_used": 8, "gpus_total": 16,
+            "templates": [{"replicas": 2, "micro_batch": 1, "micro_batches": 32,
+                           "stages": [dict(stage, layers=[0, 16]), dict(stage, layers=[16, 32])],
+                           "ranks": ranks}],
+            "planner": {"method": "hand", "planning_s": 0, "evaluations": 0}}

@@ -5,7 +5,7 @@ import random
 import unittest
 import weakref
 
-from support import SMALL_SPEC, arachne, need
+from support import SMALL_SPEC, arachne, hand_plan, need
 
 
 def _make_cost_model():
@@ -27,8 +27,8 @@ class LifetimeTest(unittest.TestCase):
         self.assertEqual(cm.get("global_batch"), 32)
         self.assertEqual(cm.model.total_params, 8030261248)
         self.assertEqual(cm.cluster.gpu_count(), 16)
-        if arachne.has_function("arachne_search_random") and arachne.has_function("arachne_cost_model_price"):
-            plan = arachne.search_random(cm, budget=10, seed=1)
+        if arachne.has_function("arachne_plan_from_json") and arachne.has_function("arachne_cost_model_price"):
+            plan = cm.plan_from_dict(hand_plan())
             cm.price(plan)
             self.assertGreater(plan.iteration_s, 0)
             wcm = weakref.ref(cm)
@@ -53,8 +53,8 @@ class LifetimeTest(unittest.TestCase):
         with self.assertRaises(arachne.Error):
             model.total_params                   # closed for Python...
         self.assertEqual(cm.get("seq_len"), 4096)  # ...but alive in C for the cost model
-        if arachne.has_function("arachne_search_random"):
-            self.assertGreater(arachne.search_random(cm, budget=5, seed=2).iteration_s, 0)
+        if arachne.has_function("arachne_plan_from_json"):
+            self.assertGreater(cm.plan_from_dict(hand_plan()).iteration_s, 0)
         cm.close()
         self.assertIsNone(model._ptr)            # freed now
         self.assertIsNone(cluster._ptr)
