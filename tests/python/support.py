@@ -18,6 +18,12 @@ BIG_SPEC = "a100-40:32x4,a6000:8x4+16x1,h100:16x8"
 LLAMA3_8B_PARAMS = 8030261248
 
 
+def read(path, mode="r"):
+    """The whole contents of a file (closed afterwards)."""
+    with open(path, mode) as f:
+        return f.read()
+
+
 def need(*names):
     """Skips the calling test when the library lacks one of the C functions."""
     missing = [n for n in names if not arachne.has_function(n)]

@@ -4,7 +4,7 @@ import os
 import tempfile
 import unittest
 
-from support import BIG_SPEC, arachne
+from support import BIG_SPEC, arachne, read
 
 
 class ClusterTest(unittest.TestCase):
@@ -66,7 +66,7 @@ class ClusterTest(unittest.TestCase):
                 c.save(path)
                 self.assertEqual(arachne.Cluster.load(path).to_json(), text)
                 self.assertEqual(arachne.Cluster.open(path).to_string(), c.to_string())
-                self.assertEqual(json.load(open(path)), d)
+                self.assertEqual(json.loads(read(path)), d)
             self.assertEqual(arachne.Cluster.open("h100:1x8").gpu_count(), 8)
 
     def test_errors(self):

@@ -8,13 +8,13 @@ import subprocess
 import sys
 import unittest
 
-from support import REPO, PYDIR, arachne
+from support import PYDIR, REPO, arachne, read
 
 HEADER = os.path.join(REPO, "include", "arachne.h")
 
 
 def _header_version():
-    text = open(HEADER).read()
+    text = read(HEADER)
     parts = [re.search(r"#define ARACHNE_VERSION_%s (\d+)" % k, text).group(1) for k in ("MAJOR", "MINOR", "PATCH")]
     return ".".join(parts)
 
@@ -33,7 +33,7 @@ class VersionTest(unittest.TestCase):
             self.assertTrue(arachne.status_string(code))
 
     def test_status_constants_match_header(self):
-        text = open(HEADER).read()
+        text = read(HEADER)
         found = dict((name, int(v)) for name, v in re.findall(r"\b(ARACHNE_(?:OK|E_\w+))\s*=\s*(-?\d+)", text))
         self.assertEqual(len(found), len(arachne.STATUS_NAMES))
         for code, name in arachne.STATUS_NAMES.items():
@@ -211,7 +211,7 @@ def _expected(ret, params):
 
 
 def header_functions():
-    text = open(HEADER).read()
+    text = read(HEADER)
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
     out = {}
     for ret, name, params in re.findall(r"ARACHNE_API\s+([^;(]*?)\b(arachne_\w+)\s*\(([^)]*)\)\s*;", text):
@@ -256,7 +256,7 @@ class SourceCompatibilityTest(unittest.TestCase):
 
     def test_python38_syntax(self):
         for path in [os.path.join(PYDIR, f) for f in sorted(os.listdir(PYDIR)) if f.endswith(".py")]:
-            src = open(path).read()
+            src = read(path)
             tree = ast.parse(src, filename=path, feature_version=(3, 8))
             for node in ast.walk(tree):
                 self.assertFalse(isinstance(node, ast.NamedExpr), "%s: walrus operator" % path)

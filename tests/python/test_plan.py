@@ -6,7 +6,7 @@ import os
 import tempfile
 import unittest
 
-from support import SMALL_SPEC, arachne, hand_plan, need
+from support import SMALL_SPEC, arachne, hand_plan, need, read
 
 PLAN_FUNCS = ("arachne_plan_to_json", "arachne_plan_get", "arachne_plan_template_get", "arachne_plan_stage_get",
               "arachne_plan_stage_gpu", "arachne_plan_rank_get", "arachne_plan_method", "arachne_plan_destroy")
@@ -117,7 +117,7 @@ class PlanTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "plan.json")
             self.plan.save(path)
-            self.assertEqual(json.load(open(path)), self.plan.to_dict())
+            self.assertEqual(json.loads(read(path)), self.plan.to_dict())
             back = self.cm.load_plan(path)
             self.assertIs(back.cost_model, self.cm)
             self.assertEqual(back.iteration_s, self.plan.iteration_s)

@@ -4,7 +4,7 @@ import os
 import tempfile
 import unittest
 
-from support import SMALL_SPEC, arachne, need
+from support import SMALL_SPEC, arachne, need, read
 
 POLICY = ("arachne_policy_create", "arachne_policy_info", "arachne_policy_destroy")
 
@@ -35,11 +35,11 @@ class PolicyTest(unittest.TestCase):
             arachne.Policy.create(seed=5).save(a)
             arachne.Policy.create(seed=5).save(b)
             arachne.Policy.create(seed=6).save(c)
-            self.assertEqual(open(a, "rb").read(), open(b, "rb").read())   # same seed, same bytes
-            self.assertNotEqual(open(a, "rb").read(), open(c, "rb").read())
+            self.assertEqual(read(a, "rb"), read(b, "rb"))   # same seed, same bytes
+            self.assertNotEqual(read(a, "rb"), read(c, "rb"))
             q = arachne.Policy.load(a)
             self.assertEqual(q.params, arachne.Policy.create(seed=5).params)
-            data = bytearray(open(a, "rb").read())
+            data = bytearray(read(a, "rb"))
             data[len(data) // 2] ^= 0xFF
             with open(c, "wb") as f:
                 f.write(bytes(data))
