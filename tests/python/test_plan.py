@@ -182,6 +182,8 @@ class PlanTest(unittest.TestCase):
         before = p.iteration_s
         self.assertIs(cm2.price(p), p)
         self.assertEqual(p.global_batch, 128)
+        self.assertEqual(p.to_dict()["global_batch"], 128)      # the JSON follows the new prices
+        self.assertEqual(p.to_dict()["iteration_s"], p.iteration_s)
         self.assertGreater(p.iteration_s, before)
         self.assertEqual(self.plan.global_batch, 64)       # the other plan is untouched
 
