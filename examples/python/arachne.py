@@ -352,6 +352,8 @@ _SIGNATURES = {
     "arachne_policy_metadata": (_int, [_POLICY, _pstr]),
     "arachne_policy_set_metadata": (_int, [_POLICY, _str]),
     "arachne_plan_build": (_int, [_P(_PLAN), _POLICY, _COST, _int, _u64]),
+    "arachne_plan_to_svg": (_int, [_PLAN, _buf, _size, _psize]),
+    "arachne_plan_save_svg": (_int, [_PLAN, _str]),
 }
 
 # Functions the library must export for the module to load at all.
@@ -1369,6 +1371,16 @@ class Plan(_Handle):
         # type: (Any) -> str
         """The plan in a launcher format: "ranks", "megatron", "torchtitan", "flashflex", "sailor"."""
         return _buffer_text("arachne_plan_export", self._h(), _field(EXPORT_FORMATS, fmt, "export format"))
+
+    def to_svg(self):
+        # type: () -> str
+        """The plan drawn as an SVG picture (nodes and GPUs coloured by template and stage)."""
+        return _buffer_text("arachne_plan_to_svg", self._h())
+
+    def save_svg(self, path):
+        # type: (Any) -> None
+        """Writes the SVG picture to path atomically."""
+        _check(_fn("arachne_plan_save_svg")(self._h(), _path(path)))
 
     def get(self, field):
         # type: (Any) -> Any

@@ -3,6 +3,7 @@
 
     python3 examples/python/plan.py --model llama3-8b --cluster a100-40:8x4,h100:8x4
     python3 examples/python/plan.py --model qwen3-30b-a3b --cluster h100:4x8 --samples 8 --json
+    python3 examples/python/plan.py --model llama3-8b --cluster h100:2x8 --out plan.json --svg plan.svg
 
 Plans with the policy given by --policy, else the repository's bundled policy
 (examples/policies/*.arpol), else a freshly initialised (untrained) one, and
@@ -90,6 +91,8 @@ def main(argv=None):
     ap.add_argument("--seq-len", type=int, help="tokens per sample (default 4096)")
     ap.add_argument("--lib", help="path of libarachne.so")
     ap.add_argument("--json", action="store_true", help="print only the plan JSON")
+    ap.add_argument("--out", help="also save the plan JSON to this file")
+    ap.add_argument("--svg", help="also draw the plan as SVG into this file")
     args = ap.parse_args(argv)
     if args.samples < 1:
         ap.error("--samples must be at least 1")
@@ -105,6 +108,10 @@ def main(argv=None):
             with arachne.CostModel(model, cluster, **setup) as cm:
                 plan, how = make_plan(args, cm)
                 with plan:
+                    if args.out:
+                        plan.save(args.out)
+                    if args.svg:
+                        plan.save_svg(args.svg)
                     if args.json:
                         sys.stdout.write(plan.to_json())
                         if not plan.to_json().endswith("\n"):

@@ -175,6 +175,20 @@ class PlanTest(unittest.TestCase):
         with self.assertRaises(arachne.Error):
             self.plan.export("slurm")
 
+    def test_svg(self):
+        need("arachne_plan_to_svg", "arachne_plan_save_svg")
+        svg = self.plan.to_svg()
+        self.assertIn("<svg", svg)
+        self.assertTrue(svg.rstrip().endswith("</svg>"))
+        self.assertIn("H100", svg)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "plan.svg")
+            self.plan.save_svg(path)
+            self.assertEqual(read(path), svg)
+            with self.assertRaises(arachne.Error) as e:
+                self.plan.save_svg(os.path.join(tmp, "no", "such", "dir", "plan.svg"))
+            self.assertEqual(e.exception.status, arachne.E_IO)
+
     def test_reprice(self):
         need("arachne_cost_model_price")
         cm2 = arachne.CostModel(self.cm.model, self.cm.cluster, self.cm.profile, global_batch=128)

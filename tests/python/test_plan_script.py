@@ -51,6 +51,20 @@ class PlanScriptTest(unittest.TestCase):
         self.assertEqual(d["cluster"], SMALL_SPEC)
         self.assertEqual(d["global_batch"], 64)
 
+    def test_out_and_svg(self):
+        self._need_planner()
+        need("arachne_plan_save", "arachne_plan_save_svg")
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            out, svg = os.path.join(tmp, "p.json"), os.path.join(tmp, "p.svg")
+            r = run("--model", "llama3-8b", "--cluster", SMALL_SPEC, "--global-batch", "64", "--json",
+                    "--out", out, "--svg", svg)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(out) as f:
+                self.assertEqual(json.load(f), json.loads(r.stdout))
+            with open(svg) as f:
+                self.assertIn("<svg", f.read())
+
     def test_table(self):
         self._need_planner()
         r = run("--model", "llama3-8b", "--cluster", SMALL_SPEC, "--samples", "2", "--global-batch", "64")
