@@ -76,7 +76,7 @@ int main(int argc, char **argv)
     size_t need = 0;
     int i, st, rc = 1, nlines = 0, nnodes = 0, used_nodes = 0, node_rank = 0, world;
 
-    for (i = 1; i < argc; i++) {
+    for (i = 1; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) goto usage;
         if (strcmp(a, "--model") == 0) model_name = v;
@@ -87,7 +87,6 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--script") == 0) script = v;
         else if (strcmp(a, "--plan-out") == 0) plan_out = v;
         else goto usage;
-        i++;
     }
     if (!model_name || !spec || samples < 1 || samples > 100000 || seed < 0) goto usage;
 

@@ -993,7 +993,8 @@ ARACHNE_API int arachne_replan_options_get(const arachne_replan_options *opts, i
  *  arachne_replan_decision_destroy.  opts NULL means the defaults.
  *  Errors: ARACHNE_E_INVALID_ARGUMENT (NULL arguments; a running plan for
  *  another model; a running plan without its cluster), ARACHNE_E_PARSE (the
- *  running plan's recorded cluster cannot be read), ARACHNE_E_INFEASIBLE (no
+ *  running plan's recorded cluster cannot be read), ARACHNE_E_INVALID_PLAN
+ *  (a running rank names a GPU its recorded cluster lacks), ARACHNE_E_INFEASIBLE (no
  *  plan fits the new cluster and the running one cannot be kept),
  *  ARACHNE_E_NO_MEMORY.  Outputs are NULL on failure.
  *  Threads: reads policy, cm_new and running only; they may be shared. */
