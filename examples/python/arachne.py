@@ -225,6 +225,14 @@ class _TrainerS(ctypes.Structure):
     pass
 
 
+class _ReplanOptionsS(ctypes.Structure):
+    pass
+
+
+class _ReplanDecisionS(ctypes.Structure):
+    pass
+
+
 _P = ctypes.POINTER
 _CLUSTER = _P(_ClusterS)
 _MODEL = _P(_ModelS)
@@ -233,11 +241,14 @@ _COST = _P(_CostModelS)
 _POLICY = _P(_PolicyS)
 _PLAN = _P(_PlanS)
 _TRAINER = _P(_TrainerS)
+_REPLAN_OPTIONS = _P(_ReplanOptionsS)
+_REPLAN_DECISION = _P(_ReplanDecisionS)
 # C handle type name -> ctypes structure (tests match this against the header)
 _HANDLE_STRUCTS = {
     "arachne_cluster": _ClusterS, "arachne_model": _ModelS, "arachne_profile": _ProfileS,
     "arachne_cost_model": _CostModelS, "arachne_policy": _PolicyS, "arachne_plan": _PlanS,
     "arachne_trainer": _TrainerS,
+    "arachne_replan_options": _ReplanOptionsS, "arachne_replan_decision": _ReplanDecisionS,
 }
 _int = ctypes.c_int
 _uint = ctypes.c_uint
