@@ -439,11 +439,7 @@ static int query(look *L, int depth, int nfixed, int fixed_type)
     }
     b->budget_left = b->opts.lookahead_budget + 2 * depth;
     found = dfs(L, depth, nfixed, fixed_type, cap, nb);
-    if (!found && b->budget_left <= 0) {
-        b->budget_outs++;
-        if (getenv("AR_DEBUG_LOOK")) fprintf(stderr, "budget out: plan %d templates, depth %d nfixed %d fixed_type %d free %d batch_left %d\n",
-            L->plan->ntemplates, depth, nfixed, fixed_type, ar_avail_total(&b->avail), b->cm->setup.global_batch - ar_plan_batch_floor(L->plan));
-    }
+    if (!found && b->budget_left <= 0) b->budget_outs++;
     return found;
 }
 

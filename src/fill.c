@@ -638,9 +638,9 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
         if (last_err == ARACHNE_E_OUT_OF_MEMORY_PLAN && small_oom.stage >= 0) {
             int so = small_oom.stage;
             why(ws, mode, "no split of %d blocks over %d stages fits in memory at any micro-batch size (%d..%d): "
-                "at micro-batch %d stage %d (%s tp %d, blocks %d-%d) needs at least %.1f GB per GPU of %.1f GB usable",
+                "at micro-batch %d stage %d (%s tp %d, blocks [%d, %d)) needs at least %.1f GB per GPU of %.1f GB usable",
                 m->blocks, depth, mbs_list[nmbs - 1], mbs_list[0], small_oom.mbs, so,
-                cl->types[types[so]].name, tps[so], small_oom.first, small_oom.end - 1,
+                cl->types[types[so]].name, tps[so], small_oom.first, small_oom.end,
                 small_oom.need / 1e9, small_oom.have / 1e9);
         } else if (last_err == ARACHNE_E_OUT_OF_MEMORY_PLAN) {
             why(ws, mode, "no split of %d blocks over %d stages fits in memory at any micro-batch size (%d..%d)",

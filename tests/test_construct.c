@@ -129,7 +129,6 @@ TEST(random_rollouts_never_reach_a_dead_end)
         ar_construct_opts o;
         arachne_plan p;
         int mi = cl % presets, st, maxg = cl % 10 == 0 ? 4096 : 256;
-        double t_cl = ar_now();
         random_spec(&r, spec, sizeof spec, maxg);
         st = env_make(&e, arachne_model_preset_name(mi), spec);
         ASSERT_MSG(st == ARACHNE_OK, "cluster '%s': %s", spec, arachne_last_error());
@@ -189,7 +188,6 @@ TEST(random_rollouts_never_reach_a_dead_end)
         }
         ar_plan_clear(&p);
         ar_builder_free(&b);
-        if (getenv("AR_TEST_TIMES")) fprintf(stderr, "%8.3f %s %s\n", ar_now() - t_cl, e.m->name, spec);
         env_free(&e);
         if (th_failed_flag) return;
     }
