@@ -308,8 +308,9 @@ static int mem_screen(fill_ctx *c, oom_info *oi)
             }
             return 0;
         }
-        if (all && (stage_mem(c, s, 1, &mm) != ARACHNE_OK || mm.total > mm.capacity)) all = 0;
     }
+    for (s = 0; s < c->depth && all; s++)
+        if (stage_mem(c, s, 1, &mm) != ARACHNE_OK || mm.total > mm.capacity) all = 0;
     return all ? 1 : 2;
 }
 
@@ -412,7 +413,13 @@ static int eval_mbs(fill_ctx *c, fill_cand *best, oom_info *first_oom)
     *first_oom = oi;
     /* fixed alternatives */
     if (oi.stage >= 0) {
-        for (k = 1; k <= AR_FILL_MAX_SHIFT; k++)
+        /* shifting k blocks off the stage frees about k blocks' share of its
+         * memory: skip the shifts when even the largest cannot close the gap */
+        int n_o = base[oi.stage + 1] - base[oi.stage];
+        double per_block = n_o > 0 ? oi.need / n_o : 0.0;
+        int kmax = AR_MIN(AR_FILL_MAX_SHIFT, n_o - 1);
+        if (per_block > 0 && oi.need - kmax * per_block > oi.have) kmax = 0;
+        for (k = 1; k <= kmax; k++)
             for (dir = -1; dir <= 1; dir += 2) {
                 if (!ar_split_shift(c->depth, base, oi.stage, dir, k, alt)) continue;
                 if (eval_split(c, alt, best, &oi2) == ARACHNE_OK) {
@@ -631,9 +638,9 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
         if (last_err == ARACHNE_E_OUT_OF_MEMORY_PLAN && small_oom.stage >= 0) {
             int so = small_oom.stage;
             why(ws, mode, "no split of %d blocks over %d stages fits in memory at any micro-batch size (%d..%d): "
-                "at micro-batch %d stage %d (%s tp %d, blocks %d-%d) needs at least %.1f GB per GPU of %.1f GB usable",
+                "at micro-batch %d stage %d (%s tp %d, blocks [%d, %d)) needs at least %.1f GB per GPU of %.1f GB usable",
                 m->blocks, depth, mbs_list[nmbs - 1], mbs_list[0], small_oom.mbs, so,
-                cl->types[types[so]].name, tps[so], small_oom.first, small_oom.end - 1,
+                cl->types[types[so]].name, tps[so], small_oom.first, small_oom.end,
                 small_oom.need / 1e9, small_oom.have / 1e9);
         } else if (last_err == ARACHNE_E_OUT_OF_MEMORY_PLAN) {
             why(ws, mode, "no split of %d blocks over %d stages fits in memory at any micro-batch size (%d..%d)",
