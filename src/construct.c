@@ -430,9 +430,13 @@ static int query(look *L, int depth, int nfixed, int fixed_type)
     double cap = 0.0, nb = 0.0;
     b->queries++;
     if (witness_match(b, depth, nfixed, fixed_type)) return 1;
-    demand_set(L, nfixed, b->q_types, b->q_tps);
+    /* replay the prefix exactly as the search that found it did, stage by
+     * stage, so the pruning along a witness's path is the same */
+    memset(L->demand, 0, sizeof L->demand);
     for (s = 0; s < nfixed; s++) {
-        double c = b->q_tps[s] * L->gpu_cap[b->q_types[s]], sb = stage_blocks(L, depth, s, c, prefix_replicas(L));
+        double c = b->q_tps[s] * L->gpu_cap[b->q_types[s]], sb;
+        if (!demand_push(L, b->q_types[s], b->q_tps[s])) return 0;
+        sb = stage_blocks(L, depth, s, c, prefix_replicas(L));
         if (sb < 1.0) return 0;
         cap += c;
         nb += sb;
