@@ -396,6 +396,42 @@ static int eval_split(fill_ctx *c, const int *firsts, fill_cand *best, oom_info 
     return ARACHNE_OK;
 }
 
+/* Capacity weights: how many blocks each stage could hold, from its usable
+ * memory, the sharding of its weights (TP; experts at most over the
+ * stage's W = tp * replicas GPUs) and the micro-batches it keeps in flight
+ * (1F1B: stage s of p holds min(p - s, M)).  Splitting in proportion to
+ * them lets deep pipelines of large models give the early stages, which
+ * hold the most activations, fewer blocks. */
+static void capacity_weights(const fill_ctx *c, double *w)
+{
+    const arachne_cost_model *cm = c->cm;
+    const arachne_model *m = cm->model;
+    const ar_setup *su = &cm->setup;
+    int kind = m->experts > 0 ? AR_LAYER_MOE : AR_LAYER_DENSE, s;
+    int M = su->global_batch / AR_MAX(1, c->r * c->mbs);
+    double p_all = m->params[kind], p_exp = m->expert_params[kind];
+    if (M < 1) M = 1;
+    for (s = 0; s < c->depth; s++) {
+        int tp = c->tps[s], W = tp * AR_MAX(1, c->r);
+        double optim = su->dist_optimizer ? su->optim_bytes / AR_MAX(1, c->r) : su->optim_bytes;
+        double per_param = su->weight_bytes + su->grad_bytes + optim;
+        double shard = su->expert_tiling && m->experts > 0 ? (double)W : (double)tp;
+        double fixed = ((p_all - p_exp) / tp + p_exp / shard) * per_param;
+        double act = ar_model_act_bytes(m, kind, su->seq_len, c->mbs, tp, su->recompute);
+        double usable = cm->cluster->types[c->types[s]].mem_bytes * (1.0 - su->headroom) - AR_FRAMEWORK_OVERHEAD_BYTES;
+        double per_block = fixed + AR_MIN(c->depth - s, M) * act;
+        /* the embedding lives on the first stage, the head on the last */
+        if (s == 0)
+            usable -= m->params[AR_LAYER_EMBED] / tp * per_param +
+                      AR_MIN(c->depth, M) * ar_model_act_bytes(m, AR_LAYER_EMBED, su->seq_len, c->mbs, tp, su->recompute);
+        if (s == c->depth - 1)
+            usable -= m->params[AR_LAYER_HEAD] / tp * per_param +
+                      ar_model_act_bytes(m, AR_LAYER_HEAD, su->seq_len, c->mbs, tp, su->recompute);
+        w[s] = per_block > 0 && usable > 0 ? usable / per_block : 0.0;
+        if (w[s] < 0.05) w[s] = 0.05;
+    }
+}
+
 /* All splits of one micro-batch size.  Returns OK when one fitted. */
 static int eval_mbs(fill_ctx *c, fill_cand *best, oom_info *first_oom)
 {
@@ -441,6 +477,23 @@ static int eval_mbs(fill_ctx *c, fill_cand *best, oom_info *first_oom)
         eval_split(c, alt, best, &oi2) == ARACHNE_OK) {
         fitted = 1;
         if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
+    }
+    capacity_weights(c, w);
+    ar_split_weighted(m->blocks, c->depth, w, base);
+    oi2.stage = -1;
+    st = eval_split(c, base, best, &oi2);
+    if (st == ARACHNE_OK) {
+        fitted = 1;
+        if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
+    } else if (oi2.stage >= 0) {
+        /* rounding can leave one stage a block over: move it to a neighbour */
+        for (dir = -1; dir <= 1; dir += 2) {
+            if (!ar_split_shift(c->depth, base, oi2.stage, dir, 1, alt)) continue;
+            if (eval_split(c, alt, best, &oi) == ARACHNE_OK) {
+                fitted = 1;
+                if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
+            }
+        }
     }
     return fitted ? ARACHNE_OK : ARACHNE_E_OUT_OF_MEMORY_PLAN;
 }
