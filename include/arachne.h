@@ -1004,7 +1004,9 @@ ARACHNE_API int arachne_trainer_best_plan(const arachne_trainer *t, int composit
  *  Adam moments and step, options, trainer RNG, update counter, statistics,
  *  replay buffers and best plans, with a CRC-32 (docs/formats.md,
  *  "Training checkpoint").  ARACHNE_E_IO (an existing file is untouched),
- *  ARACHNE_E_INVALID_ARGUMENT, ARACHNE_E_NO_MEMORY.  Not during run. */
+ *  ARACHNE_E_INVALID_ARGUMENT, ARACHNE_E_NO_MEMORY.  May be called from the
+ *  progress callback (the state between two updates); not from other threads
+ *  while arachne_trainer_run runs. */
 ARACHNE_API int arachne_trainer_save_checkpoint(const arachne_trainer *t, const char *path);
 
 /** Restores a checkpoint into a trainer built the same way (same policy
