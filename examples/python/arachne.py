@@ -242,6 +242,9 @@ _POLICY = _P(_PolicyS)
 _PLAN = _P(_PlanS)
 _TRAINER = _P(_TrainerS)
 _REPLAN_OPTIONS = _P(_ReplanOptionsS)
+# arachne_train_callback(user, update, updates, mean_reward, best_iter_per_s, ncompositions)
+TRAIN_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_double,
+                                  ctypes.POINTER(ctypes.c_double), ctypes.c_int)
 _REPLAN_DECISION = _P(_ReplanDecisionS)
 # C handle type name -> ctypes structure (tests match this against the header)
 _HANDLE_STRUCTS = {
