@@ -128,7 +128,10 @@ int main(int argc, char **argv)
 {
     const char *policy_path = NULL, *model_name = "llama3-8b";
     long samples = 16, seed = 0;
-    double horizon = 1800.0, restart = 20.0, total = 0.0, thr, prev_thr;
+    /* The horizon is the time until the next expected change: in this
+     * scenario a node joins every WINDOW_S seconds, so a switch must pay
+     * for itself before the next join. */
+    double horizon = WINDOW_S, restart = 20.0, total = 0.0, thr, prev_thr;
     int i, st, k, keeps = 0, switches = 0, drops = 0, fresh_drops = 0, rc = 1;
     double fresh_prev = 0.0;
     arachne_model *model = NULL;
