@@ -140,12 +140,15 @@ install: all arachne.pc
 	ln -sf $(SHARED_SONAME) $(DESTDIR)$(PREFIX)/lib/libarachne.so
 	install -m 644 arachne.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/arachne.pc
 	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/arachne
+	if [ -f examples/policies/default.arpol ]; then install -d $(DESTDIR)$(PREFIX)/share/arachne && \
+	  install -m 644 examples/policies/default.arpol $(DESTDIR)$(PREFIX)/share/arachne/default.arpol; fi
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/include/arachne.h $(DESTDIR)$(PREFIX)/lib/libarachne.a \
 	  $(DESTDIR)$(PREFIX)/lib/libarachne.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/$(SHARED_SONAME) \
 	  $(DESTDIR)$(PREFIX)/lib/libarachne.so $(DESTDIR)$(PREFIX)/lib/pkgconfig/arachne.pc \
-	  $(DESTDIR)$(PREFIX)/bin/arachne
+	  $(DESTDIR)$(PREFIX)/bin/arachne $(DESTDIR)$(PREFIX)/share/arachne/default.arpol
+	-rmdir $(DESTDIR)$(PREFIX)/share/arachne 2>/dev/null
 
 clean:
 	rm -rf build lib bin arachne.pc
