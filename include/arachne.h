@@ -163,6 +163,128 @@ ARACHNE_API int arachne_gpu_get(const char *name, int field, double *out);
 
 /* @@SECTION cluster@@ */
 
+/* A cluster is a list of nodes; each node holds 1..1024 GPUs of one type.
+ * Nodes are numbered 0..N-1, grouped per GPU type in the order the types
+ * first appeared, and inside a type in the order they were added.  Types
+ * come from the built-in catalog (added on first use) or are given by the
+ * caller (arachne_cluster_add_gpu_type).  Limits: 16 GPU types, 1,000,000
+ * GPUs in total.  Text forms (docs/formats.md):
+ *   compact  "a100-40:32x4,a6000:8x4+16x1,h100:16x8"  (TYPE:NODESxGPUS[+...],...)
+ *   JSON     {"format":"arachne-cluster","version":1,"nodes":[...],...}
+ * Threads: functions that take a const cluster only read it, so a built
+ * cluster may be shared by any number of threads; the mutators (add_, set_)
+ * need exclusive use.  Borrowed strings stay valid until the next mutator
+ * call on, or the destruction of, that cluster. */
+
+/** Creates an empty cluster in *out (destroy with arachne_cluster_destroy).
+ *  ARACHNE_E_INVALID_ARGUMENT (NULL out) or ARACHNE_E_NO_MEMORY; *out is
+ *  NULL on failure. */
+ARACHNE_API int arachne_cluster_create(arachne_cluster **out);
+
+/** Parses a compact spec such as "a100-40:32x4,a6000:8x4+16x1,h100:16x8":
+ *  comma-separated TYPE:GROUP[+GROUP...] with GROUP = NODESxGPUS (nodes of
+ *  that many GPUs), spaces allowed around tokens, GPU names as in
+ *  arachne_gpu_canonical_name; a type given twice merges.  Errors name the
+ *  spec and the 1-based character offset: ARACHNE_E_PARSE (syntax, zero or
+ *  negative counts, a node over 1024 GPUs, over 1,000,000 GPUs),
+ *  ARACHNE_E_NOT_FOUND (unknown GPU type).  *out is NULL on failure. */
+ARACHNE_API int arachne_cluster_parse(arachne_cluster **out, const char *spec);
+
+/** Reads a cluster from JSON text json[0..len) (schema: docs/formats.md).
+ *  Unknown keys, missing keys, wrong types, bad values are ARACHNE_E_PARSE
+ *  with "<cluster json>:LINE:COL: ..."; unknown GPU types ARACHNE_E_NOT_FOUND;
+ *  a newer format version ARACHNE_E_UNSUPPORTED. */
+ARACHNE_API int arachne_cluster_from_json(arachne_cluster **out, const char *json, size_t len);
+
+/** Reads a cluster JSON file; messages start with "PATH:LINE:COL: ".
+ *  ARACHNE_E_IO if the file cannot be read; otherwise as from_json. */
+ARACHNE_API int arachne_cluster_load(arachne_cluster **out, const char *path);
+
+/** Loads spec_or_path as a file when it names an existing file or ends in
+ *  ".json", else parses it as a compact spec. */
+ARACHNE_API int arachne_cluster_open(arachne_cluster **out, const char *spec_or_path);
+
+/** Writes the JSON form to path atomically (temporary file + rename; the
+ *  old file is untouched on failure).  ARACHNE_E_IO with the path. */
+ARACHNE_API int arachne_cluster_save(const arachne_cluster *c, const char *path);
+
+/** Frees a cluster.  NULL is a no-op. */
+ARACHNE_API void arachne_cluster_destroy(arachne_cluster *c);
+
+/** Adds a GPU type of the caller's own, or overrides the figures of one
+ *  already in the cluster or in the catalog (matched by name or alias).
+ *  SI units: mem_bytes bytes, flops FLOP/s, hbm_bw / intra_bw / inter_bw
+ *  bytes/s (intra and inter per direction, inter per GPU); all finite > 0.
+ *  Latencies keep the catalog values (new types: 5e-6 s intra, 10e-6 s
+ *  inter; change them with arachne_cluster_set_gpu_field).  The name is
+ *  1-31 characters of letters, digits, '-', '_', '.'.  Such types are
+ *  written to the JSON form ("gpu_types").  ARACHNE_E_INVALID_ARGUMENT for a
+ *  bad name or value, or a 17th type. */
+ARACHNE_API int arachne_cluster_add_gpu_type(arachne_cluster *c, const char *name, double mem_bytes, double flops,
+                                             double hbm_bw, double intra_bw, double inter_bw);
+
+/** Sets one field (an arachne_gpu_field, SI units, finite > 0) of a GPU type
+ *  in the cluster; the type then counts as user-given.  ARACHNE_E_NOT_FOUND
+ *  if the type is not in the cluster, ARACHNE_E_INVALID_ARGUMENT for a bad
+ *  field or value. */
+ARACHNE_API int arachne_cluster_set_gpu_field(arachne_cluster *c, const char *type, int field, double value);
+
+/** Adds `count` nodes of `gpus_per_node` GPUs of `type` (catalog types are
+ *  added on first use).  ARACHNE_E_NOT_FOUND for an unknown type,
+ *  ARACHNE_E_INVALID_ARGUMENT for count < 1, gpus_per_node outside
+ *  [1, 1024], or a total above 1,000,000 GPUs (the cluster is unchanged). */
+ARACHNE_API int arachne_cluster_add_nodes(arachne_cluster *c, const char *type, int count, int gpus_per_node);
+
+/** Sets the bandwidth (bytes/s per GPU per direction, finite > 0) of a
+ *  transfer across nodes between a GPU of type_a and one of type_b (either
+ *  order; the same type twice sets its own inter-node figure).  Default:
+ *  the smaller of the two types' inter-node bandwidths.  Both types must be
+ *  in the cluster (ARACHNE_E_NOT_FOUND). */
+ARACHNE_API int arachne_cluster_set_link_bandwidth(arachne_cluster *c, const char *type_a, const char *type_b,
+                                                   double bytes_per_s);
+
+/** Bandwidth across nodes between type_a and type_b, bytes/s (explicit or
+ *  default).  ARACHNE_E_NOT_FOUND if a type is not in the cluster. */
+ARACHNE_API int arachne_cluster_link_bandwidth(const arachne_cluster *c, const char *type_a, const char *type_b,
+                                               double *out);
+
+/** Number of GPU types in the cluster. */
+ARACHNE_API int arachne_cluster_type_count(const arachne_cluster *c, int *out);
+
+/** Name of type `index` (canonical catalog name such as "A100-40", or the
+ *  caller's name); borrowed.  ARACHNE_E_INVALID_ARGUMENT for a bad index. */
+ARACHNE_API int arachne_cluster_type_name(const arachne_cluster *c, int index, const char **out);
+
+/** GPUs in the cluster, of one type or of all (type NULL).  A catalog type
+ *  absent from the cluster counts 0; an unknown name is ARACHNE_E_NOT_FOUND. */
+ARACHNE_API int arachne_cluster_gpu_count(const arachne_cluster *c, const char *type, int *out);
+
+/** Nodes in the cluster, of one type or of all (type NULL); as gpu_count. */
+ARACHNE_API int arachne_cluster_node_count(const arachne_cluster *c, const char *type, int *out);
+
+/** Type (borrowed name) and GPU count of node `node` (0-based); either
+ *  output may be NULL.  ARACHNE_E_INVALID_ARGUMENT for a bad index. */
+ARACHNE_API int arachne_cluster_node(const arachne_cluster *c, int node, const char **type, int *gpus);
+
+/** GPUs in the largest node of a type, or of any type (type NULL); 0 when
+ *  there is none.  As gpu_count for the type argument. */
+ARACHNE_API int arachne_cluster_largest_node(const arachne_cluster *c, const char *type, int *out);
+
+/** The compact form (borrowed): lowercase canonical names, per type the
+ *  node groups in order with consecutive equal sizes merged; "" for an
+ *  empty cluster.  arachne_cluster_parse of it gives the same nodes (the
+ *  figures of user-given types travel only in the JSON form). */
+ARACHNE_API int arachne_cluster_to_string(const arachne_cluster *c, const char **out);
+
+/** The JSON form (borrowed, ends with a newline); reading it back gives a
+ *  cluster that writes the same bytes. */
+ARACHNE_API int arachne_cluster_to_json(const arachne_cluster *c, const char **out);
+
+/** One field (an arachne_gpu_field, SI units) of a GPU type in the cluster,
+ *  by name or alias.  ARACHNE_E_NOT_FOUND if the type is not in the cluster,
+ *  ARACHNE_E_INVALID_ARGUMENT for a bad field. */
+ARACHNE_API int arachne_cluster_gpu_get(const arachne_cluster *c, const char *type, int field, double *out);
+
 /* @@SECTION model@@ */
 
 /** Layer kinds of a model.  Values are pinned.  A model is an embedding,

@@ -53,8 +53,10 @@ struct arachne_cluster {
     int type_gpus[AR_MAX_TYPES];      /* GPUs per type */
     int type_nodes[AR_MAX_TYPES];     /* nodes per type */
     int type_max_node[AR_MAX_TYPES];  /* largest node of the type */
-    char *spec_cache;                 /* compact string, built lazily (borrowed out) */
-    char *json_cache;
+    char *spec_cache;                 /* compact string, rebuilt by every mutator (borrowed out) */
+    char *json_cache;                 /* JSON text, rebuilt by every mutator (borrowed out) */
+    /* Added by the cluster module: */
+    int type_custom[AR_MAX_TYPES];    /* 1: spec given by the user (add_gpu_type, JSON gpu_types) */
 };
 
 /* Index of the type with that name (alias-aware, case-insensitive) in the
@@ -62,5 +64,28 @@ struct arachne_cluster {
 int ar_cluster_type_index(const arachne_cluster *c, const char *name);
 /* Inter-node bandwidth between types i and j (bytes/s). */
 double ar_cluster_link_bw(const arachne_cluster *c, int i, int j);
+
+/* Deep copy (nodes, links, caches).  *out is NULL on failure. */
+int ar_cluster_copy(arachne_cluster **out, const arachne_cluster *src);
+/* Recomputes the derived fields, the default link bandwidths and both text
+ * caches.  Every mutator ends with it.  ARACHNE_E_NO_MEMORY if a cache could
+ * not be built (then the text getters fail until the next mutation). */
+int ar_cluster_refresh(arachne_cluster *c);
+/* Finds the type `name` in c, or adds it from the catalog (spec copied, not
+ * custom).  Returns the index, or a negative status with a message:
+ * ARACHNE_E_NOT_FOUND (unknown name), ARACHNE_E_INVALID_ARGUMENT (more than
+ * AR_MAX_TYPES types).  Does not refresh. */
+int ar_cluster_intern_type(arachne_cluster *c, const char *name);
+/* Appends `count` nodes of `gpus` GPUs of type index `type` (kept grouped by
+ * type).  Checks the per-node and total limits; messages start with `where`.
+ * Does not refresh. */
+int ar_cluster_push_nodes(arachne_cluster *c, int type, long count, long gpus, const char *where);
+/* Builds the JSON text of c into a malloc'd string (cluster_json.c). */
+int ar_cluster_build_json(const arachne_cluster *c, char **out);
+/* Checks a user-given GPU type name: 1..AR_NAME_MAX-1 characters of
+ * [A-Za-z0-9._-], starting with a letter or digit. */
+int ar_cluster_valid_type_name(const char *name);
+
+#define AR_MAX_TOTAL_GPUS 1000000
 
 #endif
