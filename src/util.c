@@ -1,8 +1,10 @@
 /* util.c -- allocation, strings, files, buffers, RNG, clock. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,15 +92,29 @@ int ar_read_file(const char *path, char **out, size_t *out_len)
     return ARACHNE_OK;
 }
 
+/* Temporary names are "<path>.tmp.<pid>.<n>" with n from a process-wide
+ * counter, created with O_EXCL: two threads saving the same path never share
+ * a temporary (a shared one let one thread rename the other's half-written
+ * file into place), and a stale file of that name is never reused. */
+static atomic_uint tmp_counter;
+
 int ar_write_file_atomic(const char *path, const void *data, size_t len)
 {
     size_t plen = strlen(path);
-    char *tmp = ar_malloc(plen + 32);
-    FILE *f;
-    int ok;
+    char *tmp = ar_malloc(plen + 48);
+    FILE *f = NULL;
+    int ok, fd = -1, tries;
     if (!tmp) return ARACHNE_E_NO_MEMORY;
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-    f = fopen(tmp, "wb");
+    for (tries = 0; tries < 100 && fd < 0; tries++) {
+        unsigned n = atomic_fetch_add(&tmp_counter, 1u);
+        snprintf(tmp, plen + 48, "%s.tmp.%ld.%u", path, (long)getpid(), n);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd >= 0 && !(f = fdopen(fd, "wb"))) {
+        close(fd);
+        remove(tmp);
+    }
     if (!f) {
         int e = errno;
         free(tmp);
