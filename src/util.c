@@ -71,7 +71,18 @@ int ar_read_file(const char *path, char **out, size_t *out_len)
         size_t n;
         if (cap - len < 4097) {
             size_t ncap = cap ? cap * 2 : 65536;
-            char *nd = ar_realloc(data, ncap);
+            char *nd;
+            /* A device such as /dev/zero, or a huge file given by mistake,
+             * must not be read until memory runs out: the buffer stops
+             * growing at the limit (+ room for the NUL and one more read). */
+            if (ncap > AR_FILE_MAX_BYTES + 4098) ncap = AR_FILE_MAX_BYTES + 4098;
+            if (len > AR_FILE_MAX_BYTES || ncap <= cap) {
+                free(data);
+                fclose(f);
+                return ar_error(ARACHNE_E_IO, "%s: larger than %zu bytes; refusing to read it", path,
+                                (size_t)AR_FILE_MAX_BYTES);
+            }
+            nd = ar_realloc(data, ncap);
             if (!nd) { free(data); fclose(f); return ARACHNE_E_NO_MEMORY; }
             data = nd;
             cap = ncap;
@@ -81,9 +92,10 @@ int ar_read_file(const char *path, char **out, size_t *out_len)
         if (n == 0) break;
     }
     if (ferror(f)) {
+        int e = errno;
         free(data);
         fclose(f);
-        return ar_error(ARACHNE_E_IO, "%s: read error", path);
+        return ar_error(ARACHNE_E_IO, "%s: read error: %s", path, strerror(e));
     }
     fclose(f);
     data[len] = '\0';
