@@ -537,6 +537,57 @@ TEST(save_load_open)
     arachne_cluster_destroy(d);
 }
 
+/* Random edits of valid inputs: every result is a cluster or a status with a
+ * message; nothing crashes (run under check-asan too). */
+TEST(mutated_inputs_never_crash)
+{
+    static const char alphabet[] = "0123456789x:,+ -aX{}[]\"\\\x80\xc3";
+    arachne_cluster *seed = NULL;
+    const char *json = NULL;
+    char buf[1024];
+    ar_rng r;
+    int i, ok = 0, failed = 0;
+    ASSERT_OK(arachne_cluster_parse(&seed, EXAMPLE));
+    ASSERT_OK(arachne_cluster_set_link_bandwidth(seed, "a6000", "h100", 5e9));
+    ASSERT_OK(arachne_cluster_add_gpu_type(seed, "my-gpu", 1e10, 1e14, 1e12, 1e11, 1e10));
+    ASSERT_OK(arachne_cluster_to_json(seed, &json));
+    ar_rng_seed(&r, 7);
+    for (i = 0; i < 4000; i++) {
+        const char *src = (i & 1) ? json : EXAMPLE;
+        size_t n = strlen(src), k;
+        int edits = 1 + ar_rng_int(&r, 3), e, st;
+        arachne_cluster *c = NULL;
+        if (n >= sizeof buf) n = sizeof buf - 1;
+        memcpy(buf, src, n);
+        buf[n] = '\0';
+        for (e = 0; e < edits && n > 0; e++) {
+            k = (size_t)ar_rng_int(&r, (int)n);
+            switch (ar_rng_int(&r, 3)) {
+            case 0: buf[k] = alphabet[ar_rng_int(&r, (int)sizeof alphabet - 1)]; break; /* replace */
+            case 1: memmove(buf + k, buf + k + 1, n - k); n--; break;                  /* delete */
+            default: n = k; buf[n] = '\0'; break;                                     /* truncate */
+            }
+        }
+        arachne_clear_error();
+        st = (i & 1) ? arachne_cluster_from_json(&c, buf, n) : arachne_cluster_parse(&c, buf);
+        if (st == ARACHNE_OK) {
+            ASSERT(c != NULL);
+            ASSERT(same_after_round_trips(c));
+            ok++;
+        } else {
+            ASSERT(c == NULL);
+            ASSERT_MSG(arachne_last_error()[0] != '\0', "status %d without a message for <%s>", st, buf);
+            ASSERT_MSG(st == ARACHNE_E_PARSE || st == ARACHNE_E_NOT_FOUND || st == ARACHNE_E_UNSUPPORTED,
+                       "status %d for <%s>", st, buf);
+            failed++;
+        }
+        arachne_cluster_destroy(c);
+    }
+    ASSERT_GT(ok, 0);
+    ASSERT_GT(failed, 0);
+    arachne_cluster_destroy(seed);
+}
+
 SUITE(cluster,
       T(parses_the_example),
       T(spaces_aliases_and_merging),
@@ -560,4 +611,5 @@ SUITE(cluster,
       T(json_rejects_overflowing_number),
       T(json_rejects_invalid_utf8),
       T(json_rejects_bad_content),
-      T(save_load_open));
+      T(save_load_open),
+      T(mutated_inputs_never_crash));
