@@ -31,6 +31,9 @@ static fixture fixtures[] = {
       "{\"format\":\"arachne-model\",\"version\":1,\"name\":\"fzmoe\",\"blocks\":4,\"hidden\":256,"
       "\"heads\":4,\"kv_heads\":2,\"head_dim\":64,\"ffn\":512,\"vocab\":1000,\"experts\":8,"
       "\"top_k\":2,\"expert_ffn\":128,\"dense_prefix\":1}\n", 0 },
+    { "cluster.json",
+      "{\"format\":\"arachne-cluster\",\"version\":1,\"nodes\":[{\"type\":\"a100-40\",\"count\":2,"
+      "\"gpus\":4},{\"type\":\"h100\",\"count\":1,\"gpus\":8}]}\n", 0 },
     { "bad.json", "{\"format\":\"arachne-model\",\"version\":1,", 0 },
     { "empty.json", "", 0 },
 };
