@@ -423,7 +423,177 @@ ARACHNE_API int arachne_model_layer_act_bytes(const arachne_model *m, int kind, 
 
 /* @@SECTION profile@@ */
 
+/* A profile table holds, per (GPU type, layer kind, TP degree, micro-batch
+ * size), the seconds and activation bytes of ONE layer on one GPU of the TP
+ * group, for one sequence length.  Lookup is by exact key: a key the table
+ * does not hold is outside the search space (ARACHNE_E_NOT_FOUND).  Keys:
+ * GPU names are compared case-insensitively; a catalog alias ("a100-40gb")
+ * is stored and matched under its canonical name ("A100-40").  kind is an
+ * arachne_layer_kind; tp is a power of two 1..1024; mbs is 1..1048576.
+ * Values: fwd_s / bwd_s are forward / backward seconds (backward without
+ * recomputation), tp_comm_s the TP collective seconds of forward plus
+ * backward (0 when tp == 1, and 0 for imported measurements whose times
+ * already include the collectives), act_bytes the bytes one GPU keeps for
+ * backward under selective recomputation (the cost model scales it for the
+ * other modes).  Every value is finite and >= 0.
+ * Threads: a table may be shared read-only (lookup, count, to_json, save)
+ * by any number of threads; add and destroy need exclusive access.
+ * Format of the JSON file: docs/formats.md ("Profile"); generator and
+ * importer: docs/profiles.md. */
+
+/** Creates an empty table for model_name (1..63 bytes) at seq_len tokens per
+ *  sequence (>= 1).  *out is NULL on failure.  ARACHNE_E_INVALID_ARGUMENT,
+ *  ARACHNE_E_NO_MEMORY.  Release with arachne_profile_destroy(). */
+ARACHNE_API int arachne_profile_create(arachne_profile **out, const char *model_name, int seq_len);
+
+/** Frees the table.  NULL is a no-op. */
+ARACHNE_API void arachne_profile_destroy(arachne_profile *p);
+
+/** Adds one entry (units: seconds, bytes).  An entry with the same key
+ *  REPLACES the old one (so measured entries can be laid over generated
+ *  ones).  ARACHNE_E_INVALID_ARGUMENT, naming the entry, for an empty or too
+ *  long GPU name (31 bytes max), an unknown kind, tp not a power of two in
+ *  1..1024, mbs outside 1..1048576, or a negative or non-finite value. */
+ARACHNE_API int arachne_profile_add(arachne_profile *p, const char *gpu, int kind, int tp, int mbs,
+                                    double fwd_s, double bwd_s, double tp_comm_s, double act_bytes);
+
+/** Exact-key lookup.  Any of the four outputs may be NULL.
+ *  ARACHNE_E_NOT_FOUND (with a message naming the key) when the table has
+ *  no such entry; ARACHNE_E_INVALID_ARGUMENT for NULL p or gpu.  Read-only:
+ *  safe from many threads at once. */
+ARACHNE_API int arachne_profile_lookup(const arachne_profile *p, const char *gpu, int kind, int tp, int mbs,
+                                       double *fwd_s, double *bwd_s, double *tp_comm_s, double *act_bytes);
+
+/** Number of entries into *out. */
+ARACHNE_API int arachne_profile_count(const arachne_profile *p, int *out);
+
+/** Model name the table was made for (borrowed; valid until p is destroyed). */
+ARACHNE_API int arachne_profile_model_name(const arachne_profile *p, const char **out);
+
+/** Sequence length (tokens) of every entry. */
+ARACHNE_API int arachne_profile_seq_len(const arachne_profile *p, int *out);
+
+/** Reads entry i (0..count-1) in key order (GPU name, kind, tp, mbs): its
+ *  GPU name (borrowed, valid until p changes), kind, tp, mbs and values.
+ *  Any output may be NULL.  ARACHNE_E_INVALID_ARGUMENT for i out of range. */
+ARACHNE_API int arachne_profile_entry(const arachne_profile *p, int i, const char **gpu, int *kind, int *tp,
+                                      int *mbs, double *fwd_s, double *bwd_s, double *tp_comm_s,
+                                      double *act_bytes);
+
+/** Loads a profile JSON file ("arachne-profile" version 1).  ARACHNE_E_IO
+ *  when unreadable; ARACHNE_E_PARSE naming the file, line and column, and
+ *  the entry, for malformed text, unknown keys, bad values or a duplicate
+ *  key; ARACHNE_E_UNSUPPORTED for a newer version.  *out NULL on failure. */
+ARACHNE_API int arachne_profile_load(arachne_profile **out, const char *path);
+
+/** Same as arachne_profile_load() from len bytes of text in memory. */
+ARACHNE_API int arachne_profile_from_json(arachne_profile **out, const char *json, size_t len);
+
+/** Writes the table as JSON to path, atomically (temporary file + rename;
+ *  on failure the old file is untouched).  Entries in key order; numbers
+ *  round-trip exactly.  ARACHNE_E_IO. */
+ARACHNE_API int arachne_profile_save(const arachne_profile *p, const char *path);
+
+/** Writes the JSON text (NUL-terminated) into buf[cap]; *needed (may be
+ *  NULL) gets the size including the NUL.  ARACHNE_E_BUFFER_TOO_SMALL when
+ *  cap is too small (buf untouched); pass buf NULL, cap 0 to ask the size. */
+ARACHNE_API int arachne_profile_to_json(const arachne_profile *p, char *buf, size_t cap, size_t *needed);
+
+/** Imports Sailor's measured profiles from dir (profiles.json and
+ *  llm_info.json; the sequence length from the training_config_*.json whose
+ *  "model" is model_name, else 2048) for model_name (exact name as in
+ *  profiles.json, e.g. "OPT-350").  Blocks use the median over all blocks;
+ *  tp_comm_s is 0 (the measured times include the collectives); TP degrees
+ *  that are not powers of two are skipped.  Details: docs/profiles.md.
+ *  ARACHNE_E_NOT_FOUND for an unknown model, ARACHNE_E_IO for a missing
+ *  file, ARACHNE_E_PARSE naming the file and the JSON path. */
+ARACHNE_API int arachne_profile_import_sailor(arachne_profile **out, const char *dir, const char *model_name);
+
+/** Generates a table with the calibrated analytic model (docs/profiles.md)
+ *  for every GPU type of c x every layer kind model m has x tp in
+ *  {1, 2, 4, 8} up to the largest node of that type (and dividing the
+ *  head count) x mbs in {1, 2, 4, 8, 16, 32}, at seq_len tokens.  BF16
+ *  training with FlashAttention and sequence parallelism is modelled.
+ *  Deterministic.  ARACHNE_E_INVALID_ARGUMENT for NULL or seq_len < 1. */
+ARACHNE_API int arachne_profile_generate(arachne_profile **out, const arachne_model *m, const arachne_cluster *c,
+                                         int seq_len);
+
+/** Adds (replacing same keys) the generated entries of one GPU type of c
+ *  (name or alias) to p, at p's sequence length; the same key ranges as
+ *  arachne_profile_generate().  Use it to fill in a type a measured table
+ *  lacks.  ARACHNE_E_NOT_FOUND when c has no such type. */
+ARACHNE_API int arachne_profile_generate_gpu(arachne_profile *p, const arachne_model *m, const arachne_cluster *c,
+                                             const char *gpu_type);
+
 /* @@SECTION cost@@ */
+
+/* The cost model binds a model, a cluster and a profile table (all
+ * borrowed) to a training setup, and prices plans: per-stage times from the
+ * profile, 1F1B pipelines, min-max division of the global batch across
+ * templates, gradient synchronisation, optimizer step, and per-GPU memory.
+ * Every formula and constant: docs/cost-model.md. */
+
+/** Training-setup options of a cost model (arachne_cost_model_set/get).
+ *  Values are pinned.  Every value is passed as a double; integer options
+ *  must hold an exact integer. */
+typedef enum arachne_option {
+    ARACHNE_OPT_GLOBAL_BATCH = 0,   /**< samples per iteration, integer >= 1 (default 512) */
+    ARACHNE_OPT_SEQ_LEN = 1,        /**< tokens per sample; always the profile's sequence length
+                                         (setting another value fails) */
+    ARACHNE_OPT_WEIGHT_BYTES = 2,   /**< bytes per parameter for weights, (0, 64] (default 2, bf16) */
+    ARACHNE_OPT_GRAD_BYTES = 3,     /**< bytes per parameter for gradients, (0, 64] (default 4, fp32) */
+    ARACHNE_OPT_OPTIM_BYTES = 4,    /**< bytes per parameter of optimizer state, [0, 64]
+                                         (default 12: fp32 master copy + two Adam moments) */
+    ARACHNE_OPT_DIST_OPTIMIZER = 5, /**< 1: shard optimizer state over data-parallel ranks (ZeRO-1); 0 or 1 (default 0) */
+    ARACHNE_OPT_RECOMPUTE = 6,      /**< an arachne_recompute value (default ARACHNE_RECOMPUTE_SELECTIVE) */
+    ARACHNE_OPT_HEADROOM = 7,       /**< fraction of each GPU's memory kept free, [0, 1) (default 0.08) */
+    ARACHNE_OPT_EXPERT_TILING = 8,  /**< 1: planners search EP x ETP x EDP on MoE stages; 0 or 1 (default 1) */
+    ARACHNE_OPT_MAX_DEPTH = 9       /**< largest pipeline depth planners consider, integer in [1, 32] (default 16) */
+} arachne_option;
+
+/** Creates a cost model over model `m`, cluster `c` and profile `p`, with
+ *  the default training setup (docs/cost-model.md) and the profile's
+ *  sequence length.  The three are BORROWED: they must stay alive and
+ *  unmodified until the cost model is destroyed.  Lookup tables are built
+ *  here, so pricing never allocates.  *out receives a handle released with
+ *  arachne_cost_model_destroy(); NULL on failure.
+ *  Errors: ARACHNE_E_INVALID_ARGUMENT (NULL argument; a profile measured
+ *  for another model; a profile with no sequence length),
+ *  ARACHNE_E_NO_MEMORY.  Thread-safe for distinct outputs. */
+ARACHNE_API int arachne_cost_model_create(arachne_cost_model **out, const arachne_model *m,
+                                          const arachne_cluster *c, const arachne_profile *p);
+
+/** Releases a cost model (not the model, cluster or profile it borrows).
+ *  NULL is a no-op.  Plans priced with it stay valid. */
+ARACHNE_API void arachne_cost_model_destroy(arachne_cost_model *cm);
+
+/** Sets one training-setup option (arachne_option) to `value` (units as
+ *  documented for each option).  Errors: ARACHNE_E_INVALID_ARGUMENT naming
+ *  the option for an unknown key, a value out of range, a fractional value
+ *  for an integer option, or a sequence length other than the profile's
+ *  (the message gives both numbers); the setup is unchanged on failure.
+ *  A mutator: must not run while any thread prices with this cost model. */
+ARACHNE_API int arachne_cost_model_set(arachne_cost_model *cm, int option, double value);
+
+/** Reads one training-setup option into *out.  Errors:
+ *  ARACHNE_E_INVALID_ARGUMENT (NULL argument, unknown key; *out untouched).
+ *  Read-only: safe from many threads. */
+ARACHNE_API int arachne_cost_model_get(const arachne_cost_model *cm, int option, double *out);
+
+/** Prices `plan` in place with this cost model's setup (which replaces the
+ *  plan's recorded setup): per-stage times, synchronisation and memory,
+ *  micro-batches per replica, iteration time (s), iterations/s, samples/s,
+ *  tokens/s, MFU and bubble fraction.  The plan must carry its device
+ *  assignment (ranks).  Errors: ARACHNE_E_INVALID_ARGUMENT (NULL argument,
+ *  plan for another model), ARACHNE_E_INVALID_PLAN (a stage or rank out of
+ *  range, layers not covered in order), ARACHNE_E_INFEASIBLE (the profile
+ *  lacks a (GPU, layer kind, TP, micro-batch) entry a stage needs; the
+ *  message names it), ARACHNE_E_OUT_OF_MEMORY_PLAN (a stage does not fit;
+ *  the message names the template, stage, GPU type, TP, layers and the
+ *  bytes needed and available), ARACHNE_E_NO_MEMORY.  On failure the plan's
+ *  prices are unchanged.  Read-only on the cost model: many threads may
+ *  price different plans with one cost model at once. */
+ARACHNE_API int arachne_cost_model_price(const arachne_cost_model *cm, arachne_plan *plan);
 
 /* @@SECTION plan@@ */
 

@@ -23,13 +23,60 @@ struct arachne_profile {
     int n, cap;
     ar_profile_entry *e;
     /* lookup index: entries sorted by key after ar_profile_index() */
-    int sorted;
-    char *json_cache;
+    int sorted;            /* always 1: ar_profile_add keeps e[] sorted */
+    char *json_cache;      /* unused (to_json writes into caller buffers) */
 };
 
 /* Exact-match lookup (GPU name compared case-insensitively, canonical names
  * expected).  NULL when the key is absent: that configuration is not in the
  * search space. */
 const ar_profile_entry *ar_profile_find(const arachne_profile *p, const char *gpu, int kind, int tp, int mbs);
+
+/* ---- Additions (profile module) ---------------------------------------- */
+
+/* Limits on keys (checked by ar_profile_add). */
+#define AR_PROFILE_MAX_TP 1024
+#define AR_PROFILE_MAX_MBS (1 << 20)
+
+/* Adds or replaces one entry (validates it; message names the entry).
+ * Keeps p->e sorted by key so ar_profile_find stays a pure read. */
+int ar_profile_add(arachne_profile *p, const char *gpu, int kind, int tp, int mbs,
+                   double fwd_s, double bwd_s, double tp_comm_s, double act_bytes);
+/* Empty table (model name 1..63 bytes, seq_len >= 1). */
+int ar_profile_new(arachne_profile **out, const char *model, int seq_len);
+/* Appends the table's JSON text to b (docs/formats.md "Profile"). */
+void ar_profile_write_json(const arachne_profile *p, ar_buf *b);
+/* Layer kind name ("embed", "dense", "moe", "head") or NULL. */
+const char *ar_layer_kind_name(int kind);
+
+/* The analytic generator (src/profile_gen.c, docs/profiles.md).
+ * Calibrated constants: */
+typedef struct ar_gen_consts {
+    double e_max;          /* GEMM efficiency ceiling (fraction of peak FLOP/s) */
+    double m_half;         /* GEMM size (smallest of M, N, K) at which efficiency is e_max / 2 */
+    double hbm_eff;        /* achieved fraction of HBM bandwidth */
+    double comm_eff;       /* achieved fraction of the intra-node link bandwidth in TP all-reduces */
+    double mem_bwd_ratio;  /* backward / forward time of the memory-bound work */
+    double layer_overhead_s; /* fixed seconds per layer per pass (launches, framework) */
+    double score_passes;   /* eager attention: element passes over the seq x seq scores (fwd) */
+} ar_gen_consts;
+/* How the run being modelled executes. */
+typedef struct ar_gen_opts {
+    double elt_bytes;      /* bytes per activation/weight element (2: BF16) */
+    double flops;          /* peak FLOP/s of that data type; 0: the spec's (BF16) value */
+    int eager_attention;   /* 0: FlashAttention (no seq x seq traffic); 1: eager softmax */
+    int sequence_parallel; /* 1: norms/elementwise over tokens/tp */
+} ar_gen_opts;
+/* The constants the library uses (docs/profiles.md) and the default options
+ * (BF16, FlashAttention, sequence parallel). */
+extern const ar_gen_consts ar_gen_default_consts;
+void ar_gen_default_opts(ar_gen_opts *o);
+/* One generated entry for model m on GPU g: fills fwd_s, bwd_s, tp_comm_s,
+ * act_bytes (and the key fields) of *out.  k / o NULL: the defaults.
+ * ARACHNE_E_INVALID_ARGUMENT for a kind the model lacks or bad sizes. */
+int ar_profile_gen_entry(const arachne_model *m, const ar_gpu_spec *g, int kind, int tp, int mbs, int seq,
+                         const ar_gen_consts *k, const ar_gen_opts *o, ar_profile_entry *out);
+/* Adds the generated entries of GPU type g (TP up to max_tp) to p. */
+int ar_profile_gen_type(arachne_profile *p, const arachne_model *m, const ar_gpu_spec *g, int max_tp);
 
 #endif

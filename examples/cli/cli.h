@@ -52,4 +52,50 @@ int cli_double(const char *cmd, const char *opt, const char *s, double lo, doubl
 /* Writes a JSON string literal (quoted, escaped) to f. */
 void cli_json_string(FILE *f, const char *s);
 
+/* ---- Training setup shared by price, search, plan (cli_costenv.c) ------- */
+
+/* The parsed strings of the shared training-setup options (NULL / 0 when
+ * absent):  --model M --cluster SPEC|FILE --profile FILE --global-batch N
+ * --seq-len N --recompute none|selective|full --dist-optimizer
+ * --headroom F --max-depth D --no-expert-tiling */
+typedef struct cli_costenv_opts {
+    const char *model, *cluster, *profile, *global_batch, *seq_len, *recompute, *headroom, *max_depth;
+    int dist_optimizer, no_expert_tiling;
+} cli_costenv_opts;
+
+/* Everything a pricing command needs; the cost model borrows the other three. */
+typedef struct cli_costenv {
+    arachne_model *model;
+    arachne_cluster *cluster;
+    arachne_profile *profile;
+    arachne_cost_model *cm;
+} cli_costenv;
+
+/* Number of cli_opt entries cli_costenv_options() writes. */
+#define CLI_COSTENV_NOPTS 10
+/* Usage lines for the shared options (append to a command's usage text). */
+#define CLI_COSTENV_USAGE \
+    "  --model M              model preset or model JSON file (required)\n" \
+    "  --cluster SPEC|FILE    cluster spec such as a100-40:32x4,h100:16x8, or a cluster JSON file (required)\n" \
+    "  --profile FILE         profile table JSON (default: generated for the model and cluster)\n" \
+    "  --global-batch N       samples per iteration (default 512)\n" \
+    "  --seq-len N            tokens per sample (default 4096; must match --profile)\n" \
+    "  --recompute MODE       none | selective | full (default selective)\n" \
+    "  --dist-optimizer       shard optimizer state over data-parallel ranks (ZeRO-1)\n" \
+    "  --headroom F           fraction of GPU memory kept free, [0, 1) (default 0.08)\n" \
+    "  --max-depth D          deepest pipeline searched, 1..32 (default 16)\n" \
+    "  --no-expert-tiling     MoE stages keep EP = 1, ETP = TP\n"
+
+/* Writes the CLI_COSTENV_NOPTS option-table entries of the shared options
+ * into opts[], pointing at o's fields (o is zeroed).  Returns the count. */
+int cli_costenv_options(cli_costenv_opts *o, cli_opt *opts);
+/* Builds model, cluster, profile (loaded, or generated at the sequence
+ * length) and cost model with the setup applied.  Returns CLI_OK;
+ * CLI_USAGE after printing a usage error (missing --model/--cluster, a bad
+ * number or mode); CLI_FAIL after printing the library's error.  On failure
+ * env is empty (nothing to free, though cli_costenv_free is harmless). */
+int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *env);
+/* Destroys what cli_costenv_build made (cost model first); zeroes env. */
+void cli_costenv_free(cli_costenv *env);
+
 #endif

@@ -1,0 +1,101 @@
+/* cli_costenv.c -- the training-setup options shared by the commands that
+ * price or search plans, and the model + cluster + profile + cost model they
+ * build from them. */
+#include <string.h>
+
+#include "cli.h"
+
+int cli_costenv_options(cli_costenv_opts *o, cli_opt *opts)
+{
+    const cli_opt table[CLI_COSTENV_NOPTS] = {
+        { "model", 1, &o->model, NULL },
+        { "cluster", 1, &o->cluster, NULL },
+        { "profile", 1, &o->profile, NULL },
+        { "global-batch", 1, &o->global_batch, NULL },
+        { "seq-len", 1, &o->seq_len, NULL },
+        { "recompute", 1, &o->recompute, NULL },
+        { "dist-optimizer", 0, NULL, &o->dist_optimizer },
+        { "headroom", 1, &o->headroom, NULL },
+        { "max-depth", 1, &o->max_depth, NULL },
+        { "no-expert-tiling", 0, NULL, &o->no_expert_tiling },
+    };
+    memset(o, 0, sizeof *o);
+    memcpy(opts, table, sizeof table);
+    return CLI_COSTENV_NOPTS;
+}
+
+void cli_costenv_free(cli_costenv *env)
+{
+    if (!env) return;
+    arachne_cost_model_destroy(env->cm);
+    arachne_profile_destroy(env->profile);
+    arachne_cluster_destroy(env->cluster);
+    arachne_model_destroy(env->model);
+    memset(env, 0, sizeof *env);
+}
+
+static int set_opt(cli_costenv *env, int option, double v)
+{
+    int st = arachne_cost_model_set(env->cm, option, v);
+    return st == ARACHNE_OK ? CLI_OK : cli_lib_fail(st, "training setup");
+}
+
+int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *env)
+{
+    long batch = 512, seq = 4096, depth = 16;
+    double headroom = 0.08;
+    int recompute = ARACHNE_RECOMPUTE_SELECTIVE, st, rc;
+    memset(env, 0, sizeof *env);
+    /* validate every option before touching files */
+    if (!o->model) return cli_usage_error(cmd, "--model is required");
+    if (!o->cluster) return cli_usage_error(cmd, "--cluster is required");
+    if (o->global_batch && (rc = cli_int(cmd, "global-batch", o->global_batch, 1, 1000000000L, &batch))) return rc;
+    if (o->seq_len && (rc = cli_int(cmd, "seq-len", o->seq_len, 1, 10000000L, &seq))) return rc;
+    if (o->max_depth && (rc = cli_int(cmd, "max-depth", o->max_depth, 1, 32, &depth))) return rc;
+    if (o->headroom && (rc = cli_double(cmd, "headroom", o->headroom, 0.0, 0.999999, &headroom))) return rc;
+    if (o->recompute) {
+        if (strcmp(o->recompute, "none") == 0) recompute = ARACHNE_RECOMPUTE_NONE;
+        else if (strcmp(o->recompute, "selective") == 0) recompute = ARACHNE_RECOMPUTE_SELECTIVE;
+        else if (strcmp(o->recompute, "full") == 0) recompute = ARACHNE_RECOMPUTE_FULL;
+        else return cli_usage_error(cmd, "--recompute: '%s' is not none, selective or full", o->recompute);
+    }
+    if ((st = arachne_model_open(&env->model, o->model)) != ARACHNE_OK) {
+        rc = cli_lib_fail(st, o->model);
+        goto fail;
+    }
+    if ((st = arachne_cluster_open(&env->cluster, o->cluster)) != ARACHNE_OK) {
+        rc = cli_lib_fail(st, o->cluster);
+        goto fail;
+    }
+    if (o->profile) {
+        int pseq = 0;
+        if ((st = arachne_profile_load(&env->profile, o->profile)) != ARACHNE_OK) {
+            rc = cli_lib_fail(st, o->profile);
+            goto fail;
+        }
+        arachne_profile_seq_len(env->profile, &pseq);
+        if (o->seq_len && pseq != seq) {
+            rc = cli_fail("%s: --seq-len %ld differs from the profile's sequence length %d (%s)", cmd, seq, pseq,
+                          o->profile);
+            goto fail;
+        }
+    } else if ((st = arachne_profile_generate(&env->profile, env->model, env->cluster, (int)seq)) != ARACHNE_OK) {
+        rc = cli_lib_fail(st, "generating a profile");
+        goto fail;
+    }
+    if ((st = arachne_cost_model_create(&env->cm, env->model, env->cluster, env->profile)) != ARACHNE_OK) {
+        rc = cli_lib_fail(st, "cost model");
+        goto fail;
+    }
+    if ((rc = set_opt(env, ARACHNE_OPT_GLOBAL_BATCH, (double)batch)) ||
+        (rc = set_opt(env, ARACHNE_OPT_RECOMPUTE, recompute)) ||
+        (rc = set_opt(env, ARACHNE_OPT_HEADROOM, headroom)) ||
+        (rc = set_opt(env, ARACHNE_OPT_MAX_DEPTH, (double)depth)) ||
+        (rc = set_opt(env, ARACHNE_OPT_DIST_OPTIMIZER, o->dist_optimizer ? 1 : 0)) ||
+        (rc = set_opt(env, ARACHNE_OPT_EXPERT_TILING, o->no_expert_tiling ? 0 : 1)))
+        goto fail;
+    return CLI_OK;
+fail:
+    cli_costenv_free(env);
+    return rc;
+}

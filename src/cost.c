@@ -1,0 +1,371 @@
+/* cost.c -- the cost model handle (create, options, lookup cache) and the
+ * per-stage time formulas.  Whole-plan pricing is in cost_plan.c, memory in
+ * cost_memory.c, the pure schedule formulas in schedule.c.  Every formula
+ * and constant is written out in docs/cost-model.md. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost.h"
+
+static const char *const kind_names[AR_LAYER_KINDS] = { "embed", "dense", "moe", "head" };
+
+const char *ar_cost_kind_name(int kind)
+{
+    return kind >= 0 && kind < AR_LAYER_KINDS ? kind_names[kind] : "?";
+}
+
+void ar_setup_defaults(ar_setup *s)
+{
+    s->global_batch = 512;
+    s->seq_len = 4096;
+    s->weight_bytes = 2.0;
+    s->grad_bytes = 4.0;
+    s->optim_bytes = 12.0;
+    s->dist_optimizer = 0;
+    s->recompute = AR_RECOMPUTE_SELECTIVE;
+    s->headroom = 0.08;
+    s->expert_tiling = 1;
+    s->max_depth = 16;
+}
+
+/* ---- lookup cache ----------------------------------------------------------- */
+
+static int log2_exact(int v, int levels)
+{
+    int l = 0;
+    if (v < 1 || (v & (v - 1))) return -1;
+    while ((1 << l) < v) l++;
+    return l < levels ? l : -1;
+}
+
+/* Converts a profile entry into the cost model's form under the setup. */
+static void entry_from_profile(const arachne_cost_model *cm, const ar_profile_entry *pe, ar_cost_entry *ce)
+{
+    const arachne_model *m = cm->model;
+    int seq = cm->setup.seq_len, rc = cm->setup.recompute;
+    double sel = ar_model_act_bytes(m, pe->kind, seq, pe->mbs, pe->tp, AR_RECOMPUTE_SELECTIVE);
+    double mode = ar_model_act_bytes(m, pe->kind, seq, pe->mbs, pe->tp, rc);
+    double scale = sel > 0.0 ? mode / sel : 1.0;
+    ce->present = 1;
+    ce->fwd_s = pe->fwd_s;
+    ce->time_s = pe->fwd_s + pe->bwd_s + (rc == AR_RECOMPUTE_FULL ? pe->fwd_s : 0.0);
+    ce->tp_comm_s = pe->tp_comm_s * (rc == AR_RECOMPUTE_FULL ? 1.5 : 1.0);
+    ce->act_sel = pe->act_bytes;
+    ce->act_bytes = pe->act_bytes * scale;
+}
+
+int ar_cost_cache_build(arachne_cost_model *cm)
+{
+    ar_cost_cache *c = cm->cache;
+    const arachne_model *m = cm->model;
+    int i, k, lt, lm, b;
+    if (!c) {
+        c = ar_calloc(1, sizeof *c);
+        if (!c) return ARACHNE_E_NO_MEMORY;
+        c->moe_before = ar_calloc((size_t)m->blocks + 1, sizeof *c->moe_before);
+        if (!c->moe_before) { free(c); return ARACHNE_E_NO_MEMORY; }
+        cm->cache = c;
+    }
+    c->blocks = m->blocks;
+    c->moe_before[0] = 0;
+    for (b = 0; b < m->blocks; b++)
+        c->moe_before[b + 1] = c->moe_before[b] + (ar_model_block_kind(m, b) == AR_LAYER_MOE);
+    for (k = 0; k < AR_LAYER_KINDS; k++) {
+        c->expert_params[k] = m->expert_params[k];
+        c->dense_params[k] = m->params[k] - m->expert_params[k];
+    }
+    /* phi: routed-expert share of a MoE block's forward FLOPs */
+    c->expert_frac = 0.0;
+    if (m->experts > 0 && ar_model_kind_count(m, AR_LAYER_MOE) > 0) {
+        double layer = ar_model_flops_fwd(m, AR_LAYER_MOE, cm->setup.seq_len, 1);
+        double routed = 2.0 * (m->expert_params[AR_LAYER_MOE] / m->experts) * m->top_k * cm->setup.seq_len;
+        if (layer > 0.0) c->expert_frac = routed / layer;
+        if (c->expert_frac > 1.0) c->expert_frac = 1.0;
+    }
+    c->flops_per_sample = 0.0;
+    for (k = 0; k < AR_LAYER_KINDS; k++) {
+        int count = (k == AR_LAYER_EMBED || k == AR_LAYER_HEAD) ? 1 : ar_model_kind_count(m, k);
+        if (count > 0) c->flops_per_sample += 3.0 * count * ar_model_flops_fwd(m, k, cm->setup.seq_len, 1);
+    }
+    memset(c->tab, 0, sizeof c->tab);
+    for (i = 0; i < cm->cluster->ntypes; i++)
+        for (k = 0; k < AR_LAYER_KINDS; k++)
+            for (lt = 0; lt < AR_TP_LEVELS; lt++)
+                for (lm = 0; lm < AR_MBS_LEVELS; lm++) {
+                    const ar_profile_entry *pe = ar_profile_find(cm->profile, cm->cluster->types[i].name, k, 1 << lt, 1 << lm);
+                    if (pe) entry_from_profile(cm, pe, &c->tab[i][k][lt][lm]);
+                }
+    return ARACHNE_OK;
+}
+
+int ar_cost_entry_get(const arachne_cost_model *cm, int type, int kind, int tp, int mbs,
+                      ar_cost_entry *tmp, const ar_cost_entry **out)
+{
+    const ar_cost_cache *c = cm->cache;
+    int lt = log2_exact(tp, AR_TP_LEVELS), lm = log2_exact(mbs, AR_MBS_LEVELS);
+    const char *gpu = cm->cluster->types[type].name;
+    if (lt >= 0 && lm >= 0) {
+        *out = &c->tab[type][kind][lt][lm];
+        if ((*out)->present) return ARACHNE_OK;
+    } else {
+        const ar_profile_entry *pe = ar_profile_find(cm->profile, gpu, kind, tp, mbs);
+        if (pe) {
+            entry_from_profile(cm, pe, tmp);
+            *out = tmp;
+            return ARACHNE_OK;
+        }
+    }
+    *out = NULL;
+    return ar_error(ARACHNE_E_INFEASIBLE, "profile has no entry for (GPU %s, layer %s, tp %d, micro-batch %d)",
+                    gpu, ar_cost_kind_name(kind), tp, mbs);
+}
+
+/* ---- handle and options ------------------------------------------------------- */
+
+int arachne_cost_model_create(arachne_cost_model **out, const arachne_model *m,
+                              const arachne_cluster *c, const arachne_profile *p)
+{
+    arachne_cost_model *cm;
+    int st;
+    if (out) *out = NULL;
+    if (!out || !m || !c || !p) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: NULL argument");
+    if (p->model[0] && ar_strcasecmp(p->model, m->name) != 0)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: the profile is for model '%s', not '%s'", p->model, m->name);
+    if (p->seq_len < 1)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: the profile has no sequence length (%d)", p->seq_len);
+    if (c->ntypes < 1 || c->ntypes > AR_MAX_TYPES)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: the cluster has %d GPU types", c->ntypes);
+    if (m->blocks < 1) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: model '%s' has no blocks", m->name);
+    cm = ar_calloc(1, sizeof *cm);
+    if (!cm) return ARACHNE_E_NO_MEMORY;
+    cm->model = m;
+    cm->cluster = c;
+    cm->profile = p;
+    ar_setup_defaults(&cm->setup);
+    cm->setup.seq_len = p->seq_len;
+    if ((st = ar_cost_cache_build(cm)) != ARACHNE_OK) {
+        arachne_cost_model_destroy(cm);
+        return st;
+    }
+    *out = cm;
+    return ARACHNE_OK;
+}
+
+void arachne_cost_model_destroy(arachne_cost_model *cm)
+{
+    if (!cm) return;
+    if (cm->cache) {
+        ar_cost_cache *c = cm->cache;
+        free(c->moe_before);
+        free(c);
+    }
+    free(cm);
+}
+
+static const char *const option_names[] = {
+    "global_batch", "seq_len", "weight_bytes", "grad_bytes", "optim_bytes",
+    "dist_optimizer", "recompute", "headroom", "expert_tiling", "max_depth"
+};
+
+static int need_int(int option, double v, double lo, double hi)
+{
+    if (!(v >= lo && v <= hi) || v != floor(v))
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model option %s: %g is not an integer in [%g, %g]",
+                        option_names[option], v, lo, hi);
+    return ARACHNE_OK;
+}
+
+static int need_range(int option, double v, double lo, int lo_open, double hi, int hi_open)
+{
+    if (!(lo_open ? v > lo : v >= lo) || !(hi_open ? v < hi : v <= hi))
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model option %s: %g is not in %c%g, %g%c",
+                        option_names[option], v, lo_open ? '(' : '[', lo, hi, hi_open ? ')' : ']');
+    return ARACHNE_OK;
+}
+
+int arachne_cost_model_set(arachne_cost_model *cm, int option, double value)
+{
+    int st = ARACHNE_OK, rebuild = 0;
+    ar_setup *s;
+    if (!cm) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: NULL handle");
+    s = &cm->setup;
+    switch (option) {
+    case ARACHNE_OPT_GLOBAL_BATCH:
+        if ((st = need_int(option, value, 1, 1e9)) == ARACHNE_OK) s->global_batch = (int)value;
+        break;
+    case ARACHNE_OPT_SEQ_LEN:
+        if ((st = need_int(option, value, 1, 1e9)) != ARACHNE_OK) break;
+        if ((int)value != cm->profile->seq_len)
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                            "cost model option seq_len: %d differs from the profile's sequence length %d "
+                            "(generate or load a profile for %d)", (int)value, cm->profile->seq_len, (int)value);
+        s->seq_len = (int)value;
+        break;
+    case ARACHNE_OPT_WEIGHT_BYTES:
+        if ((st = need_range(option, value, 0, 1, 64, 0)) == ARACHNE_OK) s->weight_bytes = value;
+        break;
+    case ARACHNE_OPT_GRAD_BYTES:
+        if ((st = need_range(option, value, 0, 1, 64, 0)) == ARACHNE_OK) s->grad_bytes = value;
+        break;
+    case ARACHNE_OPT_OPTIM_BYTES:
+        if ((st = need_range(option, value, 0, 0, 64, 0)) == ARACHNE_OK) s->optim_bytes = value;
+        break;
+    case ARACHNE_OPT_DIST_OPTIMIZER:
+        if ((st = need_int(option, value, 0, 1)) == ARACHNE_OK) s->dist_optimizer = (int)value;
+        break;
+    case ARACHNE_OPT_RECOMPUTE:
+        if ((st = need_int(option, value, AR_RECOMPUTE_NONE, AR_RECOMPUTE_FULL)) == ARACHNE_OK) {
+            rebuild = s->recompute != (int)value;
+            s->recompute = (int)value;
+        }
+        break;
+    case ARACHNE_OPT_HEADROOM:
+        if ((st = need_range(option, value, 0, 0, 1, 1)) == ARACHNE_OK) s->headroom = value;
+        break;
+    case ARACHNE_OPT_EXPERT_TILING:
+        if ((st = need_int(option, value, 0, 1)) == ARACHNE_OK) s->expert_tiling = (int)value;
+        break;
+    case ARACHNE_OPT_MAX_DEPTH:
+        if ((st = need_int(option, value, 1, AR_MAX_DEPTH)) == ARACHNE_OK) s->max_depth = (int)value;
+        break;
+    default:
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..9)", option);
+    }
+    if (st == ARACHNE_OK && rebuild) st = ar_cost_cache_build(cm);
+    return st;
+}
+
+int arachne_cost_model_get(const arachne_cost_model *cm, int option, double *out)
+{
+    const ar_setup *s;
+    double v;
+    if (!cm || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: NULL argument");
+    s = &cm->setup;
+    switch (option) {
+    case ARACHNE_OPT_GLOBAL_BATCH: v = s->global_batch; break;
+    case ARACHNE_OPT_SEQ_LEN: v = s->seq_len; break;
+    case ARACHNE_OPT_WEIGHT_BYTES: v = s->weight_bytes; break;
+    case ARACHNE_OPT_GRAD_BYTES: v = s->grad_bytes; break;
+    case ARACHNE_OPT_OPTIM_BYTES: v = s->optim_bytes; break;
+    case ARACHNE_OPT_DIST_OPTIMIZER: v = s->dist_optimizer; break;
+    case ARACHNE_OPT_RECOMPUTE: v = s->recompute; break;
+    case ARACHNE_OPT_HEADROOM: v = s->headroom; break;
+    case ARACHNE_OPT_EXPERT_TILING: v = s->expert_tiling; break;
+    case ARACHNE_OPT_MAX_DEPTH: v = s->max_depth; break;
+    default:
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..9)", option);
+    }
+    *out = v;
+    return ARACHNE_OK;
+}
+
+double ar_cost_model_flops_per_sample(const arachne_cost_model *cm)
+{
+    return ((const ar_cost_cache *)cm->cache)->flops_per_sample;
+}
+
+/* ---- per-stage time ------------------------------------------------------------ */
+
+int ar_stage_check(const arachne_cost_model *cm, const ar_template *t, int s)
+{
+    const ar_stage *S = &t->stages[s];
+    const ar_cost_cache *c = cm->cache;
+    if (S->type < 0 || S->type >= cm->cluster->ntypes)
+        return ar_error(ARACHNE_E_INVALID_PLAN, "stage %d: GPU type index %d out of range (cluster has %d types)",
+                        s, S->type, cm->cluster->ntypes);
+    if (S->tp < 1 || S->tp > AR_MAX_NODE_GPUS)
+        return ar_error(ARACHNE_E_INVALID_PLAN, "stage %d: tp %d out of range", s, S->tp);
+    if (S->first < 0 || S->end < S->first || S->end > c->blocks)
+        return ar_error(ARACHNE_E_INVALID_PLAN, "stage %d: layers %d-%d outside the model's %d blocks",
+                        s, S->first, S->end, c->blocks);
+    if (t->micro_batch < 1) return ar_error(ARACHNE_E_INVALID_PLAN, "micro-batch size %d < 1", t->micro_batch);
+    if (c->moe_before[S->end] - c->moe_before[S->first] > 0) {
+        long w = (long)t->replicas * S->tp;
+        if (S->ep < 1 || S->etp < 1 || S->edp < 1 || (long)S->ep * S->etp * S->edp != w)
+            return ar_error(ARACHNE_E_INVALID_PLAN,
+                            "stage %d: expert tiling ep %d x etp %d x edp %d does not factor its %ld GPUs (replicas x tp)",
+                            s, S->ep, S->etp, S->edp, w);
+        if (cm->model->experts > 0 && cm->model->experts % S->ep)
+            return ar_error(ARACHNE_E_INVALID_PLAN, "stage %d: ep %d does not divide the %d experts", s, S->ep,
+                            cm->model->experts);
+    }
+    return ARACHNE_OK;
+}
+
+int ar_stage_price(const arachne_cost_model *cm, const ar_template *t, int s,
+                   const ar_stage_place *pl, ar_stage *st)
+{
+    const ar_stage *S = &t->stages[s];
+    const ar_cost_cache *c = cm->cache;
+    const arachne_cluster *cl = cm->cluster;
+    const ar_gpu_spec *g;
+    ar_cost_entry tmp, tmp2;
+    const ar_cost_entry *e, *e2;
+    int rc, b = t->micro_batch, n_moe, n_dense;
+    double compute = 0.0, tpc = 0.0, epc = 0.0, p2p = 0.0;
+    if (s < 0 || s >= t->depth) return ar_error(ARACHNE_E_INVALID_PLAN, "stage %d of a %d-stage template", s, t->depth);
+    if ((rc = ar_stage_check(cm, t, s)) != ARACHNE_OK) return rc;
+    g = &cl->types[S->type];
+    n_moe = c->moe_before[S->end] - c->moe_before[S->first];
+    n_dense = S->end - S->first - n_moe;
+    if (s == 0) {
+        if ((rc = ar_cost_entry_get(cm, S->type, AR_LAYER_EMBED, S->tp, b, &tmp, &e)) != ARACHNE_OK) return rc;
+        compute += e->time_s;
+        tpc += e->tp_comm_s;
+    }
+    if (s == t->depth - 1) {
+        if ((rc = ar_cost_entry_get(cm, S->type, AR_LAYER_HEAD, S->tp, b, &tmp, &e)) != ARACHNE_OK) return rc;
+        compute += e->time_s;
+        tpc += e->tp_comm_s;
+    }
+    if (n_dense > 0) {
+        if ((rc = ar_cost_entry_get(cm, S->type, AR_LAYER_DENSE, S->tp, b, &tmp, &e)) != ARACHNE_OK) return rc;
+        compute += n_dense * e->time_s;
+        tpc += n_dense * e->tp_comm_s;
+    }
+    if (n_moe > 0) {
+        double phi = c->expert_frac, share = (double)S->etp / S->tp;
+        if ((rc = ar_cost_entry_get(cm, S->type, AR_LAYER_MOE, S->tp, b, &tmp, &e)) != ARACHNE_OK) return rc;
+        if (S->etp == S->tp) e2 = e;
+        else if ((rc = ar_cost_entry_get(cm, S->type, AR_LAYER_MOE, S->etp, b, &tmp2, &e2)) != ARACHNE_OK) return rc;
+        /* attention/router/shared part at the stage's TP; routed experts at
+         * ETP, scaled to the tokens one GPU really serves (etp/tp of the
+         * entry's b x seq tokens under balanced routing) */
+        compute += n_moe * ((1.0 - phi) * e->time_s + phi * e2->time_s * share);
+        tpc += n_moe * 0.5 * (e->tp_comm_s + e2->tp_comm_s * share);
+        if (S->ep > 1) {
+            int inter = pl ? pl->ep_inter : 1;
+            double bw = inter ? ar_cluster_link_bw(cl, S->type, S->type) : g->intra_bw;
+            double lat = inter ? g->inter_lat : g->intra_lat;
+            double tokens = (double)cm->setup.seq_len * b / S->tp;
+            double bytes = tokens * cm->model->top_k * cm->model->hidden * 2.0 * (S->ep - 1) / S->ep;
+            /* dispatch + combine, forward and backward */
+            epc = n_moe * 4.0 * (bytes / bw + (S->ep - 1) * lat);
+        }
+    }
+    if (s < t->depth - 1) {
+        const ar_stage *N = &t->stages[s + 1];
+        int inter = pl ? pl->p2p_inter : 1;
+        double bw, lat, bytes = ar_model_boundary_bytes(cm->model, cm->setup.seq_len, b);
+        if (N->type < 0 || N->type >= cl->ntypes)
+            return ar_error(ARACHNE_E_INVALID_PLAN, "stage %d: GPU type index %d out of range", s + 1, N->type);
+        if (N->type != S->type) inter = 1; /* a node holds one GPU type */
+        if (inter) {
+            const ar_gpu_spec *h = &cl->types[N->type];
+            bw = ar_cluster_link_bw(cl, S->type, N->type);
+            lat = g->inter_lat > h->inter_lat ? g->inter_lat : h->inter_lat;
+        } else {
+            bw = g->intra_bw;
+            lat = g->intra_lat;
+        }
+        /* forward activation out, backward gradient back: one micro-batch each */
+        p2p = 2.0 * (bytes / bw + lat);
+    }
+    st->compute_s = compute;
+    st->tp_comm_s = tpc;
+    st->ep_comm_s = epc;
+    st->p2p_s = p2p;
+    st->stage_s = compute + tpc + epc + p2p;
+    return ARACHNE_OK;
+}

@@ -1,0 +1,162 @@
+/* cost.h -- the pricing formulas of the cost model (docs/cost-model.md).
+ *
+ * Three layers, cheapest first:
+ *  1. pure formulas (schedule.c): 1F1B pipeline time, exact min-max
+ *     micro-batch assignment, ring all-reduce;
+ *  2. per-stage pricing against a cost model (cost.c, cost_memory.c): one
+ *     stage's per-micro-batch time and its peak memory per GPU, read from the
+ *     lookup tables the cost model precomputes at create time;
+ *  3. whole-plan pricing (ar_plan_price in plan.h, and ar_plan_price_placed
+ *     below for callers that already know the placement).
+ *
+ * Nothing here allocates except ar_template_place(); everything reads the
+ * cost model only, so any number of threads may price with one cost model.
+ * Internal. */
+#ifndef ARACHNE_COST_H
+#define ARACHNE_COST_H
+
+#include "plan.h"
+
+/* Fixed per-GPU framework overhead in bytes (CUDA context, NCCL buffers,
+ * allocator fragmentation).  Sailor's planner assumes 2-3 GB; we take the
+ * middle.  See docs/cost-model.md. */
+#define AR_FRAMEWORK_OVERHEAD_BYTES 2.5e9
+
+/* ---- lookup cache (built by create and by setters; read-only after) ------- */
+
+#define AR_TP_LEVELS 11   /* cached TP degrees 1, 2, 4, ..., 1024 */
+#define AR_MBS_LEVELS 13  /* cached micro-batch sizes 1, 2, 4, ..., 4096 */
+
+/* One profile entry in the form pricing uses, under the current setup. */
+typedef struct ar_cost_entry {
+    double time_s;     /* fwd + bwd (+ fwd again under full recomputation), one layer, one micro-batch */
+    double fwd_s;      /* forward alone */
+    double tp_comm_s;  /* TP collectives (x 1.5 under full recomputation: the forward's share again) */
+    double act_bytes;  /* stored activations, scaled from selective to the recompute mode */
+    double act_sel;    /* the profile's activations (selective recomputation) */
+    int present;
+} ar_cost_entry;
+
+typedef struct ar_cost_cache {
+    ar_cost_entry tab[AR_MAX_TYPES][AR_LAYER_KINDS][AR_TP_LEVELS][AR_MBS_LEVELS];
+    int blocks;
+    int *moe_before;                     /* moe_before[b]: MoE blocks among blocks [0, b) */
+    double dense_params[AR_LAYER_KINDS]; /* non-routed-expert parameters of one layer */
+    double expert_params[AR_LAYER_KINDS];/* routed-expert parameters of one layer */
+    double expert_frac;                  /* phi: routed-expert share of a MoE block's forward FLOPs */
+    double flops_per_sample;             /* model FLOPs (fwd + bwd) of one sample */
+} ar_cost_cache;
+
+/* Entry for (cluster type index, kind, tp, mbs).  Powers of two come from
+ * the cache; other sizes are looked up and converted into *tmp.
+ * ARACHNE_E_INFEASIBLE naming the key when the profile lacks it. */
+int ar_cost_entry_get(const arachne_cost_model *cm, int type, int kind, int tp, int mbs,
+                      ar_cost_entry *tmp, const ar_cost_entry **out);
+/* "embed", "dense", "moe", "head". */
+const char *ar_cost_kind_name(int kind);
+/* Range checks of stage s of t (type, tp, layers, micro-batch, expert
+ * tiling on MoE stages).  ARACHNE_E_INVALID_PLAN with a message. */
+int ar_stage_check(const arachne_cost_model *cm, const ar_template *t, int s);
+
+/* ---- 1. pure formulas (schedule.c) -------------------------------------- */
+
+/* One 1F1B pipeline over M >= 1 micro-batches with per-micro-batch stage
+ * times t_s[0..depth) (fwd+bwd, seconds): (M-1) max t + sum t + max_g.
+ * M <= 0 gives 0 (an idle pipeline). */
+double ar_pipeline_time(int M, const double *t_s, int depth, double max_g);
+
+/* Exact min-max division of global_batch samples into whole micro-batches.
+ * Template j has replicas[j] pipelines of micro-batch size mbs[j]; running m
+ * micro-batches takes T_j(m) = (m-1) tmax[j] + tsum[j] (0 for m = 0).
+ * Chooses m_out[j] >= 0 with sum replicas*mbs*m >= global_batch that
+ * minimises max_j T_j(m_j); among those, the smallest overshoot
+ * sum replicas*mbs*m - global_batch, where a template that gets work at the
+ * min-max optimum is never cut to zero (m_j = 0 only when even one
+ * micro-batch would make that template the slowest).  finish_out (may be
+ * NULL) receives the optimal max_j T_j(m_j).  n in [1, AR_MAX_TEMPLATES].
+ * Returns ARACHNE_OK, or ARACHNE_E_INVALID_ARGUMENT for bad inputs.
+ * Allocation free. */
+int ar_assign_microbatches(int global_batch, int n, const int *replicas, const int *mbs,
+                           const double *tmax, const double *tsum, int *m_out, double *finish_out);
+
+/* Ring all-reduce of `bytes` over `ranks` ranks: every rank sends
+ * 2 (k-1)/k * bytes over a link of `bw` bytes/s, in 2 (k-1) steps of
+ * latency `lat` seconds.  0 for ranks <= 1 or bytes <= 0. */
+double ar_ring_allreduce_s(double bytes, int ranks, double bw, double lat);
+
+/* Gradient synchronisation of one parameter shard over `ranks` data-parallel
+ * ranks.  Without a distributed optimizer: ring all-reduce of
+ * params*grad_bytes.  With it (ZeRO-1 / Megatron distributed optimizer):
+ * reduce-scatter of the gradients plus all-gather of the updated weights,
+ * (k-1)/k * params * (grad_bytes + weight_bytes) / bw + 2 (k-1) lat. */
+double ar_sync_s(double params, int ranks, double grad_bytes, double weight_bytes,
+                 int dist_optimizer, double bw, double lat);
+
+/* ---- 2. per-stage pricing (cost.c, cost_memory.c) ------------------------ */
+
+/* Where a stage's GPUs sit, as far as pricing cares. */
+typedef struct ar_stage_place {
+    int node;        /* node holding every GPU of this stage (all replicas), -1 if several */
+    int p2p_inter;   /* 1: in some replica the send to the next stage crosses nodes */
+    int ep_inter;    /* 1: some expert-parallel group of the stage spans nodes */
+} ar_stage_place;
+
+/* Per-micro-batch time of stage s of template t: fills st->compute_s,
+ * tp_comm_s, ep_comm_s, p2p_s and stage_s (other fields untouched; st may
+ * be &t->stages[s]).  pl describes the placement (NULL: everything that can
+ * cross nodes does -- the pessimistic assumption).  Errors:
+ * ARACHNE_E_INFEASIBLE naming the missing profile key;
+ * ARACHNE_E_INVALID_PLAN for an out-of-range stage description. */
+int ar_stage_price(const arachne_cost_model *cm, const ar_template *t, int s,
+                   const ar_stage_place *pl, ar_stage *st);
+
+/* Memory of one GPU of a stage, bytes. */
+typedef struct ar_stage_mem {
+    double weights, grads, optim, acts, overhead;
+    double total;      /* sum of the above */
+    double capacity;   /* GPU memory x (1 - headroom) */
+    int in_flight;     /* micro-batches whose activations are held: min(p - s, max(M, 1)) */
+} ar_stage_mem;
+
+/* Peak memory per GPU of stage s of template t when the dense parameters of
+ * its layers are replicated over dp_ranks data-parallel ranks, its expert
+ * shards over edp_ranks ranks (both only matter with the distributed
+ * optimizer), and the pipeline runs M micro-batches.  Errors as
+ * ar_stage_price. */
+int ar_stage_memory(const arachne_cost_model *cm, const ar_template *t, int s,
+                    int dp_ranks, int edp_ranks, int M, ar_stage_mem *out);
+
+/* Parameters held by one GPU of stage s (dense part divided by tp, expert
+ * part by ep x etp), before optimizer sharding. */
+void ar_stage_params(const arachne_cost_model *cm, const ar_template *t, int s,
+                     double *dense_per_gpu, double *expert_per_gpu);
+
+/* The usable memory of a GPU of cluster type `type`: mem x (1 - headroom). */
+double ar_type_capacity(const arachne_cost_model *cm, int type);
+
+/* Writes "template J stage S (TYPE, tp T, layers F-E): needs X GB, has Y GB
+ * (over by Z GB)" as the last error; returns ARACHNE_E_OUT_OF_MEMORY_PLAN. */
+int ar_oom_error(const arachne_cost_model *cm, int tmpl, const ar_template *t, int s,
+                 const ar_stage_mem *m);
+
+/* ---- 3. whole plans (cost.c) --------------------------------------------- */
+
+/* Placement summary of every stage of template `tmpl` from plan->ranks.
+ * Allocates scratch (r x GPUs per replica ints).  ARACHNE_E_INVALID_PLAN when
+ * a rank is out of range or a (replica, stage, tp rank) has no GPU. */
+int ar_template_place(const arachne_plan *p, int tmpl, ar_stage_place *out);
+
+/* ar_plan_price with the placement given (place[j][s]; NULL: pessimistic),
+ * for callers that know it without ranks (fill).  Allocation free. */
+int ar_plan_price_placed(const arachne_cost_model *cm, arachne_plan *plan,
+                         const ar_stage_place (*place)[AR_MAX_DEPTH]);
+
+/* Model FLOPs of one training sample (3 x forward FLOPs of every layer at
+ * the setup's sequence length: 6 N_active per token + attention).  */
+double ar_cost_model_flops_per_sample(const arachne_cost_model *cm);
+
+/* Rebuilds the private lookup cache after a setup change.  Called by
+ * create and by the setters. */
+int ar_cost_cache_build(arachne_cost_model *cm);
+
+#endif

@@ -1,0 +1,88 @@
+/* cost_memory.c -- peak memory per GPU of a pipeline stage: weights,
+ * gradients, optimizer state, activations of the micro-batches in flight,
+ * framework overhead; and the out-of-memory message.  Formulas and
+ * constants: docs/cost-model.md ("Memory"). */
+#include <stdio.h>
+
+#include "cost.h"
+
+void ar_stage_params(const arachne_cost_model *cm, const ar_template *t, int s,
+                     double *dense_per_gpu, double *expert_per_gpu)
+{
+    const ar_stage *S = &t->stages[s];
+    const ar_cost_cache *c = cm->cache;
+    int n_moe = c->moe_before[S->end] - c->moe_before[S->first];
+    int n_dense = S->end - S->first - n_moe;
+    double dense = n_dense * c->dense_params[AR_LAYER_DENSE] + n_moe * c->dense_params[AR_LAYER_MOE];
+    double expert = n_moe * c->expert_params[AR_LAYER_MOE];
+    if (s == 0) dense += c->dense_params[AR_LAYER_EMBED];
+    if (s == t->depth - 1) dense += c->dense_params[AR_LAYER_HEAD];
+    *dense_per_gpu = dense / S->tp;
+    *expert_per_gpu = n_moe > 0 ? expert / ((double)S->ep * S->etp) : 0.0;
+}
+
+double ar_type_capacity(const arachne_cost_model *cm, int type)
+{
+    return cm->cluster->types[type].mem_bytes * (1.0 - cm->setup.headroom);
+}
+
+int ar_stage_memory(const arachne_cost_model *cm, const ar_template *t, int s,
+                    int dp_ranks, int edp_ranks, int M, ar_stage_mem *out)
+{
+    const ar_stage *S = &t->stages[s];
+    const ar_cost_cache *c = cm->cache;
+    const ar_setup *su = &cm->setup;
+    ar_cost_entry tmp;
+    const ar_cost_entry *e;
+    double dense, expert, act = 0.0, work = 0.0;
+    int rc, b = t->micro_batch, n_moe, n_dense, depth = t->depth;
+    if (s < 0 || s >= depth) return ar_error(ARACHNE_E_INVALID_PLAN, "stage %d of a %d-stage template", s, depth);
+    if ((rc = ar_stage_check(cm, t, s)) != ARACHNE_OK) return rc;
+    n_moe = c->moe_before[S->end] - c->moe_before[S->first];
+    n_dense = S->end - S->first - n_moe;
+    ar_stage_params(cm, t, s, &dense, &expert);
+    if (dp_ranks < 1) dp_ranks = 1;
+    if (edp_ranks < 1) edp_ranks = 1;
+    out->weights = (dense + expert) * su->weight_bytes;
+    out->grads = (dense + expert) * su->grad_bytes;
+    out->optim = su->dist_optimizer ? dense * su->optim_bytes / dp_ranks + expert * su->optim_bytes / edp_ranks
+                                    : (dense + expert) * su->optim_bytes;
+    /* activations of one micro-batch on this stage */
+    if (s == 0) {
+        if ((rc = ar_cost_entry_get(cm, S->type, AR_LAYER_EMBED, S->tp, b, &tmp, &e)) != ARACHNE_OK) return rc;
+        act += e->act_bytes;
+    }
+    if (s == depth - 1) {
+        if ((rc = ar_cost_entry_get(cm, S->type, AR_LAYER_HEAD, S->tp, b, &tmp, &e)) != ARACHNE_OK) return rc;
+        act += e->act_bytes;
+    }
+    if (n_dense > 0) {
+        if ((rc = ar_cost_entry_get(cm, S->type, AR_LAYER_DENSE, S->tp, b, &tmp, &e)) != ARACHNE_OK) return rc;
+        act += n_dense * e->act_bytes;
+        if (e->act_sel > work) work = e->act_sel;
+    }
+    if (n_moe > 0) {
+        if ((rc = ar_cost_entry_get(cm, S->type, AR_LAYER_MOE, S->tp, b, &tmp, &e)) != ARACHNE_OK) return rc;
+        act += n_moe * e->act_bytes;
+        if (e->act_sel > work) work = e->act_sel;
+    }
+    /* 1F1B: stage s of p holds min(p - s, M) micro-batches; an idle template
+     * (M = 0) is still checked for one */
+    out->in_flight = depth - s < (M > 1 ? M : 1) ? depth - s : (M > 1 ? M : 1);
+    out->acts = out->in_flight * act;
+    /* full recomputation rebuilds one block's activations at a time */
+    if (su->recompute == AR_RECOMPUTE_FULL) out->acts += work;
+    out->overhead = AR_FRAMEWORK_OVERHEAD_BYTES;
+    out->total = out->weights + out->grads + out->optim + out->acts + out->overhead;
+    out->capacity = ar_type_capacity(cm, S->type);
+    return ARACHNE_OK;
+}
+
+int ar_oom_error(const arachne_cost_model *cm, int tmpl, const ar_template *t, int s, const ar_stage_mem *m)
+{
+    const ar_stage *S = &t->stages[s];
+    return ar_error(ARACHNE_E_OUT_OF_MEMORY_PLAN,
+                    "template %d stage %d (%s, tp %d, layers %d-%d): needs %.1f GB, has %.1f GB (over by %.1f GB)",
+                    tmpl, s, cm->cluster->types[S->type].name, S->tp, S->first, S->end,
+                    m->total / 1e9, m->capacity / 1e9, (m->total - m->capacity) / 1e9);
+}

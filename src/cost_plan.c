@@ -1,0 +1,367 @@
+/* cost_plan.c -- prices a whole plan: stage times, min-max division of the
+ * global batch across templates, gradient synchronisation across every
+ * replica of every template, optimizer step, memory check, throughputs.
+ * Formulas: docs/cost-model.md. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost.h"
+
+/* ---- placement from ranks ------------------------------------------------- */
+
+int ar_template_place(const arachne_plan *p, int tmpl, ar_stage_place *out)
+{
+    const ar_template *t;
+    int off[AR_MAX_DEPTH + 1], *node_of, i, s, q;
+    long n;
+    if (tmpl < 0 || tmpl >= p->ntemplates) return ar_error(ARACHNE_E_INVALID_PLAN, "template %d out of range", tmpl);
+    t = &p->t[tmpl];
+    if (t->depth < 1 || t->depth > AR_MAX_DEPTH || t->replicas < 1)
+        return ar_error(ARACHNE_E_INVALID_PLAN, "template %d: depth %d, %d replicas", tmpl, t->depth, t->replicas);
+    off[0] = 0;
+    for (s = 0; s < t->depth; s++) {
+        if (t->stages[s].tp < 1 || t->stages[s].tp > AR_MAX_NODE_GPUS)
+            return ar_error(ARACHNE_E_INVALID_PLAN, "template %d stage %d: tp %d out of range", tmpl, s, t->stages[s].tp);
+        off[s + 1] = off[s] + t->replicas * t->stages[s].tp;
+    }
+    n = off[t->depth];
+    node_of = ar_malloc((size_t)n * sizeof *node_of);
+    if (!node_of) return ARACHNE_E_NO_MEMORY;
+    for (i = 0; i < n; i++) node_of[i] = -1;
+    for (i = 0; i < p->nranks; i++) {
+        const ar_rank *r = &p->ranks[i];
+        int slot;
+        if (r->tmpl != tmpl) continue;
+        if (r->stage < 0 || r->stage >= t->depth || r->replica < 0 || r->replica >= t->replicas ||
+            r->tp_rank < 0 || r->tp_rank >= t->stages[r->stage].tp || r->node < 0) {
+            free(node_of);
+            return ar_error(ARACHNE_E_INVALID_PLAN, "rank %d: template %d replica %d stage %d tp rank %d node %d out of range",
+                            r->rank, tmpl, r->replica, r->stage, r->tp_rank, r->node);
+        }
+        slot = off[r->stage] + r->replica * t->stages[r->stage].tp + r->tp_rank;
+        if (node_of[slot] >= 0) {
+            free(node_of);
+            return ar_error(ARACHNE_E_INVALID_PLAN, "rank %d: template %d replica %d stage %d tp rank %d has two GPUs",
+                            r->rank, tmpl, r->replica, r->stage, r->tp_rank);
+        }
+        node_of[slot] = r->node;
+    }
+    for (s = 0; s < t->depth; s++) {
+        int tp = t->stages[s].tp, a;
+        for (q = 0; q < t->replicas; q++)
+            for (a = 0; a < tp; a++)
+                if (node_of[off[s] + q * tp + a] < 0) {
+                    free(node_of);
+                    return ar_error(ARACHNE_E_INVALID_PLAN, "template %d replica %d stage %d tp rank %d has no GPU",
+                                    tmpl, q, s, a);
+                }
+    }
+    for (s = 0; s < t->depth; s++) {
+        const ar_stage *S = &t->stages[s];
+        const int *nd = node_of + off[s];
+        int w = t->replicas * S->tp, k, grp;
+        out[s].node = nd[0];
+        for (k = 1; k < w; k++)
+            if (nd[k] != nd[0]) { out[s].node = -1; break; }
+        out[s].p2p_inter = 0;
+        if (s + 1 < t->depth) {
+            const int *nn = node_of + off[s + 1];
+            int tn = t->stages[s + 1].tp;
+            for (q = 0; q < t->replicas && !out[s].p2p_inter; q++) {
+                int home = nd[q * S->tp];
+                for (k = 0; k < S->tp; k++) if (nd[q * S->tp + k] != home) out[s].p2p_inter = 1;
+                for (k = 0; k < tn; k++) if (nn[q * tn + k] != home) out[s].p2p_inter = 1;
+            }
+        }
+        /* Expert groups follow Megatron's order over the stage's GPUs
+         * (replica-major, TP rank minor): ETP innermost, then EP, so an EP
+         * group lies within one block of ep x etp consecutive GPUs. */
+        out[s].ep_inter = 0;
+        grp = S->ep * S->etp;
+        if (S->ep > 1 && grp > 0) {
+            if (w % grp) out[s].ep_inter = 1;
+            else
+                for (k = 0; k < w && !out[s].ep_inter; k++)
+                    if (nd[k] != nd[k - k % grp]) out[s].ep_inter = 1;
+        }
+    }
+    free(node_of);
+    return ARACHNE_OK;
+}
+
+/* ---- whole-plan pricing ------------------------------------------------------- */
+
+/* Per-block holder summary over every template: which GPU types hold the
+ * block, whether its holders sit on one node, and how many copies of each
+ * expert shard exist. */
+typedef struct holder {
+    uint32_t mask;  /* bit per cluster type */
+    int node;       /* -2 none yet, -1 several nodes, else the one node */
+    int edp;        /* sum over templates of the holding stage's EDP (MoE blocks) */
+} holder;
+
+#define AR_PRICE_STACK_BLOCKS 512
+
+typedef struct stage_out {
+    double compute_s, tp_comm_s, ep_comm_s, p2p_s, stage_s, sync_s, mem_bytes;
+} stage_out;
+
+static void holder_add(holder *h, int type, int node, int edp)
+{
+    h->mask |= (uint32_t)1u << type;
+    if (h->node == -2) h->node = node;
+    else if (h->node != node) h->node = -1;
+    h->edp += edp;
+}
+
+/* Slowest link among the types in `mask` when a ring crosses nodes. */
+static void ring_link(const arachne_cluster *c, uint32_t mask, double *bw, double *lat)
+{
+    int a, b;
+    *bw = HUGE_VAL;
+    *lat = 0.0;
+    for (a = 0; a < c->ntypes; a++) {
+        if (!(mask >> a & 1u)) continue;
+        if (c->types[a].inter_lat > *lat) *lat = c->types[a].inter_lat;
+        for (b = a; b < c->ntypes; b++) {
+            if (!(mask >> b & 1u)) continue;
+            {
+                double x = ar_cluster_link_bw(c, a, b);
+                if (x < *bw) *bw = x;
+            }
+        }
+    }
+}
+
+/* Largest expert data-parallel group over the stage's MoE blocks (1 if none). */
+static int expert_ranks(const ar_cost_cache *c, const holder *h, const ar_stage *S)
+{
+    int b, ke = 1;
+    if (c->moe_before[S->end] == c->moe_before[S->first]) return 1;
+    for (b = S->first; b < S->end; b++)
+        if (c->moe_before[b + 1] > c->moe_before[b] && h[b].edp > ke) ke = h[b].edp;
+    return ke;
+}
+
+static int check_cover(const arachne_cost_model *cm, const arachne_plan *plan)
+{
+    int j, s;
+    if (plan->ntemplates < 1 || plan->ntemplates > AR_MAX_TEMPLATES)
+        return ar_error(ARACHNE_E_INVALID_PLAN, "plan has %d templates (1..%d)", plan->ntemplates, AR_MAX_TEMPLATES);
+    for (j = 0; j < plan->ntemplates; j++) {
+        const ar_template *t = &plan->t[j];
+        if (t->depth < 1 || t->depth > AR_MAX_DEPTH)
+            return ar_error(ARACHNE_E_INVALID_PLAN, "template %d: depth %d (1..%d)", j, t->depth, AR_MAX_DEPTH);
+        if (t->replicas < 1) return ar_error(ARACHNE_E_INVALID_PLAN, "template %d: %d replicas", j, t->replicas);
+        if (t->micro_batch < 1) return ar_error(ARACHNE_E_INVALID_PLAN, "template %d: micro-batch %d", j, t->micro_batch);
+        for (s = 0; s < t->depth; s++) {
+            int want = s == 0 ? 0 : t->stages[s - 1].end;
+            int rc = ar_stage_check(cm, t, s);
+            if (rc != ARACHNE_OK) {
+                char msg[512];
+                snprintf(msg, sizeof msg, "%s", arachne_last_error());
+                return ar_error(rc, "template %d %s", j, msg);
+            }
+            if (t->stages[s].first != want)
+                return ar_error(ARACHNE_E_INVALID_PLAN, "template %d stage %d starts at block %d, expected %d",
+                                j, s, t->stages[s].first, want);
+        }
+        if (t->stages[t->depth - 1].end != cm->model->blocks)
+            return ar_error(ARACHNE_E_INVALID_PLAN, "template %d ends at block %d, the model has %d",
+                            j, t->stages[t->depth - 1].end, cm->model->blocks);
+    }
+    return ARACHNE_OK;
+}
+
+int ar_plan_price_placed(const arachne_cost_model *cm, arachne_plan *plan,
+                         const ar_stage_place (*place)[AR_MAX_DEPTH])
+{
+    const arachne_cluster *cl = cm->cluster;
+    const ar_setup *su = &cm->setup;
+    const int nb = cm->model->blocks;
+    holder stack_h[AR_PRICE_STACK_BLOCKS], *h = stack_h, embed_h, head_h;
+    stage_out out[AR_MAX_TEMPLATES][AR_MAX_DEPTH];
+    int rep[AR_MAX_TEMPLATES], mbs[AR_MAX_TEMPLATES], m[AR_MAX_TEMPLATES];
+    double tmax[AR_MAX_TEMPLATES], tsum[AR_MAX_TEMPLATES], gmax[AR_MAX_TEMPLATES];
+    double finish = 0.0, sync_max = 0.0, opt_max = 0.0, peak = 0.0, busy = 0.0, iter;
+    int j, s, b, rc, R = 0, n, gpus = 0;
+
+    if ((rc = check_cover(cm, plan)) != ARACHNE_OK) return rc;
+    if (plan->model[0] && ar_strcasecmp(plan->model, cm->model->name) != 0)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "plan is for model '%s', the cost model for '%s'",
+                        plan->model, cm->model->name);
+    n = plan->ntemplates;
+    if (nb > AR_PRICE_STACK_BLOCKS) {
+        h = ar_malloc((size_t)nb * sizeof *h);
+        if (!h) return ARACHNE_E_NO_MEMORY;
+    }
+
+    /* 1. stage times per micro-batch */
+    for (j = 0; j < n; j++) {
+        const ar_template *t = &plan->t[j];
+        tmax[j] = tsum[j] = 0.0;
+        for (s = 0; s < t->depth; s++) {
+            ar_stage st;
+            if ((rc = ar_stage_price(cm, t, s, place ? &place[j][s] : NULL, &st)) != ARACHNE_OK) {
+                char msg[512];
+                snprintf(msg, sizeof msg, "%s", arachne_last_error());
+                rc = ar_error(rc, "template %d stage %d: %s", j, s, msg);
+                goto done;
+            }
+            out[j][s].compute_s = st.compute_s;
+            out[j][s].tp_comm_s = st.tp_comm_s;
+            out[j][s].ep_comm_s = st.ep_comm_s;
+            out[j][s].p2p_s = st.p2p_s;
+            out[j][s].stage_s = st.stage_s;
+            tsum[j] += st.stage_s;
+            if (st.stage_s > tmax[j]) tmax[j] = st.stage_s;
+            gpus += t->replicas * t->stages[s].tp;
+            peak += (double)t->replicas * t->stages[s].tp * cl->types[t->stages[s].type].flops;
+        }
+        rep[j] = t->replicas;
+        mbs[j] = t->micro_batch;
+        R += t->replicas;
+    }
+
+    /* 2. who holds each block (for the gradient rings) */
+    for (b = 0; b < nb; b++) { h[b].mask = 0; h[b].node = -2; h[b].edp = 0; }
+    embed_h = head_h = h[0];
+    embed_h.mask = head_h.mask = 0; embed_h.node = head_h.node = -2; embed_h.edp = head_h.edp = 0;
+    for (j = 0; j < n; j++) {
+        const ar_template *t = &plan->t[j];
+        for (s = 0; s < t->depth; s++) {
+            const ar_stage *S = &t->stages[s];
+            int node = place ? place[j][s].node : -1;
+            for (b = S->first; b < S->end; b++) holder_add(&h[b], S->type, node, S->edp);
+            if (s == 0) holder_add(&embed_h, S->type, node, 0);
+            if (s == t->depth - 1) holder_add(&head_h, S->type, node, 0);
+        }
+    }
+
+    /* 3. gradient sync and optimizer step per stage */
+    for (j = 0; j < n; j++) {
+        const ar_template *t = &plan->t[j];
+        gmax[j] = 0.0;
+        for (s = 0; s < t->depth; s++) {
+            const ar_stage *S = &t->stages[s];
+            const ar_gpu_spec *g = &cl->types[S->type];
+            const ar_cost_cache *c = cm->cache;
+            uint32_t mask = 0;
+            int cross = 0, ke = 1, moe = c->moe_before[S->end] - c->moe_before[S->first];
+            double dense, expert, bw, lat, sync, upd;
+            for (b = S->first; b < S->end; b++) {
+                mask |= h[b].mask;
+                if (h[b].node == -1) cross = 1;
+            }
+            if (moe > 0) ke = expert_ranks(c, h, S);
+            if (s == 0) { mask |= embed_h.mask; if (embed_h.node == -1) cross = 1; }
+            if (s == t->depth - 1) { mask |= head_h.mask; if (head_h.node == -1) cross = 1; }
+            if (cross) ring_link(cl, mask, &bw, &lat);
+            else { bw = g->intra_bw; lat = g->intra_lat; }
+            ar_stage_params(cm, t, s, &dense, &expert);
+            sync = ar_sync_s(dense, R, su->grad_bytes, su->weight_bytes, su->dist_optimizer, bw, lat);
+            if (moe > 0) sync += ar_sync_s(expert, ke, su->grad_bytes, su->weight_bytes, su->dist_optimizer, bw, lat);
+            out[j][s].sync_s = sync;
+            if (sync > gmax[j]) gmax[j] = sync;
+            if (sync > sync_max) sync_max = sync;
+            /* Adam step: read grad + master + 2 moments, write master + 2
+             * moments + the low-precision weight, at HBM bandwidth */
+            upd = su->dist_optimizer ? dense / R + expert / ke : dense + expert;
+            upd = upd * (2.0 * su->optim_bytes + su->grad_bytes + su->weight_bytes) / g->hbm_bw;
+            if (upd > opt_max) opt_max = upd;
+        }
+    }
+
+    /* 4. divide the global batch */
+    if ((rc = ar_assign_microbatches(su->global_batch, n, rep, mbs, tmax, tsum, m, &finish)) != ARACHNE_OK) goto done;
+
+    /* 5. memory at the assigned micro-batch counts */
+    for (j = 0; j < n; j++) {
+        const ar_template *t = &plan->t[j];
+        for (s = 0; s < t->depth; s++) {
+            const ar_stage *S = &t->stages[s];
+            ar_stage_mem mm;
+            int ke = expert_ranks(cm->cache, h, S);
+            if ((rc = ar_stage_memory(cm, t, s, R, ke, m[j], &mm)) != ARACHNE_OK) goto done;
+            if (mm.total > mm.capacity) { rc = ar_oom_error(cm, j, t, s, &mm); goto done; }
+            out[j][s].mem_bytes = mm.total;
+            busy += (double)t->replicas * S->tp * m[j] * out[j][s].stage_s;
+        }
+    }
+
+    /* 6. commit */
+    iter = finish + sync_max + opt_max;
+    for (j = 0; j < n; j++) {
+        ar_template *t = &plan->t[j];
+        for (s = 0; s < t->depth; s++) {
+            ar_stage *S = &t->stages[s];
+            S->compute_s = out[j][s].compute_s;
+            S->tp_comm_s = out[j][s].tp_comm_s;
+            S->ep_comm_s = out[j][s].ep_comm_s;
+            S->p2p_s = out[j][s].p2p_s;
+            S->stage_s = out[j][s].stage_s;
+            S->sync_s = out[j][s].sync_s;
+            S->mem_bytes = out[j][s].mem_bytes;
+        }
+        t->micro_batches = m[j];
+        t->pipeline_s = m[j] > 0 ? (double)(m[j] - 1) * tmax[j] + tsum[j] + gmax[j] : 0.0;
+    }
+    plan->setup = *su;
+    if (!plan->model[0]) snprintf(plan->model, sizeof plan->model, "%s", cm->model->name);
+    plan->iteration_s = iter;
+    plan->iter_per_s = iter > 0.0 ? 1.0 / iter : 0.0;
+    plan->samples_per_s = su->global_batch * plan->iter_per_s;
+    plan->tokens_per_s = plan->samples_per_s * su->seq_len;
+    plan->mfu = iter > 0.0 && peak > 0.0 ? ar_cost_model_flops_per_sample(cm) * su->global_batch / (iter * peak) : 0.0;
+    plan->bubble = finish > 0.0 && gpus > 0 ? 1.0 - busy / ((double)gpus * finish) : 0.0;
+    plan->gpus_used = gpus;
+    plan->gpus_total = cl->total_gpus;
+    rc = ARACHNE_OK;
+done:
+    if (h != stack_h) free(h);
+    return rc;
+}
+
+int ar_plan_price(const arachne_cost_model *cm, arachne_plan *plan)
+{
+    ar_stage_place (*place)[AR_MAX_DEPTH];
+    int j, rc;
+    if (!cm || !plan) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "price: NULL argument");
+    if ((rc = check_cover(cm, plan)) != ARACHNE_OK) return rc;
+    if (plan->nranks < 1 || !plan->ranks)
+        return ar_error(ARACHNE_E_INVALID_PLAN, "plan has no device assignment (ranks) to price");
+    place = ar_malloc(sizeof(*place) * (size_t)plan->ntemplates);
+    if (!place) return ARACHNE_E_NO_MEMORY;
+    for (j = 0; j < plan->nranks; j++) {
+        const ar_rank *r = &plan->ranks[j];
+        const arachne_cluster *c = cm->cluster;
+        if (r->tmpl < 0 || r->tmpl >= plan->ntemplates) {
+            free(place);
+            return ar_error(ARACHNE_E_INVALID_PLAN, "rank %d: template %d out of range", r->rank, r->tmpl);
+        }
+        if (r->node < 0 || r->node >= c->nnodes || r->gpu < 0 || r->gpu >= c->nodes[r->node].gpus) {
+            free(place);
+            return ar_error(ARACHNE_E_INVALID_PLAN, "rank %d: node %d GPU %d is not in the cluster", r->rank, r->node, r->gpu);
+        }
+        if (r->stage >= 0 && r->stage < plan->t[r->tmpl].depth &&
+            c->nodes[r->node].type != plan->t[r->tmpl].stages[r->stage].type) {
+            free(place);
+            return ar_error(ARACHNE_E_INVALID_PLAN, "rank %d: node %d holds %s GPUs, template %d stage %d wants %s",
+                            r->rank, r->node, c->types[c->nodes[r->node].type].name, r->tmpl, r->stage,
+                            c->types[plan->t[r->tmpl].stages[r->stage].type].name);
+        }
+    }
+    for (j = 0; j < plan->ntemplates; j++)
+        if ((rc = ar_template_place(plan, j, place[j])) != ARACHNE_OK) { free(place); return rc; }
+    rc = ar_plan_price_placed(cm, plan, (const ar_stage_place (*)[AR_MAX_DEPTH])place);
+    free(place);
+    return rc;
+}
+
+int arachne_cost_model_price(const arachne_cost_model *cm, arachne_plan *plan)
+{
+    if (!cm || !plan) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model price: NULL argument");
+    return ar_plan_price(cm, plan);
+}

@@ -1,0 +1,277 @@
+/* profile_gen.c -- the analytic profile generator: a roofline over the real
+ * GEMM shapes of each layer with an efficiency curve, memory-bound terms,
+ * and Megatron TP collectives.  The method, the constants and their
+ * calibration against the Sailor measurements are in docs/profiles.md
+ * (bench/bench_profile_calibration.c reproduces the fit and the errors). */
+#include <math.h>
+#include <string.h>
+
+#include "profile.h"
+
+/* Calibrated against all 202 measured transformer-block entries of the three
+ * Sailor models (bench_profile_calibration --fit; docs/profiles.md).  e_max
+ * is bounded at 0.8 during the fit (see the docs for why). */
+const ar_gen_consts ar_gen_default_consts = {
+    0.80,     /* e_max (at its bound) */
+    0.0,      /* m_half: fitted to 0 -- small GEMMs are slowed by the roofline's memory term */
+    0.80,     /* hbm_eff (fixed, not fitted) */
+    0.336,    /* comm_eff */
+    1.085,    /* mem_bwd_ratio */
+    5.3e-4,   /* layer_overhead_s */
+    9.55      /* score_passes (eager attention only) */
+};
+
+void ar_gen_default_opts(ar_gen_opts *o)
+{
+    o->elt_bytes = 2.0;
+    o->flops = 0.0;
+    o->eager_attention = 0;
+    o->sequence_parallel = 1;
+}
+
+typedef struct gen {
+    const ar_gen_consts *k;
+    double peak;   /* FLOP/s of the data type */
+    double bw;     /* achieved HBM bytes/s */
+    double elt;    /* bytes per element */
+} gen;
+
+static double eff(const gen *x, double m)
+{
+    if (m <= 0) return x->k->e_max;
+    return x->k->e_max * m / (m + x->k->m_half);
+}
+
+/* Seconds of one GEMM (M x K) . (K x N): the slower of its compute at the
+ * size-dependent efficiency and its memory traffic (read A and B, write C). */
+static double gemm(const gen *x, double M, double N, double K)
+{
+    double mn = M < N ? M : N, tc, tm;
+    if (K < mn) mn = K;
+    if (M <= 0 || N <= 0 || K <= 0) return 0.0;
+    tc = 2.0 * M * N * K / (x->peak * eff(x, mn));
+    tm = (M * K + K * N + M * N) * x->elt / x->bw;
+    return tc > tm ? tc : tm;
+}
+
+/* Heads held by one GPU of a TP group (KV heads are replicated when fewer). */
+static double local_heads(int heads, int t) { return heads >= t ? (double)heads / t : 1.0; }
+
+/* Ring all-reduce of n bytes over t GPUs inside a node. */
+static double allreduce(const ar_gpu_spec *g, const ar_gen_consts *k, double n, int t)
+{
+    if (t <= 1) return 0.0;
+    return 2.0 * (t - 1) / t * n / (g->intra_bw * k->comm_eff) + 2.0 * (t - 1) * g->intra_lat;
+}
+
+/* Seconds accumulated for one layer. */
+typedef struct parts {
+    double gemm;       /* forward GEMM seconds (backward: 2x) */
+    double attn_f, attn_b; /* attention core forward / backward seconds */
+    double mem;        /* forward elementwise bytes (converted at the end) */
+} parts;
+
+/* The MLP of a block: 2 matrices (GELU) or 3 (SwiGLU, gate+up fused).  `m`
+ * tokens, width f, split over t.  Adds its GEMM seconds and elementwise
+ * elements to *pt. */
+static void mlp(const gen *x, const arachne_model *mo, double m, double f, int t, parts *pt)
+{
+    double s, fl = f / t, h = mo->hidden;
+    s = gemm(x, m, (mo->gated_mlp ? 2.0 : 1.0) * fl, h) + gemm(x, m, h, fl);
+    pt->gemm += s;
+    /* activation function: GELU reads and writes m x f/t; SwiGLU reads two, writes one */
+    pt->mem += (mo->gated_mlp ? 3.0 : 2.0) * m * fl;
+}
+
+static void attention(const gen *x, const arachne_model *mo, const ar_gen_opts *o, double seq, double mbs,
+                      int t, parts *pt)
+{
+    double T = seq * mbs, h = mo->hidden, Hl = (double)mo->heads / t, dqk, dv, nb, fl, tm, tc;
+    if (mo->mla) {
+        double nope = mo->qk_nope_dim, rope = mo->qk_rope_dim;
+        dqk = nope + rope;
+        dv = mo->v_head_dim;
+        if (mo->q_lora_rank > 0) {
+            pt->gemm += gemm(x, T, mo->q_lora_rank, h);               /* q down (replicated) */
+            pt->gemm += gemm(x, T, Hl * dqk, mo->q_lora_rank);        /* q up */
+            pt->mem += 2.0 * T * mo->q_lora_rank;                     /* q norm */
+        } else {
+            pt->gemm += gemm(x, T, Hl * dqk, h);
+        }
+        pt->gemm += gemm(x, T, mo->kv_lora_rank + rope, h);           /* kv down (replicated) */
+        pt->gemm += gemm(x, T, Hl * (nope + dv), mo->kv_lora_rank);   /* kv up */
+        pt->mem += 2.0 * T * mo->kv_lora_rank;                        /* kv norm */
+        pt->gemm += gemm(x, T, h, Hl * dv);                           /* out projection */
+        tm = T * (2.0 * Hl * dqk + 2.0 * Hl * dv);                    /* q, k, v, context */
+    } else {
+        double KVl = local_heads(mo->kv_heads, t);
+        dqk = dv = mo->head_dim;
+        pt->gemm += gemm(x, T, (Hl + 2.0 * KVl) * dqk, h);            /* fused q, k, v */
+        pt->gemm += gemm(x, T, h, Hl * dv);                           /* out projection */
+        if (mo->qk_norm) pt->mem += 2.0 * T * (Hl + KVl) * dqk;
+        tm = T * (Hl * dqk + KVl * dqk + KVl * dv + Hl * dv);
+    }
+    nb = mbs * Hl; /* independent (sequence, head) attention problems on this GPU */
+    if (o->eager_attention) {
+        /* Explicit QK^T and PV batched GEMMs plus the elementwise passes over
+         * the seq x seq scores (scale, mask, softmax, dropout). */
+        double s = nb * (gemm(x, seq, seq, dqk) + gemm(x, seq, dv, seq));
+        pt->gemm += s;
+        pt->mem += x->k->score_passes * nb * seq * seq;
+        return;
+    }
+    /* FlashAttention: the same FLOPs (causal masking not discounted) at the
+     * efficiency of a GEMM whose smallest dimension is the head dimension,
+     * no seq x seq traffic; backward recomputes the scores (2.5x forward). */
+    fl = nb * (2.0 * seq * seq * dqk + 2.0 * seq * seq * dv);
+    tc = fl / (x->peak * eff(x, dqk < dv ? dqk : dv));
+    tm = tm * x->elt / x->bw;
+    pt->attn_f += tc > tm ? tc : tm;
+    pt->attn_b += (2.5 * tc > 2.0 * tm) ? 2.5 * tc : 2.0 * tm;
+}
+
+int ar_profile_gen_entry(const arachne_model *m, const ar_gpu_spec *g, int kind, int tp, int mbs, int seq,
+                         const ar_gen_consts *k, const ar_gen_opts *o, ar_profile_entry *out)
+{
+    ar_gen_opts def;
+    gen x;
+    parts pt;
+    double T, h, Tn, comm = 0.0, mem_s;
+    size_t n;
+    if (!m || !g || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "profile generator: NULL argument");
+    if (!k) k = &ar_gen_default_consts;
+    if (!o) {
+        ar_gen_default_opts(&def);
+        o = &def;
+    }
+    if (kind < 0 || kind >= AR_LAYER_KINDS || tp < 1 || mbs < 1 || seq < 1)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "profile generator: kind %d, tp %d, mbs %d, seq %d out of range",
+                        kind, tp, mbs, seq);
+    if ((kind == AR_LAYER_DENSE || kind == AR_LAYER_MOE) && ar_model_kind_count(m, kind) == 0)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "profile generator: model '%s' has no %s blocks", m->name,
+                        ar_layer_kind_name(kind));
+    if (!(g->flops > 0) || !(g->hbm_bw > 0) || !(g->intra_bw > 0) || !(o->elt_bytes > 0))
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                        "profile generator: GPU '%s' needs positive flops, hbm_bw and intra_bw", g->name);
+    x.k = k;
+    x.peak = o->flops > 0 ? o->flops : g->flops;
+    x.bw = g->hbm_bw * k->hbm_eff;
+    x.elt = o->elt_bytes;
+    memset(&pt, 0, sizeof pt);
+    T = (double)seq * mbs;
+    h = m->hidden;
+    Tn = o->sequence_parallel ? T / tp : T; /* tokens each GPU normalises */
+
+    switch (kind) {
+    case AR_LAYER_EMBED:
+        /* Vocabulary-parallel gather: write T x h rows (read them too). */
+        pt.mem = 2.0 * T * h;
+        comm = allreduce(g, k, T * h * x.elt, tp); /* reduce-scatter fwd + all-gather bwd */
+        break;
+    case AR_LAYER_HEAD: {
+        double V = (double)m->vocab / tp;
+        pt.mem = 2.0 * Tn * h;                         /* final norm */
+        pt.gemm = gemm(&x, T, V, h);                   /* logits */
+        pt.mem += T * V * (1.0 + 16.0 / x.elt);        /* logits + fp32 softmax/loss passes */
+        comm = allreduce(g, k, T * h * x.elt, tp) + (tp > 1 ? 3.0 * allreduce(g, k, T * 4.0, tp) : 0.0);
+        break;
+    }
+    case AR_LAYER_DENSE:
+    case AR_LAYER_MOE:
+        attention(&x, m, o, seq, mbs, tp, &pt);
+        pt.mem += 4.0 * Tn * h + 6.0 * Tn * h;        /* two norms; two residual adds */
+        if (kind == AR_LAYER_DENSE) {
+            mlp(&x, m, T, m->ffn, tp, &pt);
+        } else {
+            double E = m->experts, mt = T * m->top_k / E; /* tokens per expert */
+            int e;
+            pt.gemm += gemm(&x, T, E, h);              /* router (replicated) */
+            pt.mem += 2.0 * T * E + 4.0 * T * m->top_k * h; /* softmax/top-k; permute + unpermute */
+            for (e = 0; e < m->experts; e++) mlp(&x, m, mt, m->expert_ffn, tp, &pt);
+            for (e = 0; e < m->shared_experts; e++) mlp(&x, m, T, m->expert_ffn, tp, &pt);
+        }
+        comm = 4.0 * allreduce(g, k, T * h * x.elt, tp);
+        break;
+    default:
+        break;
+    }
+    mem_s = pt.mem * x.elt / x.bw;
+    memset(out, 0, sizeof *out);
+    n = strlen(g->name);
+    if (n >= sizeof out->gpu) n = sizeof out->gpu - 1;
+    memcpy(out->gpu, g->name, n);
+    out->kind = kind;
+    out->tp = tp;
+    out->mbs = mbs;
+    out->fwd_s = pt.gemm + pt.attn_f + mem_s + k->layer_overhead_s;
+    out->bwd_s = 2.0 * pt.gemm + pt.attn_b + k->mem_bwd_ratio * mem_s + k->layer_overhead_s;
+    out->tp_comm_s = tp > 1 ? comm : 0.0;
+    out->act_bytes = ar_model_act_bytes(m, kind, seq, mbs, tp, AR_RECOMPUTE_SELECTIVE);
+    return ARACHNE_OK;
+}
+
+static const int gen_tps[] = { 1, 2, 4, 8 };
+static const int gen_mbs[] = { 1, 2, 4, 8, 16, 32 };
+
+int ar_profile_gen_type(arachne_profile *p, const arachne_model *m, const ar_gpu_spec *g, int max_tp)
+{
+    int kind, i, j, st;
+    for (kind = 0; kind < AR_LAYER_KINDS; kind++) {
+        if ((kind == AR_LAYER_DENSE || kind == AR_LAYER_MOE) && ar_model_kind_count(m, kind) == 0) continue;
+        for (i = 0; i < (int)AR_COUNT(gen_tps); i++) {
+            int tp = gen_tps[i];
+            if (tp > max_tp && tp > 1) break;
+            if (m->heads % tp != 0) continue; /* Megatron splits whole heads */
+            for (j = 0; j < (int)AR_COUNT(gen_mbs); j++) {
+                ar_profile_entry e;
+                st = ar_profile_gen_entry(m, g, kind, tp, gen_mbs[j], p->seq_len, NULL, NULL, &e);
+                if (st == ARACHNE_OK)
+                    st = ar_profile_add(p, e.gpu, e.kind, e.tp, e.mbs, e.fwd_s, e.bwd_s, e.tp_comm_s, e.act_bytes);
+                if (st != ARACHNE_OK) return st;
+            }
+        }
+    }
+    return ARACHNE_OK;
+}
+
+static int check_args(const char *fn, const arachne_model *m, const arachne_cluster *c)
+{
+    if (!m || !c) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "%s: NULL model or cluster", fn);
+    if (c->ntypes < 1 || c->ntypes > AR_MAX_TYPES)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "%s: the cluster has no GPU types", fn);
+    return ARACHNE_OK;
+}
+
+static int max_node(const arachne_cluster *c, int i) { return c->type_max_node[i] > 1 ? c->type_max_node[i] : 1; }
+
+int arachne_profile_generate(arachne_profile **out, const arachne_model *m, const arachne_cluster *c, int seq_len)
+{
+    arachne_profile *p = NULL;
+    int i, st;
+    if (!out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_profile_generate: NULL out");
+    *out = NULL;
+    if ((st = check_args("arachne_profile_generate", m, c)) != ARACHNE_OK) return st;
+    if (seq_len < 1)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_profile_generate: seq_len %d: must be >= 1", seq_len);
+    if ((st = ar_profile_new(&p, m->name, seq_len)) != ARACHNE_OK) return st;
+    for (i = 0; i < c->ntypes; i++) {
+        st = ar_profile_gen_type(p, m, &c->types[i], max_node(c, i));
+        if (st != ARACHNE_OK) {
+            arachne_profile_destroy(p);
+            return st;
+        }
+    }
+    *out = p;
+    return ARACHNE_OK;
+}
+
+int arachne_profile_generate_gpu(arachne_profile *p, const arachne_model *m, const arachne_cluster *c,
+                                 const char *gpu_type)
+{
+    int i, st;
+    if (!p || !gpu_type) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_profile_generate_gpu: NULL argument");
+    if ((st = check_args("arachne_profile_generate_gpu", m, c)) != ARACHNE_OK) return st;
+    i = ar_cluster_type_index(c, gpu_type);
+    if (i >= 0) return ar_profile_gen_type(p, m, &c->types[i], max_node(c, i));
+    return ar_error(ARACHNE_E_NOT_FOUND, "arachne_profile_generate_gpu: the cluster has no GPU type '%s'", gpu_type);
+}

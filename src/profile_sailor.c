@@ -1,0 +1,281 @@
+/* profile_sailor.c -- importer for the measured layer profiles of the Sailor
+ * project (profiles.json + llm_info.json + training_config_*.json).
+ *
+ *   profiles.json: {model: {gpu: {mbs: {tp: {layer: [fwd_s, bwd_s, update_s]}}}}}
+ *   llm_info.json: {model: {tp: {layer: {..., "act_mem_bytes": B}}}}  (mbs 1)
+ *
+ * Layer 0 is the embedding, 1..L the (identical) transformer blocks, L+1 the
+ * final norm + head.  Blocks are stored as ONE dense entry holding the median
+ * over the L blocks (fwd and bwd separately).  The measured times include
+ * the TP collectives, so tp_comm_s is 0.  Details: docs/profiles.md. */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "profile.h"
+
+#define PATH_MAX_LEN 4096
+
+/* Strict decimal key "123" -> 123 (no sign, no leading zeros, <= 9 digits). */
+static int key_int(const char *s, long *out)
+{
+    long v = 0;
+    size_t i, n = strlen(s);
+    if (n == 0 || n > 9 || (n > 1 && s[0] == '0')) return 0;
+    for (i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return 0;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return 1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sequence length from the training_config_*.json in dir whose "model" is
+ * model (first such file in name order); 2048 when none names it. */
+static int sailor_seq_len(const char *dir, const char *model, int *seq)
+{
+    DIR *d;
+    struct dirent *de;
+    char **names = NULL;
+    size_t n = 0, cap = 0, i;
+    int st = ARACHNE_OK;
+    *seq = 2048;
+    d = opendir(dir);
+    if (!d) return ar_error(ARACHNE_E_IO, "sailor profiles '%s': cannot list the directory", dir);
+    while ((de = readdir(d)) != NULL) {
+        size_t len = strlen(de->d_name);
+        if (len < 21 || strncmp(de->d_name, "training_config_", 16) != 0 ||
+            strcmp(de->d_name + len - 5, ".json") != 0)
+            continue;
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 8;
+            char **nn = ar_realloc(names, ncap * sizeof *nn);
+            if (!nn) { st = ARACHNE_E_NO_MEMORY; break; }
+            names = nn;
+            cap = ncap;
+        }
+        if (!(names[n] = ar_strdup(de->d_name))) { st = ARACHNE_E_NO_MEMORY; break; }
+        n++;
+    }
+    closedir(d);
+    if (st == ARACHNE_OK && n > 1) qsort(names, n, sizeof *names, cmp_str);
+    for (i = 0; st == ARACHNE_OK && i < n; i++) {
+        char path[PATH_MAX_LEN];
+        ar_json *root = NULL;
+        const char *name = NULL;
+        long v;
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        if ((st = ar_json_parse_file(&root, path)) != ARACHNE_OK) break;
+        if (root->type == AR_JSON_OBJECT && ar_json_str(root, "model", 0, &name) == ARACHNE_OK && name &&
+            strcmp(name, model) == 0) {
+            st = ar_json_int(root, "sequence_length", 1, 1, 100000000, &v);
+            if (st == ARACHNE_OK) *seq = (int)v;
+            ar_json_free(root);
+            break;
+        }
+        ar_json_free(root);
+    }
+    for (i = 0; i < n; i++) free(names[i]);
+    free(names);
+    return st;
+}
+
+/* Reads the [fwd_s, bwd_s, ...] array of one layer. */
+static int layer_times(const ar_json *v, const char *path, const char *layer, double *fwd, double *bwd)
+{
+    size_t j;
+    if (v->type != AR_JSON_ARRAY || v->count < 2)
+        return ar_json_error_at(v, "%s[\"%s\"]: expected [fwd_s, bwd_s, update_s]", path, layer);
+    for (j = 0; j < 2; j++) {
+        const ar_json *x = v->items[j];
+        if (x->type != AR_JSON_NUMBER || !(x->number >= 0.0) || x->number > 1e9)
+            return ar_json_error_at(x, "%s[\"%s\"][%zu]: expected seconds >= 0", path, layer, j);
+    }
+    *fwd = v->items[0]->number;
+    *bwd = v->items[1]->number;
+    return ARACHNE_OK;
+}
+
+/* act_mem_bytes of one layer at tp from llm_info (mbs 1). */
+static int layer_act(const ar_json *lm, const char *lpath, long tp, long layer, double *out)
+{
+    const ar_json *best = NULL, *lay, *num;
+    long best_tp = 0, t;
+    char key[24];
+    size_t i;
+    /* Its own tp key; else the largest smaller tp, scaled by best_tp / tp. */
+    for (i = 0; i < lm->count; i++) {
+        if (!key_int(lm->keys[i], &t) || t > tp || t <= best_tp) continue;
+        best = lm->items[i];
+        best_tp = t;
+    }
+    if (!best || best->type != AR_JSON_OBJECT)
+        return ar_json_error_at(best ? best : lm, "%s: no activation sizes for tp %ld", lpath, tp);
+    snprintf(key, sizeof key, "%ld", layer);
+    lay = ar_json_get(best, key);
+    if (!lay || lay->type != AR_JSON_OBJECT)
+        return ar_json_error_at(best, "%s[\"%ld\"]: missing layer \"%s\"", lpath, best_tp, key);
+    num = ar_json_get(lay, "act_mem_bytes");
+    if (!num || num->type != AR_JSON_NUMBER || !(num->number >= 0.0) || num->number > 1e18)
+        return ar_json_error_at(num ? num : lay, "%s[\"%ld\"][\"%s\"]: act_mem_bytes: expected bytes >= 0", lpath,
+                                best_tp, key);
+    *out = num->number * (double)best_tp / (double)tp;
+    return ARACHNE_OK;
+}
+
+/* One (gpu, mbs, tp) cell: adds the embed, dense and head entries. */
+static int import_cell(arachne_profile *p, const ar_json *layers, const ar_json *lm, const char *gpu, long mbs,
+                       long tp, const char *path, const char *lpath)
+{
+    double *f = NULL, *b = NULL, *a = NULL, ef = 0, eb = 0, hf = 0, hb = 0, ea = 0, ha = 0;
+    long nl = (long)layers->count, L, i;
+    char key[24];
+    int st = ARACHNE_OK;
+    if (layers->type != AR_JSON_OBJECT || nl < 3)
+        return ar_json_error_at(layers, "%s: expected an object of at least 3 layers", path);
+    L = nl - 2;
+    f = ar_malloc((size_t)L * sizeof *f);
+    b = ar_malloc((size_t)L * sizeof *b);
+    a = ar_malloc((size_t)L * sizeof *a);
+    if (!f || !b || !a) { st = ARACHNE_E_NO_MEMORY; goto done; }
+    for (i = 0; i < nl && st == ARACHNE_OK; i++) {
+        const ar_json *v;
+        double fw = 0, bw = 0;
+        snprintf(key, sizeof key, "%ld", i);
+        v = ar_json_get(layers, key);
+        if (!v) { st = ar_json_error_at(layers, "%s: missing layer \"%s\" (layers 0..%ld expected)", path, key, nl - 1); break; }
+        if ((st = layer_times(v, path, key, &fw, &bw)) != ARACHNE_OK) break;
+        if (i == 0) { ef = fw; eb = bw; st = layer_act(lm, lpath, tp, i, &ea); }
+        else if (i == nl - 1) { hf = fw; hb = bw; st = layer_act(lm, lpath, tp, i, &ha); }
+        else { f[i - 1] = fw; b[i - 1] = bw; st = layer_act(lm, lpath, tp, i, &a[i - 1]); }
+    }
+    if (st != ARACHNE_OK) goto done;
+    ea *= (double)mbs;
+    ha *= (double)mbs;
+    st = ar_profile_add(p, gpu, AR_LAYER_EMBED, (int)tp, (int)mbs, ef, eb, 0.0, ea);
+    if (st == ARACHNE_OK)
+        st = ar_profile_add(p, gpu, AR_LAYER_DENSE, (int)tp, (int)mbs, median(f, (int)L), median(b, (int)L), 0.0,
+                            median(a, (int)L) * (double)mbs);
+    if (st == ARACHNE_OK) st = ar_profile_add(p, gpu, AR_LAYER_HEAD, (int)tp, (int)mbs, hf, hb, 0.0, ha);
+    if (st == ARACHNE_E_INVALID_ARGUMENT) {
+        char msg[400];
+        snprintf(msg, sizeof msg, "%s", arachne_last_error());
+        st = ar_json_error_at(layers, "%s: %s", path, msg);
+    }
+done:
+    free(f);
+    free(b);
+    free(a);
+    return st;
+}
+
+static int import_model(arachne_profile *p, const ar_json *model, const ar_json *lm, const char *name)
+{
+    char path[512], lpath[256];
+    size_t gi, mi, ti;
+    int st;
+    snprintf(lpath, sizeof lpath, "[\"%.100s\"]", name);
+    if (model->type != AR_JSON_OBJECT) return ar_json_error_at(model, "[\"%.100s\"]: expected an object", name);
+    if (lm->type != AR_JSON_OBJECT) return ar_json_error_at(lm, "%s: expected an object", lpath);
+    for (gi = 0; gi < model->count; gi++) {
+        const char *gpu = model->keys[gi];
+        const ar_json *gv = model->items[gi];
+        if (gpu[0] == '\0' || strlen(gpu) >= AR_NAME_MAX)
+            return ar_json_error_at(gv, "[\"%.100s\"]: GPU name '%.40s' must be 1 to %d bytes", name, gpu,
+                                    AR_NAME_MAX - 1);
+        if (gv->type != AR_JSON_OBJECT)
+            return ar_json_error_at(gv, "[\"%.100s\"][\"%s\"]: expected an object of micro-batch sizes", name, gpu);
+        for (mi = 0; mi < gv->count; mi++) {
+            const ar_json *mv = gv->items[mi];
+            long mbs;
+            if (!key_int(gv->keys[mi], &mbs) || mbs < 1 || mbs > AR_PROFILE_MAX_MBS)
+                return ar_json_error_at(mv, "[\"%.100s\"][\"%s\"][\"%.20s\"]: micro-batch key is not an integer in 1..%d",
+                                        name, gpu, gv->keys[mi], AR_PROFILE_MAX_MBS);
+            if (mv->type != AR_JSON_OBJECT)
+                return ar_json_error_at(mv, "[\"%.100s\"][\"%s\"][\"%ld\"]: expected an object of TP degrees", name,
+                                        gpu, mbs);
+            for (ti = 0; ti < mv->count; ti++) {
+                long tp;
+                if (!key_int(mv->keys[ti], &tp) || tp < 1)
+                    return ar_json_error_at(mv->items[ti], "[\"%.100s\"][\"%s\"][\"%ld\"][\"%.20s\"]: TP key is not a positive integer",
+                                            name, gpu, mbs, mv->keys[ti]);
+                if ((tp & (tp - 1)) != 0 || tp > AR_PROFILE_MAX_TP) continue; /* e.g. tp 7: not a TP degree we plan */
+                snprintf(path, sizeof path, "[\"%.100s\"][\"%s\"][\"%ld\"][\"%ld\"]", name, gpu, mbs, tp);
+                st = import_cell(p, mv->items[ti], lm, gpu, mbs, tp, path, lpath);
+                if (st != ARACHNE_OK) return st;
+            }
+        }
+    }
+    return ARACHNE_OK;
+}
+
+int arachne_profile_import_sailor(arachne_profile **out, const char *dir, const char *model_name)
+{
+    char ppath[PATH_MAX_LEN], lpath[PATH_MAX_LEN];
+    ar_json *prof = NULL, *info = NULL;
+    const ar_json *model, *lm;
+    arachne_profile *p = NULL;
+    int st, seq = 2048;
+    if (!out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_profile_import_sailor: NULL out");
+    *out = NULL;
+    if (!dir || !model_name)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_profile_import_sailor: NULL directory or model name");
+    if (strlen(dir) > PATH_MAX_LEN - 64)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "sailor profiles: directory name too long");
+    snprintf(ppath, sizeof ppath, "%s/profiles.json", dir);
+    snprintf(lpath, sizeof lpath, "%s/llm_info.json", dir);
+    if ((st = ar_json_parse_file(&prof, ppath)) != ARACHNE_OK) return st;
+    if (prof->type != AR_JSON_OBJECT) {
+        st = ar_json_error_at(prof, "expected an object of models");
+        goto done;
+    }
+    model = ar_json_get(prof, model_name);
+    if (!model) {
+        ar_buf b;
+        size_t i;
+        ar_buf_init(&b);
+        for (i = 0; i < prof->count; i++) ar_buf_printf(&b, "%s%s", i ? ", " : "", prof->keys[i]);
+        st = ar_error(ARACHNE_E_NOT_FOUND, "%s: no model '%s' (it has: %s)", ppath, model_name,
+                      b.data ? b.data : "none");
+        ar_buf_free(&b);
+        goto done;
+    }
+    if ((st = ar_json_parse_file(&info, lpath)) != ARACHNE_OK) goto done;
+    lm = info->type == AR_JSON_OBJECT ? ar_json_get(info, model_name) : NULL;
+    if (!lm) {
+        st = ar_error(ARACHNE_E_NOT_FOUND, "%s: no activation sizes for model '%s'", lpath, model_name);
+        goto done;
+    }
+    if ((st = sailor_seq_len(dir, model_name, &seq)) != ARACHNE_OK) goto done;
+    if ((st = ar_profile_new(&p, model_name, seq)) != ARACHNE_OK) goto done;
+    st = import_model(p, model, lm, model_name);
+done:
+    ar_json_free(prof);
+    ar_json_free(info);
+    if (st != ARACHNE_OK) {
+        arachne_profile_destroy(p);
+        return st;
+    }
+    *out = p;
+    return ARACHNE_OK;
+}
