@@ -37,4 +37,69 @@ TEST(directory_as_input_file)
     ASSERT_CONTAINS(arachne_last_error(), "Is a directory");
 }
 
-SUITE(regress, T(endless_file_is_refused_not_read_forever), T(directory_as_input_file));
+/* Writes a Sailor-format directory (profiles.json, llm_info.json) for model
+ * "M": one cell (GPU "A100-40", mbs 2, tp 2) of `layers` layers and the
+ * activation table at tp 1; keys in order, or reversed when `reversed`. */
+static int write_sailor(const char *dir, int layers, int reversed)
+{
+    char path[600];
+    FILE *f;
+    int i;
+    snprintf(path, sizeof path, "%s/profiles.json", dir);
+    if (!(f = fopen(path, "wb"))) return 0;
+    fputs("{\"M\": {\"A100-40\": {\"2\": {\"2\": {", f);
+    for (i = 0; i < layers; i++) {
+        int k = reversed ? layers - 1 - i : i;
+        fprintf(f, "%s\"%d\": [%g, %g, 0]", i ? ", " : "", k, 0.001 + 1e-6 * (k % 7), 0.002 + 1e-6 * (k % 5));
+    }
+    fputs("}}}}}\n", f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/llm_info.json", dir);
+    if (!(f = fopen(path, "wb"))) return 0;
+    fputs("{\"M\": {\"1\": {", f);
+    for (i = 0; i < layers; i++) {
+        int k = reversed ? layers - 1 - i : i;
+        fprintf(f, "%s\"%d\": {\"act_mem_bytes\": %d}", i ? ", " : "", k, 1000 + k % 3);
+    }
+    fputs("}}}\n", f);
+    return fclose(f) == 0;
+}
+
+/* The Sailor importer looked every layer up by name with a linear scan:
+ * O(L^2) per cell, so a 3 MB file with a 50,000-layer cell took 23 s
+ * (a hang for a long-running caller).  Fix: layers are indexed once per
+ * cell and the activation table once per TP degree.  Here: 4,000 layers,
+ * keys in file order or reversed, must give the same table. */
+TEST(sailor_import_many_layers_in_any_order)
+{
+    const char *d1 = th_tmpdir(), *d2 = th_tmpdir();
+    arachne_profile *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    char *ja, *jb;
+    double fwd = 0, act = 0;
+    ASSERT(d1 && d2);
+    ASSERT(write_sailor(d1, 4000, 0));
+    ASSERT(write_sailor(d2, 4000, 1));
+    ASSERT_OK(arachne_profile_import_sailor(&a, d1, "M"));
+    ASSERT_OK(arachne_profile_import_sailor(&b, d2, "M"));
+    ASSERT_STATUS(arachne_profile_to_json(a, NULL, 0, &na), ARACHNE_E_BUFFER_TOO_SMALL);
+    ASSERT_STATUS(arachne_profile_to_json(b, NULL, 0, &nb), ARACHNE_E_BUFFER_TOO_SMALL);
+    ASSERT_EQ(na, nb);
+    ja = malloc(na);
+    jb = malloc(nb);
+    ASSERT(ja && jb);
+    ASSERT_OK(arachne_profile_to_json(a, ja, na, NULL));
+    ASSERT_OK(arachne_profile_to_json(b, jb, nb, NULL));
+    ASSERT(strcmp(ja, jb) == 0);
+    free(ja);
+    free(jb);
+    ASSERT_OK(arachne_profile_lookup(a, "A100-40", ARACHNE_LAYER_HEAD, 2, 2, &fwd, NULL, NULL, &act));
+    ASSERT_NEAR(fwd, 0.001 + 1e-6 * (3999 % 7), 1e-12);
+    /* tp 2 reads the tp 1 table scaled by 1/2, times mbs 2 */
+    ASSERT_NEAR(act, (1000 + 3999 % 3) * 0.5 * 2, 1e-12);
+    arachne_profile_destroy(a);
+    arachne_profile_destroy(b);
+}
+
+SUITE(regress, T(endless_file_is_refused_not_read_forever), T(directory_as_input_file),
+      T(sailor_import_many_layers_in_any_order));
