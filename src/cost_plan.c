@@ -362,6 +362,9 @@ int ar_plan_price(const arachne_cost_model *cm, arachne_plan *plan)
 
 int arachne_cost_model_price(const arachne_cost_model *cm, arachne_plan *plan)
 {
+    int st;
     if (!cm || !plan) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model price: NULL argument");
-    return ar_plan_price(cm, plan);
+    st = ar_plan_price(cm, plan);
+    /* The plan's JSON text must follow its new prices. */
+    return st ? st : ar_plan_finish(plan);
 }

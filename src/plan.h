@@ -74,6 +74,14 @@ struct arachne_plan {
     long evaluations;
     int samples;
     char *json_cache;
+    /* Added by plan I/O (plan.c): the GPU type names of the cluster the plan
+     * was made for (index = ar_stage.type), so a plan names its GPUs without
+     * the cluster handle; filled by ar_plan_init. */
+    int ntypes;
+    char type_names[AR_MAX_TYPES][AR_NAME_MAX];
+    /* iteration_s recorded in the file a plan was loaded from (0 otherwise);
+     * lets `arachne price` show file vs. repriced time. */
+    double file_iteration_s;
 };
 
 struct arachne_cost_model {
@@ -114,5 +122,27 @@ int ar_plan_price(const arachne_cost_model *cm, arachne_plan *plan);
 int ar_plan_init(arachne_plan *p, const arachne_cost_model *cm);
 void ar_plan_clear(arachne_plan *p);   /* frees owned memory, keeps the struct */
 int ar_plan_copy(arachne_plan *dst, const arachne_plan *src);
+
+/* ---- Plan I/O (plan.c, plan_json.c, plan_validate.c, plan_export.c) ---- */
+
+/* Call when a plan is complete (priced): sorts ranks by global rank and
+ * builds json_cache, so the public getters are pure reads.  Any later change
+ * to the plan must be followed by ar_plan_finish again. */
+int ar_plan_finish(arachne_plan *p);
+/* Appends the plan's JSON (docs/formats.md, "Plan") to b. */
+int ar_plan_write_json(const arachne_plan *p, ar_buf *b);
+/* Parses plan JSON text into p (initialised by ar_plan_init(p, cm) first):
+ * strict keys and types, GPU names resolved against cm's cluster.  Does not
+ * validate structure or price.  ARACHNE_E_PARSE / ARACHNE_E_INVALID_PLAN with
+ * "<source>:<line>:<col>: ..." messages. */
+int ar_plan_parse_json(arachne_plan *p, const arachne_cost_model *cm, const char *text, size_t len,
+                       const char *source);
+/* Structural validation of a plan against cm's cluster and model (GPUs exist
+ * and are used once, TP groups within a node, ranks complete, layer cover,
+ * expert tiling, batch cover).  ARACHNE_E_INVALID_PLAN naming template,
+ * stage or rank.  Pure read. */
+int ar_plan_validate(const arachne_cost_model *cm, const arachne_plan *p);
+/* GPU type name of a type index of the plan ("?" when out of range). */
+const char *ar_plan_type_name(const arachne_plan *p, int type);
 
 #endif

@@ -98,4 +98,18 @@ int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *e
 /* Destroys what cli_costenv_build made (cost model first); zeroes env. */
 void cli_costenv_free(cli_costenv *env);
 
+/* Prints the plan table (templates, stages: GPU type x TP, layers,
+ * replicas, stage time, sync time, memory per GPU in GB; then iteration
+ * time, throughput, MFU) to f, after `title` when not NULL.  Used by plan,
+ * search and price (cli_plantable.c).  Returns CLI_OK, or CLI_FAIL for NULL. */
+int cli_print_plan(FILE *f, const arachne_plan *p, const char *title);
+
+/* Opens a plan file for price/export (cmd_price.c): options the user did
+ * not give (--model, --cluster, --global-batch, --seq-len unless --profile,
+ * --recompute, --headroom, --dist-optimizer) default to what the file
+ * records; builds the cost environment and loads (validates, reprices) the
+ * plan.  Returns CLI_OK, or CLI_USAGE / CLI_FAIL after printing; on failure
+ * nothing is left to free. */
+int cli_plan_open(const char *cmd, const char *path, cli_costenv_opts *o, cli_costenv *env, arachne_plan **plan);
+
 #endif

@@ -1,0 +1,68 @@
+/* cli_plantable.c -- the plan table that `plan`, `search` and `price`
+ * print: one block per template (its stages with GPU type x TP, layers,
+ * stage time and memory per GPU), then the iteration time, throughput and
+ * MFU.  Uses only the public API. */
+#include "cli.h"
+
+static double tget(const arachne_plan *p, int t, int field)
+{
+    double v = 0;
+    arachne_plan_template_get(p, t, field, &v);
+    return v;
+}
+
+static double sget(const arachne_plan *p, int t, int s, int field)
+{
+    double v = 0;
+    arachne_plan_stage_get(p, t, s, field, &v);
+    return v;
+}
+
+static double pget(const arachne_plan *p, int field)
+{
+    double v = 0;
+    arachne_plan_get(p, field, &v);
+    return v;
+}
+
+int cli_print_plan(FILE *f, const arachne_plan *p, const char *title)
+{
+    int t, s, nt;
+    const char *method = "";
+    double it;
+    if (!p) return CLI_FAIL;
+    nt = (int)pget(p, ARACHNE_PLAN_TEMPLATES);
+    arachne_plan_method(p, &method);
+    if (title) fprintf(f, "%s\n", title);
+    fprintf(f, "%d template%s, %d of %d GPUs, global batch %d x %d tokens%s%s\n", nt, nt == 1 ? "" : "s",
+            (int)pget(p, ARACHNE_PLAN_GPUS_USED), (int)pget(p, ARACHNE_PLAN_GPUS_TOTAL),
+            (int)pget(p, ARACHNE_PLAN_GLOBAL_BATCH), (int)pget(p, ARACHNE_PLAN_SEQ_LEN),
+            method && method[0] ? ", planner " : "", method && method[0] ? method : "");
+    for (t = 0; t < nt; t++) {
+        int depth = (int)tget(p, t, ARACHNE_TEMPLATE_DEPTH), reps = (int)tget(p, t, ARACHNE_TEMPLATE_REPLICAS);
+        fprintf(f, "\ntemplate %d: %d replica%s x %d stage%s, micro-batch %d x %d per replica, pipeline %.4f s\n", t,
+                reps, reps == 1 ? "" : "s", depth, depth == 1 ? "" : "s", (int)tget(p, t, ARACHNE_TEMPLATE_MICRO_BATCH),
+                (int)tget(p, t, ARACHNE_TEMPLATE_MICRO_BATCHES), tget(p, t, ARACHNE_TEMPLATE_PIPELINE_S));
+        fprintf(f, "  %-5s %-14s %-3s %-9s %-8s %-10s %-10s %s\n", "stage", "gpu", "tp", "layers", "replicas",
+                "stage s", "sync s", "mem/GPU GB");
+        for (s = 0; s < depth; s++) {
+            const char *gpu = "?";
+            char layers[32];
+            arachne_plan_stage_gpu(p, t, s, &gpu);
+            snprintf(layers, sizeof layers, "%d-%d", (int)sget(p, t, s, ARACHNE_STAGE_FIRST_LAYER),
+                     (int)sget(p, t, s, ARACHNE_STAGE_END_LAYER));
+            fprintf(f, "  %-5d %-14s %-3d %-9s %-8d %-10.4f %-10.4f %.2f", s, gpu, (int)sget(p, t, s, ARACHNE_STAGE_TP),
+                    layers, reps, sget(p, t, s, ARACHNE_STAGE_STAGE_S), sget(p, t, s, ARACHNE_STAGE_SYNC_S),
+                    sget(p, t, s, ARACHNE_STAGE_MEMORY_BYTES) / 1e9);
+            if (sget(p, t, s, ARACHNE_STAGE_EP) > 1 || sget(p, t, s, ARACHNE_STAGE_ETP) > 1)
+                fprintf(f, "  (EP %d x ETP %d x EDP %d)", (int)sget(p, t, s, ARACHNE_STAGE_EP),
+                        (int)sget(p, t, s, ARACHNE_STAGE_ETP), (int)sget(p, t, s, ARACHNE_STAGE_EDP));
+            fputc('\n', f);
+        }
+    }
+    it = pget(p, ARACHNE_PLAN_ITERATION_S);
+    fprintf(f, "\niteration %.4f s, %.4f iter/s, %.2f samples/s, %.0f tokens/s, MFU %.1f%%, bubble %.1f%%\n", it,
+            pget(p, ARACHNE_PLAN_ITER_PER_S), pget(p, ARACHNE_PLAN_SAMPLES_PER_S), pget(p, ARACHNE_PLAN_TOKENS_PER_S),
+            100.0 * pget(p, ARACHNE_PLAN_MFU), 100.0 * pget(p, ARACHNE_PLAN_BUBBLE));
+    return CLI_OK;
+}

@@ -1,0 +1,285 @@
+/* plan.c -- the plan handle: initialisation bound to a cost model, deep
+ * copy, finishing (canonical rank order + eager JSON), and the public
+ * read-only getters. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+
+/* Compact string of a cluster: the cluster module's cached form when it has
+ * one, else built here from the node list in node order (runs of equal
+ * nodes of one type become NxG, runs of one type are joined with '+'), so
+ * node indices in the plan match the nodes the string describes. */
+static char *cluster_spec_string(const arachne_cluster *c)
+{
+    ar_buf b;
+    int i = 0;
+    if (c->spec_cache) return ar_strdup(c->spec_cache);
+    ar_buf_init(&b);
+    while (i < c->nnodes) {
+        int type = c->nodes[i].type, first_group = 1;
+        if (b.len) ar_buf_puts(&b, ",");
+        ar_buf_printf(&b, "%s:", (type >= 0 && type < c->ntypes) ? c->types[type].name : "?");
+        while (i < c->nnodes && c->nodes[i].type == type) {
+            int j = i;
+            while (j < c->nnodes && c->nodes[j].type == type && c->nodes[j].gpus == c->nodes[i].gpus) j++;
+            ar_buf_printf(&b, "%s%dx%d", first_group ? "" : "+", j - i, c->nodes[i].gpus);
+            first_group = 0;
+            i = j;
+        }
+    }
+    if (!b.len) ar_buf_puts(&b, "");
+    if (ar_buf_status(&b)) { ar_buf_free(&b); return NULL; }
+    return b.data;
+}
+
+int ar_plan_init(arachne_plan *p, const arachne_cost_model *cm)
+{
+    int i;
+    if (!p || !cm || !cm->cluster || !cm->model)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "plan init: NULL plan or incomplete cost model");
+    memset(p, 0, sizeof *p);
+    p->setup = cm->setup;
+    snprintf(p->model, sizeof p->model, "%s", cm->model->name);
+    p->cluster_spec = cluster_spec_string(cm->cluster);
+    if (!p->cluster_spec) return ARACHNE_E_NO_MEMORY;
+    p->gpus_total = cm->cluster->total_gpus;
+    p->ntypes = cm->cluster->ntypes;
+    for (i = 0; i < p->ntypes && i < AR_MAX_TYPES; i++)
+        snprintf(p->type_names[i], AR_NAME_MAX, "%s", cm->cluster->types[i].name);
+    return ARACHNE_OK;
+}
+
+void ar_plan_clear(arachne_plan *p)
+{
+    if (!p) return;
+    free(p->ranks);
+    free(p->cluster_spec);
+    free(p->json_cache);
+    p->ranks = NULL;
+    p->cluster_spec = NULL;
+    p->json_cache = NULL;
+    p->nranks = 0;
+}
+
+int ar_plan_copy(arachne_plan *dst, const arachne_plan *src)
+{
+    arachne_plan tmp;
+    if (!dst || !src) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "plan copy: NULL plan");
+    if (dst == src) return ARACHNE_OK;
+    tmp = *src;
+    tmp.ranks = NULL;
+    tmp.cluster_spec = NULL;
+    tmp.json_cache = NULL;
+    if (src->nranks > 0) {
+        tmp.ranks = ar_malloc((size_t)src->nranks * sizeof *tmp.ranks);
+        if (!tmp.ranks) return ARACHNE_E_NO_MEMORY;
+        memcpy(tmp.ranks, src->ranks, (size_t)src->nranks * sizeof *tmp.ranks);
+    }
+    if (src->cluster_spec && !(tmp.cluster_spec = ar_strdup(src->cluster_spec))) {
+        ar_plan_clear(&tmp);
+        return ARACHNE_E_NO_MEMORY;
+    }
+    if (src->json_cache && !(tmp.json_cache = ar_strdup(src->json_cache))) {
+        ar_plan_clear(&tmp);
+        return ARACHNE_E_NO_MEMORY;
+    }
+    ar_plan_clear(dst);
+    *dst = tmp;
+    return ARACHNE_OK;
+}
+
+static int rank_cmp(const void *a, const void *b)
+{
+    const ar_rank *x = a, *y = b;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+int ar_plan_finish(arachne_plan *p)
+{
+    ar_buf b;
+    int st;
+    if (!p) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "plan finish: NULL plan");
+    if (p->nranks > 1) qsort(p->ranks, (size_t)p->nranks, sizeof *p->ranks, rank_cmp);
+    ar_buf_init(&b);
+    st = ar_plan_write_json(p, &b);
+    if (st) { ar_buf_free(&b); return st; }
+    free(p->json_cache);
+    p->json_cache = b.data;
+    return ARACHNE_OK;
+}
+
+const char *ar_plan_type_name(const arachne_plan *p, int type)
+{
+    if (!p || type < 0 || type >= p->ntypes || type >= AR_MAX_TYPES) return "?";
+    return p->type_names[type];
+}
+
+/* ---- public API ---- */
+
+void arachne_plan_destroy(arachne_plan *p)
+{
+    if (!p) return;
+    ar_plan_clear(p);
+    free(p);
+}
+
+int arachne_plan_to_json(const arachne_plan *p, const char **out)
+{
+    if (out) *out = NULL;
+    if (!p || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "plan to_json: NULL %s", p ? "out" : "plan");
+    if (!p->json_cache)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "plan to_json: the plan is not finished (no JSON built)");
+    *out = p->json_cache;
+    return ARACHNE_OK;
+}
+
+int arachne_plan_save(const arachne_plan *p, const char *path)
+{
+    ar_buf b;
+    int st;
+    if (!p || !path) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "plan save: NULL %s", p ? "path" : "plan");
+    if (p->json_cache) return ar_write_file_atomic(path, p->json_cache, strlen(p->json_cache));
+    ar_buf_init(&b);
+    st = ar_plan_write_json(p, &b);
+    if (!st) st = ar_write_file_atomic(path, b.data, b.len);
+    ar_buf_free(&b);
+    return st;
+}
+
+static int check_t(const arachne_plan *p, int t, const char *fn)
+{
+    if (t < 0 || t >= p->ntemplates)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "%s: template index %d out of range [0, %d)", fn, t,
+                        p->ntemplates);
+    return ARACHNE_OK;
+}
+
+static int check_ts(const arachne_plan *p, int t, int s, const char *fn)
+{
+    int st = check_t(p, t, fn);
+    if (st) return st;
+    if (s < 0 || s >= p->t[t].depth)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "%s: stage index %d of template %d out of range [0, %d)", fn,
+                        s, t, p->t[t].depth);
+    return ARACHNE_OK;
+}
+
+int arachne_plan_get(const arachne_plan *p, int field, double *out)
+{
+    if (!p || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_get: NULL %s", p ? "out" : "plan");
+    switch (field) {
+    case ARACHNE_PLAN_ITERATION_S: *out = p->iteration_s; break;
+    case ARACHNE_PLAN_ITER_PER_S: *out = p->iter_per_s; break;
+    case ARACHNE_PLAN_SAMPLES_PER_S: *out = p->samples_per_s; break;
+    case ARACHNE_PLAN_TOKENS_PER_S: *out = p->tokens_per_s; break;
+    case ARACHNE_PLAN_MFU: *out = p->mfu; break;
+    case ARACHNE_PLAN_BUBBLE: *out = p->bubble; break;
+    case ARACHNE_PLAN_GPUS_USED: *out = p->gpus_used; break;
+    case ARACHNE_PLAN_GPUS_TOTAL: *out = p->gpus_total; break;
+    case ARACHNE_PLAN_TEMPLATES: *out = p->ntemplates; break;
+    case ARACHNE_PLAN_RANKS: *out = p->nranks; break;
+    case ARACHNE_PLAN_PLANNING_S: *out = p->planning_s; break;
+    case ARACHNE_PLAN_EVALUATIONS: *out = (double)p->evaluations; break;
+    case ARACHNE_PLAN_GLOBAL_BATCH: *out = p->setup.global_batch; break;
+    case ARACHNE_PLAN_SEQ_LEN: *out = p->setup.seq_len; break;
+    default:
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_get: unknown field %d (valid 0..%d)", field,
+                        ARACHNE_PLAN_SEQ_LEN);
+    }
+    return ARACHNE_OK;
+}
+
+int arachne_plan_template_get(const arachne_plan *p, int t, int field, double *out)
+{
+    const ar_template *T;
+    int st;
+    if (!p || !out)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_template_get: NULL %s", p ? "out" : "plan");
+    if ((st = check_t(p, t, "arachne_plan_template_get"))) return st;
+    T = &p->t[t];
+    switch (field) {
+    case ARACHNE_TEMPLATE_DEPTH: *out = T->depth; break;
+    case ARACHNE_TEMPLATE_REPLICAS: *out = T->replicas; break;
+    case ARACHNE_TEMPLATE_MICRO_BATCH: *out = T->micro_batch; break;
+    case ARACHNE_TEMPLATE_MICRO_BATCHES: *out = T->micro_batches; break;
+    case ARACHNE_TEMPLATE_PIPELINE_S: *out = T->pipeline_s; break;
+    default:
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_template_get: unknown field %d (valid 0..%d)",
+                        field, ARACHNE_TEMPLATE_PIPELINE_S);
+    }
+    return ARACHNE_OK;
+}
+
+int arachne_plan_stage_get(const arachne_plan *p, int t, int s, int field, double *out)
+{
+    const ar_stage *S;
+    int st;
+    if (!p || !out)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_stage_get: NULL %s", p ? "out" : "plan");
+    if ((st = check_ts(p, t, s, "arachne_plan_stage_get"))) return st;
+    S = &p->t[t].stages[s];
+    switch (field) {
+    case ARACHNE_STAGE_TP: *out = S->tp; break;
+    case ARACHNE_STAGE_FIRST_LAYER: *out = S->first; break;
+    case ARACHNE_STAGE_END_LAYER: *out = S->end; break;
+    case ARACHNE_STAGE_EP: *out = S->ep; break;
+    case ARACHNE_STAGE_ETP: *out = S->etp; break;
+    case ARACHNE_STAGE_EDP: *out = S->edp; break;
+    case ARACHNE_STAGE_COMPUTE_S: *out = S->compute_s; break;
+    case ARACHNE_STAGE_TP_COMM_S: *out = S->tp_comm_s; break;
+    case ARACHNE_STAGE_EP_COMM_S: *out = S->ep_comm_s; break;
+    case ARACHNE_STAGE_P2P_S: *out = S->p2p_s; break;
+    case ARACHNE_STAGE_SYNC_S: *out = S->sync_s; break;
+    case ARACHNE_STAGE_STAGE_S: *out = S->stage_s; break;
+    case ARACHNE_STAGE_MEMORY_BYTES: *out = S->mem_bytes; break;
+    default:
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_stage_get: unknown field %d (valid 0..%d)",
+                        field, ARACHNE_STAGE_MEMORY_BYTES);
+    }
+    return ARACHNE_OK;
+}
+
+int arachne_plan_stage_gpu(const arachne_plan *p, int t, int s, const char **out)
+{
+    int st;
+    if (out) *out = NULL;
+    if (!p || !out)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_stage_gpu: NULL %s", p ? "out" : "plan");
+    if ((st = check_ts(p, t, s, "arachne_plan_stage_gpu"))) return st;
+    *out = ar_plan_type_name(p, p->t[t].stages[s].type);
+    return ARACHNE_OK;
+}
+
+int arachne_plan_rank_get(const arachne_plan *p, int r, int field, int *out)
+{
+    const ar_rank *R;
+    if (!p || !out)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_rank_get: NULL %s", p ? "out" : "plan");
+    if (r < 0 || r >= p->nranks)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_rank_get: rank index %d out of range [0, %d)", r,
+                        p->nranks);
+    R = &p->ranks[r];
+    switch (field) {
+    case ARACHNE_RANK_RANK: *out = R->rank; break;
+    case ARACHNE_RANK_NODE: *out = R->node; break;
+    case ARACHNE_RANK_GPU: *out = R->gpu; break;
+    case ARACHNE_RANK_TEMPLATE: *out = R->tmpl; break;
+    case ARACHNE_RANK_REPLICA: *out = R->replica; break;
+    case ARACHNE_RANK_STAGE: *out = R->stage; break;
+    case ARACHNE_RANK_TP_RANK: *out = R->tp_rank; break;
+    default:
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_rank_get: unknown field %d (valid 0..%d)", field,
+                        ARACHNE_RANK_TP_RANK);
+    }
+    return ARACHNE_OK;
+}
+
+int arachne_plan_method(const arachne_plan *p, const char **out)
+{
+    if (out) *out = NULL;
+    if (!p || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_method: NULL %s", p ? "out" : "plan");
+    *out = p->method;
+    return ARACHNE_OK;
+}

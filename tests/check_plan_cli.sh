@@ -1,0 +1,125 @@
+#!/bin/sh
+# arachne price / arachne export on a hand-written plan file: validation,
+# repricing, the --json round trip, every export format, and the exit codes
+# and one-line messages of bad plans and bad usage.
+bin=${ARACHNE_BIN:-bin/arachne}
+fail() { echo "$*"; exit 1; }
+command -v python3 >/dev/null 2>&1 || { echo "python3 not available"; exit 77; }
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+cat > "$t/plan.json" <<'JSON'
+{
+  "format": "arachne-plan",
+  "version": 1,
+  "model": "llama3-8b",
+  "cluster": "a100-40:2x4,h100:1x8",
+  "global_batch": 64,
+  "seq_len": 4096,
+  "setup": {"recompute": "selective", "dist_optimizer": true, "weight_bytes": 2, "grad_bytes": 4, "optim_bytes": 12, "headroom": 0.08},
+  "iteration_s": 3.9255755364448177,
+  "iter_per_s": 0.2547397166902171,
+  "samples_per_s": 16.303341868173895,
+  "tokens_per_s": 66778.48829204027,
+  "mfu": 0.40772427121689064,
+  "bubble": 0.12112655624228819,
+  "gpus_used": 14,
+  "gpus_total": 16,
+  "templates": [
+    {
+      "replicas": 2,
+      "micro_batch": 1,
+      "micro_batches": 11,
+      "pipeline_s": 3.716930507408075,
+      "stages": [
+        {"gpu": "A100-40", "tp": 2, "layers": [0, 16], "ep": 1, "etp": 1, "edp": 4, "stage_s": 0.25224696382543405, "memory_bytes": 31710902528, "compute_s": 0.22998998507241813, "tp_comm_s": 0.02202728253968254, "ep_comm_s": 0, "p2p_s": 0.00022969621333333333, "sync_s": 0.32125028608},
+        {"gpu": "A100-40", "tp": 2, "layers": [16, 32], "ep": 1, "etp": 1, "edp": 4, "stage_s": 0.2857666299838765, "memory_bytes": 28227488000, "compute_s": 0.2637208598251463, "tp_comm_s": 0.02204577015873016, "ep_comm_s": 0, "p2p_s": 0, "sync_s": 0.32125061375999997}
+      ],
+      "ranks": [
+        {"rank": 0, "node": 0, "gpu": 0, "replica": 0, "stage": 0, "tp_rank": 0},
+        {"rank": 1, "node": 0, "gpu": 1, "replica": 0, "stage": 0, "tp_rank": 1},
+        {"rank": 2, "node": 0, "gpu": 2, "replica": 0, "stage": 1, "tp_rank": 0},
+        {"rank": 3, "node": 0, "gpu": 3, "replica": 0, "stage": 1, "tp_rank": 1},
+        {"rank": 4, "node": 1, "gpu": 0, "replica": 1, "stage": 0, "tp_rank": 0},
+        {"rank": 5, "node": 1, "gpu": 1, "replica": 1, "stage": 0, "tp_rank": 1},
+        {"rank": 6, "node": 1, "gpu": 2, "replica": 1, "stage": 1, "tp_rank": 0},
+        {"rank": 7, "node": 1, "gpu": 3, "replica": 1, "stage": 1, "tp_rank": 1}
+      ]
+    },
+    {
+      "replicas": 1,
+      "micro_batch": 2,
+      "micro_batches": 21,
+      "pipeline_s": 3.8428693020010876,
+      "stages": [
+        {"gpu": "H100", "tp": 4, "layers": [0, 20], "ep": 1, "etp": 1, "edp": 4, "stage_s": 0.16331130871200655, "memory_bytes": 26138065152, "compute_s": 0.10762228137994306, "tp_comm_s": 0.055384765714285716, "ep_comm_s": 0, "p2p_s": 0.0003042616177777778, "sync_s": 0.19554306304000002},
+        {"gpu": "H100", "tp": 2, "layers": [20, 32], "ep": 1, "etp": 1, "edp": 2, "stage_s": 0.16187704528895, "memory_bytes": 27233274112, "compute_s": 0.13981615216725687, "tp_comm_s": 0.02206089312169312, "ep_comm_s": 0, "p2p_s": 0, "sync_s": 0.25145477375999997}
+      ],
+      "ranks": [
+        {"rank": 8, "node": 2, "gpu": 0, "replica": 0, "stage": 0, "tp_rank": 0},
+        {"rank": 9, "node": 2, "gpu": 1, "replica": 0, "stage": 0, "tp_rank": 1},
+        {"rank": 10, "node": 2, "gpu": 2, "replica": 0, "stage": 0, "tp_rank": 2},
+        {"rank": 11, "node": 2, "gpu": 3, "replica": 0, "stage": 0, "tp_rank": 3},
+        {"rank": 12, "node": 2, "gpu": 4, "replica": 0, "stage": 1, "tp_rank": 0},
+        {"rank": 13, "node": 2, "gpu": 5, "replica": 0, "stage": 1, "tp_rank": 1}
+      ]
+    }
+  ],
+  "planner": {"method": "test", "planning_s": 0.123456789, "evaluations": 4242, "samples": 3}
+}
+JSON
+
+# price: a valid plan prints the table and reprices to the recorded time
+out=$("$bin" price "$t/plan.json") || fail "price failed: $out"
+echo "$out" | grep -q "^template 1: 1 replica x 2 stages" || fail "price: no template table: $out"
+echo "$out" | grep -q "(+0.00%)" || fail "price: repriced time differs from the file: $out"
+
+# --json is the plan JSON only, and pricing that output again gives the same bytes
+"$bin" price "$t/plan.json" --json > "$t/a.json" || fail "price --json failed"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["format"]=="arachne-plan" and d["version"]==1' "$t/a.json" \
+    || fail "price --json is not plan JSON"
+"$bin" price "$t/a.json" --json > "$t/b.json" || fail "price of price --json failed"
+cmp -s "$t/a.json" "$t/b.json" || fail "price --json does not round-trip to the same bytes"
+
+# a different setup reprices (the micro-batches follow the new global batch)
+"$bin" price "$t/plan.json" --global-batch 128 --json > "$t/c.json" || fail "price --global-batch failed"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["global_batch"]==128; assert sum(x["replicas"]*x["micro_batch"]*x["micro_batches"] for x in d["templates"])>=128' "$t/c.json" \
+    || fail "price --global-batch 128 did not reprice"
+
+# exports: every format, ranks lists every GPU once
+for f in ranks megatron torchtitan flashflex sailor; do
+    "$bin" export --format $f "$t/plan.json" > "$t/x.$f" || fail "export $f failed"
+    [ -s "$t/x.$f" ] || fail "export $f is empty"
+done
+python3 - "$t/x.ranks" <<'PY' || fail "ranks export is inconsistent"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["rank"] for r in rows] == list(range(14))
+assert len({(r["node"], r["local_gpu"]) for r in rows}) == 14
+for r in rows:
+    assert all(rows[o]["node"] == r["node"] for o in r["tp_group"])
+PY
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["pipeline_list"])==2' "$t/x.sailor" || fail "sailor export"
+grep -q "cannot express this template" "$t/x.megatron" || fail "megatron export lacks the per-stage TP note"
+"$bin" export --format sailor "$t/plan.json" --out "$t/out.json" || fail "export --out failed"
+cmp -s "$t/out.json" "$t/x.sailor" || fail "export --out differs from stdout"
+
+# bad plans: exit 1, one line "arachne: ..." naming the place
+sed 's/"rank": 1, "node": 0, "gpu": 1,/"rank": 1, "node": 0, "gpu": 0,/' "$t/plan.json" > "$t/reuse.json"
+out=$("$bin" price "$t/reuse.json" 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "GPU reuse: exit $rc, want 1"
+[ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "GPU reuse: want one line, got: $out"
+case "$out" in "arachne: "*"already used by rank 0"*) ;; *) fail "GPU reuse message: $out";; esac
+sed 's/"layers": \[16, 32\]/"layers": [17, 32]/' "$t/plan.json" > "$t/gap.json"
+out=$("$bin" export --format ranks "$t/gap.json" 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "layer gap: exit $rc, want 1"
+case "$out" in *"gap"*) ;; *) fail "layer gap message: $out";; esac
+out=$("$bin" price "$t/plan.json" --cluster a100-40:1x4,h100:1x8 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "smaller cluster: exit $rc, want 1 ($out)"
+"$bin" price "$t/missing.json" 2>/dev/null; [ $? -eq 1 ] || fail "missing file must exit 1"
+
+# usage errors: exit 2
+"$bin" price 2>/dev/null; [ $? -eq 2 ] || fail "price without a file must exit 2"
+"$bin" export "$t/plan.json" 2>/dev/null; [ $? -eq 2 ] || fail "export without --format must exit 2"
+"$bin" export --format yaml "$t/plan.json" 2>/dev/null; [ $? -eq 2 ] || fail "export --format yaml must exit 2"
+"$bin" price "$t/plan.json" --bogus 2>/dev/null; [ $? -eq 2 ] || fail "unknown option must exit 2"
+exit 0
