@@ -173,6 +173,7 @@ FUZZ_LIB_OBJ := $(SRC:%.c=$(FUZZ_O)/%.o)
 FUZZ_CLI_OBJ := $(CLI_SRC:%.c=$(FUZZ_O)/%.o)
 # Per-target libFuzzer options (FUZZ_OPTS_<name>).
 FUZZ_OPTS_cli := -close_fd_mask=2
+FUZZ_OPTS_plan := -max_len=16384
 FUZZ_ABS := $(CURDIR)/$(FUZZ_O)
 
 .PHONY: fuzz fuzz-build abi-check abi-update
