@@ -23,6 +23,11 @@ int cli_main(int argc, char **argv);
 
 typedef struct fixture { const char *name; const char *text; ino_t ino; } fixture;
 
+/* plan.json: a valid llama3-8b plan for "a100-40:2x4,h100:1x8", read at
+ * start from the plan target's seed (tests/fuzz/corpus/plan/dense-valid,
+ * first byte skipped); empty when that file is missing. */
+static char *plan_text;
+
 static fixture fixtures[] = {
     { "model.json",
       "{\"format\":\"arachne-model\",\"version\":1,\"name\":\"fz\",\"blocks\":4,\"hidden\":256,"
@@ -34,6 +39,7 @@ static fixture fixtures[] = {
     { "cluster.json",
       "{\"format\":\"arachne-cluster\",\"version\":1,\"nodes\":[{\"type\":\"a100-40\",\"count\":2,"
       "\"gpus\":4},{\"type\":\"h100\",\"count\":1,\"gpus\":8}]}\n", 0 },
+    { "plan.json", "", 0 },
     { "bad.json", "{\"format\":\"arachne-model\",\"version\":1,", 0 },
     { "empty.json", "", 0 },
 };
@@ -83,7 +89,17 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     size_t i;
     (void)argc;
     (void)argv;
+    FILE *pf = fopen("tests/fuzz/corpus/plan/dense-valid", "rb");
     if (!dir) dir = "build/fuzz/cli-scratch";
+    if (pf) {
+        static char buf[65536];
+        size_t n = fread(buf, 1, sizeof buf - 1, pf);
+        fclose(pf);
+        buf[n] = '\0';
+        plan_text = n > 1 ? buf + 1 : NULL;
+    }
+    for (i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++)
+        if (!strcmp(fixtures[i].name, "plan.json") && plan_text) fixtures[i].text = plan_text;
     mkdir(dir, 0700);
     if (chdir(dir) != 0) { perror(dir); abort(); }
     for (i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++) write_fixture(&fixtures[i]);
