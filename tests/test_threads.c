@@ -5,8 +5,9 @@
  * many times; each thread's results must equal the serial run's, bit for
  * bit.  The last-error message must stay per thread.  Concurrent saves to
  * one path must each succeed and leave one complete file.  `make check-tsan`
- * runs these under ThreadSanitizer.  (Extend with arachne_plan_build over a
- * shared policy/cost model once planning lands.) */
+ * runs these under ThreadSanitizer.  Pricing: 8 threads load and price one
+ * plan with a shared cost model.  (Extend with arachne_plan_build over a
+ * shared policy once planning lands.) */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdint.h>
@@ -274,5 +275,84 @@ TEST(concurrent_saves_to_one_path_stay_whole)
     }
 }
 
+/* 8 threads load, validate and price the same plan text with ONE shared
+ * cost model (arachne_plan_from_json reprices), then price their plan again
+ * with arachne_cost_model_price: every thread's JSON must equal the serial
+ * run's.  The plan comes from tests/fuzz/corpus/plan/dense-valid (a
+ * llama3-8b plan for "a100-40:2x4,h100:1x8"). */
+typedef struct pricer {
+    pthread_t tid;
+    const arachne_cost_model *cm;
+    const char *text, *want;
+    int failures;
+    char msg[256];
+} pricer;
+
+static void *price_work(void *arg)
+{
+    pricer *w = arg;
+    int r;
+    for (r = 0; r < ROUNDS / 4; r++) {
+        arachne_plan *p = NULL;
+        const char *j = NULL;
+        int st = arachne_plan_from_json(&p, w->cm, w->text, strlen(w->text));
+        if (st == ARACHNE_OK) st = arachne_cost_model_price(w->cm, p);
+        if (st == ARACHNE_OK) st = arachne_plan_to_json(p, &j);
+        if (st != ARACHNE_OK || strcmp(j, w->want) != 0) {
+            if (!w->failures) snprintf(w->msg, sizeof w->msg, "%d %s", st, arachne_last_error());
+            w->failures++;
+        }
+        arachne_plan_destroy(p);
+    }
+    return NULL;
+}
+
+TEST(shared_cost_model_prices_from_8_threads)
+{
+    arachne_model *m = NULL;
+    arachne_cluster *c = NULL;
+    arachne_profile *pr = NULL;
+    arachne_cost_model *cm = NULL;
+    arachne_plan *p = NULL;
+    const char *j = NULL;
+    char *file = NULL, *want = NULL;
+    size_t len = 0;
+    pricer w[NTHREADS];
+    int i, started = 0;
+    if (ar_read_file("tests/fuzz/corpus/plan/dense-valid", &file, &len) != ARACHNE_OK)
+        SKIP("tests/fuzz/corpus/plan/dense-valid not found (run from the repository root)");
+    ASSERT_OK(arachne_model_preset(&m, "llama3-8b"));
+    ASSERT_OK(arachne_cluster_parse(&c, "a100-40:2x4,h100:1x8"));
+    ASSERT_OK(arachne_profile_generate(&pr, m, c, 4096));
+    ASSERT_OK(arachne_cost_model_create(&cm, m, c, pr));
+    ASSERT_OK(arachne_cost_model_set(cm, ARACHNE_OPT_GLOBAL_BATCH, 64));
+    ASSERT_OK(arachne_cost_model_set(cm, ARACHNE_OPT_DIST_OPTIMIZER, 1));
+    ASSERT_OK(arachne_plan_from_json(&p, cm, file + 1, len - 1));
+    ASSERT_OK(arachne_cost_model_price(cm, p));
+    ASSERT_OK(arachne_plan_to_json(p, &j));
+    want = ar_strdup(j);
+    ASSERT(want != NULL);
+    for (i = 0; i < NTHREADS; i++) {
+        w[i].cm = cm;
+        w[i].text = file + 1;
+        w[i].want = want;
+        w[i].failures = 0;
+        w[i].msg[0] = '\0';
+        if (pthread_create(&w[i].tid, NULL, price_work, &w[i]) != 0) break;
+        started++;
+    }
+    for (i = 0; i < started; i++) pthread_join(w[i].tid, NULL);
+    arachne_plan_destroy(p);
+    arachne_cost_model_destroy(cm);
+    arachne_profile_destroy(pr);
+    arachne_cluster_destroy(c);
+    arachne_model_destroy(m);
+    free(file);
+    free(want);
+    ASSERT_EQ(started, NTHREADS);
+    for (i = 0; i < NTHREADS; i++)
+        ASSERT_MSG(w[i].failures == 0, "thread %d: %d plans differ from the serial run: %s", i, w[i].failures, w[i].msg);
+}
+
 SUITE(threads, T(shared_model_and_cluster_read_by_8_threads), T(parsers_run_concurrently),
-      T(concurrent_saves_to_one_path_stay_whole));
+      T(concurrent_saves_to_one_path_stay_whole), T(shared_cost_model_prices_from_8_threads));
