@@ -47,5 +47,23 @@ run 2 cluster --frob
 printf '{"nodes": [{"type": "a100", "count": 1, "count": 2, "gpus": 4}]}' > "$tmp/bad.json"
 run 1 cluster --file "$tmp/bad.json"
 
+# profiles: generated (and saved), imported from the shared Sailor data
+run 0 profile --model llama3-8b --cluster "a100-40:2x4,h100:1x8" --out "$tmp/prof.json"
+run 0 profile --model examples/models/custom-moe-17b-a3b.json --cluster h100:1x8 --seq-len 1024 --json
+sailor=${ARACHNE_SHARED_DATA:-../shared/data/sailor-profiles}
+[ -f "$sailor/profiles.json" ] && run 0 profile --import-sailor "$sailor" --model OPT-350 --json
+run 1 profile --import-sailor "$tmp" --model OPT-350
+# plans: price and export a valid plan; a broken one fails cleanly
+if [ -f tests/fuzz/corpus/plan/dense-valid ]; then
+    tail -c +2 tests/fuzz/corpus/plan/dense-valid > "$tmp/plan.json"
+    run 0 price "$tmp/plan.json"
+    run 0 price "$tmp/plan.json" --json
+    for fmt in ranks megatron torchtitan flashflex sailor; do run 0 export --format $fmt "$tmp/plan.json"; done
+    run 0 export --format ranks "$tmp/plan.json" --out "$tmp/ranks.txt"
+    sed 's/"layers": \[16, 32\]/"layers": [15, 32]/' "$tmp/plan.json" > "$tmp/bad-plan.json"
+    run 1 price "$tmp/bad-plan.json"
+fi
+run 1 price "$tmp/no-such-plan.json"
+
 echo "valgrind CLI: $runs runs, $fails failed, $skips skipped (not built yet)"
 [ "$fails" -eq 0 ]
