@@ -8,8 +8,9 @@
  *   - the target path is an existing directory (rename fails);
  *   - RLIMIT_FSIZE smaller than the file (the write itself fails, EFBIG);
  *   - a parent that is a regular file, a missing parent, a path under /proc.
- * Each way is applied to every public writer (writers[] below: add new save
- * functions there as modules land). */
+ * Each way is applied to every public writer (writers[] below: model,
+ * cluster, plan, profile, policy; add new save functions there as modules
+ * land: SVG, checkpoints). */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <errno.h>
@@ -39,6 +40,53 @@ static int save_model(const void *o, const char *p) { return arachne_model_save(
 static int save_cluster(const void *o, const char *p) { return arachne_cluster_save(o, p); }
 static int save_policy(const void *o, const char *p) { return ar_policy_save(p, o, 1, "{\"test\":\"files\"}"); }
 static void destroy_model(void *o) { arachne_model_destroy(o); }
+
+/* A plan with what it borrows (the llama3-8b plan of the plan fuzz seeds). */
+typedef struct plan_bundle {
+    arachne_model *m;
+    arachne_cluster *c;
+    arachne_profile *p;
+    arachne_cost_model *cm;
+    arachne_plan *plan;
+} plan_bundle;
+
+static void destroy_plan_bundle(void *o)
+{
+    plan_bundle *b = o;
+    if (!b) return;
+    arachne_plan_destroy(b->plan);
+    arachne_cost_model_destroy(b->cm);
+    arachne_profile_destroy(b->p);
+    arachne_cluster_destroy(b->c);
+    arachne_model_destroy(b->m);
+    free(b);
+}
+
+static int save_plan(const void *o, const char *p) { return arachne_plan_save(((const plan_bundle *)o)->plan, p); }
+static int save_profile(const void *o, const char *p) { return arachne_profile_save(((const plan_bundle *)o)->p, p); }
+
+/* NULL (and a test failure) when setup fails. */
+static plan_bundle *make_plan_bundle(void)
+{
+    plan_bundle *b = calloc(1, sizeof *b);
+    char *text = NULL;
+    size_t len = 0;
+    if (!b) return NULL;
+    if (ar_read_file("tests/fuzz/corpus/plan/dense-valid", &text, &len) != ARACHNE_OK || len < 2 ||
+        arachne_model_preset(&b->m, "llama3-8b") != ARACHNE_OK ||
+        arachne_cluster_parse(&b->c, "a100-40:2x4,h100:1x8") != ARACHNE_OK ||
+        arachne_profile_generate(&b->p, b->m, b->c, 4096) != ARACHNE_OK ||
+        arachne_cost_model_create(&b->cm, b->m, b->c, b->p) != ARACHNE_OK ||
+        arachne_cost_model_set(b->cm, ARACHNE_OPT_GLOBAL_BATCH, 64) != ARACHNE_OK ||
+        arachne_cost_model_set(b->cm, ARACHNE_OPT_DIST_OPTIMIZER, 1) != ARACHNE_OK ||
+        arachne_plan_from_json(&b->plan, b->cm, text + 1, len - 1) != ARACHNE_OK) {
+        free(text);
+        destroy_plan_bundle(b);
+        return NULL;
+    }
+    free(text);
+    return b;
+}
 static void destroy_policy(void *o) { ar_nn_destroy(o); }
 static void destroy_cluster(void *o) { arachne_cluster_destroy(o); }
 
@@ -63,6 +111,13 @@ static int make_writers(void)
     writers[nwriters++] = (writer){ "model", save_model, m, destroy_model };
     if (arachne_cluster_parse(&c, "a100-40:32x4,a6000:8x4+16x1,h100:16x8") != ARACHNE_OK) goto fail;
     writers[nwriters++] = (writer){ "cluster", save_cluster, c, destroy_cluster };
+    {
+        plan_bundle *pb = make_plan_bundle(), *pb2;
+        if (!pb) goto fail;
+        writers[nwriters++] = (writer){ "plan", save_plan, pb, destroy_plan_bundle };
+        if (!(pb2 = make_plan_bundle())) goto fail;
+        writers[nwriters++] = (writer){ "profile", save_profile, pb2, destroy_plan_bundle };
+    }
     {
         ar_nn_config cfg;
         ar_nn *n = NULL;
