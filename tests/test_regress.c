@@ -177,6 +177,53 @@ TEST(profile_first_problem_in_file_order)
 #undef DOC
 }
 
+/* Runs a saved fuzz input of the plan target (first byte: cost model
+ * selector, even = llama3-8b on "a100-40:2x4,h100:1x8", 4096 tokens, global
+ * batch 64, ZeRO-1) through arachne_plan_from_json; returns the status, or
+ * 1 when the setup failed (reported), 2 when the file is missing. */
+static int run_plan_input(const char *path)
+{
+    arachne_model *m = NULL;
+    arachne_cluster *c = NULL;
+    arachne_profile *pr = NULL;
+    arachne_cost_model *cm = NULL;
+    arachne_plan *plan = (arachne_plan *)1;
+    char *text = NULL;
+    size_t len = 0;
+    int st;
+    if (ar_read_file(path, &text, &len) != ARACHNE_OK || len < 1) { free(text); return 2; }
+    if (arachne_model_preset(&m, "llama3-8b") || arachne_cluster_parse(&c, "a100-40:2x4,h100:1x8") ||
+        arachne_profile_generate(&pr, m, c, 4096) || arachne_cost_model_create(&cm, m, c, pr) ||
+        arachne_cost_model_set(cm, ARACHNE_OPT_GLOBAL_BATCH, 64) ||
+        arachne_cost_model_set(cm, ARACHNE_OPT_DIST_OPTIMIZER, 1)) {
+        th_fail(__FILE__, __LINE__, "setup: %s", arachne_last_error());
+        st = 1;
+    } else {
+        arachne_clear_error();
+        st = arachne_plan_from_json(&plan, cm, text + 1, len - 1);
+        if (st != ARACHNE_OK && plan != NULL) th_fail(__FILE__, __LINE__, "failed load left *out set");
+        if (st == ARACHNE_OK) arachne_plan_destroy(plan);
+    }
+    arachne_cost_model_destroy(cm);
+    arachne_profile_destroy(pr);
+    arachne_cluster_destroy(c);
+    arachne_model_destroy(m);
+    free(text);
+    return st;
+}
+
+/* Found by fuzz_plan: a stage's "layers" end of 3.6e99 was converted to
+ * long before the range check (undefined behaviour; UBSan aborts under
+ * make check-asan).  Fix: range check first. */
+TEST(plan_layers_out_of_long_range)
+{
+    int st = run_plan_input("tests/data/regress/plan-layers-out-of-range.fuzz");
+    if (st == 2) SKIP("tests/data/regress/plan-layers-out-of-range.fuzz not found (run from the repository root)");
+    if (st == 1) return;
+    ASSERT_EQ(st, ARACHNE_E_PARSE);
+    ASSERT_CONTAINS(arachne_last_error(), "layers: expected [first, end]");
+}
+
 SUITE(regress, T(endless_file_is_refused_not_read_forever), T(directory_as_input_file),
       T(sailor_import_many_layers_in_any_order), T(profile_entries_in_any_order),
-      T(profile_first_problem_in_file_order));
+      T(profile_first_problem_in_file_order), T(plan_layers_out_of_long_range));
