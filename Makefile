@@ -178,3 +178,100 @@ policy: all
 	 else echo "make policy: no OpenMP build; training on one thread"; bin=$(CLI); fi; \
 	 start=$$(date +%s); $$bin train --config $(POLICY_CONFIG) || exit 1; \
 	 echo "make policy: trained in $$(( $$(date +%s) - start )) s"
+
+# ------------------------------------------------------------------------
+# Reliability: fuzzing, valgrind, ThreadSanitizer, ABI (docs/reliability.md)
+#   make fuzz FUZZ_SECONDS=N   build every tests/fuzz/fuzz_*.c with libFuzzer
+#                              (clang) and run each N seconds (make -j2 fuzz:
+#                              two at a time); logs in build/fuzz/logs
+#   make fuzz-build            only build them (build/fuzz/fuzz_*)
+#   make check-valgrind        memcheck over the test runner and the CLI
+#   make check-tsan            the test runner under ThreadSanitizer
+#   make abi-check / abi-update   compare with / regenerate abi/libarachne.abi
+# ------------------------------------------------------------------------
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_TIMEOUT ?= 10
+FUZZ_O := build/fuzz
+FUZZ_CFLAGS := -std=c11 -Wall -Wextra -Wpedantic -Werror -O1 -g -fno-omit-frame-pointer \
+  -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
+FUZZ_BIN := $(FUZZ_NAMES:%=$(FUZZ_O)/fuzz_%)
+FUZZ_LIB_OBJ := $(SRC:%.c=$(FUZZ_O)/%.o)
+FUZZ_CLI_OBJ := $(CLI_SRC:%.c=$(FUZZ_O)/%.o)
+# Per-target libFuzzer options (FUZZ_OPTS_<name>).
+FUZZ_OPTS_cli := -close_fd_mask=2
+FUZZ_OPTS_plan := -max_len=16384
+FUZZ_ABS := $(CURDIR)/$(FUZZ_O)
+
+.PHONY: fuzz fuzz-build abi-check abi-update
+
+fuzz-build: $(FUZZ_BIN)
+
+$(FUZZ_O)/src/%.o: src/%.c $(HDR) $(wildcard src/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS_ALL) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_O)/examples/cli/%.o: examples/cli/%.c $(wildcard examples/cli/*.h examples/cli/*.inc) $(HDR)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS_ALL) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -DARACHNE_CLI_NO_MAIN -c $< -o $@
+
+$(FUZZ_O)/fuzz_cli: tests/fuzz/fuzz_cli.c tests/fuzz/fuzz_common.h $(FUZZ_LIB_OBJ) $(FUZZ_CLI_OBJ)
+	$(FUZZ_CC) $(CPPFLAGS_ALL) -Iexamples/cli $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CLI_OBJ) $(FUZZ_LIB_OBJ) -lm
+
+$(FUZZ_O)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_LIB_OBJ)
+	$(FUZZ_CC) $(CPPFLAGS_ALL) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) -lm
+
+# Each run reads the committed seeds (tests/fuzz/corpus/<name>) and keeps what
+# it discovers in build/fuzz/corpus/<name>; crashes go to build/fuzz/artifacts.
+fuzz-run-%: $(FUZZ_O)/fuzz_%
+	@mkdir -p $(FUZZ_O)/corpus/$* $(FUZZ_O)/artifacts $(FUZZ_O)/logs tests/fuzz/corpus/$*
+	@echo "fuzz $*: $(FUZZ_SECONDS) s (log $(FUZZ_O)/logs/$*.log)"
+	@$(FUZZ_ABS)/fuzz_$* -max_total_time=$(FUZZ_SECONDS) -timeout=$(FUZZ_TIMEOUT) -rss_limit_mb=2048 \
+	  -print_final_stats=1 -artifact_prefix=$(FUZZ_ABS)/artifacts/$*- \
+	  $(if $(wildcard tests/fuzz/$*.dict),-dict=$(CURDIR)/tests/fuzz/$*.dict) $(FUZZ_OPTS_$*) \
+	  $(FUZZ_ABS)/corpus/$* $(CURDIR)/tests/fuzz/corpus/$* > $(FUZZ_O)/logs/$*.log 2>&1 || \
+	  { echo "fuzz $*: FAILED, see $(FUZZ_O)/logs/$*.log and $(FUZZ_O)/artifacts/"; \
+	    grep -E 'ERROR|SUMMARY|FUZZ_CHECK|==[0-9]+==' $(FUZZ_O)/logs/$*.log | head -20; exit 1; }
+	@echo "fuzz $*: $$(grep -E '^stat::number_of_executed_units' $(FUZZ_O)/logs/$*.log | awk '{print $$2}') executions," \
+	  "$$(grep -E '^#[0-9]+.*DONE' $(FUZZ_O)/logs/$*.log | sed 's/.*DONE *//')"
+
+fuzz: $(FUZZ_NAMES:%=fuzz-run-%)
+
+# memcheck: the C test runner, then the CLI over the example inputs
+# (tests/valgrind_cli.sh).  Exit status 1 from memcheck fails the runner;
+# the CLI runs use 99 so that expected CLI failures (exit 1) stay apart.
+VALGRIND ?= valgrind
+VALGRIND_FLAGS := --leak-check=full --errors-for-leak-kinds=definite,indirect \
+  --show-leak-kinds=definite,indirect --track-origins=yes -q
+check-valgrind: all $(RUNNER)
+	$(VALGRIND) $(VALGRIND_FLAGS) --error-exitcode=1 $(RUNNER)
+	@VALGRIND="$(VALGRIND) $(VALGRIND_FLAGS) --error-exitcode=99" ARACHNE_BIN=$(CLI) sh tests/valgrind_cli.sh
+
+check-tsan:
+	@$(MAKE) --no-print-directory SAN=tsan OPT="-O1 -g" all build/tsan/tests/runner
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 $(TSAN_OPTIONS)" ARACHNE_BIN=build/tsan/bin/arachne \
+	  $(TSAN_SETARCH) build/tsan/tests/runner
+
+# ABI baseline: abidw over the shared library (public types only, no paths).
+# abi-check fails when abidiff reports an incompatible change (exit bit 8)
+# or any removed/changed function or variable; additions pass.
+ABI_FILE := abi/libarachne.abi
+ABIDW_FLAGS := --headers-dir include --no-corpus-path --no-comp-dir-path --no-show-locs --drop-private-types
+abi-update: lib
+	@mkdir -p abi
+	abidw $(ABIDW_FLAGS) --out-file $(ABI_FILE) $(SHARED_REAL)
+	@echo "wrote $(ABI_FILE)"
+
+abi-check: lib
+	@command -v abidiff >/dev/null 2>&1 || { echo "abi-check: abidiff not found (apt-get install abigail-tools)"; exit 1; }
+	@mkdir -p build/abi
+	@abidw $(ABIDW_FLAGS) --out-file build/abi/current.abi $(SHARED_REAL)
+	@abidiff $(ABI_FILE) build/abi/current.abi > build/abi/diff.txt 2>&1; rc=$$?; \
+	  bad=$$(grep -E '(Functions|Variables) changes summary' build/abi/diff.txt | \
+	         grep -vE ': 0 Removed, 0 Changed' || true); \
+	  if [ $$((rc & 3)) -ne 0 ]; then cat build/abi/diff.txt; echo "abi-check: abidiff failed (exit $$rc)"; exit 1; \
+	  elif [ $$((rc & 8)) -ne 0 ] || [ -n "$$bad" ]; then cat build/abi/diff.txt; \
+	    echo "abi-check: INCOMPATIBLE change against $(ABI_FILE) (if intended: bump the major version, make abi-update)"; exit 1; \
+	  else echo "abi-check: compatible with $(ABI_FILE) ($$(grep -cE 'function .*arachne_' build/abi/diff.txt || true) additions listed in build/abi/diff.txt)"; fi

@@ -209,7 +209,8 @@ static int parse_stage(const ar_json *o, const arachne_cost_model *cm, arachne_p
         return ar_json_error_at(layers, "layers: expected [first, end] (two integers)");
     {
         double a = layers->items[0]->number, e = layers->items[1]->number;
-        if (a != (double)(long)a || e != (double)(long)e || a < 0 || e < 0 || a > BIG || e > BIG)
+        /* range first: converting an out-of-range double to long is undefined */
+        if (!(a >= 0 && e >= 0 && a <= BIG && e <= BIG) || a != (double)(long)a || e != (double)(long)e)
             return ar_json_error_at(layers, "layers: expected [first, end] (two integers >= 0)");
         s->first = (int)a;
         s->end = (int)e;

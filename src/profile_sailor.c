@@ -116,39 +116,100 @@ static int layer_times(const ar_json *v, const char *path, const char *layer, do
     return ARACHNE_OK;
 }
 
-/* act_mem_bytes of one layer at tp from llm_info (mbs 1). */
-static int layer_act(const ar_json *lm, const char *lpath, long tp, long layer, double *out)
+/* Layer lookup by number in O(1): slot[k] is the member named "k" of obj
+ * (0 <= k < n), NULL when absent.  (ar_json_get per layer made a cell of
+ * L layers cost O(L^2) string compares: a 3 MB file took 20 s.) */
+static const ar_json **index_layers(const ar_json *obj, long n)
 {
-    const ar_json *best = NULL, *lay, *num;
-    long best_tp = 0, t;
-    char key[24];
+    const ar_json **slot = ar_calloc((size_t)n, sizeof *slot);
     size_t i;
+    long k;
+    if (!slot) return NULL;
+    if (obj->type != AR_JSON_OBJECT) return slot;
+    for (i = 0; i < obj->count; i++)
+        if (key_int(obj->keys[i], &k) && k < n) slot[k] = obj->items[i];
+    return slot;
+}
+
+/* The llm_info table of activation sizes used for one TP degree, found and
+ * indexed once per import (TP degrees are powers of two up to
+ * AR_PROFILE_MAX_TP, so there are at most 11): `best` is llm_info[model][t]
+ * for the largest t <= tp, its layers sorted by number for binary search. */
+#define ACT_TABLES 11
+typedef struct layer_ix { long k; const ar_json *v; } layer_ix;
+typedef struct act_table {
+    int ready;
+    const ar_json *best;
+    long best_tp;
+    layer_ix *ix;
+    size_t n;
+} act_table;
+
+static int cmp_layer_ix(const void *a, const void *b)
+{
+    long x = ((const layer_ix *)a)->k, y = ((const layer_ix *)b)->k;
+    return (x > y) - (x < y);
+}
+
+static int act_table_build(act_table *at, const ar_json *lm, long tp)
+{
+    size_t i;
+    long t;
+    at->ready = 1;
     /* Its own tp key; else the largest smaller tp, scaled by best_tp / tp. */
     for (i = 0; i < lm->count; i++) {
-        if (!key_int(lm->keys[i], &t) || t > tp || t <= best_tp) continue;
-        best = lm->items[i];
-        best_tp = t;
+        if (!key_int(lm->keys[i], &t) || t > tp || t <= at->best_tp) continue;
+        at->best = lm->items[i];
+        at->best_tp = t;
     }
-    if (!best || best->type != AR_JSON_OBJECT)
-        return ar_json_error_at(best ? best : lm, "%s: no activation sizes for tp %ld", lpath, tp);
+    if (!at->best || at->best->type != AR_JSON_OBJECT) return ARACHNE_OK;
+    if (!(at->ix = ar_calloc(at->best->count, sizeof *at->ix))) return ARACHNE_E_NO_MEMORY;
+    for (i = 0; i < at->best->count; i++)
+        if (key_int(at->best->keys[i], &t)) {
+            at->ix[at->n].k = t;
+            at->ix[at->n++].v = at->best->items[i];
+        }
+    qsort(at->ix, at->n, sizeof *at->ix, cmp_layer_ix);
+    return ARACHNE_OK;
+}
+
+/* act_mem_bytes of one layer at tp from llm_info (mbs 1). */
+static int layer_act(act_table *tabs, const ar_json *lm, const char *lpath, long tp, long layer, double *out)
+{
+    const ar_json *lay = NULL, *num;
+    act_table *at;
+    char key[24];
+    int lg = 0, st;
+    size_t lo, hi;
+    while ((1L << lg) < tp && lg < ACT_TABLES - 1) lg++;
+    at = &tabs[lg];
+    if (!at->ready && (st = act_table_build(at, lm, tp)) != ARACHNE_OK) return st;
+    if (!at->best || at->best->type != AR_JSON_OBJECT)
+        return ar_json_error_at(at->best ? at->best : lm, "%s: no activation sizes for tp %ld", lpath, tp);
     snprintf(key, sizeof key, "%ld", layer);
-    lay = ar_json_get(best, key);
+    for (lo = 0, hi = at->n; lo < hi;) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (at->ix[mid].k < layer) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < at->n && at->ix[lo].k == layer) lay = at->ix[lo].v;
     if (!lay || lay->type != AR_JSON_OBJECT)
-        return ar_json_error_at(best, "%s[\"%ld\"]: missing layer \"%s\"", lpath, best_tp, key);
+        return ar_json_error_at(at->best, "%s[\"%ld\"]: missing layer \"%s\"", lpath, at->best_tp, key);
     num = ar_json_get(lay, "act_mem_bytes");
     if (!num || num->type != AR_JSON_NUMBER || !(num->number >= 0.0) || num->number > 1e18)
         return ar_json_error_at(num ? num : lay, "%s[\"%ld\"][\"%s\"]: act_mem_bytes: expected bytes >= 0", lpath,
-                                best_tp, key);
-    *out = num->number * (double)best_tp / (double)tp;
+                                at->best_tp, key);
+    *out = num->number * (double)at->best_tp / (double)tp;
     return ARACHNE_OK;
 }
 
 /* One (gpu, mbs, tp) cell: adds the embed, dense and head entries. */
-static int import_cell(arachne_profile *p, const ar_json *layers, const ar_json *lm, const char *gpu, long mbs,
-                       long tp, const char *path, const char *lpath)
+static int import_cell(arachne_profile *p, const ar_json *layers, const ar_json *lm, act_table *tabs,
+                       const char *gpu, long mbs, long tp, const char *path, const char *lpath)
 {
     double *f = NULL, *b = NULL, *a = NULL, ef = 0, eb = 0, hf = 0, hb = 0, ea = 0, ha = 0;
     long nl = (long)layers->count, L, i;
+    const ar_json **slot = NULL;
     char key[24];
     int st = ARACHNE_OK;
     if (layers->type != AR_JSON_OBJECT || nl < 3)
@@ -157,17 +218,18 @@ static int import_cell(arachne_profile *p, const ar_json *layers, const ar_json 
     f = ar_malloc((size_t)L * sizeof *f);
     b = ar_malloc((size_t)L * sizeof *b);
     a = ar_malloc((size_t)L * sizeof *a);
-    if (!f || !b || !a) { st = ARACHNE_E_NO_MEMORY; goto done; }
+    slot = index_layers(layers, nl);
+    if (!f || !b || !a || !slot) { st = ARACHNE_E_NO_MEMORY; goto done; }
     for (i = 0; i < nl && st == ARACHNE_OK; i++) {
         const ar_json *v;
         double fw = 0, bw = 0;
         snprintf(key, sizeof key, "%ld", i);
-        v = ar_json_get(layers, key);
+        v = slot[i];
         if (!v) { st = ar_json_error_at(layers, "%s: missing layer \"%s\" (layers 0..%ld expected)", path, key, nl - 1); break; }
         if ((st = layer_times(v, path, key, &fw, &bw)) != ARACHNE_OK) break;
-        if (i == 0) { ef = fw; eb = bw; st = layer_act(lm, lpath, tp, i, &ea); }
-        else if (i == nl - 1) { hf = fw; hb = bw; st = layer_act(lm, lpath, tp, i, &ha); }
-        else { f[i - 1] = fw; b[i - 1] = bw; st = layer_act(lm, lpath, tp, i, &a[i - 1]); }
+        if (i == 0) { ef = fw; eb = bw; st = layer_act(tabs, lm, lpath, tp, i, &ea); }
+        else if (i == nl - 1) { hf = fw; hb = bw; st = layer_act(tabs, lm, lpath, tp, i, &ha); }
+        else { f[i - 1] = fw; b[i - 1] = bw; st = layer_act(tabs, lm, lpath, tp, i, &a[i - 1]); }
     }
     if (st != ARACHNE_OK) goto done;
     ea *= (double)mbs;
@@ -183,13 +245,15 @@ static int import_cell(arachne_profile *p, const ar_json *layers, const ar_json 
         st = ar_json_error_at(layers, "%s: %s", path, msg);
     }
 done:
+    free(slot);
     free(f);
     free(b);
     free(a);
     return st;
 }
 
-static int import_model(arachne_profile *p, const ar_json *model, const ar_json *lm, const char *name)
+static int import_cells(arachne_profile *p, const ar_json *model, const ar_json *lm, const char *name,
+                        act_table *tabs)
 {
     char path[512], lpath[256];
     size_t gi, mi, ti;
@@ -221,12 +285,22 @@ static int import_model(arachne_profile *p, const ar_json *model, const ar_json 
                                             name, gpu, mbs, mv->keys[ti]);
                 if ((tp & (tp - 1)) != 0 || tp > AR_PROFILE_MAX_TP) continue; /* e.g. tp 7: not a TP degree we plan */
                 snprintf(path, sizeof path, "[\"%.100s\"][\"%s\"][\"%ld\"][\"%ld\"]", name, gpu, mbs, tp);
-                st = import_cell(p, mv->items[ti], lm, gpu, mbs, tp, path, lpath);
+                st = import_cell(p, mv->items[ti], lm, tabs, gpu, mbs, tp, path, lpath);
                 if (st != ARACHNE_OK) return st;
             }
         }
     }
     return ARACHNE_OK;
+}
+
+static int import_model(arachne_profile *p, const ar_json *model, const ar_json *lm, const char *name)
+{
+    act_table tabs[ACT_TABLES];
+    int st, k;
+    memset(tabs, 0, sizeof tabs);
+    st = import_cells(p, model, lm, name, tabs);
+    for (k = 0; k < ACT_TABLES; k++) free(tabs[k].ix);
+    return st;
 }
 
 int arachne_profile_import_sailor(arachne_profile **out, const char *dir, const char *model_name)

@@ -1,8 +1,10 @@
 /* util.c -- allocation, strings, files, buffers, RNG, clock. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,7 +71,18 @@ int ar_read_file(const char *path, char **out, size_t *out_len)
         size_t n;
         if (cap - len < 4097) {
             size_t ncap = cap ? cap * 2 : 65536;
-            char *nd = ar_realloc(data, ncap);
+            char *nd;
+            /* A device such as /dev/zero, or a huge file given by mistake,
+             * must not be read until memory runs out: the buffer stops
+             * growing at the limit (+ room for the NUL and one more read). */
+            if (ncap > AR_FILE_MAX_BYTES + 4098) ncap = AR_FILE_MAX_BYTES + 4098;
+            if (len > AR_FILE_MAX_BYTES || ncap <= cap) {
+                free(data);
+                fclose(f);
+                return ar_error(ARACHNE_E_IO, "%s: larger than %zu bytes; refusing to read it", path,
+                                (size_t)AR_FILE_MAX_BYTES);
+            }
+            nd = ar_realloc(data, ncap);
             if (!nd) { free(data); fclose(f); return ARACHNE_E_NO_MEMORY; }
             data = nd;
             cap = ncap;
@@ -79,9 +92,10 @@ int ar_read_file(const char *path, char **out, size_t *out_len)
         if (n == 0) break;
     }
     if (ferror(f)) {
+        int e = errno;
         free(data);
         fclose(f);
-        return ar_error(ARACHNE_E_IO, "%s: read error", path);
+        return ar_error(ARACHNE_E_IO, "%s: read error: %s", path, strerror(e));
     }
     fclose(f);
     data[len] = '\0';
@@ -90,15 +104,29 @@ int ar_read_file(const char *path, char **out, size_t *out_len)
     return ARACHNE_OK;
 }
 
+/* Temporary names are "<path>.tmp.<pid>.<n>" with n from a process-wide
+ * counter, created with O_EXCL: two threads saving the same path never share
+ * a temporary (a shared one let one thread rename the other's half-written
+ * file into place), and a stale file of that name is never reused. */
+static atomic_uint tmp_counter;
+
 int ar_write_file_atomic(const char *path, const void *data, size_t len)
 {
     size_t plen = strlen(path);
-    char *tmp = ar_malloc(plen + 32);
-    FILE *f;
-    int ok;
+    char *tmp = ar_malloc(plen + 48);
+    FILE *f = NULL;
+    int ok, fd = -1, tries;
     if (!tmp) return ARACHNE_E_NO_MEMORY;
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-    f = fopen(tmp, "wb");
+    for (tries = 0; tries < 100 && fd < 0; tries++) {
+        unsigned n = atomic_fetch_add(&tmp_counter, 1u);
+        snprintf(tmp, plen + 48, "%s.tmp.%ld.%u", path, (long)getpid(), n);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd >= 0 && !(f = fdopen(fd, "wb"))) {
+        close(fd);
+        remove(tmp);
+    }
     if (!f) {
         int e = errno;
         free(tmp);

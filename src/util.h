@@ -32,7 +32,10 @@ char *ar_strdup(const char *s);
 int ar_strcasecmp(const char *a, const char *b);
 
 /* Reads a whole file into a NUL-terminated buffer the caller frees.
- * Returns ARACHNE_OK or ARACHNE_E_IO / ARACHNE_E_NO_MEMORY with a message. */
+ * Returns ARACHNE_OK or ARACHNE_E_IO / ARACHNE_E_NO_MEMORY with a message.
+ * Input longer than AR_FILE_MAX_BYTES (e.g. /dev/zero) is refused with
+ * ARACHNE_E_IO instead of being read until memory runs out. */
+#define AR_FILE_MAX_BYTES ((size_t)256 << 20)
 int ar_read_file(const char *path, char **out, size_t *out_len);
 
 /* Writes len bytes to path atomically: a temporary file in the same

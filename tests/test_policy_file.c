@@ -2,8 +2,10 @@
  * byte layout, corruption, truncation, versions, atomic save. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -336,7 +338,7 @@ TEST(failed_save_gives_io_error_and_keeps_existing_file)
     ar_nn_config c;
     ar_nn *a, *b2, *back = NULL;
     const char *dir = th_tmpdir();
-    char sub[512], path[600], blocker[700], probe[700], *before = NULL, *after = NULL;
+    char sub[512], path[600], probe[700], *before = NULL, *after = NULL;
     size_t lb = 0, la = 0;
     FILE *f;
     tiny_config(&c);
@@ -349,12 +351,24 @@ TEST(failed_save_gives_io_error_and_keeps_existing_file)
     ASSERT_OK(ar_policy_save(path, a, 1, "{\"v\":\"a\"}"));
     ASSERT_OK(read_all(path, &before, &lb));
 
-    /* 1. the temporary file cannot be created (works even as root) */
-    snprintf(blocker, sizeof blocker, "%s.tmp.%ld", path, (long)getpid());
-    ASSERT(mkdir(blocker, 0755) == 0);
-    ASSERT_STATUS(ar_policy_save(path, b2, 1, "{\"v\":\"b\"}"), ARACHNE_E_IO);
-    ASSERT_CONTAINS(arachne_last_error(), path);
-    ASSERT(rmdir(blocker) == 0);
+    /* 1. the temporary file cannot be written (works even as root): files
+     * may not grow past 16 bytes (RLIMIT_FSIZE; SIGXFSZ ignored).  (The
+     * temporary's name is unique per call, so it cannot be blocked.) */
+    {
+        struct rlimit old_lim, small;
+        void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN);
+        int st;
+        ASSERT(getrlimit(RLIMIT_FSIZE, &old_lim) == 0);
+        small = old_lim;
+        small.rlim_cur = 16;
+        ASSERT(setrlimit(RLIMIT_FSIZE, &small) == 0);
+        arachne_clear_error();
+        st = ar_policy_save(path, b2, 1, "{\"v\":\"b\"}");
+        setrlimit(RLIMIT_FSIZE, &old_lim);
+        signal(SIGXFSZ, old_handler);
+        ASSERT_EQ(st, ARACHNE_E_IO);
+        ASSERT_CONTAINS(arachne_last_error(), path);
+    }
     ASSERT_OK(read_all(path, &after, &la));
     ASSERT(la == lb && memcmp(before, after, lb) == 0);
     free(after);

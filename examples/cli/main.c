@@ -26,7 +26,10 @@ static void print_help(FILE *f)
                "Exit status: 0 success, 1 failure, 2 usage error.\n");
 }
 
-int main(int argc, char **argv)
+/* The dispatcher, callable without a process (the CLI fuzz target,
+ * tests/fuzz/fuzz_cli.c, builds this file with -DARACHNE_CLI_NO_MAIN). */
+int cli_main(int argc, char **argv);
+int cli_main(int argc, char **argv)
 {
     size_t i;
     int k;
@@ -51,3 +54,7 @@ int main(int argc, char **argv)
     }
     return cli_fail("unknown command '%s' (see 'arachne --help')", argv[1]) + 1;
 }
+
+#ifndef ARACHNE_CLI_NO_MAIN
+int main(int argc, char **argv) { return cli_main(argc, argv); }
+#endif
