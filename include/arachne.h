@@ -879,6 +879,147 @@ ARACHNE_API int arachne_plan_save_svg(const arachne_plan *plan, const char *path
 
 /* @@SECTION trainer@@ */
 
+/* ------------------------------------------------------------------------ */
+/* Trainer: one policy across many compositions                              */
+/* ------------------------------------------------------------------------ */
+
+/* A trainer improves a policy (in place) on a list of compositions, each a
+ * cost model (model x cluster x training setup).  One update samples a group
+ * of G rollouts per composition with the policy's construction loop, scores
+ * every decision with a group-relative advantage (no value network), takes
+ * PPO_EPOCHS clipped-objective steps over the stored decisions, combines the
+ * per-composition gradients with PCGrad and applies Adam with gradient-norm
+ * clipping; at a fixed interval it also imitates the best plans found
+ * (self-imitation, per-depth replay buffers).  The method and every formula:
+ * docs/training.md.  Results depend only on the inputs and the seed, never on
+ * the number of threads (OpenMP builds run rollouts in parallel). */
+
+/** Trainer options for arachne_trainer_set / arachne_trainer_get_option.
+ *  Values are pinned; every value is a double, integer options must hold an
+ *  exact integer.  Defaults in brackets. */
+typedef enum arachne_train_option {
+    ARACHNE_TRAIN_UPDATES = 0,            /**< length of the exploration schedule in updates, integer >= 1 [200] */
+    ARACHNE_TRAIN_GROUP_SIZE = 1,         /**< rollouts per composition per update (G), integer 2..1024 [8] */
+    ARACHNE_TRAIN_PPO_EPOCHS = 2,         /**< optimizer steps per update over the stored decisions, integer 1..64 [3] */
+    ARACHNE_TRAIN_CLIP = 3,               /**< PPO ratio clip epsilon, (0, 1) [0.2] */
+    ARACHNE_TRAIN_LEARNING_RATE = 4,      /**< Adam learning rate, (0, 1] [1e-3] */
+    ARACHNE_TRAIN_ENTROPY = 5,            /**< entropy bonus coefficient, [0, 10] [0.01] */
+    ARACHNE_TRAIN_FORCE_DEPTH_START = 6,  /**< probability a rollout's depths are forced uniform, at update 0, [0, 1] [0.8] */
+    ARACHNE_TRAIN_FORCE_DEPTH_END = 7,    /**< the same at update UPDATES and after (linear in between), [0, 1] [0.25] */
+    ARACHNE_TRAIN_SIL_INTERVAL = 8,       /**< updates between self-imitation steps, integer >= 0 (0: off) [5] */
+    ARACHNE_TRAIN_SIL_WEIGHT = 9,         /**< weight of the self-imitation loss, [0, 100] [0.5] */
+    ARACHNE_TRAIN_PENALTY = 10,           /**< reward of an infeasible first template is -PENALTY x the
+                                               composition's reference throughput, [0, 1e6] [1] */
+    ARACHNE_TRAIN_MAX_GRAD_NORM = 11,     /**< global gradient-norm clip before Adam, >= 0 (0: off) [1] */
+    ARACHNE_TRAIN_SIL_NEIGHBOURS = 12,    /**< similar compositions whose best plans are also imitated, integer 0..64 [2] */
+    ARACHNE_TRAIN_SIL_PER_DEPTH = 13,     /**< best plans kept per depth per composition, integer 1..16 [2] */
+    ARACHNE_TRAIN_MAX_STEPS = 14,         /**< templates per rollout at most, integer 1..16 [16] */
+    ARACHNE_TRAIN_WEIGHT_DECAY = 15,      /**< decoupled weight decay per Adam step, [0, 1) [0] */
+    ARACHNE_TRAIN_SIL_CLIP = 16,          /**< clip of the normalised self-imitation weight max(R - b, 0), > 0 [1] */
+    ARACHNE_TRAIN_UNIFORM_TYPE_ROLLOUTS = 17, /**< rollouts per group that draw GPU types uniformly, integer 0..G [1] */
+    ARACHNE_TRAIN_THREADS = 18,           /**< OpenMP threads for rollouts and gradients, integer 0..1024
+                                               (0: the OpenMP default; ignored without OpenMP) [0] */
+    ARACHNE_TRAIN_PCGRAD = 19             /**< 1: combine per-composition gradients with PCGrad; 0: plain sum [1] */
+} arachne_train_option;
+
+/** Statistics for arachne_trainer_get.  Values are pinned.  "comp" fields
+ *  are per composition (composition index 0..n-1); "global" fields ignore
+ *  the index (pass -1). */
+typedef enum arachne_train_stat {
+    ARACHNE_TRAIN_BEST_ITER_PER_S = 0,    /**< comp: best iterations/s of any plan found so far (0: none yet) */
+    ARACHNE_TRAIN_MEAN_REWARD = 1,        /**< comp: mean episode return (iter/s) of the last update's group */
+    ARACHNE_TRAIN_EVALUATIONS = 2,        /**< comp: plans priced so far in training (templates placed + lookahead fills) */
+    ARACHNE_TRAIN_REF_ITER_PER_S = 3,     /**< comp: reference throughput (iter/s at 40 % MFU on every GPU) used to normalise */
+    ARACHNE_TRAIN_UPDATES_DONE = 4,       /**< global: updates completed (survives checkpoints) */
+    ARACHNE_TRAIN_MEAN_NORM_REWARD = 5,   /**< global: last update's mean over compositions of mean return / reference */
+    ARACHNE_TRAIN_MEAN_NORM_BEST = 6,     /**< global: mean over compositions of best iter/s / reference */
+    ARACHNE_TRAIN_ENTROPY_MEAN = 7,       /**< global: mean entropy (nats) per decision in the last update */
+    ARACHNE_TRAIN_GRAD_NORM = 8,          /**< global: gradient norm before clipping of the last optimizer step */
+    ARACHNE_TRAIN_COMPOSITIONS = 9,       /**< global: number of compositions */
+    ARACHNE_TRAIN_FORCE_DEPTH_P = 10      /**< global: forced-depth probability the next update will use */
+} arachne_train_stat;
+
+/** Creates a trainer for `policy`, which it trains in place and BORROWS: the
+ *  policy must outlive the trainer and must not be used by other threads
+ *  while arachne_trainer_run runs.  seed drives every random choice (rollout
+ *  seeds, exploration, PCGrad order).  Options start at their defaults.
+ *  Errors: ARACHNE_E_INVALID_ARGUMENT (NULL out or policy), ARACHNE_E_NO_MEMORY.
+ *  The caller owns *out (arachne_trainer_destroy); *out is NULL on failure. */
+ARACHNE_API int arachne_trainer_create(arachne_trainer **out, arachne_policy *policy, uint64_t seed);
+
+/** Frees the trainer (not the policy or the cost models).  NULL is a no-op. */
+ARACHNE_API void arachne_trainer_destroy(arachne_trainer *t);
+
+/** Adds a composition: a cost model (BORROWED: it must outlive the trainer
+ *  and stay unmodified) and a name (copied; used in messages and checkpoints;
+ *  NULL gives "comp<i>").  Compositions are indexed 0, 1, ... in the order
+ *  they are added.  Errors: ARACHNE_E_INVALID_ARGUMENT (NULL trainer or cost
+ *  model, more than 4096 compositions, after the first update),
+ *  ARACHNE_E_INFEASIBLE (no plan fits this composition: nothing to learn;
+ *  the message says why), ARACHNE_E_NO_MEMORY. */
+ARACHNE_API int arachne_trainer_add_composition(arachne_trainer *t, const arachne_cost_model *cm, const char *name);
+
+/** Sets one arachne_train_option.  ARACHNE_E_INVALID_ARGUMENT naming the
+ *  option for an unknown key, a value out of range or a fractional value for
+ *  an integer option; the trainer is unchanged on failure.  Not during run. */
+ARACHNE_API int arachne_trainer_set(arachne_trainer *t, int option, double value);
+
+/** Reads one arachne_train_option into *out.  ARACHNE_E_INVALID_ARGUMENT for
+ *  NULL arguments or an unknown key.  Pure read. */
+ARACHNE_API int arachne_trainer_get_option(const arachne_trainer *t, int option, double *out);
+
+/** Progress callback, called after every update with the update index
+ *  (1-based, counted across resumes), the index the run ends at, the mean
+ *  over compositions of the group's mean return divided by the composition's
+ *  reference throughput, and best_iter_per_s[0..ncompositions) (borrowed for
+ *  the call).  Return 0 to go on, non-zero to stop the run. */
+typedef int (*arachne_train_callback)(void *user, int update, int updates, double mean_reward,
+                                      const double *best_iter_per_s, int ncompositions);
+
+/** Runs `updates` more updates (>= 1) and trains the policy in place; cb
+ *  (may be NULL) is called after each.  Needs at least one composition.
+ *  Errors: ARACHNE_E_INVALID_ARGUMENT (NULL trainer, updates < 1, no
+ *  composition), ARACHNE_E_CANCELLED (the callback returned non-zero; the
+ *  updates completed so far are kept and the trainer stays usable),
+ *  ARACHNE_E_NO_MEMORY, or a construction error.  Same trainer state, options
+ *  and seed give the same policy bytes whatever the thread count. */
+ARACHNE_API int arachne_trainer_run(arachne_trainer *t, int updates, arachne_train_callback cb, void *user);
+
+/** Reads one arachne_train_stat of composition `composition` (per-composition
+ *  fields) into *out.  ARACHNE_E_INVALID_ARGUMENT for NULL arguments, an
+ *  unknown field or a composition out of range.  Pure read. */
+ARACHNE_API int arachne_trainer_get(const arachne_trainer *t, int composition, int field, double *out);
+
+/** Name of composition i (borrowed; valid while the trainer lives).
+ *  ARACHNE_E_INVALID_ARGUMENT for NULL arguments or a bad index. */
+ARACHNE_API int arachne_trainer_composition_name(const arachne_trainer *t, int composition, const char **out);
+
+/** The best plan training has found for composition i, rebuilt and priced
+ *  with its cost model.  The caller owns *out (arachne_plan_destroy).
+ *  ARACHNE_E_NOT_FOUND when no plan was found yet; ARACHNE_E_INVALID_ARGUMENT
+ *  for NULL arguments or a bad index.  Not during run. */
+ARACHNE_API int arachne_trainer_best_plan(const arachne_trainer *t, int composition, arachne_plan **out);
+
+/** Writes a checkpoint atomically (temporary file + rename): policy weights,
+ *  Adam moments and step, options, trainer RNG, update counter, statistics,
+ *  replay buffers and best plans, with a CRC-32 (docs/formats.md,
+ *  "Training checkpoint").  ARACHNE_E_IO (an existing file is untouched),
+ *  ARACHNE_E_INVALID_ARGUMENT, ARACHNE_E_NO_MEMORY.  May be called from the
+ *  progress callback (the state between two updates); not from other threads
+ *  while arachne_trainer_run runs. */
+ARACHNE_API int arachne_trainer_save_checkpoint(const arachne_trainer *t, const char *path);
+
+/** Restores a checkpoint into a trainer built the same way (same policy
+ *  sizes, the same compositions in the same order: names and cluster sizes
+ *  are checked).  Training then continues bit-identically to a run that was
+ *  never interrupted.  Errors: ARACHNE_E_IO, ARACHNE_E_CORRUPT (bad magic,
+ *  truncated, checksum mismatch, contradictory sizes), ARACHNE_E_UNSUPPORTED
+ *  (another checkpoint format version), ARACHNE_E_INVALID_ARGUMENT (another
+ *  network shape or other compositions; the message says which).  On failure
+ *  the trainer and policy are unchanged. */
+ARACHNE_API int arachne_trainer_load_checkpoint(arachne_trainer *t, const char *path);
+
+
 /* @@SECTION replan@@ */
 
 #ifdef __cplusplus
