@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "construct.h"
 #include "eval.h"
 #include "json.h"
 
@@ -293,6 +294,82 @@ int ar_eval_config_load(ar_eval_config **out, const char *path)
 }
 
 /* ---------------------------------------------------------------------- */
+/* random search counted in fills                                          */
+
+typedef struct rnd_user {
+    ar_rng rng;
+    arachne_plan *best;
+    int have;
+} rnd_user;
+
+static int rnd_keep(rnd_user *u, const arachne_plan *p)
+{
+    int st;
+    if (p->ntemplates < 1) return ARACHNE_OK;
+    if (u->have && !(p->iter_per_s > u->best->iter_per_s)) return ARACHNE_OK;
+    if ((st = ar_plan_copy(u->best, p))) return st;
+    u->have = 1;
+    return ARACHNE_OK;
+}
+
+static int rnd_decide(void *user, const ar_dec_ctx *c, int *choice)
+{
+    rnd_user *u = (rnd_user *)user;
+    int i, j;
+    if (c->kind == AR_DEC_DEPTH && c->step > 0) {
+        int st = rnd_keep(u, c->plan); /* the plans a rollout passes through count */
+        if (st) return st;
+    }
+    j = ar_rng_int(&u->rng, c->nallowed);
+    for (i = 0; i < c->n; i++)
+        if (c->mask[i] && j-- == 0) { *choice = i; return ARACHNE_OK; }
+    return ar_error(ARACHNE_E_INVALID_ARGUMENT, "random: no allowed choice");
+}
+
+int ar_eval_random(arachne_plan **out, const arachne_cost_model *cm, long budget, uint64_t seed, double time_budget_s,
+                   ar_eval_random_cb cb, void *user)
+{
+    ar_builder b;
+    rnd_user u;
+    arachne_plan cur;
+    double t0 = ar_now();
+    long rollouts = 0;
+    int st;
+    if (out) *out = NULL;
+    if (!out || !cm) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "random search: NULL argument");
+    if (budget < 1) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "random search: budget %ld < 1", budget);
+    if (!(time_budget_s >= 0.0))
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "random search: time budget %g s is negative", time_budget_s);
+    if ((st = ar_builder_init(&b, cm, NULL))) return st;
+    memset(&u, 0, sizeof u);
+    memset(&cur, 0, sizeof cur);
+    ar_rng_seed(&u.rng, seed);
+    u.best = ar_calloc(1, sizeof *u.best);
+    if (!u.best) { st = ARACHNE_E_NO_MEMORY; goto done; }
+    if ((st = ar_plan_init(u.best, cm))) goto done;
+    while (b.fills + b.check_fills < budget) {
+        if ((st = ar_builder_run(&b, rnd_decide, &u, &cur, NULL))) goto done;
+        rollouts++;
+        if ((st = rnd_keep(&u, &cur))) goto done;
+        if (cb) cb(user, b.fills + b.check_fills, u.have ? u.best->iter_per_s : 0.0);
+        if (time_budget_s > 0 && ar_now() - t0 >= time_budget_s) break;
+    }
+    if (!u.have) { st = ar_error(ARACHNE_E_INFEASIBLE, "random search: no plan found"); goto done; }
+    snprintf(u.best->method, sizeof u.best->method, "random");
+    u.best->evaluations = b.fills + b.check_fills;
+    u.best->samples = (int)(rollouts > 0x7fffffffL ? 0x7fffffffL : rollouts);
+    u.best->planning_s = ar_now() - t0;
+    if ((st = ar_plan_finish(u.best))) goto done;
+    *out = u.best;
+    u.best = NULL;
+done:
+    if (u.best) arachne_plan_destroy(u.best);
+    ar_plan_clear(&cur);
+    ar_builder_free(&b);
+    return st;
+}
+
+/* ---------------------------------------------------------------------- */
 /* environments                                                            */
 
 void ar_eval_env_free(ar_eval_env *env)
@@ -475,10 +552,10 @@ int ar_eval_run(const ar_eval_config *cfg, const arachne_policy *policy, ar_eval
         same = row->cell[AR_EVAL_POLICY_BEST].evaluations;
         if (same < 1) same = cfg->samples;
         STEP("random search, same evaluations");
-        TAKE(AR_EVAL_RANDOM_SAME, arachne_search_random(&p, env.cm, same, cfg->seed, cfg->random_time_budget_s));
+        TAKE(AR_EVAL_RANDOM_SAME, ar_eval_random(&p, env.cm, same, cfg->seed, cfg->random_time_budget_s, NULL, NULL));
         STEP("random search, more evaluations");
-        TAKE(AR_EVAL_RANDOM_MANY, arachne_search_random(&p, env.cm, same * cfg->random_factor, cfg->seed,
-                                                        cfg->random_time_budget_s));
+        TAKE(AR_EVAL_RANDOM_MANY, ar_eval_random(&p, env.cm, same * cfg->random_factor, cfg->seed,
+                                                 cfg->random_time_budget_s, NULL, NULL));
         run_exh = row->comp.exhaustive == 1 || (row->comp.exhaustive < 0 && row->gpus <= cfg->exh_max_gpus);
         if (run_exh) {
             arachne_cost_model *cm2 = NULL;

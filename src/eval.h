@@ -79,6 +79,19 @@ int ar_eval_config_load(ar_eval_config **out, const char *path);
 int ar_eval_config_parse(ar_eval_config **out, const char *text, size_t len, const char *source);
 void ar_eval_config_free(ar_eval_config *c);
 
+/* Random search over the structured construction (the same decisions and
+ * masks as arachne_search_random) whose budget counts every fill the cost
+ * model runs: templates placed plus the lookahead's trial fills -- the unit
+ * arachne_plan_build and the trainer report as evaluations.  (The public
+ * arachne_search_random counts placed templates only.)  Stops once
+ * `budget` fills were made or time_budget_s passed (0: no limit).  cb (may
+ * be NULL) is called after every rollout with the fills so far and the best
+ * iter/s seen.  Method "random"; evaluations = fills made.  Errors as
+ * arachne_search_random. */
+typedef void (*ar_eval_random_cb)(void *user, long evaluations, double best_iter_per_s);
+int ar_eval_random(arachne_plan **out, const arachne_cost_model *cm, long budget, uint64_t seed, double time_budget_s,
+                   ar_eval_random_cb cb, void *user);
+
 /* Builds the cost environment of a composition (model, cluster, generated
  * profile, cost model with the setup applied).  Release with
  * ar_eval_env_free. */
