@@ -1002,7 +1002,7 @@ ARACHNE_API int arachne_trainer_best_plan(const arachne_trainer *t, int composit
 
 /** Writes a checkpoint atomically (temporary file + rename): policy weights,
  *  Adam moments and step, options, trainer RNG, update counter, statistics,
- *  replay buffers and best plans, with a CRC-32 (docs/formats.md,
+ *  replay buffers and best plans, with a CRC-32 (docs/training.md,
  *  "Training checkpoint").  ARACHNE_E_IO (an existing file is untouched),
  *  ARACHNE_E_INVALID_ARGUMENT, ARACHNE_E_NO_MEMORY.  May be called from the
  *  progress callback (the state between two updates); not from other threads

@@ -465,7 +465,7 @@ static int first_error(const int *status, char (*err)[256], int n)
 
 static int one_update(arachne_trainer *t, int nthreads)
 {
-    int G = t->slots_g, n = t->ncomp, e, k, i, g, st, ep;
+    int G = t->slots_g, n = t->ncomp, k, i, g, st, ep;
     int epochs = (int)t->opt[ARACHNE_TRAIN_PPO_EPOCHS];
     int per_depth = (int)t->opt[ARACHNE_TRAIN_SIL_PER_DEPTH];
     int sil_iv = (int)t->opt[ARACHNE_TRAIN_SIL_INTERVAL];
@@ -566,7 +566,6 @@ static int one_update(arachne_trainer *t, int nthreads)
     }
     t->updates_done++;
     st = ARACHNE_OK;
-    (void)e;
 done:
     free(cstat);
     free(cerr);
@@ -584,7 +583,11 @@ int arachne_trainer_run(arachne_trainer *t, int updates, arachne_train_callback 
     if ((int)t->opt[ARACHNE_TRAIN_GROUP_SIZE] > 1024)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_trainer_run: group size above 1024");
     st = prepare(t);
-    if (st) return st;
+    if (st) {
+        free_slots(t); /* a half-built set would be reused by the next call */
+        free_grads(t);
+        return st;
+    }
     nthreads = nthreads_of(t);
     for (u = 0; u < updates; u++) {
         st = one_update(t, nthreads);

@@ -1,7 +1,7 @@
 /* train_ckpt.c -- training checkpoints: everything an interrupted run needs
  * to continue bit-identically (weights, Adam moments and step, options,
  * trainer RNG, update counter, statistics, replay buffers, best plans),
- * little-endian, closed by a CRC-32.  Layout: docs/formats.md
+ * little-endian, closed by a CRC-32.  Layout: docs/training.md
  * ("Training checkpoint"). */
 #include <math.h>
 #include <stdlib.h>

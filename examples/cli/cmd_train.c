@@ -335,6 +335,24 @@ static int write_svg(const run_ctx *r, const char *path, const char *title)
     return st;
 }
 
+/* Mean over compositions of the greedy plan's iter/s over the reference. */
+static int greedy_mean(const arachne_policy *pol, const arachne_trainer *t, const comp_env *envs, int n, double *out)
+{
+    double s = 0;
+    int i, st;
+    for (i = 0; i < n; i++) {
+        arachne_plan *p = NULL;
+        double v = 0, ref = 1;
+        if ((st = arachne_plan_build(&p, pol, envs[i].cm, 1, 0))) return st;
+        arachne_plan_get(p, ARACHNE_PLAN_ITER_PER_S, &v);
+        arachne_plan_destroy(p);
+        arachne_trainer_get(t, i, ARACHNE_TRAIN_REF_ITER_PER_S, &ref);
+        s += v / ref;
+    }
+    *out = n ? s / n : 0;
+    return ARACHNE_OK;
+}
+
 static int set_hyper(arachne_trainer *t, const ar_json *h)
 {
     int i, st;
@@ -366,6 +384,7 @@ int cmd_train(int argc, char **argv)
     const ar_json *comps = NULL, *out = NULL, *pol_o = NULL;
     comp_env *envs = NULL;
     setup global = { 512, 4096, 16, 0.08, ARACHNE_RECOMPUTE_SELECTIVE, 0, 1 };
+    double greedy0 = 0, greedy1 = 0;
     long updates = 100, seed = 1, threads = -1, stop_after = 0, run_to, hidden = 0, layers = 0, init_seed = 1, log_every = 10, ckpt_every = 0;
     arachne_policy *pol = NULL;
     arachne_trainer *t = NULL;
@@ -432,7 +451,9 @@ int cmd_train(int argc, char **argv)
         if (out_csv) read_csv(&r, out_csv, r.start_update);
         fprintf(stderr, "arachne: train: resuming %s after update %ld\n", resume, r.start_update);
     }
-    fprintf(stderr, "arachne: train: %s: %d compositions, %ld updates\n", name, n, updates);
+    if ((st = greedy_mean(pol, t, envs, n, &greedy0))) goto lib_fail;
+    fprintf(stderr, "arachne: train: %s: %d compositions, %ld updates; greedy plans %.3f x reference before\n", name, n,
+            updates, greedy0);
     r.t0 = ar_now();
     run_to = updates;
     if (stop_after > 0 && r.start_update + stop_after < updates) run_to = r.start_update + stop_after;
@@ -448,11 +469,14 @@ int cmd_train(int argc, char **argv)
         ar_buf meta;
         double nb = 0;
         arachne_trainer_get(t, -1, ARACHNE_TRAIN_MEAN_NORM_BEST, &nb);
+        if ((st = greedy_mean(pol, t, envs, n, &greedy1))) goto lib_fail;
         ar_buf_init(&meta);
         ar_buf_puts(&meta, "{\"config\":");
         ar_json_put_string(&meta, name);
         ar_buf_printf(&meta, ",\"updates\":%ld,\"seed\":%ld,\"mean_norm_best\":", run_to > r.start_update ? run_to : r.start_update, seed);
         ar_json_put_number(&meta, nb);
+        ar_buf_puts(&meta, ",\"mean_norm_greedy\":");
+        ar_json_put_number(&meta, greedy1);
         ar_buf_puts(&meta, ",\"compositions\":[");
         for (i = 0; i < n; i++) {
             if (i) ar_buf_puts(&meta, ",");
@@ -470,8 +494,10 @@ int cmd_train(int argc, char **argv)
             rc = cli_lib_fail(st, "train: checkpoint");
             goto done;
         }
-        fprintf(stderr, "arachne: train: wrote %s (mean best throughput %.3f x reference, %.1f s)\n", out_policy, nb,
-                ar_now() - r.t0);
+        fprintf(stderr,
+                "arachne: train: wrote %s (%.1f s); over the compositions, mean throughput / reference: "
+                "greedy plans %.3f (before %.3f), best plans found %.3f\n",
+                out_policy, ar_now() - r.t0, greedy1, greedy0, nb);
         if (run_to < updates)
             fprintf(stderr, "arachne: train: stopped after update %ld of %ld; continue with --resume %s\n", run_to, updates,
                     out_ckpt ? out_ckpt : "(no checkpoint configured)");
