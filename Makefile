@@ -150,6 +150,12 @@ uninstall:
 clean:
 	rm -rf build lib bin arachne.pc
 
+# elastic: the growing-cluster demo (examples/elastic.c, docs/replan.md):
+# a job on 3 RTX PRO 6000 GPUs gains a 4-GPU node every 5 minutes; the run
+# fails if the throughput ever drops at a join.
+elastic: all
+	$(BINDIR)/elastic
+
 # `make policy`: trains the bundled policy examples/policies/default.arpol
 # from the committed config examples/train/default.json (docs/training.md).
 # Only src/train.c and src/train_ppo.c use OpenMP, so an OpenMP copy of the

@@ -1022,6 +1022,158 @@ ARACHNE_API int arachne_trainer_load_checkpoint(arachne_trainer *t, const char *
 
 /* @@SECTION replan@@ */
 
+/* Replanning when the cluster changes (docs/replan.md).  arachne_replan
+ * plans the new cluster with the policy, prices the running plan on the new
+ * cluster when all of its GPUs are still there, estimates what switching
+ * costs (moving weights and optimizer state, plus a fixed restart), and
+ * decides whether to keep the running plan or switch.
+ *
+ * Nodes of the old and the new cluster are matched by (GPU type, index of
+ * the node among that type's nodes, in cluster order); GPU g of a matched
+ * node is the same GPU when the new node still has more than g GPUs.  Nodes
+ * that join are new nodes appended per type; a node that leaves takes its
+ * GPUs with it.  The old cluster is the one recorded in the running plan
+ * (the cluster it was made for or loaded against). */
+
+/** Options of a replan (arachne_replan_options_set).  Numbers are pinned. */
+typedef enum arachne_replan_option {
+    ARACHNE_REPLAN_OPT_HORIZON_S = 0, /**< seconds the new plan is expected to run, > 0 (default 1800) */
+    ARACHNE_REPLAN_OPT_RESTART_S = 1, /**< fixed seconds of a switch besides moving state, >= 0 (default 20) */
+    ARACHNE_REPLAN_OPT_SAMPLES = 2,   /**< plans the policy builds (best-of-K; 1 = greedy), integer 1..100000 (default 1) */
+    ARACHNE_REPLAN_OPT_SEED = 3       /**< seed of the sampled plans, integer 0..2^53 (default 0) */
+} arachne_replan_option;
+
+/** Keep or switch (ARACHNE_DECISION_ACTION).  Numbers are pinned. */
+typedef enum arachne_replan_action {
+    ARACHNE_REPLAN_KEEP = 0,   /**< keep running the old plan (on the new cluster) */
+    ARACHNE_REPLAN_SWITCH = 1  /**< stop, move state, restart with the new plan */
+} arachne_replan_action;
+
+/** Why (ARACHNE_DECISION_REASON).  Numbers are pinned. */
+typedef enum arachne_replan_reason {
+    ARACHNE_REPLAN_REASON_NOT_FASTER = 0,     /**< keep: the new plan is not faster */
+    ARACHNE_REPLAN_REASON_GAIN_TOO_SMALL = 1, /**< keep: faster, but the gain over the horizon does not pay the switch */
+    ARACHNE_REPLAN_REASON_GAIN = 2,           /**< switch: the gain over the horizon pays the switch */
+    ARACHNE_REPLAN_REASON_RUNNING_INVALID = 3 /**< switch: the running plan cannot run on the new cluster */
+} arachne_replan_reason;
+
+/** Values of a decision (arachne_replan_get).  Throughputs in samples/s,
+ *  times in seconds, sizes in bytes.  Numbers are pinned. */
+typedef enum arachne_decision_field {
+    ARACHNE_DECISION_ACTION = 0,          /**< an arachne_replan_action */
+    ARACHNE_DECISION_REASON = 1,          /**< an arachne_replan_reason */
+    ARACHNE_DECISION_RUNNING_VALID = 2,   /**< 1: every GPU of the running plan is still there and it prices */
+    ARACHNE_DECISION_OLD_SAMPLES_PER_S = 3, /**< T_old: the running plan priced on the new cluster (0 when invalid) */
+    ARACHNE_DECISION_NEW_SAMPLES_PER_S = 4, /**< T_new: the new plan the policy built */
+    ARACHNE_DECISION_SAMPLES_GAINED = 5,  /**< (T_new - T_old) x (H - C): extra samples after the switch */
+    ARACHNE_DECISION_SAMPLES_LOST = 6,    /**< T_old x C: samples the running plan would train during the switch */
+    ARACHNE_DECISION_NET_SAMPLES = 7,     /**< SAMPLES_GAINED - SAMPLES_LOST = T_new (H - C) - T_old H */
+    ARACHNE_DECISION_COST_S = 8,          /**< C = MIGRATION_S + RESTART_S */
+    ARACHNE_DECISION_MIGRATION_S = 9,     /**< the slowest new rank's transfer time */
+    ARACHNE_DECISION_RESTART_S = 10,      /**< the fixed restart cost used */
+    ARACHNE_DECISION_HORIZON_S = 11,      /**< H, the horizon used */
+    ARACHNE_DECISION_BYTES_MOVED = 12,    /**< bytes of all migration entries */
+    ARACHNE_DECISION_MIGRATIONS = 13,     /**< number of migration entries */
+    ARACHNE_DECISION_SLOWEST_RANK = 14,   /**< new-plan rank with the longest transfer (-1: nothing moves) */
+    ARACHNE_DECISION_IDLE_GPUS = 15,      /**< GPUs of the new cluster the chosen plan leaves idle */
+    ARACHNE_DECISION_GPUS_LEFT = 16       /**< GPUs of the running plan that are gone from the new cluster */
+} arachne_decision_field;
+
+/** Fields of one migration entry (arachne_replan_migration_get).  Numbers
+ *  are pinned.  Layers are numbered like stages' blocks, with -1 for the
+ *  embedding and BLOCKS for the head; the range is [FIRST, END). */
+typedef enum arachne_migration_field {
+    ARACHNE_MIGRATION_SRC_RANK = 0,    /**< global rank in the running plan that sends (-1: no remaining GPU holds it; read from a checkpoint) */
+    ARACHNE_MIGRATION_DST_RANK = 1,    /**< global rank in the new plan that receives */
+    ARACHNE_MIGRATION_FIRST_LAYER = 2, /**< first layer of the range (-1 = embedding) */
+    ARACHNE_MIGRATION_END_LAYER = 3,   /**< end of the range, exclusive (BLOCKS + 1 when the head is included) */
+    ARACHNE_MIGRATION_BYTES = 4,       /**< bytes of weights and optimizer state sent */
+    ARACHNE_MIGRATION_SECONDS = 5,     /**< BYTES / the link's bytes/s */
+    ARACHNE_MIGRATION_SRC_NODE = 6,    /**< sender's node in the new cluster (-1 for a checkpoint) */
+    ARACHNE_MIGRATION_DST_NODE = 7,    /**< receiver's node in the new cluster */
+    ARACHNE_MIGRATION_LINK = 8         /**< 0: inside a node, 1: across nodes, 2: from a checkpoint */
+} arachne_migration_field;
+
+/** Replan options (opaque). */
+typedef struct arachne_replan_options arachne_replan_options;
+/** The outcome of a replan: keep or switch, why, and the migration. */
+typedef struct arachne_replan_decision arachne_replan_decision;
+
+/** Creates options holding the defaults.  The caller owns *out
+ *  (arachne_replan_options_destroy).  ARACHNE_E_INVALID_ARGUMENT (NULL),
+ *  ARACHNE_E_NO_MEMORY. */
+ARACHNE_API int arachne_replan_options_create(arachne_replan_options **out);
+
+/** Frees options.  NULL is a no-op. */
+ARACHNE_API void arachne_replan_options_destroy(arachne_replan_options *opts);
+
+/** Sets one option (arachne_replan_option; seconds for times).
+ *  ARACHNE_E_INVALID_ARGUMENT naming the option for an unknown key or a
+ *  value out of range (options unchanged). */
+ARACHNE_API int arachne_replan_options_set(arachne_replan_options *opts, int key, double value);
+
+/** Reads one option into *out.  ARACHNE_E_INVALID_ARGUMENT for NULL or an
+ *  unknown key.  Pure read. */
+ARACHNE_API int arachne_replan_options_get(const arachne_replan_options *opts, int key, double *out);
+
+/** Replans the running plan for the cluster of cm_new (same model and
+ *  training setup; cm_new's setup prices both plans).
+ *  Builds a new plan with arachne_plan_build(policy, cm_new, SAMPLES, SEED),
+ *  prices the running plan on the new cluster (node matching above) when
+ *  all its GPUs remain, computes the migration to the new plan (docs/replan.md)
+ *  and decides: SWITCH when the running plan cannot run, or when
+ *      (T_new - T_old) x (H - C) > T_old x C
+ *  (T in samples/s, H the horizon, C = slowest rank's transfer + restart
+ *  cost, seconds); otherwise KEEP.  Ties keep.
+ *  *new_plan (may be NULL when not wanted) receives the plan to run from now
+ *  on: the running plan moved onto the new cluster's node numbering and
+ *  repriced (KEEP), or the new plan (SWITCH); release with
+ *  arachne_plan_destroy.  *decision (may be NULL when not wanted; not both
+ *  NULL) receives the decision, whose migration always describes the switch
+ *  to the new plan (what a KEEP avoided); release with
+ *  arachne_replan_decision_destroy.  opts NULL means the defaults.
+ *  Errors: ARACHNE_E_INVALID_ARGUMENT (NULL arguments; a running plan for
+ *  another model; a running plan without its cluster), ARACHNE_E_PARSE (the
+ *  running plan's recorded cluster cannot be read), ARACHNE_E_INVALID_PLAN
+ *  (a running rank names a GPU its recorded cluster lacks), ARACHNE_E_INFEASIBLE (no
+ *  plan fits the new cluster and the running one cannot be kept),
+ *  ARACHNE_E_NO_MEMORY.  Outputs are NULL on failure.
+ *  Threads: reads policy, cm_new and running only; they may be shared. */
+ARACHNE_API int arachne_replan(arachne_plan **new_plan, arachne_replan_decision **decision,
+                               const arachne_policy *policy, const arachne_cost_model *cm_new,
+                               const arachne_plan *running, const arachne_replan_options *opts);
+
+/** Frees a decision.  NULL is a no-op. */
+ARACHNE_API void arachne_replan_decision_destroy(arachne_replan_decision *d);
+
+/** One decision value (arachne_decision_field) as a double; counts and
+ *  enums are exact.  ARACHNE_E_INVALID_ARGUMENT for NULL or an unknown
+ *  field.  Pure read. */
+ARACHNE_API int arachne_replan_get(const arachne_replan_decision *d, int field, double *out);
+
+/** A one-line English explanation ("keep: the new plan (5.91 samples/s) is
+ *  not faster than the running one (5.99 samples/s)").  Borrowed, valid
+ *  until d is destroyed.  Pure read. */
+ARACHNE_API int arachne_replan_explain(const arachne_replan_decision *d, const char **out);
+
+/** GPUs of `type` (name or alias; NULL: all types) in the new cluster that
+ *  the chosen plan leaves idle (stragglers it does not use).
+ *  ARACHNE_E_NOT_FOUND when the new cluster has no such type.  Pure read. */
+ARACHNE_API int arachne_replan_idle_gpus(const arachne_replan_decision *d, const char *type, int *out);
+
+/** Field `field` (arachne_migration_field) of migration entry i
+ *  (0 <= i < ARACHNE_DECISION_MIGRATIONS).  Entries are ordered by
+ *  receiving rank, then sending rank (-1 first), then layer.
+ *  ARACHNE_E_INVALID_ARGUMENT for an index out of range or an unknown
+ *  field.  Pure read. */
+ARACHNE_API int arachne_replan_migration_get(const arachne_replan_decision *d, int i, int field, double *out);
+
+/** The decision as JSON (format "arachne-replan", version 1;
+ *  docs/replan.md), with every migration entry.  Borrowed, NUL-terminated,
+ *  valid until d is destroyed; built when the decision is made, so this is
+ *  a pure read. */
+ARACHNE_API int arachne_replan_to_json(const arachne_replan_decision *d, const char **out);
+
 #ifdef __cplusplus
 }
 #endif

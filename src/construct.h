@@ -103,6 +103,7 @@ typedef struct ar_builder {
     long check_fills;        /* lookahead trial fills */
     long queries;            /* lookahead queries */
     long budget_outs;        /* queries masked because the budget ran out */
+    int infeasible_proven;   /* last run failed at step 0 with no search cut by its budget */
 } ar_builder;
 
 int ar_builder_init(ar_builder *b, const arachne_cost_model *cm, const ar_construct_opts *opts);
@@ -116,14 +117,29 @@ void ar_builder_free(ar_builder *b);
  * out-of-range choice; any error the callback returns. */
 int ar_builder_run(ar_builder *b, ar_decide_fn fn, void *user, arachne_plan *out, ar_trace *trace);
 
+/* Visits every plan the construction can reach with at most max_steps
+ * templates (the plan after each placed template), depth first: depths
+ * ascending, then per stage GPU types in cluster order and TP degrees
+ * ascending.  Prefixes are pruned only by exact tests (one-replica packing,
+ * replica memory bounds), so the set is the one the masks allow (a superset
+ * when a lookahead budget would have run out).  fn sees the plan borrowed;
+ * a non-OK return stops the walk and is returned.  deadline (ar_now()
+ * seconds, 0: none) stops it with ARACHNE_E_CANCELLED.  plan: scratch
+ * storage as for ar_builder_run.  *leaves: plans visited. */
+typedef int (*ar_plan_visit_fn)(void *user, const arachne_plan *plan);
+int ar_builder_enumerate(ar_builder *b, int max_steps, double deadline, ar_plan_visit_fn fn, void *user,
+                         arachne_plan *plan, long *leaves);
+
 /* One-shot: init, run, free. */
 int ar_construct(const arachne_cost_model *cm, ar_decide_fn fn, void *user, int max_steps,
                  arachne_plan *out, ar_trace *trace);
 
 /* A lower bound on the bytes any plan needs over the whole cluster (the
  * weights, gradients and optimizer state of every parameter, each held at
- * least once) and the usable bytes of all GPUs (capacity minus the fixed
- * framework overhead).  need > have proves that no plan exists. */
+ * least once, and one micro-batch of activations of every layer at the
+ * least any profiled configuration stores) and the usable bytes of all GPUs
+ * (capacity minus the fixed framework overhead).  need > have proves that
+ * no plan exists. */
 void ar_construct_memory_bound(const arachne_cost_model *cm, double *need, double *have);
 
 #endif

@@ -308,8 +308,9 @@ static int mem_screen(fill_ctx *c, oom_info *oi)
             }
             return 0;
         }
-        if (all && (stage_mem(c, s, 1, &mm) != ARACHNE_OK || mm.total > mm.capacity)) all = 0;
     }
+    for (s = 0; s < c->depth && all; s++)
+        if (stage_mem(c, s, 1, &mm) != ARACHNE_OK || mm.total > mm.capacity) all = 0;
     return all ? 1 : 2;
 }
 
@@ -395,6 +396,42 @@ static int eval_split(fill_ctx *c, const int *firsts, fill_cand *best, oom_info 
     return ARACHNE_OK;
 }
 
+/* Capacity weights: how many blocks each stage could hold, from its usable
+ * memory, the sharding of its weights (TP; experts at most over the
+ * stage's W = tp * replicas GPUs) and the micro-batches it keeps in flight
+ * (1F1B: stage s of p holds min(p - s, M)).  Splitting in proportion to
+ * them lets deep pipelines of large models give the early stages, which
+ * hold the most activations, fewer blocks. */
+static void capacity_weights(const fill_ctx *c, double *w)
+{
+    const arachne_cost_model *cm = c->cm;
+    const arachne_model *m = cm->model;
+    const ar_setup *su = &cm->setup;
+    int kind = m->experts > 0 ? AR_LAYER_MOE : AR_LAYER_DENSE, s;
+    int M = su->global_batch / AR_MAX(1, c->r * c->mbs);
+    double p_all = m->params[kind], p_exp = m->expert_params[kind];
+    if (M < 1) M = 1;
+    for (s = 0; s < c->depth; s++) {
+        int tp = c->tps[s], W = tp * AR_MAX(1, c->r);
+        double optim = su->dist_optimizer ? su->optim_bytes / AR_MAX(1, c->r) : su->optim_bytes;
+        double per_param = su->weight_bytes + su->grad_bytes + optim;
+        double shard = su->expert_tiling && m->experts > 0 ? (double)W : (double)tp;
+        double fixed = ((p_all - p_exp) / tp + p_exp / shard) * per_param;
+        double act = ar_model_act_bytes(m, kind, su->seq_len, c->mbs, tp, su->recompute);
+        double usable = cm->cluster->types[c->types[s]].mem_bytes * (1.0 - su->headroom) - AR_FRAMEWORK_OVERHEAD_BYTES;
+        double per_block = fixed + AR_MIN(c->depth - s, M) * act;
+        /* the embedding lives on the first stage, the head on the last */
+        if (s == 0)
+            usable -= m->params[AR_LAYER_EMBED] / tp * per_param +
+                      AR_MIN(c->depth, M) * ar_model_act_bytes(m, AR_LAYER_EMBED, su->seq_len, c->mbs, tp, su->recompute);
+        if (s == c->depth - 1)
+            usable -= m->params[AR_LAYER_HEAD] / tp * per_param +
+                      ar_model_act_bytes(m, AR_LAYER_HEAD, su->seq_len, c->mbs, tp, su->recompute);
+        w[s] = per_block > 0 && usable > 0 ? usable / per_block : 0.0;
+        if (w[s] < 0.05) w[s] = 0.05;
+    }
+}
+
 /* All splits of one micro-batch size.  Returns OK when one fitted. */
 static int eval_mbs(fill_ctx *c, fill_cand *best, oom_info *first_oom)
 {
@@ -412,7 +449,13 @@ static int eval_mbs(fill_ctx *c, fill_cand *best, oom_info *first_oom)
     *first_oom = oi;
     /* fixed alternatives */
     if (oi.stage >= 0) {
-        for (k = 1; k <= AR_FILL_MAX_SHIFT; k++)
+        /* shifting k blocks off the stage frees about k blocks' share of its
+         * memory: skip the shifts when even the largest cannot close the gap */
+        int n_o = base[oi.stage + 1] - base[oi.stage];
+        double per_block = n_o > 0 ? oi.need / n_o : 0.0;
+        int kmax = AR_MIN(AR_FILL_MAX_SHIFT, n_o - 1);
+        if (per_block > 0 && oi.need - kmax * per_block > oi.have) kmax = 0;
+        for (k = 1; k <= kmax; k++)
             for (dir = -1; dir <= 1; dir += 2) {
                 if (!ar_split_shift(c->depth, base, oi.stage, dir, k, alt)) continue;
                 if (eval_split(c, alt, best, &oi2) == ARACHNE_OK) {
@@ -434,6 +477,23 @@ static int eval_mbs(fill_ctx *c, fill_cand *best, oom_info *first_oom)
         eval_split(c, alt, best, &oi2) == ARACHNE_OK) {
         fitted = 1;
         if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
+    }
+    capacity_weights(c, w);
+    ar_split_weighted(m->blocks, c->depth, w, base);
+    oi2.stage = -1;
+    st = eval_split(c, base, best, &oi2);
+    if (st == ARACHNE_OK) {
+        fitted = 1;
+        if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
+    } else if (oi2.stage >= 0) {
+        /* rounding can leave one stage a block over: move it to a neighbour */
+        for (dir = -1; dir <= 1; dir += 2) {
+            if (!ar_split_shift(c->depth, base, oi2.stage, dir, 1, alt)) continue;
+            if (eval_split(c, alt, best, &oi) == ARACHNE_OK) {
+                fitted = 1;
+                if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
+            }
+        }
     }
     return fitted ? ARACHNE_OK : ARACHNE_E_OUT_OF_MEMORY_PLAN;
 }
@@ -631,9 +691,9 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
         if (last_err == ARACHNE_E_OUT_OF_MEMORY_PLAN && small_oom.stage >= 0) {
             int so = small_oom.stage;
             why(ws, mode, "no split of %d blocks over %d stages fits in memory at any micro-batch size (%d..%d): "
-                "at micro-batch %d stage %d (%s tp %d, blocks %d-%d) needs at least %.1f GB per GPU of %.1f GB usable",
+                "at micro-batch %d stage %d (%s tp %d, blocks [%d, %d)) needs at least %.1f GB per GPU of %.1f GB usable",
                 m->blocks, depth, mbs_list[nmbs - 1], mbs_list[0], small_oom.mbs, so,
-                cl->types[types[so]].name, tps[so], small_oom.first, small_oom.end - 1,
+                cl->types[types[so]].name, tps[so], small_oom.first, small_oom.end,
                 small_oom.need / 1e9, small_oom.have / 1e9);
         } else if (last_err == ARACHNE_E_OUT_OF_MEMORY_PLAN) {
             why(ws, mode, "no split of %d blocks over %d stages fits in memory at any micro-batch size (%d..%d)",

@@ -18,6 +18,8 @@
 #define AR_FILL_MAX_SHIFT 4
 
 /* --- availability (avail.c) -------------------------------------------- */
+/* ar_avail_copy (plan.h) needs dst all-zero or initialised; it reuses dst's
+ * buffer when the node counts match (no allocation). */
 /* Recomputes type_free / type_max_free from free[] and the node types. */
 void ar_avail_refresh(ar_avail *a, const arachne_cluster *c);
 /* Free GPUs of every type together. */

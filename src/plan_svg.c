@@ -74,9 +74,9 @@ static int plan_write_svg(const arachne_plan *p, ar_buf *b)
         for (s = 0; s < p->t[t].depth; s++)
             if (p->t[t].stages[s].stage_s > max_stage) max_stage = p->t[t].stages[s].stage_s;
     {
-        double right = 40;
+        double right = 0;
         for (t = 0; t < p->ntemplates; t++) right += 36 + 30.0 * p->t[t].depth;
-        height = 90 + (panel_h > right ? panel_h : right) + 20;
+        height = 90 + (panel_h > right ? panel_h : right) + 10;
     }
     ar_buf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
                      "font-family=\"Helvetica,Arial,sans-serif\">\n", width, height);
@@ -88,6 +88,7 @@ static int plan_write_svg(const arachne_plan *p, ar_buf *b)
              p->method[0] ? p->method : "plan");
     text(b, 20, 50, 12, "start", line);
     text(b, 20, 78, 13, "start", "GPUs by node (colour: template hue, stage lightness; grey: idle)");
+    text(b, GRID_W + 60, 64, 10, "start", "bars: green = stage time per micro-batch (fwd+bwd), red = memory per GPU");
     /* Nodes. */
     x = 20;
     y = 90;
@@ -111,7 +112,7 @@ static int plan_write_svg(const arachne_plan *p, ar_buf *b)
     }
     /* Templates and stages. */
     x = GRID_W + 60;
-    y = 78;
+    y = 90;
     for (t = 0; t < p->ntemplates; t++) {
         const ar_template *tp = &p->t[t];
         snprintf(line, sizeof line, "template %d: %d stages x %d replicas, micro-batch %d, %d micro-batches", t,
@@ -141,7 +142,6 @@ static int plan_write_svg(const arachne_plan *p, ar_buf *b)
         }
         y += 26;
     }
-    text(b, GRID_W + 250, height - 8, 9, "start", "bars: green = stage time (fwd+bwd per micro-batch), red = memory per GPU");
     ar_buf_puts(b, "</svg>\n");
     free(owner);
     free(first_gpu);

@@ -35,12 +35,28 @@ static arachne_plan *new_plan(const arachne_cost_model *cm)
 
 static void free_plan(arachne_plan *p) { arachne_plan_destroy(p); }
 
+/* Runs one construction that takes the first allowed choice everywhere:
+ * when no first template exists it fails with the construction's message. */
+static int first_choice(void *user, const ar_dec_ctx *c, int *choice);
+static int infeasible_reason(ar_builder *b, arachne_plan *scratch)
+{
+    int st = ar_builder_run(b, first_choice, NULL, scratch, NULL);
+    return st ? st : ar_error(ARACHNE_E_INFEASIBLE, "search: no plan found");
+}
+
 static int pick_allowed(const ar_dec_ctx *c, int j)
 {
     int i;
     for (i = 0; i < c->n; i++)
         if (c->mask[i] && j-- == 0) return i;
     return -1;
+}
+
+static int first_choice(void *user, const ar_dec_ctx *c, int *choice)
+{
+    (void)user;
+    *choice = pick_allowed(c, 0);
+    return ARACHNE_OK;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -94,7 +110,7 @@ int arachne_search_random(arachne_plan **out, const arachne_cost_model *cm, long
         if (st) goto done;
         if (time_budget_s > 0 && ar_now() - t0 >= time_budget_s) break;
     }
-    if (!u.keep.have) { st = ar_error(ARACHNE_E_INFEASIBLE, "search random: no plan found"); goto done; }
+    if (!u.keep.have) { st = infeasible_reason(&b, cur); goto done; }
     strcpy(u.keep.best->method, "random");
     u.keep.best->evaluations = evals;
     u.keep.best->samples = (int)(rollouts > 0x7fffffffL ? 0x7fffffffL : rollouts);
@@ -114,79 +130,20 @@ done:
 /* ---------------------------------------------------------------------- */
 /* exhaustive                                                              */
 
-/* Depth-first enumeration of the decision tree: each rollout replays the
- * path prefix and then takes the first allowed choice at every new
- * decision; afterwards the last decision that has a later allowed choice
- * advances (an odometer over the masks). */
-typedef struct exh_user {
-    int *path;               /* choices of the current rollout */
-    unsigned char (*masks)[AR_MAX_CHOICES];
-    int *ns;
-    int npath, cap, pos;     /* pos: decisions taken in this rollout */
-    best_keeper keep;
-} exh_user;
-
-static int exh_decide(void *user, const ar_dec_ctx *c, int *choice)
+static int exh_visit(void *user, const arachne_plan *p)
 {
-    exh_user *u = (exh_user *)user;
-    if (c->kind == AR_DEC_DEPTH && c->step > 0) {
-        int st = keep_if_better(&u->keep, c->plan);
-        if (st) return st;
-    }
-    if (u->pos >= u->cap) {
-        int ncap = u->cap ? 2 * u->cap : 256;
-        int *np = (int *)ar_realloc(u->path, (size_t)ncap * sizeof(int));
-        int *nn;
-        unsigned char (*nm)[AR_MAX_CHOICES];
-        if (!np) return ARACHNE_E_NO_MEMORY;
-        u->path = np;
-        nn = (int *)ar_realloc(u->ns, (size_t)ncap * sizeof(int));
-        if (!nn) return ARACHNE_E_NO_MEMORY;
-        u->ns = nn;
-        nm = (unsigned char (*)[AR_MAX_CHOICES])ar_realloc(u->masks, (size_t)ncap * AR_MAX_CHOICES);
-        if (!nm) return ARACHNE_E_NO_MEMORY;
-        u->masks = nm;
-        u->cap = ncap;
-    }
-    if (u->pos < u->npath) {
-        *choice = u->path[u->pos];
-    } else {
-        *choice = pick_allowed(c, 0);
-        u->path[u->pos] = *choice;
-        u->npath = u->pos + 1;
-    }
-    memcpy(u->masks[u->pos], c->mask, (size_t)c->n);
-    u->ns[u->pos] = c->n;
-    u->pos++;
-    return ARACHNE_OK;
-}
-
-/* Advances the odometer; returns 0 when the tree is exhausted. */
-static int exh_next(exh_user *u)
-{
-    int i, c;
-    u->npath = u->pos;
-    for (i = u->npath - 1; i >= 0; i--) {
-        for (c = u->path[i] + 1; c < u->ns[i]; c++)
-            if (u->masks[i][c]) {
-                u->path[i] = c;
-                u->npath = i + 1;
-                return 1;
-            }
-    }
-    return 0;
+    return keep_if_better((best_keeper *)user, p);
 }
 
 int arachne_search_exhaustive(arachne_plan **out, const arachne_cost_model *cm,
                               int max_templates, double time_budget_s)
 {
     ar_builder b;
-    ar_construct_opts o;
-    exh_user u;
+    best_keeper keep;
     arachne_plan *cur = NULL;
     double t0 = ar_now();
-    long rollouts = 0;
-    int st, complete = 0;
+    long leaves = 0;
+    int st, complete = 1;
 
     if (out) *out = NULL;
     if (!out || !cm) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "search exhaustive: NULL argument");
@@ -195,39 +152,32 @@ int arachne_search_exhaustive(arachne_plan **out, const arachne_cost_model *cm,
                         max_templates, AR_MAX_TEMPLATES);
     if (!(time_budget_s >= 0.0))
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "search exhaustive: time budget %g s is negative", time_budget_s);
-    ar_construct_opts_default(&o);
-    o.max_steps = max_templates;
-    st = ar_builder_init(&b, cm, &o);
+    st = ar_builder_init(&b, cm, NULL);
     if (st) return st;
-    memset(&u, 0, sizeof u);
-    u.keep.best = new_plan(cm);
+    memset(&keep, 0, sizeof keep);
+    keep.best = new_plan(cm);
     cur = (arachne_plan *)ar_calloc(1, sizeof *cur);
-    if (!u.keep.best || !cur) { st = ARACHNE_E_NO_MEMORY; goto done; }
-    for (;;) {
-        u.pos = 0;
-        st = ar_builder_run(&b, exh_decide, &u, cur, NULL);
-        if (st) goto done;
-        rollouts++;
-        st = keep_if_better(&u.keep, cur);
-        if (st) goto done;
-        if (!exh_next(&u)) { complete = 1; break; }
-        if (time_budget_s > 0 && ar_now() - t0 >= time_budget_s) break;
-    }
-    if (!u.keep.have) { st = ar_error(ARACHNE_E_INFEASIBLE, "search exhaustive: no plan found"); goto done; }
-    strcpy(u.keep.best->method, complete ? "exhaustive" : "exhaustive-partial");
-    u.keep.best->evaluations = b.fills;
-    u.keep.best->samples = (int)(rollouts > 0x7fffffffL ? 0x7fffffffL : rollouts);
-    u.keep.best->planning_s = ar_now() - t0;
-    st = ar_plan_finish(u.keep.best);
+    if (!keep.best || !cur) { st = ARACHNE_E_NO_MEMORY; goto done; }
+    st = ar_builder_enumerate(&b, max_templates, time_budget_s > 0 ? t0 + time_budget_s : 0.0, exh_visit, &keep,
+                              cur, &leaves);
+    if (st == ARACHNE_E_CANCELLED) { complete = 0; st = ARACHNE_OK; }
     if (st) goto done;
-    *out = u.keep.best;
-    u.keep.best = NULL;
+    if (!keep.have) {
+        /* nothing fits: let the construction explain why */
+        st = infeasible_reason(&b, cur);
+        goto done;
+    }
+    strcpy(keep.best->method, complete ? "exhaustive" : "exhaustive-partial");
+    keep.best->evaluations = leaves;
+    keep.best->samples = 1;
+    keep.best->planning_s = ar_now() - t0;
+    st = ar_plan_finish(keep.best);
+    if (st) goto done;
+    *out = keep.best;
+    keep.best = NULL;
     st = ARACHNE_OK;
 done:
-    free(u.path);
-    free(u.ns);
-    free(u.masks);
-    free_plan(u.keep.best);
+    free_plan(keep.best);
     free_plan(cur);
     ar_builder_free(&b);
     return st;

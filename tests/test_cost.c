@@ -230,7 +230,7 @@ static int add_template(arachne_plan *pl, const arachne_cluster *c, int *used, i
 
 static void plan_free(arachne_plan *pl)
 {
-    free(pl->ranks);
+    ar_plan_clear(pl); /* ranks, and the JSON text pricing leaves */
     memset(pl, 0, sizeof *pl);
 }
 

@@ -64,11 +64,18 @@ TEST(untrained_policy_plans_every_preset_on_the_paper_mix)
             arachne_plan *plan = NULL;
             int st;
             ASSERT_OK(env_open(&e, name, clusters[k]));
+            /* DeepSeek-V3 needs activation checkpointing to fit the 512-GPU
+             * mix at depth <= 16 (as the paper trains its large models):
+             * with selective recomputation the early stages' in-flight
+             * activations overflow H100 memory at every tiling. */
+            if (!strcmp(name, "deepseek-v3"))
+                ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE, ARACHNE_RECOMPUTE_FULL));
             st = arachne_plan_build(&plan, pol, e.cm, 1, 3);
             if (k == 1 && !strcmp(name, "deepseek-v3")) {
                 /* 671 B parameters x 18 bytes cannot fit in 48 GPUs. */
                 ASSERT_EQ(st, ARACHNE_E_INFEASIBLE);
-                ASSERT_CONTAINS(arachne_last_error(), "memory");
+                ASSERT_CONTAINS(arachne_last_error(), "need at least");
+                ASSERT_CONTAINS(arachne_last_error(), "GB usable");
                 ASSERT(plan == NULL);
             } else {
                 ASSERT_MSG(st == ARACHNE_OK, "%s on %s: %s", name, clusters[k], arachne_last_error());

@@ -11,8 +11,8 @@ int cmd_search(int argc, char **argv)
     cli_opt opts[CLI_COSTENV_NOPTS + 6];
     const char *method = NULL, *budget_s = NULL, *seed_s = NULL, *time_s = NULL, *tmpl_s = NULL, *pos[1];
     int json = 0, n, npos, rc, st;
-    long budget = 2000, seed = 1, max_templates = 2;
-    double time_budget = 0.0;
+    long budget = 2000, seed = 1, max_templates = 1;
+    double time_budget = -1.0;
     cli_costenv env;
     arachne_plan *plan = NULL;
 
@@ -35,6 +35,8 @@ int cmd_search(int argc, char **argv)
         return cli_usage_error("search", "--max-templates applies to --method exhaustive");
     if (strcmp(method, "exhaustive") == 0 && (budget_s || seed_s))
         return cli_usage_error("search", "--budget and --seed apply to --method random");
+    /* exhaustive stops after a minute unless told otherwise; random runs its budget */
+    if (time_budget < 0) time_budget = strcmp(method, "exhaustive") == 0 ? 60.0 : 0.0;
     if ((rc = cli_costenv_build("search", &co, &env))) return rc;
 
     if (strcmp(method, "random") == 0)

@@ -1,0 +1,1595 @@
+"""arachne -- Python binding of libarachne through ctypes (standard library only).
+
+libarachne plans distributed LLM training on clusters that mix GPU types and
+node sizes.  This module wraps its C ABI (include/arachne.h) in classes:
+
+    import arachne
+    with arachne.Model.preset("llama3-8b") as model, \\
+         arachne.Cluster.parse("a100-40:8x4,h100:8x4") as cluster:
+        cm = arachne.CostModel(model, cluster, global_batch=512)
+        plan = arachne.Policy.create(seed=1).plan(cm, samples=4)
+        print(plan.iteration_s, plan.to_dict()["templates"][0]["stages"])
+
+The library is found in this order: the path given to load_library() (or set
+in the module variable LIBRARY_PATH before first use), the ARACHNE_LIB
+environment variable (a file, or a directory holding libarachne.so), the
+repository's lib/ directory (../../lib/libarachne.so relative to this file),
+then ctypes.util.find_library("arachne").
+
+Every failure raises arachne.Error with .status (negative int), .status_name
+(the library's text for it) and .message (the library's last error message).
+Handles free their C object on close(), at the end of a `with` block, or when
+garbage collected; a handle keeps the handles it borrows alive (a CostModel its
+Model, Cluster and Profile) so they can be dropped in any order.
+
+Works on Python 3.8 and newer.  See docs/python.md.
+"""
+
+import ctypes
+import ctypes.util
+import glob
+import json
+import os
+import sys
+import threading
+from typing import Any, Dict, List, Optional, Tuple
+
+__all__ = [
+    "Error", "load_library", "library_path", "version", "version_number", "status_string",
+    "gpu_catalog", "gpu_canonical_name", "gpu_get", "gpu_info",
+    "Cluster", "Model", "Profile", "ProfileEntry", "CostModel", "Plan", "Policy",
+    "search_random", "search_exhaustive",
+]
+
+# --------------------------------------------------------------------------
+# Constants (values pinned by include/arachne.h)
+# --------------------------------------------------------------------------
+
+OK = 0
+E_INVALID_ARGUMENT = -1
+E_NO_MEMORY = -2
+E_PARSE = -3
+E_NOT_FOUND = -4
+E_INFEASIBLE = -5
+E_IO = -6
+E_CORRUPT = -7
+E_BUFFER_TOO_SMALL = -8
+E_UNSUPPORTED = -9
+E_INVALID_PLAN = -10
+E_OUT_OF_MEMORY_PLAN = -11
+E_CANCELLED = -12
+
+#: status number -> "ARACHNE_E_..." name
+STATUS_NAMES = {
+    0: "ARACHNE_OK", -1: "ARACHNE_E_INVALID_ARGUMENT", -2: "ARACHNE_E_NO_MEMORY",
+    -3: "ARACHNE_E_PARSE", -4: "ARACHNE_E_NOT_FOUND", -5: "ARACHNE_E_INFEASIBLE",
+    -6: "ARACHNE_E_IO", -7: "ARACHNE_E_CORRUPT", -8: "ARACHNE_E_BUFFER_TOO_SMALL",
+    -9: "ARACHNE_E_UNSUPPORTED", -10: "ARACHNE_E_INVALID_PLAN",
+    -11: "ARACHNE_E_OUT_OF_MEMORY_PLAN", -12: "ARACHNE_E_CANCELLED",
+}
+
+# GPU fields (arachne_gpu_field)
+GPU_FIELDS = {
+    "memory_bytes": 0, "flops": 1, "hbm_bytes_per_s": 2, "intra_bytes_per_s": 3,
+    "inter_bytes_per_s": 4, "intra_latency_s": 5, "inter_latency_s": 6,
+}
+
+# Layer kinds (arachne_layer_kind)
+LAYER_EMBED = 0
+LAYER_DENSE = 1
+LAYER_MOE = 2
+LAYER_HEAD = 3
+LAYER_KINDS = {"embed": 0, "dense": 1, "moe": 2, "head": 3}
+
+# Recompute modes (arachne_recompute)
+RECOMPUTE_NONE = 0
+RECOMPUTE_SELECTIVE = 1
+RECOMPUTE_FULL = 2
+RECOMPUTE_MODES = {"none": 0, "selective": 1, "full": 2}
+
+# Model fields (arachne_model_field)
+MODEL_FIELDS = {
+    "blocks": 0, "hidden": 1, "heads": 2, "kv_heads": 3, "head_dim": 4, "ffn": 5,
+    "vocab": 6, "experts": 7, "top_k": 8, "shared_experts": 9, "expert_ffn": 10,
+    "dense_prefix": 11, "total_params": 12, "active_params": 13, "qk_norm": 14,
+    "gated_mlp": 15, "tied_embeddings": 16, "mla": 17, "q_lora_rank": 18,
+    "kv_lora_rank": 19, "qk_nope_dim": 20, "qk_rope_dim": 21, "v_head_dim": 22,
+    "dense_blocks": 23, "moe_blocks": 24,
+}
+
+# Cost-model options (arachne_option): keyword -> number
+OPTIONS = {
+    "global_batch": 0, "seq_len": 1, "weight_bytes": 2, "grad_bytes": 3, "optim_bytes": 4,
+    "dist_optimizer": 5, "recompute": 6, "headroom": 7, "expert_tiling": 8, "max_depth": 9,
+}
+_INT_OPTIONS = ("global_batch", "seq_len", "max_depth")
+_BOOL_OPTIONS = ("dist_optimizer", "expert_tiling")
+
+# Plan fields (arachne_plan_field, arachne_template_field, arachne_stage_field,
+# arachne_rank_field)
+PLAN_FIELDS = {
+    "iteration_s": 0, "iter_per_s": 1, "samples_per_s": 2, "tokens_per_s": 3, "mfu": 4,
+    "bubble": 5, "gpus_used": 6, "gpus_total": 7, "templates": 8, "ranks": 9,
+    "planning_s": 10, "evaluations": 11, "global_batch": 12, "seq_len": 13,
+}
+_PLAN_INT_FIELDS = ("gpus_used", "gpus_total", "templates", "ranks", "evaluations",
+                    "global_batch", "seq_len")
+TEMPLATE_FIELDS = {"depth": 0, "replicas": 1, "micro_batch": 2, "micro_batches": 3, "pipeline_s": 4}
+_TEMPLATE_INT_FIELDS = ("depth", "replicas", "micro_batch", "micro_batches")
+STAGE_FIELDS = {
+    "tp": 0, "first_layer": 1, "end_layer": 2, "ep": 3, "etp": 4, "edp": 5, "compute_s": 6,
+    "tp_comm_s": 7, "ep_comm_s": 8, "p2p_s": 9, "sync_s": 10, "stage_s": 11, "memory_bytes": 12,
+}
+_STAGE_INT_FIELDS = ("tp", "first_layer", "end_layer", "ep", "etp", "edp")
+RANK_FIELDS = {"rank": 0, "node": 1, "gpu": 2, "template": 3, "replica": 4, "stage": 5, "tp_rank": 6}
+
+# Recorded header fields of a plan file (arachne_plan_header) and their Python types
+PLAN_HEADER_FIELDS = {
+    "model": 0, "cluster": 1, "global_batch": 2, "seq_len": 3, "recompute": 4,
+    "dist_optimizer": 5, "headroom": 6, "iteration_s": 7,
+}
+_PLAN_HEADER_TYPES = {"global_batch": int, "seq_len": int, "headroom": float, "iteration_s": float,
+                      "dist_optimizer": lambda s: s == "1"}
+
+# Launcher export formats (arachne_export_format)
+EXPORT_FORMATS = {"ranks": 0, "megatron": 1, "torchtitan": 2, "flashflex": 3, "sailor": 4}
+
+# Policy fields (arachne_policy_field)
+POLICY_FIELDS = {
+    "params": 0, "hidden": 1, "layers": 2, "state_dim": 3, "comp_dim": 4,
+    "schema_version": 5, "train_steps": 6,
+}
+
+# --------------------------------------------------------------------------
+# Errors
+# --------------------------------------------------------------------------
+
+
+class Error(Exception):
+    """A libarachne failure.
+
+    status       negative arachne_status number (compare with arachne.E_*)
+    status_name  the library's fixed text for it (arachne_status_string)
+    message      the library's message (arachne_last_error), naming the input
+                 and the position
+    """
+
+    def __init__(self, status, message, status_name=None):
+        # type: (int, str, Optional[str]) -> None
+        self.status = int(status)
+        if status_name is None:
+            status_name = _status_text(self.status)
+        self.status_name = status_name
+        self.message = message
+        Exception.__init__(self, "%s: %s" % (status_name, message) if message else status_name)
+
+    def __reduce__(self):
+        return (Error, (self.status, self.message, self.status_name))
+
+    @property
+    def code_name(self):
+        # type: () -> str
+        """The enum name, e.g. "ARACHNE_E_PARSE"."""
+        return STATUS_NAMES.get(self.status, "ARACHNE_E_UNKNOWN(%d)" % self.status)
+
+
+def _status_text(status):
+    # type: (int) -> str
+    lib = _lib
+    if lib is not None and getattr(lib, "arachne_status_string", None) is not None:
+        try:
+            return _dec(lib.arachne_status_string(status))
+        except Exception:  # pragma: no cover - library unusable
+            pass
+    return STATUS_NAMES.get(status, "unknown status")
+
+
+def _check(rc):
+    # type: (int) -> int
+    """Raises Error for a negative status; reads the message first."""
+    if rc < 0:
+        msg = _dec(_lib.arachne_last_error())
+        raise Error(rc, msg, _dec(_lib.arachne_status_string(rc)))
+    return rc
+
+
+# --------------------------------------------------------------------------
+# Library loading and signatures
+# --------------------------------------------------------------------------
+
+class _ClusterS(ctypes.Structure):
+    pass
+
+
+class _ModelS(ctypes.Structure):
+    pass
+
+
+class _ProfileS(ctypes.Structure):
+    pass
+
+
+class _CostModelS(ctypes.Structure):
+    pass
+
+
+class _PolicyS(ctypes.Structure):
+    pass
+
+
+class _PlanS(ctypes.Structure):
+    pass
+
+
+class _TrainerS(ctypes.Structure):
+    pass
+
+
+class _ReplanOptionsS(ctypes.Structure):
+    pass
+
+
+class _ReplanDecisionS(ctypes.Structure):
+    pass
+
+
+_P = ctypes.POINTER
+_CLUSTER = _P(_ClusterS)
+_MODEL = _P(_ModelS)
+_PROFILE = _P(_ProfileS)
+_COST = _P(_CostModelS)
+_POLICY = _P(_PolicyS)
+_PLAN = _P(_PlanS)
+_TRAINER = _P(_TrainerS)
+_REPLAN_OPTIONS = _P(_ReplanOptionsS)
+# arachne_train_callback(user, update, updates, mean_reward, best_iter_per_s, ncompositions)
+TRAIN_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_double,
+                                  ctypes.POINTER(ctypes.c_double), ctypes.c_int)
+_REPLAN_DECISION = _P(_ReplanDecisionS)
+# C handle type name -> ctypes structure (tests match this against the header)
+_HANDLE_STRUCTS = {
+    "arachne_cluster": _ClusterS, "arachne_model": _ModelS, "arachne_profile": _ProfileS,
+    "arachne_cost_model": _CostModelS, "arachne_policy": _PolicyS, "arachne_plan": _PlanS,
+    "arachne_trainer": _TrainerS,
+    "arachne_replan_options": _ReplanOptionsS, "arachne_replan_decision": _ReplanDecisionS,
+}
+_int = ctypes.c_int
+_uint = ctypes.c_uint
+_dbl = ctypes.c_double
+_long = ctypes.c_long
+_u64 = ctypes.c_uint64
+_size = ctypes.c_size_t
+_str = ctypes.c_char_p
+_pint = _P(ctypes.c_int)
+_pdbl = _P(ctypes.c_double)
+_pstr = _P(ctypes.c_char_p)
+_psize = _P(ctypes.c_size_t)
+_buf = _P(ctypes.c_char)  # char *buf (caller buffer): a ctypes string buffer or None
+
+# name -> (restype, argtypes).  tests/python checks this table against the
+# declarations in include/arachne.h (argument count and kind).
+_SIGNATURES = {
+    # version, status, errors
+    "arachne_version": (_uint, []),
+    "arachne_version_string": (_str, []),
+    "arachne_status_string": (_str, [_int]),
+    "arachne_last_error": (_str, []),
+    "arachne_clear_error": (None, []),
+    # gpu catalog
+    "arachne_gpu_catalog_count": (_int, []),
+    "arachne_gpu_catalog_name": (_int, [_int, _pstr]),
+    "arachne_gpu_canonical_name": (_int, [_str, _pstr]),
+    "arachne_gpu_get": (_int, [_str, _int, _pdbl]),
+    # cluster
+    "arachne_cluster_create": (_int, [_P(_CLUSTER)]),
+    "arachne_cluster_parse": (_int, [_P(_CLUSTER), _str]),
+    "arachne_cluster_from_json": (_int, [_P(_CLUSTER), _str, _size]),
+    "arachne_cluster_load": (_int, [_P(_CLUSTER), _str]),
+    "arachne_cluster_open": (_int, [_P(_CLUSTER), _str]),
+    "arachne_cluster_save": (_int, [_CLUSTER, _str]),
+    "arachne_cluster_destroy": (None, [_CLUSTER]),
+    "arachne_cluster_add_gpu_type": (_int, [_CLUSTER, _str, _dbl, _dbl, _dbl, _dbl, _dbl]),
+    "arachne_cluster_set_gpu_field": (_int, [_CLUSTER, _str, _int, _dbl]),
+    "arachne_cluster_add_nodes": (_int, [_CLUSTER, _str, _int, _int]),
+    "arachne_cluster_set_link_bandwidth": (_int, [_CLUSTER, _str, _str, _dbl]),
+    "arachne_cluster_link_bandwidth": (_int, [_CLUSTER, _str, _str, _pdbl]),
+    "arachne_cluster_type_count": (_int, [_CLUSTER, _pint]),
+    "arachne_cluster_type_name": (_int, [_CLUSTER, _int, _pstr]),
+    "arachne_cluster_gpu_count": (_int, [_CLUSTER, _str, _pint]),
+    "arachne_cluster_node_count": (_int, [_CLUSTER, _str, _pint]),
+    "arachne_cluster_node": (_int, [_CLUSTER, _int, _pstr, _pint]),
+    "arachne_cluster_largest_node": (_int, [_CLUSTER, _str, _pint]),
+    "arachne_cluster_to_string": (_int, [_CLUSTER, _pstr]),
+    "arachne_cluster_to_json": (_int, [_CLUSTER, _pstr]),
+    "arachne_cluster_gpu_get": (_int, [_CLUSTER, _str, _int, _pdbl]),
+    # model
+    "arachne_model_preset": (_int, [_P(_MODEL), _str]),
+    "arachne_model_preset_count": (_int, []),
+    "arachne_model_preset_name": (_str, [_int]),
+    "arachne_model_from_json": (_int, [_P(_MODEL), _str, _size]),
+    "arachne_model_load": (_int, [_P(_MODEL), _str]),
+    "arachne_model_open": (_int, [_P(_MODEL), _str]),
+    "arachne_model_save": (_int, [_MODEL, _str]),
+    "arachne_model_to_json": (_int, [_MODEL, _pstr]),
+    "arachne_model_destroy": (None, [_MODEL]),
+    "arachne_model_name": (_int, [_MODEL, _pstr]),
+    "arachne_model_get": (_int, [_MODEL, _int, _pdbl]),
+    "arachne_model_layer_params": (_int, [_MODEL, _int, _pdbl]),
+    "arachne_model_layer_flops": (_int, [_MODEL, _int, _int, _int, _pdbl]),
+    "arachne_model_layer_act_bytes": (_int, [_MODEL, _int, _int, _int, _int, _int, _pdbl]),
+    # profile
+    "arachne_profile_create": (_int, [_P(_PROFILE), _str, _int]),
+    "arachne_profile_destroy": (None, [_PROFILE]),
+    "arachne_profile_add": (_int, [_PROFILE, _str, _int, _int, _int, _dbl, _dbl, _dbl, _dbl]),
+    "arachne_profile_lookup": (_int, [_PROFILE, _str, _int, _int, _int, _pdbl, _pdbl, _pdbl, _pdbl]),
+    "arachne_profile_count": (_int, [_PROFILE, _pint]),
+    "arachne_profile_model_name": (_int, [_PROFILE, _pstr]),
+    "arachne_profile_seq_len": (_int, [_PROFILE, _pint]),
+    "arachne_profile_entry": (_int, [_PROFILE, _int, _pstr, _pint, _pint, _pint,
+                                     _pdbl, _pdbl, _pdbl, _pdbl]),
+    "arachne_profile_load": (_int, [_P(_PROFILE), _str]),
+    "arachne_profile_from_json": (_int, [_P(_PROFILE), _str, _size]),
+    "arachne_profile_save": (_int, [_PROFILE, _str]),
+    "arachne_profile_to_json": (_int, [_PROFILE, _buf, _size, _psize]),
+    "arachne_profile_import_sailor": (_int, [_P(_PROFILE), _str, _str]),
+    "arachne_profile_generate": (_int, [_P(_PROFILE), _MODEL, _CLUSTER, _int]),
+    "arachne_profile_generate_gpu": (_int, [_PROFILE, _MODEL, _CLUSTER, _str]),
+    # cost model
+    "arachne_cost_model_create": (_int, [_P(_COST), _MODEL, _CLUSTER, _PROFILE]),
+    "arachne_cost_model_destroy": (None, [_COST]),
+    "arachne_cost_model_set": (_int, [_COST, _int, _dbl]),
+    "arachne_cost_model_get": (_int, [_COST, _int, _pdbl]),
+    "arachne_cost_model_price": (_int, [_COST, _PLAN]),
+    # plan
+    "arachne_plan_destroy": (None, [_PLAN]),
+    "arachne_plan_to_json": (_int, [_PLAN, _pstr]),
+    "arachne_plan_save": (_int, [_PLAN, _str]),
+    "arachne_plan_load": (_int, [_P(_PLAN), _COST, _str]),
+    "arachne_plan_from_json": (_int, [_P(_PLAN), _COST, _str, _size]),
+    "arachne_plan_get": (_int, [_PLAN, _int, _pdbl]),
+    "arachne_plan_template_get": (_int, [_PLAN, _int, _int, _pdbl]),
+    "arachne_plan_stage_get": (_int, [_PLAN, _int, _int, _int, _pdbl]),
+    "arachne_plan_stage_gpu": (_int, [_PLAN, _int, _int, _pstr]),
+    "arachne_plan_rank_get": (_int, [_PLAN, _int, _int, _pint]),
+    "arachne_plan_method": (_int, [_PLAN, _pstr]),
+    "arachne_plan_export": (_int, [_PLAN, _int, _buf, _size, _psize]),
+    "arachne_plan_file_header": (_int, [_str, _int, _buf, _size, _psize]),
+    # searches
+    "arachne_search_random": (_int, [_P(_PLAN), _COST, _long, _u64, _dbl]),
+    "arachne_search_exhaustive": (_int, [_P(_PLAN), _COST, _int, _dbl]),
+    # policy
+    "arachne_policy_create": (_int, [_P(_POLICY), _u64, _int, _int]),
+    "arachne_policy_load": (_int, [_P(_POLICY), _str]),
+    "arachne_policy_save": (_int, [_POLICY, _str]),
+    "arachne_policy_destroy": (None, [_POLICY]),
+    "arachne_policy_info": (_int, [_POLICY, _int, _pdbl]),
+    "arachne_policy_metadata": (_int, [_POLICY, _pstr]),
+    "arachne_policy_set_metadata": (_int, [_POLICY, _str]),
+    "arachne_plan_build": (_int, [_P(_PLAN), _POLICY, _COST, _int, _u64]),
+    "arachne_plan_to_svg": (_int, [_PLAN, _buf, _size, _psize]),
+    "arachne_plan_save_svg": (_int, [_PLAN, _str]),
+}
+
+# Functions the library must export for the module to load at all.
+_REQUIRED = ("arachne_version", "arachne_version_string", "arachne_status_string",
+             "arachne_last_error", "arachne_clear_error")
+
+#: Set before first use to force a library file (same as load_library(path)).
+LIBRARY_PATH = None  # type: Optional[str]
+
+_lib = None  # type: Any
+_lib_path = None  # type: Optional[str]
+_lib_missing = ()  # type: Tuple[str, ...]
+_load_lock = threading.Lock()
+_refs_lock = threading.RLock()  # guards the borrower counts of handles
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_REPO = os.path.normpath(os.path.join(_HERE, os.pardir, os.pardir))
+
+
+def _candidates(path):
+    # type: (Optional[str]) -> List[Tuple[str, str]]
+    """(how, path) pairs in lookup order."""
+    out = []  # type: List[Tuple[str, str]]
+    if path is not None:
+        out.append(("argument", os.fspath(path)))
+    elif LIBRARY_PATH is not None:
+        out.append(("arachne.LIBRARY_PATH", os.fspath(LIBRARY_PATH)))
+    env = os.environ.get("ARACHNE_LIB")
+    if env:
+        out.append(("ARACHNE_LIB", env))
+    out.append(("repository lib/", os.path.join(_REPO, "lib", "libarachne.so")))
+    found = ctypes.util.find_library("arachne")
+    if found:
+        out.append(("find_library", found))
+    return out
+
+
+def load_library(path=None):
+    # type: (Optional[str]) -> ctypes.CDLL
+    """Loads libarachne (once) and declares every function's types.
+
+    path: a library file, or a directory holding libarachne.so.  When given
+    it must load (no fallback); when omitted the lookup order of the module
+    docstring applies and the first candidate that loads wins.  Calling it
+    again with another path replaces the library for handles made later (do
+    that before making any handle).  Returns the ctypes.CDLL.
+    Raises OSError when no candidate loads.
+    """
+    global _lib, _lib_path, _lib_missing
+    with _load_lock:
+        if _lib is not None and path is None:
+            return _lib
+        explicit = path is not None or LIBRARY_PATH is not None
+        errors = []
+        for how, cand in _candidates(path):
+            if os.path.isdir(cand):
+                cand = os.path.join(cand, "libarachne.so")
+            if os.sep in cand and not os.path.exists(cand):
+                errors.append("%s: %s does not exist" % (how, cand))
+                if explicit and how in ("argument", "arachne.LIBRARY_PATH"):
+                    break
+                continue
+            try:
+                lib = ctypes.CDLL(cand)
+                _declare(lib)
+            except (OSError, AttributeError) as e:
+                errors.append("%s: %s: %s" % (how, cand, e))
+                if explicit and how in ("argument", "arachne.LIBRARY_PATH"):
+                    break
+                continue
+            _lib, _lib_path = lib, cand
+            _lib_missing = tuple(sorted(n for n in _SIGNATURES if getattr(lib, "_ar_" + n, None) is None))
+            return lib
+        raise OSError("libarachne not found (build it with `make`, or set ARACHNE_LIB):\n  "
+                      + "\n  ".join(errors))
+
+
+def _declare(lib):
+    # type: (Any) -> None
+    for name in _REQUIRED:
+        getattr(lib, name)  # AttributeError when absent
+    for name, (res, args) in _SIGNATURES.items():
+        try:
+            f = getattr(lib, name)
+        except AttributeError:
+            setattr(lib, "_ar_" + name, None)
+            continue
+        f.restype = res
+        f.argtypes = args
+        setattr(lib, "_ar_" + name, f)
+
+
+def _L():
+    # type: () -> Any
+    return _lib if _lib is not None else load_library()
+
+
+def _fn(name):
+    # type: (str) -> Any
+    """The bound C function, or Error(E_UNSUPPORTED) when this build lacks it."""
+    f = getattr(_L(), "_ar_" + name, None)
+    if f is None:
+        raise Error(E_UNSUPPORTED, "%s is not exported by %s (library %s)"
+                    % (name, _lib_path, version()))
+    return f
+
+
+def has_function(name):
+    # type: (str) -> bool
+    """True when the loaded library exports the C function `name`."""
+    return getattr(_L(), "_ar_" + name, None) is not None
+
+
+def library_path():
+    # type: () -> str
+    """Path of the loaded library (loads it if needed)."""
+    _L()
+    return _lib_path or ""
+
+
+def _enc(s):
+    # type: (Any) -> bytes
+    if isinstance(s, bytes):
+        return s
+    if isinstance(s, str):
+        return s.encode("utf-8")
+    raise TypeError("expected str, got %s" % type(s).__name__)
+
+
+def _path(p):
+    # type: (Any) -> bytes
+    return os.fsencode(os.fspath(p))
+
+
+def _dec(b):
+    # type: (Optional[bytes]) -> str
+    return b.decode("utf-8", "replace") if b is not None else ""
+
+
+def _opt_enc(s):
+    # type: (Any) -> Optional[bytes]
+    return None if s is None else _enc(s)
+
+
+def _kind(kind):
+    # type: (Any) -> int
+    if isinstance(kind, str):
+        try:
+            return LAYER_KINDS[kind.lower()]
+        except KeyError:
+            raise Error(E_INVALID_ARGUMENT, "unknown layer kind '%s' (want one of %s)"
+                        % (kind, ", ".join(LAYER_KINDS)))
+    return int(kind)
+
+
+def _recompute(mode):
+    # type: (Any) -> int
+    if isinstance(mode, str):
+        try:
+            return RECOMPUTE_MODES[mode.lower()]
+        except KeyError:
+            raise Error(E_INVALID_ARGUMENT, "unknown recompute mode '%s' (want none, selective or full)"
+                        % mode)
+    return int(mode)
+
+
+def _field(table, field, what):
+    # type: (Dict[str, int], Any, str) -> int
+    if isinstance(field, str):
+        try:
+            return table[field.lower()]
+        except KeyError:
+            raise Error(E_INVALID_ARGUMENT, "unknown %s field '%s' (want one of %s)"
+                        % (what, field, ", ".join(table)))
+    return int(field)
+
+
+def _intish(x):
+    # type: (float) -> Any
+    return int(x) if x == int(x) else x
+
+
+# --------------------------------------------------------------------------
+# Library-wide functions
+# --------------------------------------------------------------------------
+
+def version():
+    # type: () -> str
+    """Version string "MAJOR.MINOR.PATCH" of the loaded library."""
+    return _dec(_L().arachne_version_string())
+
+
+def version_number():
+    # type: () -> int
+    """MAJOR*10000 + MINOR*100 + PATCH of the loaded library."""
+    return int(_L().arachne_version())
+
+
+def status_string(status):
+    # type: (int) -> str
+    """The library's fixed text for a status code."""
+    return _dec(_L().arachne_status_string(int(status)))
+
+
+def last_error():
+    # type: () -> str
+    """The calling thread's last library error message."""
+    return _dec(_L().arachne_last_error())
+
+
+def gpu_catalog():
+    # type: () -> List[str]
+    """Canonical names of the built-in GPU catalog, in catalog order."""
+    n = _fn("arachne_gpu_catalog_count")()
+    out = []
+    for i in range(n):
+        s = ctypes.c_char_p()
+        _check(_fn("arachne_gpu_catalog_name")(i, ctypes.byref(s)))
+        out.append(_dec(s.value))
+    return out
+
+
+def gpu_canonical_name(name):
+    # type: (str) -> str
+    """Resolves a GPU name or alias ("a100_40", "v100") to its catalog name."""
+    s = ctypes.c_char_p()
+    _check(_fn("arachne_gpu_canonical_name")(_enc(name), ctypes.byref(s)))
+    return _dec(s.value)
+
+
+def gpu_get(name, field):
+    # type: (str, Any) -> float
+    """One field of a catalog GPU type (name or number of GPU_FIELDS), SI units."""
+    v = ctypes.c_double()
+    _check(_fn("arachne_gpu_get")(_enc(name), _field(GPU_FIELDS, field, "GPU"), ctypes.byref(v)))
+    return v.value
+
+
+def gpu_info(name):
+    # type: (str) -> Dict[str, Any]
+    """Every field of a catalog GPU type as a dict (SI units), plus "name"."""
+    d = {"name": gpu_canonical_name(name)}  # type: Dict[str, Any]
+    for k in GPU_FIELDS:
+        d[k] = gpu_get(name, k)
+    return d
+
+
+# --------------------------------------------------------------------------
+# Handles
+# --------------------------------------------------------------------------
+
+class _Handle(object):
+    """Owns one C handle.
+
+    A handle that borrows others (a CostModel its Model, Cluster, Profile)
+    keeps Python references to them and registers as their borrower; a
+    borrowed handle's C object is freed only once it is closed AND no
+    borrower is alive, so close() and garbage collection may happen in any
+    order.  A closed handle cannot be used from Python any more.
+    """
+
+    _destroy_fn = ""  # name of the C destroy function
+    _what = "handle"
+
+    def __init__(self, ptr, parents=()):
+        # type: (Any, Tuple[Any, ...]) -> None
+        self._lib = _lib  # the library that made it frees it (and stays loaded until then)
+        self._ptr = ptr
+        self._closed = False
+        self._freed = False
+        self._borrowers = 0
+        self._parents = tuple(parents)
+        with _refs_lock:
+            for p in self._parents:
+                p._borrowers += 1
+
+    # -- lifetime -------------------------------------------------------
+    def close(self):
+        # type: () -> None
+        """Releases the handle; later use raises Error.  Idempotent."""
+        if getattr(self, "_closed", True):
+            return
+        with _refs_lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self._borrowers == 0:
+                self._free()
+
+    def _free(self):
+        # type: () -> None
+        # called with _refs_lock held
+        if self._freed:
+            return
+        self._freed = True
+        ptr, self._ptr = self._ptr, None
+        lib, self._lib = self._lib, None
+        if ptr and lib is not None:
+            getattr(lib, self._destroy_fn)(ptr)
+        parents, self._parents = self._parents, ()
+        for p in parents:
+            p._borrowers -= 1
+            if p._closed and p._borrowers == 0:
+                p._free()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    @property
+    def closed(self):
+        # type: () -> bool
+        return self._closed
+
+    def _h(self):
+        # type: () -> Any
+        if self._closed or not self._ptr:
+            raise Error(E_INVALID_ARGUMENT, "%s is closed" % self._what)
+        return self._ptr
+
+    def _mutable(self):
+        # type: () -> Any
+        """The pointer, for a mutator: refused while another handle borrows it."""
+        h = self._h()
+        if self._borrowers:
+            raise Error(E_INVALID_ARGUMENT, "%s is borrowed by %d live handle(s) (a cost model); "
+                        "close them before changing it" % (self._what, self._borrowers))
+        return h
+
+    def _borrowed_str(self, fname, *args):
+        # type: (str, Any) -> str
+        s = ctypes.c_char_p()
+        _check(_fn(fname)(self._h(), *(args + (ctypes.byref(s),))))
+        return _dec(s.value)
+
+
+def _make(ctype, fname, *args):
+    # type: (Any, str, Any) -> Any
+    """Calls a constructor fname(&out, *args) and returns the pointer."""
+    out = ctype()
+    _check(_fn(fname)(ctypes.byref(out), *args))
+    if not out:
+        raise Error(E_NO_MEMORY, "%s returned no handle" % fname)
+    return out
+
+
+def _buffer_text(fname, handle, *args):
+    # type: (str, Any, Any) -> str
+    """Reads text through the (buf, cap, needed) caller-buffer convention."""
+    f = _fn(fname)
+    needed = ctypes.c_size_t(0)
+    rc = f(handle, *(args + (None, 0, ctypes.byref(needed))))
+    if rc < 0 and rc != E_BUFFER_TOO_SMALL:
+        _check(rc)
+    while True:
+        cap = max(int(needed.value), 1)
+        buf = ctypes.create_string_buffer(cap)
+        rc = f(handle, *(args + (buf, cap, ctypes.byref(needed))))
+        if rc == E_BUFFER_TOO_SMALL and needed.value > cap:
+            continue
+        _check(rc)
+        return _dec(buf.value)
+
+
+# --------------------------------------------------------------------------
+# Cluster
+# --------------------------------------------------------------------------
+
+class Cluster(_Handle):
+    """A set of GPU nodes of one or more GPU types (arachne_cluster).
+
+    Cluster() is empty; build one with add_nodes(), or use Cluster.parse(),
+    Cluster.open(), Cluster.load() or Cluster.from_json().
+    """
+
+    _destroy_fn = "arachne_cluster_destroy"
+    _what = "Cluster"
+
+    def __init__(self, _ptr=None):
+        if _ptr is None:
+            _ptr = _make(_CLUSTER, "arachne_cluster_create")
+        _Handle.__init__(self, _ptr)
+
+    @classmethod
+    def parse(cls, spec):
+        # type: (str) -> Cluster
+        """Parses a compact spec such as "a100-40:32x4,a6000:8x4+16x1,h100:16x8"."""
+        return cls(_make(_CLUSTER, "arachne_cluster_parse", _enc(spec)))
+
+    @classmethod
+    def from_json(cls, text):
+        # type: (Any) -> Cluster
+        """Reads the cluster JSON form (str or bytes)."""
+        b = _enc(text)
+        return cls(_make(_CLUSTER, "arachne_cluster_from_json", b, len(b)))
+
+    @classmethod
+    def from_dict(cls, d):
+        # type: (Dict[str, Any]) -> Cluster
+        return cls.from_json(json.dumps(d))
+
+    @classmethod
+    def load(cls, path):
+        # type: (Any) -> Cluster
+        """Reads a cluster JSON file."""
+        return cls(_make(_CLUSTER, "arachne_cluster_load", _path(path)))
+
+    @classmethod
+    def open(cls, spec_or_path):
+        # type: (Any) -> Cluster
+        """A JSON file when the argument names a file or ends in .json, else a compact spec."""
+        if not isinstance(spec_or_path, (str, bytes)):
+            spec_or_path = os.fspath(spec_or_path)
+        return cls(_make(_CLUSTER, "arachne_cluster_open",
+                         _path(spec_or_path) if isinstance(spec_or_path, str) else spec_or_path))
+
+    def save(self, path):
+        # type: (Any) -> None
+        """Writes the JSON form to path atomically."""
+        _check(_fn("arachne_cluster_save")(self._h(), _path(path)))
+
+    # -- mutators -------------------------------------------------------
+    def add_nodes(self, gpu_type, count, gpus_per_node):
+        # type: (str, int, int) -> Cluster
+        """Adds `count` nodes of `gpus_per_node` GPUs of `gpu_type`.  Returns self."""
+        _check(_fn("arachne_cluster_add_nodes")(self._mutable(), _enc(gpu_type), int(count), int(gpus_per_node)))
+        return self
+
+    def add_gpu_type(self, name, mem_bytes, flops, hbm_bytes_per_s, intra_bytes_per_s, inter_bytes_per_s):
+        # type: (str, float, float, float, float, float) -> Cluster
+        """Adds (or overrides) a GPU type: bytes, FLOP/s, bytes/s.  Returns self."""
+        _check(_fn("arachne_cluster_add_gpu_type")(self._mutable(), _enc(name), float(mem_bytes), float(flops),
+                                                   float(hbm_bytes_per_s), float(intra_bytes_per_s),
+                                                   float(inter_bytes_per_s)))
+        return self
+
+    def set_gpu_field(self, gpu_type, field, value):
+        # type: (str, Any, float) -> Cluster
+        """Sets one GPU_FIELDS entry (SI units) of a type in the cluster.  Returns self."""
+        _check(_fn("arachne_cluster_set_gpu_field")(self._mutable(), _enc(gpu_type),
+                                                    _field(GPU_FIELDS, field, "GPU"), float(value)))
+        return self
+
+    def set_link_bandwidth(self, type_a, type_b, bytes_per_s):
+        # type: (str, str, float) -> Cluster
+        """Sets the inter-node bandwidth between two types (bytes/s per GPU per direction)."""
+        _check(_fn("arachne_cluster_set_link_bandwidth")(self._mutable(), _enc(type_a), _enc(type_b),
+                                                         float(bytes_per_s)))
+        return self
+
+    # -- getters --------------------------------------------------------
+    def link_bandwidth(self, type_a, type_b):
+        # type: (str, str) -> float
+        v = ctypes.c_double()
+        _check(_fn("arachne_cluster_link_bandwidth")(self._h(), _enc(type_a), _enc(type_b), ctypes.byref(v)))
+        return v.value
+
+    @property
+    def type_count(self):
+        # type: () -> int
+        v = ctypes.c_int()
+        _check(_fn("arachne_cluster_type_count")(self._h(), ctypes.byref(v)))
+        return v.value
+
+    def type_name(self, index):
+        # type: (int) -> str
+        return self._borrowed_str("arachne_cluster_type_name", int(index))
+
+    @property
+    def types(self):
+        # type: () -> List[str]
+        """GPU type names in cluster order."""
+        return [self.type_name(i) for i in range(self.type_count)]
+
+    def gpu_count(self, gpu_type=None):
+        # type: (Optional[str]) -> int
+        """GPUs of one type, or of all (None)."""
+        v = ctypes.c_int()
+        _check(_fn("arachne_cluster_gpu_count")(self._h(), _opt_enc(gpu_type), ctypes.byref(v)))
+        return v.value
+
+    def node_count(self, gpu_type=None):
+        # type: (Optional[str]) -> int
+        """Nodes of one type, or of all (None)."""
+        v = ctypes.c_int()
+        _check(_fn("arachne_cluster_node_count")(self._h(), _opt_enc(gpu_type), ctypes.byref(v)))
+        return v.value
+
+    def largest_node(self, gpu_type=None):
+        # type: (Optional[str]) -> int
+        """GPUs in the largest node of a type, or of any (None); 0 when none."""
+        v = ctypes.c_int()
+        _check(_fn("arachne_cluster_largest_node")(self._h(), _opt_enc(gpu_type), ctypes.byref(v)))
+        return v.value
+
+    def node(self, index):
+        # type: (int) -> Tuple[str, int]
+        """(GPU type, GPU count) of node `index` (0-based)."""
+        t = ctypes.c_char_p()
+        g = ctypes.c_int()
+        _check(_fn("arachne_cluster_node")(self._h(), int(index), ctypes.byref(t), ctypes.byref(g)))
+        return _dec(t.value), g.value
+
+    @property
+    def nodes(self):
+        # type: () -> List[Tuple[str, int]]
+        return [self.node(i) for i in range(self.node_count())]
+
+    def gpu_get(self, gpu_type, field):
+        # type: (str, Any) -> float
+        """One GPU_FIELDS entry (SI units) of a type in this cluster."""
+        v = ctypes.c_double()
+        _check(_fn("arachne_cluster_gpu_get")(self._h(), _enc(gpu_type), _field(GPU_FIELDS, field, "GPU"),
+                                              ctypes.byref(v)))
+        return v.value
+
+    def gpu_info(self, gpu_type):
+        # type: (str) -> Dict[str, float]
+        return dict((k, self.gpu_get(gpu_type, k)) for k in GPU_FIELDS)
+
+    def to_string(self):
+        # type: () -> str
+        """The compact spec ("" when empty)."""
+        return self._borrowed_str("arachne_cluster_to_string")
+
+    def to_json(self):
+        # type: () -> str
+        return self._borrowed_str("arachne_cluster_to_json")
+
+    def to_dict(self):
+        # type: () -> Dict[str, Any]
+        return json.loads(self.to_json())
+
+    def __str__(self):
+        return self.to_string() if not self._closed else "<closed Cluster>"
+
+    def __repr__(self):
+        return "Cluster(%r)" % str(self)
+
+
+# --------------------------------------------------------------------------
+# Model
+# --------------------------------------------------------------------------
+
+class Model(_Handle):
+    """A model architecture (arachne_model).  Every MODEL_FIELDS name is a
+    read-only attribute (model.total_params, model.hidden, ...); counts are ints."""
+
+    _destroy_fn = "arachne_model_destroy"
+    _what = "Model"
+
+    def __init__(self, _ptr):
+        _Handle.__init__(self, _ptr)
+
+    @classmethod
+    def preset(cls, name):
+        # type: (str) -> Model
+        """A built-in preset ("llama3-8b", "qwen3-30b-a3b", "deepseek-v3", ...)."""
+        return cls(_make(_MODEL, "arachne_model_preset", _enc(name)))
+
+    @staticmethod
+    def presets():
+        # type: () -> List[str]
+        """Names of the built-in presets."""
+        n = _fn("arachne_model_preset_count")()
+        return [_dec(_fn("arachne_model_preset_name")(i)) for i in range(n)]
+
+    @classmethod
+    def from_json(cls, text):
+        # type: (Any) -> Model
+        b = _enc(text)
+        return cls(_make(_MODEL, "arachne_model_from_json", b, len(b)))
+
+    @classmethod
+    def from_dict(cls, d):
+        # type: (Dict[str, Any]) -> Model
+        return cls.from_json(json.dumps(d))
+
+    @classmethod
+    def load(cls, path):
+        # type: (Any) -> Model
+        return cls(_make(_MODEL, "arachne_model_load", _path(path)))
+
+    @classmethod
+    def open(cls, name_or_path):
+        # type: (Any) -> Model
+        """A preset name when one matches, otherwise a model JSON file."""
+        if not isinstance(name_or_path, (str, bytes)):
+            name_or_path = os.fspath(name_or_path)
+        return cls(_make(_MODEL, "arachne_model_open",
+                         _path(name_or_path) if isinstance(name_or_path, str) else name_or_path))
+
+    def save(self, path):
+        # type: (Any) -> None
+        _check(_fn("arachne_model_save")(self._h(), _path(path)))
+
+    def to_json(self):
+        # type: () -> str
+        return self._borrowed_str("arachne_model_to_json")
+
+    def to_dict(self):
+        # type: () -> Dict[str, Any]
+        return json.loads(self.to_json())
+
+    @property
+    def name(self):
+        # type: () -> str
+        return self._borrowed_str("arachne_model_name")
+
+    def get(self, field):
+        # type: (Any) -> float
+        """One MODEL_FIELDS entry (name or number) as a float."""
+        v = ctypes.c_double()
+        _check(_fn("arachne_model_get")(self._h(), _field(MODEL_FIELDS, field, "model"), ctypes.byref(v)))
+        return v.value
+
+    def fields(self):
+        # type: () -> Dict[str, int]
+        """Every MODEL_FIELDS entry as an int."""
+        return dict((k, int(self.get(v))) for k, v in MODEL_FIELDS.items())
+
+    def layer_params(self, kind):
+        # type: (Any) -> int
+        """Parameters of ONE layer of `kind` ("embed", "dense", "moe", "head" or a number)."""
+        v = ctypes.c_double()
+        _check(_fn("arachne_model_layer_params")(self._h(), _kind(kind), ctypes.byref(v)))
+        return int(v.value)
+
+    def layer_flops(self, kind, seq, mbs=1):
+        # type: (Any, int, int) -> float
+        """Forward FLOPs of ONE layer for mbs sequences of seq tokens."""
+        v = ctypes.c_double()
+        _check(_fn("arachne_model_layer_flops")(self._h(), _kind(kind), int(seq), int(mbs), ctypes.byref(v)))
+        return v.value
+
+    def layer_act_bytes(self, kind, seq, mbs=1, tp=1, recompute="selective"):
+        # type: (Any, int, int, int, Any) -> float
+        """Activation bytes one GPU keeps for ONE layer (recompute: none/selective/full)."""
+        v = ctypes.c_double()
+        _check(_fn("arachne_model_layer_act_bytes")(self._h(), _kind(kind), int(seq), int(mbs), int(tp),
+                                                    _recompute(recompute), ctypes.byref(v)))
+        return v.value
+
+    def __repr__(self):
+        return "Model(%r)" % (self.name if not self._closed else "<closed>")
+
+
+def _model_prop(field):
+    def get(self):
+        return int(self.get(field))
+    get.__doc__ = "arachne_model_get(%s) as an int" % field
+    return property(get)
+
+
+for _k in MODEL_FIELDS:
+    setattr(Model, _k, _model_prop(_k))
+
+# --------------------------------------------------------------------------
+# Profile
+# --------------------------------------------------------------------------
+
+
+class ProfileEntry(tuple):
+    """One profile entry: gpu, kind, tp, mbs, fwd_s, bwd_s, tp_comm_s, act_bytes."""
+
+    __slots__ = ()
+    _fields = ("gpu", "kind", "tp", "mbs", "fwd_s", "bwd_s", "tp_comm_s", "act_bytes")
+
+    def __new__(cls, *values):
+        return tuple.__new__(cls, values)
+
+    def _asdict(self):
+        # type: () -> Dict[str, Any]
+        return dict(zip(self._fields, self))
+
+    def __repr__(self):
+        return "ProfileEntry(%s)" % ", ".join("%s=%r" % kv for kv in zip(self._fields, self))
+
+
+for _i, _k in enumerate(ProfileEntry._fields):
+    setattr(ProfileEntry, _k, property(lambda self, _i=_i: self[_i]))
+
+
+class Profile(_Handle):
+    """A per-layer profile table (arachne_profile) keyed by
+    (GPU type, layer kind, TP degree, micro-batch size)."""
+
+    _destroy_fn = "arachne_profile_destroy"
+    _what = "Profile"
+
+    def __init__(self, model_name=None, seq_len=4096, _ptr=None):
+        """Profile(model_name, seq_len) creates an empty table."""
+        if _ptr is None:
+            if model_name is None:
+                raise TypeError("Profile() needs a model name")
+            _ptr = _make(_PROFILE, "arachne_profile_create", _enc(model_name), int(seq_len))
+        _Handle.__init__(self, _ptr)
+
+    @classmethod
+    def generate(cls, model, cluster, seq_len=4096):
+        # type: (Model, Cluster, int) -> Profile
+        """The calibrated analytic profile for every GPU type of the cluster."""
+        return cls(_ptr=_make(_PROFILE, "arachne_profile_generate", model._h(), cluster._h(), int(seq_len)))
+
+    @classmethod
+    def load(cls, path):
+        # type: (Any) -> Profile
+        return cls(_ptr=_make(_PROFILE, "arachne_profile_load", _path(path)))
+
+    @classmethod
+    def from_json(cls, text):
+        # type: (Any) -> Profile
+        b = _enc(text)
+        return cls(_ptr=_make(_PROFILE, "arachne_profile_from_json", b, len(b)))
+
+    @classmethod
+    def import_sailor(cls, directory, model_name):
+        # type: (Any, str) -> Profile
+        """Imports Sailor's measured profiles (profiles.json, llm_info.json) from a directory."""
+        return cls(_ptr=_make(_PROFILE, "arachne_profile_import_sailor", _path(directory), _enc(model_name)))
+
+    def save(self, path):
+        # type: (Any) -> None
+        _check(_fn("arachne_profile_save")(self._h(), _path(path)))
+
+    def to_json(self):
+        # type: () -> str
+        return _buffer_text("arachne_profile_to_json", self._h())
+
+    def to_dict(self):
+        # type: () -> Dict[str, Any]
+        return json.loads(self.to_json())
+
+    def add(self, gpu, kind, tp, mbs, fwd_s, bwd_s, tp_comm_s=0.0, act_bytes=0.0):
+        # type: (str, Any, int, int, float, float, float, float) -> Profile
+        """Adds (or replaces) one entry; seconds and bytes.  Returns self."""
+        _check(_fn("arachne_profile_add")(self._mutable(), _enc(gpu), _kind(kind), int(tp), int(mbs),
+                                          float(fwd_s), float(bwd_s), float(tp_comm_s), float(act_bytes)))
+        return self
+
+    def generate_gpu(self, model, cluster, gpu_type):
+        # type: (Model, Cluster, str) -> Profile
+        """Adds the generated entries of one GPU type of the cluster.  Returns self."""
+        _check(_fn("arachne_profile_generate_gpu")(self._mutable(), model._h(), cluster._h(), _enc(gpu_type)))
+        return self
+
+    def lookup(self, gpu, kind, tp, mbs):
+        # type: (str, Any, int, int) -> ProfileEntry
+        """The entry with exactly this key; Error(E_NOT_FOUND) when absent."""
+        v = [ctypes.c_double() for _ in range(4)]
+        k = _kind(kind)
+        _check(_fn("arachne_profile_lookup")(self._h(), _enc(gpu), k, int(tp), int(mbs),
+                                             *[ctypes.byref(x) for x in v]))
+        return ProfileEntry(gpu, k, int(tp), int(mbs), *[x.value for x in v])
+
+    def __len__(self):
+        v = ctypes.c_int()
+        _check(_fn("arachne_profile_count")(self._h(), ctypes.byref(v)))
+        return v.value
+
+    @property
+    def count(self):
+        # type: () -> int
+        return len(self)
+
+    def entry(self, index):
+        # type: (int) -> ProfileEntry
+        """Entry `index` in key order."""
+        g = ctypes.c_char_p()
+        ints = [ctypes.c_int() for _ in range(3)]
+        v = [ctypes.c_double() for _ in range(4)]
+        _check(_fn("arachne_profile_entry")(self._h(), int(index), ctypes.byref(g),
+                                            *([ctypes.byref(x) for x in ints] + [ctypes.byref(x) for x in v])))
+        return ProfileEntry(_dec(g.value), *([x.value for x in ints] + [x.value for x in v]))
+
+    def entries(self):
+        # type: () -> List[ProfileEntry]
+        return [self.entry(i) for i in range(len(self))]
+
+    def __iter__(self):
+        return iter(self.entries())
+
+    @property
+    def model_name(self):
+        # type: () -> str
+        return self._borrowed_str("arachne_profile_model_name")
+
+    @property
+    def seq_len(self):
+        # type: () -> int
+        v = ctypes.c_int()
+        _check(_fn("arachne_profile_seq_len")(self._h(), ctypes.byref(v)))
+        return v.value
+
+    def __repr__(self):
+        if self._closed:
+            return "Profile(<closed>)"
+        return "Profile(%r, seq_len=%d, entries=%d)" % (self.model_name, self.seq_len, len(self))
+
+
+# --------------------------------------------------------------------------
+# Cost model
+# --------------------------------------------------------------------------
+
+class CostModel(_Handle):
+    """Binds a Model, a Cluster and a Profile to a training setup and prices
+    plans (arachne_cost_model).
+
+    CostModel(model, cluster, profile=None, **setup): without a profile one is
+    generated for the cluster (at setup's seq_len, default 4096).  setup
+    keywords (OPTIONS): global_batch, seq_len, weight_bytes, grad_bytes,
+    optim_bytes, dist_optimizer (bool), recompute ("none", "selective",
+    "full"), headroom (fraction), expert_tiling (bool), max_depth.
+    The cost model keeps its model, cluster and profile alive; they cannot be
+    changed while it lives.
+    """
+
+    _destroy_fn = "arachne_cost_model_destroy"
+    _what = "CostModel"
+
+    def __init__(self, model, cluster, profile=None, **setup):
+        for k in setup:
+            if k not in OPTIONS:
+                raise TypeError("CostModel() got an unexpected keyword argument '%s' (setup keywords: %s)"
+                                % (k, ", ".join(OPTIONS)))
+        if not isinstance(model, Model) or not isinstance(cluster, Cluster):
+            raise TypeError("CostModel(model, cluster, profile=None, **setup) takes a Model and a Cluster")
+        if profile is None:
+            seq = setup.get("seq_len", 4096)
+            profile = Profile.generate(model, cluster, seq_len=int(seq))
+        elif not isinstance(profile, Profile):
+            raise TypeError("profile must be a Profile or None")
+        ptr = _make(_COST, "arachne_cost_model_create", model._h(), cluster._h(), profile._h())
+        _Handle.__init__(self, ptr, (model, cluster, profile))
+        try:
+            for k in OPTIONS:  # fixed order: seq_len before options that depend on it
+                if k in setup:
+                    self.set(k, setup[k])
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def model(self):
+        # type: () -> Model
+        return self._parents[0] if self._parents else None
+
+    @property
+    def cluster(self):
+        # type: () -> Cluster
+        return self._parents[1] if self._parents else None
+
+    @property
+    def profile(self):
+        # type: () -> Profile
+        return self._parents[2] if self._parents else None
+
+    def set(self, option, value):
+        # type: (Any, Any) -> CostModel
+        """Sets one option (name or number); recompute takes a mode name too.  Returns self."""
+        if isinstance(option, str) and option.lower() == "recompute":
+            value = _recompute(value)
+        elif isinstance(value, bool):
+            value = 1 if value else 0
+        _check(_fn("arachne_cost_model_set")(self._h(), _field(OPTIONS, option, "option"), float(value)))
+        return self
+
+    def get(self, option):
+        # type: (Any) -> Any
+        """One option's value: an int for integer and flag options, else a float."""
+        v = ctypes.c_double()
+        _check(_fn("arachne_cost_model_get")(self._h(), _field(OPTIONS, option, "option"), ctypes.byref(v)))
+        return _intish(v.value)
+
+    @property
+    def setup(self):
+        # type: () -> Dict[str, Any]
+        """Every option as a dict (recompute as its name, flags as bools)."""
+        d = {}  # type: Dict[str, Any]
+        names = dict((v, k) for k, v in RECOMPUTE_MODES.items())
+        for k in OPTIONS:
+            v = self.get(k)
+            if k == "recompute":
+                v = names.get(int(v), v)
+            elif k in _BOOL_OPTIONS:
+                v = bool(v)
+            d[k] = v
+        return d
+
+    def price(self, plan):
+        # type: (Plan) -> Plan
+        """Reprices `plan` in place with this setup.  Returns the plan."""
+        _check(_fn("arachne_cost_model_price")(self._h(), plan._h()))
+        return plan
+
+    def load_plan(self, path):
+        # type: (Any) -> Plan
+        """Reads, validates and prices a plan file against this cost model."""
+        return Plan(_make(_PLAN, "arachne_plan_load", self._h(), _path(path)), self)
+
+    def plan_from_json(self, text):
+        # type: (Any) -> Plan
+        b = _enc(text)
+        return Plan(_make(_PLAN, "arachne_plan_from_json", self._h(), b, len(b)), self)
+
+    def plan_from_dict(self, d):
+        # type: (Dict[str, Any]) -> Plan
+        return self.plan_from_json(json.dumps(d))
+
+    def search_random(self, budget=1000, seed=0, time_budget_s=0.0):
+        # type: (int, int, float) -> Plan
+        return search_random(self, budget, seed, time_budget_s)
+
+    def search_exhaustive(self, max_templates=2, time_budget_s=0.0):
+        # type: (int, float) -> Plan
+        return search_exhaustive(self, max_templates, time_budget_s)
+
+    def __repr__(self):
+        if self._closed:
+            return "CostModel(<closed>)"
+        return "CostModel(%r, %r)" % (self.model.name, str(self.cluster))
+
+
+# --------------------------------------------------------------------------
+# Plan
+# --------------------------------------------------------------------------
+
+class Plan(_Handle):
+    """A complete, priced parallelisation plan (arachne_plan).
+
+    Plans come from Policy.plan(), search_random(), search_exhaustive(),
+    CostModel.load_plan() / plan_from_json() or Plan.load().  Read them with
+    to_dict() (the "arachne-plan" v1 JSON as Python objects) or the getters:
+    every PLAN_FIELDS name is an attribute (plan.iteration_s, plan.mfu, ...).
+    A plan keeps the cost model it came from alive (plan.cost_model).
+    """
+
+    _destroy_fn = "arachne_plan_destroy"
+    _what = "Plan"
+
+    def __init__(self, _ptr, cost_model=None):
+        _Handle.__init__(self, _ptr, (cost_model,) if cost_model is not None else ())
+
+    @classmethod
+    def load(cls, cost_model, path):
+        # type: (CostModel, Any) -> Plan
+        return cost_model.load_plan(path)
+
+    @classmethod
+    def from_json(cls, cost_model, text):
+        # type: (CostModel, Any) -> Plan
+        return cost_model.plan_from_json(text)
+
+    @staticmethod
+    def read_header(path):
+        # type: (Any) -> Dict[str, Any]
+        """The recorded header of a plan file, without a cost model and without
+        validating the plan: model, cluster, global_batch, seq_len, iteration_s
+        and the setup fields the file records (recompute, dist_optimizer,
+        headroom); fields the file lacks are left out."""
+        out = {}  # type: Dict[str, Any]
+        for k, key in PLAN_HEADER_FIELDS.items():
+            try:
+                text = _buffer_text("arachne_plan_file_header", _path(path), key)
+            except Error as e:
+                if e.status == E_NOT_FOUND:
+                    continue
+                raise
+            out[k] = _PLAN_HEADER_TYPES.get(k, str)(text)
+        return out
+
+    @classmethod
+    def open(cls, path, profile=None, **setup):
+        # type: (Any, Optional[Profile], Any) -> Plan
+        """Reads a plan file on its own: rebuilds the model (preset name or file),
+        the cluster and the training setup recorded in the file (keywords
+        override them), then validates and prices the plan (like `arachne price`)."""
+        h = cls.read_header(path)
+        for k in ("global_batch", "seq_len", "recompute", "dist_optimizer", "headroom"):
+            if k in h and k not in setup:
+                setup[k] = h[k]
+        if profile is not None:
+            setup.pop("seq_len", None)
+        model = Model.open(h["model"])
+        cluster = Cluster.parse(h["cluster"])
+        cm = CostModel(model, cluster, profile, **setup)
+        return cm.load_plan(path)
+
+    @property
+    def cost_model(self):
+        # type: () -> Optional[CostModel]
+        return self._parents[0] if self._parents else None
+
+    def to_json(self):
+        # type: () -> str
+        return self._borrowed_str("arachne_plan_to_json")
+
+    def to_dict(self):
+        # type: () -> Dict[str, Any]
+        return json.loads(self.to_json())
+
+    def save(self, path):
+        # type: (Any) -> None
+        _check(_fn("arachne_plan_save")(self._h(), _path(path)))
+
+    def export(self, fmt):
+        # type: (Any) -> str
+        """The plan in a launcher format: "ranks", "megatron", "torchtitan", "flashflex", "sailor"."""
+        return _buffer_text("arachne_plan_export", self._h(), _field(EXPORT_FORMATS, fmt, "export format"))
+
+    def to_svg(self):
+        # type: () -> str
+        """The plan drawn as an SVG picture (nodes and GPUs coloured by template and stage)."""
+        return _buffer_text("arachne_plan_to_svg", self._h())
+
+    def save_svg(self, path):
+        # type: (Any) -> None
+        """Writes the SVG picture to path atomically."""
+        _check(_fn("arachne_plan_save_svg")(self._h(), _path(path)))
+
+    def get(self, field):
+        # type: (Any) -> Any
+        """A PLAN_FIELDS value (ints for counts)."""
+        v = ctypes.c_double()
+        f = _field(PLAN_FIELDS, field, "plan")
+        _check(_fn("arachne_plan_get")(self._h(), f, ctypes.byref(v)))
+        return int(v.value) if f in [PLAN_FIELDS[k] for k in _PLAN_INT_FIELDS] else v.value
+
+    def template_get(self, t, field):
+        # type: (int, Any) -> Any
+        v = ctypes.c_double()
+        f = _field(TEMPLATE_FIELDS, field, "template")
+        _check(_fn("arachne_plan_template_get")(self._h(), int(t), f, ctypes.byref(v)))
+        return int(v.value) if f in [TEMPLATE_FIELDS[k] for k in _TEMPLATE_INT_FIELDS] else v.value
+
+    def stage_get(self, t, s, field):
+        # type: (int, int, Any) -> Any
+        v = ctypes.c_double()
+        f = _field(STAGE_FIELDS, field, "stage")
+        _check(_fn("arachne_plan_stage_get")(self._h(), int(t), int(s), f, ctypes.byref(v)))
+        return int(v.value) if f in [STAGE_FIELDS[k] for k in _STAGE_INT_FIELDS] else v.value
+
+    def stage_gpu(self, t, s):
+        # type: (int, int) -> str
+        return self._borrowed_str("arachne_plan_stage_gpu", int(t), int(s))
+
+    def rank_get(self, r, field):
+        # type: (int, Any) -> int
+        v = ctypes.c_int()
+        _check(_fn("arachne_plan_rank_get")(self._h(), int(r), _field(RANK_FIELDS, field, "rank"),
+                                            ctypes.byref(v)))
+        return v.value
+
+    @property
+    def method(self):
+        # type: () -> str
+        return self._borrowed_str("arachne_plan_method")
+
+    @property
+    def num_templates(self):
+        # type: () -> int
+        return self.get("templates")
+
+    @property
+    def num_ranks(self):
+        # type: () -> int
+        return self.get("ranks")
+
+    def template(self, t):
+        # type: (int) -> Dict[str, Any]
+        """Template t from the getters: TEMPLATE_FIELDS plus "stages" (list of dicts with
+        "gpu" and every STAGE_FIELDS entry)."""
+        d = dict((k, self.template_get(t, k)) for k in TEMPLATE_FIELDS)  # type: Dict[str, Any]
+        stages = []
+        for s in range(d["depth"]):
+            st = {"gpu": self.stage_gpu(t, s)}  # type: Dict[str, Any]
+            for k in STAGE_FIELDS:
+                st[k] = self.stage_get(t, s, k)
+            stages.append(st)
+        d["stages"] = stages
+        return d
+
+    def templates(self):
+        # type: () -> List[Dict[str, Any]]
+        return [self.template(t) for t in range(self.num_templates)]
+
+    def rank(self, r):
+        # type: (int) -> Dict[str, int]
+        return dict((k, self.rank_get(r, k)) for k in RANK_FIELDS)
+
+    def ranks(self):
+        # type: () -> List[Dict[str, int]]
+        return [self.rank(r) for r in range(self.num_ranks)]
+
+    def __repr__(self):
+        if self._closed:
+            return "Plan(<closed>)"
+        return "Plan(method=%r, templates=%d, gpus_used=%d, iteration_s=%.6g)" % (
+            self.method, self.num_templates, self.gpus_used, self.iteration_s)
+
+
+def _plan_prop(field):
+    def get(self):
+        return self.get(field)
+    get.__doc__ = "arachne_plan_get(%s)" % field
+    return property(get)
+
+
+for _k in PLAN_FIELDS:
+    if _k not in ("templates", "ranks"):
+        setattr(Plan, _k, _plan_prop(_k))
+
+
+def search_random(cost_model, budget=1000, seed=0, time_budget_s=0.0):
+    # type: (CostModel, int, int, float) -> Plan
+    """Random search: the fastest of `budget` priced plans (time_budget_s 0: no time limit)."""
+    return Plan(_make(_PLAN, "arachne_search_random", cost_model._h(), int(budget), int(seed),
+                      float(time_budget_s)), cost_model)
+
+
+def search_exhaustive(cost_model, max_templates=2, time_budget_s=0.0):
+    # type: (CostModel, int, float) -> Plan
+    """Exhaustive search over plans of at most max_templates templates (small clusters)."""
+    return Plan(_make(_PLAN, "arachne_search_exhaustive", cost_model._h(), int(max_templates),
+                      float(time_budget_s)), cost_model)
+
+
+# --------------------------------------------------------------------------
+# Policy
+# --------------------------------------------------------------------------
+
+class Policy(_Handle):
+    """The learned planning policy (arachne_policy).  Every POLICY_FIELDS name
+    is a read-only int attribute (policy.params, policy.hidden, ...)."""
+
+    _destroy_fn = "arachne_policy_destroy"
+    _what = "Policy"
+
+    def __init__(self, _ptr):
+        _Handle.__init__(self, _ptr)
+
+    @classmethod
+    def create(cls, seed=0, hidden=0, layers=0):
+        # type: (int, int, int) -> Policy
+        """A randomly initialised (untrained) policy; 0 sizes pick the defaults."""
+        return cls(_make(_POLICY, "arachne_policy_create", int(seed), int(hidden), int(layers)))
+
+    @classmethod
+    def load(cls, path):
+        # type: (Any) -> Policy
+        return cls(_make(_POLICY, "arachne_policy_load", _path(path)))
+
+    @staticmethod
+    def bundled_path():
+        # type: () -> Optional[str]
+        """Path of the repository's bundled policy (examples/policies/*.arpol;
+        default.arpol first when present), or None."""
+        d = os.path.join(_REPO, "examples", "policies")
+        files = sorted(glob.glob(os.path.join(d, "*.arpol")))
+        if not files:
+            return None
+        for f in files:
+            if os.path.basename(f) == "default.arpol":
+                return f
+        return files[0]
+
+    @classmethod
+    def bundled(cls):
+        # type: () -> Policy
+        """Loads the bundled policy; Error(E_NOT_FOUND) when the repository has none."""
+        p = cls.bundled_path()
+        if p is None:
+            raise Error(E_NOT_FOUND, "no bundled policy: %s has no *.arpol file"
+                        % os.path.join(_REPO, "examples", "policies"))
+        return cls.load(p)
+
+    def save(self, path):
+        # type: (Any) -> None
+        _check(_fn("arachne_policy_save")(self._h(), _path(path)))
+
+    def info(self, field):
+        # type: (Any) -> int
+        v = ctypes.c_double()
+        _check(_fn("arachne_policy_info")(self._h(), _field(POLICY_FIELDS, field, "policy"), ctypes.byref(v)))
+        return int(v.value)
+
+    @property
+    def metadata(self):
+        # type: () -> str
+        """The JSON metadata saved with the policy ("" when none)."""
+        return self._borrowed_str("arachne_policy_metadata")
+
+    @metadata.setter
+    def metadata(self, text):
+        # type: (Any) -> None
+        if not isinstance(text, (str, bytes)):
+            text = json.dumps(text)
+        _check(_fn("arachne_policy_set_metadata")(self._mutable(), _enc(text)))
+
+    def plan(self, cost_model, samples=1, seed=0):
+        # type: (CostModel, int, int) -> Plan
+        """Plans the cost model's cluster: greedy (samples 1) or best of `samples`."""
+        return Plan(_make(_PLAN, "arachne_plan_build", self._h(), cost_model._h(), int(samples), int(seed)),
+                    cost_model)
+
+
+def _policy_prop(field):
+    def get(self):
+        return self.info(field)
+    get.__doc__ = "arachne_policy_info(%s)" % field
+    return property(get)
+
+
+for _k in POLICY_FIELDS:
+    setattr(Policy, _k, _policy_prop(_k))
+
+del _k, _i

@@ -1,0 +1,95 @@
+"""arachne.CostModel: construction with and without a profile, setup
+keywords and options, errors, the guard on borrowed handles."""
+import unittest
+
+from support import SMALL_SPEC, arachne, need
+
+
+class CostModelTest(unittest.TestCase):
+    def setUp(self):
+        need("arachne_cost_model_create", "arachne_cost_model_set", "arachne_cost_model_get",
+             "arachne_profile_generate")
+        self.model = arachne.Model.preset("llama3-8b")
+        self.cluster = arachne.Cluster.parse(SMALL_SPEC)
+
+    def test_defaults(self):
+        with arachne.CostModel(self.model, self.cluster) as cm:
+            s = cm.setup
+            self.assertEqual(set(s), set(arachne.OPTIONS))
+            self.assertEqual(s["global_batch"], 512)
+            self.assertEqual(s["seq_len"], 4096)
+            self.assertEqual(s["recompute"], "selective")
+            self.assertFalse(s["dist_optimizer"])
+            self.assertAlmostEqual(s["headroom"], 0.08)
+            self.assertEqual(cm.get("weight_bytes"), 2)
+            self.assertIs(cm.model, self.model)
+            self.assertIs(cm.cluster, self.cluster)
+            self.assertEqual(cm.profile.seq_len, 4096)
+            self.assertEqual(cm.profile.model_name, "llama3-8b")
+
+    def test_setup_keywords(self):
+        cm = arachne.CostModel(self.model, self.cluster, global_batch=256, seq_len=2048, recompute="full",
+                               dist_optimizer=True, headroom=0.1, expert_tiling=False, max_depth=4)
+        self.assertEqual(cm.get("global_batch"), 256)
+        self.assertEqual(cm.get("seq_len"), 2048)
+        self.assertEqual(cm.profile.seq_len, 2048)
+        self.assertEqual(cm.get("recompute"), arachne.RECOMPUTE_FULL)
+        self.assertEqual(cm.get(arachne.OPTIONS["dist_optimizer"]), 1)
+        self.assertAlmostEqual(cm.get("headroom"), 0.1)
+        self.assertEqual(cm.setup["expert_tiling"], False)
+        self.assertEqual(cm.get("max_depth"), 4)
+        self.assertIs(cm.set("global_batch", 1024), cm)
+        self.assertEqual(cm.get("global_batch"), 1024)
+        cm.set("recompute", "none")
+        self.assertEqual(cm.setup["recompute"], "none")
+
+    def test_given_profile(self):
+        p = arachne.Profile.generate(self.model, self.cluster, seq_len=1024)
+        cm = arachne.CostModel(self.model, self.cluster, p)
+        self.assertIs(cm.profile, p)
+        self.assertEqual(cm.get("seq_len"), 1024)
+        with self.assertRaises(arachne.Error) as e:         # must equal the profile's
+            arachne.CostModel(self.model, self.cluster, p, seq_len=4096)
+        self.assertEqual(e.exception.status, arachne.E_INVALID_ARGUMENT)
+        self.assertIn("4096", e.exception.message)
+
+    def test_errors(self):
+        with self.assertRaises(TypeError):
+            arachne.CostModel(self.model, self.cluster, batch=3)
+        with self.assertRaises(TypeError):
+            arachne.CostModel(self.cluster, self.model)
+        cm = arachne.CostModel(self.model, self.cluster)
+        for opt, bad in (("headroom", 1.5), ("global_batch", 0), ("global_batch", 2.5), ("max_depth", 99),
+                         ("recompute", 7)):
+            with self.assertRaises(arachne.Error) as e:
+                cm.set(opt, bad)
+            self.assertEqual(e.exception.status, arachne.E_INVALID_ARGUMENT, opt)
+            self.assertTrue(e.exception.message)
+        self.assertEqual(cm.get("global_batch"), 512)       # unchanged
+        with self.assertRaises(arachne.Error):
+            cm.set("no_such_option", 1)
+        with self.assertRaises(arachne.Error):
+            cm.set(99, 1)
+        with self.assertRaises(arachne.Error) as e:         # a profile for another model
+            other = arachne.Profile.generate(arachne.Model.preset("qwen3-8b"), self.cluster)
+            arachne.CostModel(self.model, self.cluster, other)
+        self.assertEqual(e.exception.status, arachne.E_INVALID_ARGUMENT)
+
+    def test_borrowed_handles_are_frozen(self):
+        cm = arachne.CostModel(self.model, self.cluster)
+        with self.assertRaises(arachne.Error) as e:
+            self.cluster.add_nodes("h100", 1, 8)
+        self.assertIn("borrowed", e.exception.message)
+        with self.assertRaises(arachne.Error):
+            cm.profile.add("h100", "dense", 1, 1, 1.0, 1.0)
+        self.assertEqual(self.cluster.gpu_count(), 16)
+        cm.close()
+        cm.close()
+        self.cluster.add_nodes("h100", 1, 8)                # free again
+        self.assertEqual(self.cluster.gpu_count(), 24)
+        with self.assertRaises(arachne.Error):
+            cm.get("global_batch")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,80 @@
+"""examples/python/plan.py: the table, --json, and its exit statuses."""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+from support import PYDIR, SMALL_SPEC, arachne, need
+
+SCRIPT = os.path.join(PYDIR, "plan.py")
+
+
+def run(*args):
+    env = dict(os.environ)
+    env.setdefault("ARACHNE_LIB", arachne.library_path())
+    return subprocess.run([sys.executable, SCRIPT] + list(args), env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True)
+
+
+class PlanScriptTest(unittest.TestCase):
+    def test_usage_error(self):
+        r = run("--cluster", SMALL_SPEC)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--model", r.stderr)
+        self.assertEqual(r.stdout, "")
+
+    def test_bad_cluster(self):
+        r = run("--model", "llama3-8b", "--cluster", "a100-40:2y4")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("plan.py: ", r.stderr)
+        self.assertIn("offset", r.stderr)
+        self.assertEqual(r.stdout, "")
+
+    def test_bad_model(self):
+        r = run("--model", "gpt-7", "--cluster", SMALL_SPEC)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("gpt-7", r.stderr)
+
+    def _need_planner(self):
+        need("arachne_cost_model_create", "arachne_profile_generate", "arachne_plan_to_json")
+        if not (arachne.has_function("arachne_plan_build") or arachne.has_function("arachne_search_random")):
+            self.skipTest("the library has neither the policy planner nor random search yet")
+
+    def test_json(self):
+        self._need_planner()
+        r = run("--model", "llama3-8b", "--cluster", SMALL_SPEC, "--global-batch", "64", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        d = json.loads(r.stdout)
+        self.assertEqual(d["format"], "arachne-plan")
+        self.assertEqual(d["model"], "llama3-8b")
+        self.assertEqual(d["cluster"], SMALL_SPEC)
+        self.assertEqual(d["global_batch"], 64)
+
+    def test_out_and_svg(self):
+        self._need_planner()
+        need("arachne_plan_save", "arachne_plan_save_svg")
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            out, svg = os.path.join(tmp, "p.json"), os.path.join(tmp, "p.svg")
+            r = run("--model", "llama3-8b", "--cluster", SMALL_SPEC, "--global-batch", "64", "--json",
+                    "--out", out, "--svg", svg)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(out) as f:
+                self.assertEqual(json.load(f), json.loads(r.stdout))
+            with open(svg) as f:
+                self.assertIn("<svg", f.read())
+
+    def test_table(self):
+        self._need_planner()
+        r = run("--model", "llama3-8b", "--cluster", SMALL_SPEC, "--samples", "2", "--global-batch", "64")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for word in ("template 0", "GPU x TP", "layers", "stage ms", "memory GB/GPU", "iteration", "tokens/s",
+                     "MFU"):
+            self.assertIn(word, r.stdout)
+        if arachne.Policy.bundled_path() is None or not arachne.has_function("arachne_plan_build"):
+            self.assertIn("plan.py: ", r.stderr)       # says which planner stood in
+
+
+if __name__ == "__main__":
+    unittest.main()
