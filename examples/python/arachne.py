@@ -1979,7 +1979,8 @@ def replan(policy, cost_model_new, running_plan, horizon_s=None, restart_cost_s=
     Decision); the plan belongs to cost_model_new."""
     if not isinstance(policy, Policy) or not isinstance(cost_model_new, CostModel) \
             or not isinstance(running_plan, Plan):
-        raise TypeError("replan(policy, cost_model_new, running_plan, ...) takes a Policy, a CostModel and a Plan")
+        raise TypeError("replan(policy, cost_model_new, running_plan, ...) takes a Policy, "
+                        "a CostModel and a Plan")
     given = {"horizon_s": horizon_s, "restart_cost_s": restart_cost_s, "samples": samples, "seed": seed}
     with _ReplanOptions(_make(_REPLAN_OPTIONS, "arachne_replan_options_create")) as opts:
         for k, v in given.items():
