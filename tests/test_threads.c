@@ -6,8 +6,9 @@
  * bit.  The last-error message must stay per thread.  Concurrent saves to
  * one path must each succeed and leave one complete file.  `make check-tsan`
  * runs these under ThreadSanitizer.  Pricing: 8 threads load and price one
- * plan with a shared cost model.  (Extend with arachne_plan_build over a
- * shared policy once planning lands.) */
+ * plan with a shared cost model.  Planning: 8 threads build plans with
+ * one shared policy, cost model, cluster and model (arachne_plan_build,
+ * best-of-4) and get the serial run's plan JSON, apart from planning_s. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdint.h>
@@ -354,5 +355,86 @@ TEST(shared_cost_model_prices_from_8_threads)
         ASSERT_MSG(w[i].failures == 0, "thread %d: %d plans differ from the serial run: %s", i, w[i].failures, w[i].msg);
 }
 
+/* ---- planning from 8 threads with one policy and one cost model -------- */
+
+typedef struct plan_job {
+    const arachne_policy *pol;
+    const arachne_cost_model *cm;
+    char *json;   /* plan JSON without the planning_s value (owned) */
+    int st;
+} plan_job;
+
+/* The plan JSON with the wall-clock planning_s number blanked out. */
+static char *plan_json_sans_time(const arachne_plan *p)
+{
+    const char *j = NULL, *k;
+    char *out, *w;
+    if (arachne_plan_to_json(p, &j) != ARACHNE_OK) return NULL;
+    out = malloc(strlen(j) + 1);
+    if (!out) return NULL;
+    strcpy(out, j);
+    k = strstr(j, "\"planning_s\"");
+    if (k) {
+        /* drop the number (its length varies with the time) */
+        const char *r = k + strlen("\"planning_s\"");
+        w = out + (r - j);
+        while (*r && *r != ',' && *r != '}' && *r != '\n') r++;
+        memmove(w, r, strlen(r) + 1);
+    }
+    return out;
+}
+
+static void *plan_worker(void *arg)
+{
+    plan_job *job = arg;
+    arachne_plan *p = NULL;
+    job->st = arachne_plan_build(&p, job->pol, job->cm, 4, 7);
+    if (job->st == ARACHNE_OK) job->json = plan_json_sans_time(p);
+    arachne_plan_destroy(p);
+    return NULL;
+}
+
+TEST(shared_policy_plans_from_8_threads)
+{
+    arachne_model *m = NULL;
+    arachne_cluster *c = NULL;
+    arachne_profile *pr = NULL;
+    arachne_cost_model *cm = NULL;
+    arachne_policy *pol = NULL;
+    plan_job serial, jobs[NTHREADS];
+    pthread_t th[NTHREADS];
+    int i, ok = 1;
+    ASSERT_OK(arachne_model_preset(&m, "llama3-8b"));
+    ASSERT_OK(arachne_cluster_parse(&c, "a100-40:8x4,a6000:4x4+4x1,h100:4x8"));
+    ASSERT_OK(arachne_profile_generate(&pr, m, c, 4096));
+    ASSERT_OK(arachne_cost_model_create(&cm, m, c, pr));
+    ASSERT_OK(arachne_policy_create(&pol, 3, 0, 0));
+    memset(&serial, 0, sizeof serial);
+    serial.pol = pol;
+    serial.cm = cm;
+    plan_worker(&serial);
+    ASSERT_OK(serial.st);
+    ASSERT(serial.json != NULL);
+    for (i = 0; i < NTHREADS; i++) {
+        memset(&jobs[i], 0, sizeof jobs[i]);
+        jobs[i].pol = pol;
+        jobs[i].cm = cm;
+        ASSERT(pthread_create(&th[i], NULL, plan_worker, &jobs[i]) == 0);
+    }
+    for (i = 0; i < NTHREADS; i++) pthread_join(th[i], NULL);
+    for (i = 0; i < NTHREADS; i++) {
+        if (jobs[i].st != ARACHNE_OK || !jobs[i].json || strcmp(jobs[i].json, serial.json) != 0) ok = 0;
+        free(jobs[i].json);
+    }
+    free(serial.json);
+    arachne_policy_destroy(pol);
+    arachne_cost_model_destroy(cm);
+    arachne_profile_destroy(pr);
+    arachne_cluster_destroy(c);
+    arachne_model_destroy(m);
+    ASSERT_MSG(ok, "a thread's plan differs from the serial plan");
+}
+
 SUITE(threads, T(shared_model_and_cluster_read_by_8_threads), T(parsers_run_concurrently),
-      T(concurrent_saves_to_one_path_stay_whole), T(shared_cost_model_prices_from_8_threads));
+      T(concurrent_saves_to_one_path_stay_whole), T(shared_cost_model_prices_from_8_threads),
+      T(shared_policy_plans_from_8_threads));
