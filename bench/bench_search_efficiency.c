@@ -10,8 +10,9 @@
  *               lookahead fills).
  * Prints a table at fixed evaluation checkpoints (median over seeds), the
  * evaluations each method needs to reach 90 / 95 / 99 % of the best plan
- * any method found, JSON lines, and writes an SVG curve (default
- * docs/search-efficiency.svg when a docs/ directory is present).
+ * any method found, JSON lines, and with --svg an SVG curve.
+ * docs/search-efficiency.svg comes from
+ *   bench_search_efficiency --budget 16384 --seeds 3 --svg docs/search-efficiency.svg
  * Usage: bench_search_efficiency [--budget N] [--seeds K] [--group G]
  *                                [--model M] [--cluster SPEC] [--svg FILE] */
 #include <math.h>
@@ -212,7 +213,6 @@ int main(int argc, char **argv)
     arachne_cluster *cl = NULL;
     arachne_profile *pr = NULL;
     arachne_cost_model *cm = NULL;
-    FILE *probe;
     char title[256];
 
     for (i = 1; i < argc; i++) {
@@ -234,7 +234,6 @@ int main(int argc, char **argv)
     if (group < 2) group = 2;
     for (i = 32; i < budget && ncp < 63; i *= 2) cps[ncp++] = i;
     cps[ncp++] = budget;
-    if (!svg && (probe = fopen("docs/api.md", "r")) != NULL) { fclose(probe); svg = "docs/search-efficiency.svg"; }
 
     if ((st = arachne_model_open(&mo, model)) || (st = arachne_cluster_parse(&cl, spec)) ||
         (st = arachne_profile_generate(&pr, mo, cl, 4096)) || (st = arachne_cost_model_create(&cm, mo, cl, pr))) {
