@@ -140,15 +140,44 @@ install: all arachne.pc
 	ln -sf $(SHARED_SONAME) $(DESTDIR)$(PREFIX)/lib/libarachne.so
 	install -m 644 arachne.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/arachne.pc
 	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/arachne
+	if [ -f examples/policies/default.arpol ]; then install -d $(DESTDIR)$(PREFIX)/share/arachne && \
+	  install -m 644 examples/policies/default.arpol $(DESTDIR)$(PREFIX)/share/arachne/default.arpol; fi
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/include/arachne.h $(DESTDIR)$(PREFIX)/lib/libarachne.a \
 	  $(DESTDIR)$(PREFIX)/lib/libarachne.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/$(SHARED_SONAME) \
 	  $(DESTDIR)$(PREFIX)/lib/libarachne.so $(DESTDIR)$(PREFIX)/lib/pkgconfig/arachne.pc \
-	  $(DESTDIR)$(PREFIX)/bin/arachne
+	  $(DESTDIR)$(PREFIX)/bin/arachne $(DESTDIR)$(PREFIX)/share/arachne/default.arpol
+	-rmdir $(DESTDIR)$(PREFIX)/share/arachne 2>/dev/null
 
 clean:
 	rm -rf build lib bin arachne.pc
+
+# elastic: the growing-cluster demo (examples/elastic.c, docs/replan.md):
+# a job on 3 RTX PRO 6000 GPUs gains a 4-GPU node every 5 minutes; the run
+# fails if the throughput ever drops at a join.
+elastic: all
+	$(BINDIR)/elastic
+
+# `make policy`: trains the bundled policy examples/policies/default.arpol
+# from the committed config examples/train/default.json (docs/training.md).
+# Only src/train.c and src/train_ppo.c use OpenMP, so an OpenMP copy of the
+# CLI is linked in build/omp from those two files compiled with -fopenmp plus
+# the regular objects; without OpenMP support it trains on one thread with
+# bin/arachne (same result, bit for bit).
+OMP_DIR := build/omp
+POLICY_CONFIG ?= examples/train/default.json
+$(OMP_DIR)/arachne: src/train.c src/train_ppo.c $(wildcard src/*.h) $(HDR) $(CLI_OBJ) $(STATIC)
+	@mkdir -p $(OMP_DIR)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -fopenmp -c src/train.c -o $(OMP_DIR)/train.o
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -fopenmp -c src/train_ppo.c -o $(OMP_DIR)/train_ppo.o
+	$(CC) $(CFLAGS_ALL) -fopenmp -o $@ $(CLI_OBJ) $(OMP_DIR)/train.o $(OMP_DIR)/train_ppo.o $(STATIC) $(LDLIBS_ALL)
+
+policy: all
+	@if $(MAKE) --no-print-directory $(OMP_DIR)/arachne; then bin=$(OMP_DIR)/arachne; \
+	 else echo "make policy: no OpenMP build; training on one thread"; bin=$(CLI); fi; \
+	 start=$$(date +%s); $$bin train --config $(POLICY_CONFIG) || exit 1; \
+	 echo "make policy: trained in $$(( $$(date +%s) - start )) s"
 
 # ------------------------------------------------------------------------
 # Reliability: fuzzing, valgrind, ThreadSanitizer, ABI (docs/reliability.md)

@@ -763,11 +763,416 @@ ARACHNE_API int arachne_plan_export(const arachne_plan *p, int format, char *buf
 
 /* @@SECTION search@@ */
 
+/* Baseline planners over the same construction as the learned policy: a
+ * plan is built one structural template at a time (depth, then per stage a
+ * GPU type and a TP degree), every choice that cannot run is masked, and
+ * the rule-based fill decides replicas, micro-batch size, layer split and
+ * expert tiling (docs/fill.md, docs/search.md).  Both searches record the
+ * method, the evaluations (priced plans: one per template placed) and the
+ * planning time in the returned plan.  They only read the cost model, so
+ * several searches may share one cost model from different threads. */
+
+/** Random search: rollouts that pick uniformly among the allowed choices
+ *  of every decision, until `budget` plans have been priced (budget >= 1)
+ *  or `time_budget_s` seconds have passed (0: no time limit).  Returns the
+ *  fastest plan seen (highest iterations per second), including the plans
+ *  a rollout passes through before it stops.  Same cost model and seed give
+ *  the same plan, byte for byte, unless the time budget cuts the search.
+ *  On success *out is a new plan the caller releases with
+ *  arachne_plan_destroy(); on failure *out is NULL.
+ *  Errors: ARACHNE_E_INVALID_ARGUMENT (NULL, budget < 1, negative time),
+ *  ARACHNE_E_INFEASIBLE (no plan fits; the message says why),
+ *  ARACHNE_E_NO_MEMORY. */
+ARACHNE_API int arachne_search_random(arachne_plan **out, const arachne_cost_model *cm, long budget,
+                                      uint64_t seed, double time_budget_s);
+
+/** Exhaustive search: every plan the construction can reach with at most
+ *  `max_templates` templates (1..16; pipeline depth up to the cost model's
+ *  maximum depth), returning the fastest.  The number of plans grows
+ *  exponentially with depth and GPU count: it is practical on clusters up
+ *  to about 64 GPUs (with a small max_templates).  `time_budget_s` > 0 stops
+ *  the enumeration after that many seconds and returns the best plan so
+ *  far (its method then reads "exhaustive-partial"); 0 means no limit.
+ *  Ownership and errors as arachne_search_random. */
+ARACHNE_API int arachne_search_exhaustive(arachne_plan **out, const arachne_cost_model *cm,
+                                          int max_templates, double time_budget_s);
+
 /* @@SECTION policy@@ */
+
+/* ------------------------------------------------------------------------ */
+/* Policy: the learned planner                                               */
+/* ------------------------------------------------------------------------ */
+
+/** Fields of arachne_policy_info() (pinned numbers). */
+typedef enum arachne_policy_field {
+    ARACHNE_POLICY_PARAMS = 0,          /**< number of network parameters */
+    ARACHNE_POLICY_HIDDEN = 1,          /**< backbone width */
+    ARACHNE_POLICY_LAYERS = 2,          /**< backbone layers */
+    ARACHNE_POLICY_STATE_DIM = 3,       /**< entries of the state vector */
+    ARACHNE_POLICY_COMP_DIM = 4,        /**< entries of the composition summary */
+    ARACHNE_POLICY_SCHEMA_VERSION = 5,  /**< feature-schema version the policy was made for */
+    ARACHNE_POLICY_TRAIN_STEPS = 6      /**< optimizer steps taken in training */
+} arachne_policy_field;
+
+/** Creates a randomly initialised (untrained) policy.  seed makes the
+ *  initial weights (same seed, same weights, bit for bit).  hidden and
+ *  layers size the backbone MLP; 0 picks the defaults (128 and 2).
+ *  Errors: ARACHNE_E_INVALID_ARGUMENT (out NULL, sizes out of range),
+ *  ARACHNE_E_NO_MEMORY.  The caller owns *out (arachne_policy_destroy). */
+ARACHNE_API int arachne_policy_create(arachne_policy **out, uint64_t seed, int hidden, int layers);
+
+/** Loads a policy file (docs/formats.md, "Policy file").  Errors:
+ *  ARACHNE_E_IO (unreadable), ARACHNE_E_CORRUPT (bad magic, truncated,
+ *  sizes that contradict, checksum mismatch), ARACHNE_E_UNSUPPORTED (file
+ *  format or feature-schema version this library does not read),
+ *  ARACHNE_E_NO_MEMORY.  *out is NULL on failure. */
+ARACHNE_API int arachne_policy_load(arachne_policy **out, const char *path);
+
+/** Saves the policy atomically (temporary file + rename; on failure an
+ *  existing file is untouched and ARACHNE_E_IO is returned).  Same policy,
+ *  same bytes. */
+ARACHNE_API int arachne_policy_save(const arachne_policy *policy, const char *path);
+
+/** Frees a policy.  NULL is a no-op. */
+ARACHNE_API void arachne_policy_destroy(arachne_policy *policy);
+
+/** Reads one arachne_policy_field into *out.  ARACHNE_E_INVALID_ARGUMENT for
+ *  NULL arguments or an unknown field.  Pure read: thread-safe on a shared
+ *  policy. */
+ARACHNE_API int arachne_policy_info(const arachne_policy *policy, int field, double *out);
+
+/** The JSON metadata stored with the policy (training summary), "" when
+ *  none.  Borrowed; valid until the policy changes or is destroyed. */
+ARACHNE_API int arachne_policy_metadata(const arachne_policy *policy, const char **out);
+
+/** Replaces the JSON metadata saved with the policy (copied; not parsed:
+ *  pass valid JSON). */
+ARACHNE_API int arachne_policy_set_metadata(arachne_policy *policy, const char *json);
+
+/** Plans the cost model's cluster with the policy: one template per step,
+ *  masks applied before every decision, every template filled and the plan
+ *  priced.  samples <= 1: greedy decoding.  samples = K > 1: the greedy plan
+ *  plus K-1 plans sampled with an RNG seeded by seed; the best priced plan
+ *  is kept.  The plan records method, samples, evaluations (plans priced)
+ *  and planning_s (wall time of this call).  Errors: ARACHNE_E_INVALID_ARGUMENT,
+ *  ARACHNE_E_INFEASIBLE (no template fits: the message compares the memory
+ *  the model needs with what the cluster has), ARACHNE_E_NO_MEMORY.
+ *  Threads: a policy and a cost model may be shared by concurrent calls.
+ *  Same inputs and seed give the same plan, bit for bit.  The caller owns
+ *  *out (arachne_plan_destroy). */
+ARACHNE_API int arachne_plan_build(arachne_plan **out, const arachne_policy *policy,
+                                   const arachne_cost_model *cm, int samples, uint64_t seed);
+
+/** Draws the plan as a plain SVG picture: every node and GPU of the cluster
+ *  coloured by template (hue) and stage (lightness), idle GPUs grey; per
+ *  template its stages with GPU type x TP, layer range, a stage-time bar and
+ *  a memory bar.  Copies into buf (cap bytes, NUL-terminated); *needed (may
+ *  be NULL) receives the size including the NUL.  ARACHNE_E_BUFFER_TOO_SMALL
+ *  when it does not fit (buf untouched).  Pure read of the plan. */
+ARACHNE_API int arachne_plan_to_svg(const arachne_plan *plan, char *buf, size_t cap, size_t *needed);
+
+/** Writes the SVG picture of arachne_plan_to_svg() to path atomically
+ *  (ARACHNE_E_IO on failure; an existing file is left untouched). */
+ARACHNE_API int arachne_plan_save_svg(const arachne_plan *plan, const char *path);
+
+
 
 /* @@SECTION trainer@@ */
 
+/* ------------------------------------------------------------------------ */
+/* Trainer: one policy across many compositions                              */
+/* ------------------------------------------------------------------------ */
+
+/* A trainer improves a policy (in place) on a list of compositions, each a
+ * cost model (model x cluster x training setup).  One update samples a group
+ * of G rollouts per composition with the policy's construction loop, scores
+ * every decision with a group-relative advantage (no value network), takes
+ * PPO_EPOCHS clipped-objective steps over the stored decisions, combines the
+ * per-composition gradients with PCGrad and applies Adam with gradient-norm
+ * clipping; at a fixed interval it also imitates the best plans found
+ * (self-imitation, per-depth replay buffers).  The method and every formula:
+ * docs/training.md.  Results depend only on the inputs and the seed, never on
+ * the number of threads (OpenMP builds run rollouts in parallel). */
+
+/** Trainer options for arachne_trainer_set / arachne_trainer_get_option.
+ *  Values are pinned; every value is a double, integer options must hold an
+ *  exact integer.  Defaults in brackets. */
+typedef enum arachne_train_option {
+    ARACHNE_TRAIN_UPDATES = 0,            /**< length of the exploration schedule in updates, integer >= 1 [200] */
+    ARACHNE_TRAIN_GROUP_SIZE = 1,         /**< rollouts per composition per update (G), integer 2..1024 [8] */
+    ARACHNE_TRAIN_PPO_EPOCHS = 2,         /**< optimizer steps per update over the stored decisions, integer 1..64 [3] */
+    ARACHNE_TRAIN_CLIP = 3,               /**< PPO ratio clip epsilon, (0, 1) [0.2] */
+    ARACHNE_TRAIN_LEARNING_RATE = 4,      /**< Adam learning rate, (0, 1] [1e-3] */
+    ARACHNE_TRAIN_ENTROPY = 5,            /**< entropy bonus coefficient, [0, 10] [0.01] */
+    ARACHNE_TRAIN_FORCE_DEPTH_START = 6,  /**< probability a rollout's depths are forced uniform, at update 0, [0, 1] [0.8] */
+    ARACHNE_TRAIN_FORCE_DEPTH_END = 7,    /**< the same at update UPDATES and after (linear in between), [0, 1] [0.25] */
+    ARACHNE_TRAIN_SIL_INTERVAL = 8,       /**< updates between self-imitation steps, integer >= 0 (0: off) [5] */
+    ARACHNE_TRAIN_SIL_WEIGHT = 9,         /**< weight of the self-imitation loss, [0, 100] [0.5] */
+    ARACHNE_TRAIN_PENALTY = 10,           /**< reward of an infeasible first template is -PENALTY x the
+                                               composition's reference throughput, [0, 1e6] [1] */
+    ARACHNE_TRAIN_MAX_GRAD_NORM = 11,     /**< global gradient-norm clip before Adam, >= 0 (0: off) [1] */
+    ARACHNE_TRAIN_SIL_NEIGHBOURS = 12,    /**< similar compositions whose best plans are also imitated, integer 0..64 [2] */
+    ARACHNE_TRAIN_SIL_PER_DEPTH = 13,     /**< best plans kept per depth per composition, integer 1..16 [2] */
+    ARACHNE_TRAIN_MAX_STEPS = 14,         /**< templates per rollout at most, integer 1..16 [16] */
+    ARACHNE_TRAIN_WEIGHT_DECAY = 15,      /**< decoupled weight decay per Adam step, [0, 1) [0] */
+    ARACHNE_TRAIN_SIL_CLIP = 16,          /**< clip of the normalised self-imitation weight max(R - b, 0), > 0 [1] */
+    ARACHNE_TRAIN_UNIFORM_TYPE_ROLLOUTS = 17, /**< rollouts per group that draw GPU types uniformly, integer 0..G [1] */
+    ARACHNE_TRAIN_THREADS = 18,           /**< OpenMP threads for rollouts and gradients, integer 0..1024
+                                               (0: the OpenMP default; ignored without OpenMP) [0] */
+    ARACHNE_TRAIN_PCGRAD = 19             /**< 1: combine per-composition gradients with PCGrad; 0: plain sum [1] */
+} arachne_train_option;
+
+/** Statistics for arachne_trainer_get.  Values are pinned.  "comp" fields
+ *  are per composition (composition index 0..n-1); "global" fields ignore
+ *  the index (pass -1). */
+typedef enum arachne_train_stat {
+    ARACHNE_TRAIN_BEST_ITER_PER_S = 0,    /**< comp: best iterations/s of any plan found so far (0: none yet) */
+    ARACHNE_TRAIN_MEAN_REWARD = 1,        /**< comp: mean episode return (iter/s) of the last update's group */
+    ARACHNE_TRAIN_EVALUATIONS = 2,        /**< comp: plans priced so far in training (templates placed + lookahead fills) */
+    ARACHNE_TRAIN_REF_ITER_PER_S = 3,     /**< comp: reference throughput (iter/s at 40 % MFU on every GPU) used to normalise */
+    ARACHNE_TRAIN_UPDATES_DONE = 4,       /**< global: updates completed (survives checkpoints) */
+    ARACHNE_TRAIN_MEAN_NORM_REWARD = 5,   /**< global: last update's mean over compositions of mean return / reference */
+    ARACHNE_TRAIN_MEAN_NORM_BEST = 6,     /**< global: mean over compositions of best iter/s / reference */
+    ARACHNE_TRAIN_ENTROPY_MEAN = 7,       /**< global: mean entropy (nats) per decision in the last update */
+    ARACHNE_TRAIN_GRAD_NORM = 8,          /**< global: gradient norm before clipping of the last optimizer step */
+    ARACHNE_TRAIN_COMPOSITIONS = 9,       /**< global: number of compositions */
+    ARACHNE_TRAIN_FORCE_DEPTH_P = 10      /**< global: forced-depth probability the next update will use */
+} arachne_train_stat;
+
+/** Creates a trainer for `policy`, which it trains in place and BORROWS: the
+ *  policy must outlive the trainer and must not be used by other threads
+ *  while arachne_trainer_run runs.  seed drives every random choice (rollout
+ *  seeds, exploration, PCGrad order).  Options start at their defaults.
+ *  Errors: ARACHNE_E_INVALID_ARGUMENT (NULL out or policy), ARACHNE_E_NO_MEMORY.
+ *  The caller owns *out (arachne_trainer_destroy); *out is NULL on failure. */
+ARACHNE_API int arachne_trainer_create(arachne_trainer **out, arachne_policy *policy, uint64_t seed);
+
+/** Frees the trainer (not the policy or the cost models).  NULL is a no-op. */
+ARACHNE_API void arachne_trainer_destroy(arachne_trainer *t);
+
+/** Adds a composition: a cost model (BORROWED: it must outlive the trainer
+ *  and stay unmodified) and a name (copied; used in messages and checkpoints;
+ *  NULL gives "comp<i>").  Compositions are indexed 0, 1, ... in the order
+ *  they are added.  Errors: ARACHNE_E_INVALID_ARGUMENT (NULL trainer or cost
+ *  model, more than 4096 compositions, after the first update),
+ *  ARACHNE_E_INFEASIBLE (no plan fits this composition: nothing to learn;
+ *  the message says why), ARACHNE_E_NO_MEMORY. */
+ARACHNE_API int arachne_trainer_add_composition(arachne_trainer *t, const arachne_cost_model *cm, const char *name);
+
+/** Sets one arachne_train_option.  ARACHNE_E_INVALID_ARGUMENT naming the
+ *  option for an unknown key, a value out of range or a fractional value for
+ *  an integer option; the trainer is unchanged on failure.  Not during run. */
+ARACHNE_API int arachne_trainer_set(arachne_trainer *t, int option, double value);
+
+/** Reads one arachne_train_option into *out.  ARACHNE_E_INVALID_ARGUMENT for
+ *  NULL arguments or an unknown key.  Pure read. */
+ARACHNE_API int arachne_trainer_get_option(const arachne_trainer *t, int option, double *out);
+
+/** Progress callback, called after every update with the update index
+ *  (1-based, counted across resumes), the index the run ends at, the mean
+ *  over compositions of the group's mean return divided by the composition's
+ *  reference throughput, and best_iter_per_s[0..ncompositions) (borrowed for
+ *  the call).  Return 0 to go on, non-zero to stop the run. */
+typedef int (*arachne_train_callback)(void *user, int update, int updates, double mean_reward,
+                                      const double *best_iter_per_s, int ncompositions);
+
+/** Runs `updates` more updates (>= 1) and trains the policy in place; cb
+ *  (may be NULL) is called after each.  Needs at least one composition.
+ *  Errors: ARACHNE_E_INVALID_ARGUMENT (NULL trainer, updates < 1, no
+ *  composition), ARACHNE_E_CANCELLED (the callback returned non-zero; the
+ *  updates completed so far are kept and the trainer stays usable),
+ *  ARACHNE_E_NO_MEMORY, or a construction error.  Same trainer state, options
+ *  and seed give the same policy bytes whatever the thread count. */
+ARACHNE_API int arachne_trainer_run(arachne_trainer *t, int updates, arachne_train_callback cb, void *user);
+
+/** Reads one arachne_train_stat of composition `composition` (per-composition
+ *  fields) into *out.  ARACHNE_E_INVALID_ARGUMENT for NULL arguments, an
+ *  unknown field or a composition out of range.  Pure read. */
+ARACHNE_API int arachne_trainer_get(const arachne_trainer *t, int composition, int field, double *out);
+
+/** Name of composition i (borrowed; valid while the trainer lives).
+ *  ARACHNE_E_INVALID_ARGUMENT for NULL arguments or a bad index. */
+ARACHNE_API int arachne_trainer_composition_name(const arachne_trainer *t, int composition, const char **out);
+
+/** The best plan training has found for composition i, rebuilt and priced
+ *  with its cost model.  The caller owns *out (arachne_plan_destroy).
+ *  ARACHNE_E_NOT_FOUND when no plan was found yet; ARACHNE_E_INVALID_ARGUMENT
+ *  for NULL arguments or a bad index.  Not during run. */
+ARACHNE_API int arachne_trainer_best_plan(const arachne_trainer *t, int composition, arachne_plan **out);
+
+/** Writes a checkpoint atomically (temporary file + rename): policy weights,
+ *  Adam moments and step, options, trainer RNG, update counter, statistics,
+ *  replay buffers and best plans, with a CRC-32 (docs/training.md,
+ *  "Training checkpoint").  ARACHNE_E_IO (an existing file is untouched),
+ *  ARACHNE_E_INVALID_ARGUMENT, ARACHNE_E_NO_MEMORY.  May be called from the
+ *  progress callback (the state between two updates); not from other threads
+ *  while arachne_trainer_run runs. */
+ARACHNE_API int arachne_trainer_save_checkpoint(const arachne_trainer *t, const char *path);
+
+/** Restores a checkpoint into a trainer built the same way (same policy
+ *  sizes, the same compositions in the same order: names and cluster sizes
+ *  are checked).  Training then continues bit-identically to a run that was
+ *  never interrupted.  Errors: ARACHNE_E_IO, ARACHNE_E_CORRUPT (bad magic,
+ *  truncated, checksum mismatch, contradictory sizes), ARACHNE_E_UNSUPPORTED
+ *  (another checkpoint format version), ARACHNE_E_INVALID_ARGUMENT (another
+ *  network shape or other compositions; the message says which).  On failure
+ *  the trainer and policy are unchanged. */
+ARACHNE_API int arachne_trainer_load_checkpoint(arachne_trainer *t, const char *path);
+
+
 /* @@SECTION replan@@ */
+
+/* Replanning when the cluster changes (docs/replan.md).  arachne_replan
+ * plans the new cluster with the policy, prices the running plan on the new
+ * cluster when all of its GPUs are still there, estimates what switching
+ * costs (moving weights and optimizer state, plus a fixed restart), and
+ * decides whether to keep the running plan or switch.
+ *
+ * Nodes of the old and the new cluster are matched by (GPU type, index of
+ * the node among that type's nodes, in cluster order); GPU g of a matched
+ * node is the same GPU when the new node still has more than g GPUs.  Nodes
+ * that join are new nodes appended per type; a node that leaves takes its
+ * GPUs with it.  The old cluster is the one recorded in the running plan
+ * (the cluster it was made for or loaded against). */
+
+/** Options of a replan (arachne_replan_options_set).  Numbers are pinned. */
+typedef enum arachne_replan_option {
+    ARACHNE_REPLAN_OPT_HORIZON_S = 0, /**< seconds the new plan is expected to run, > 0 (default 1800) */
+    ARACHNE_REPLAN_OPT_RESTART_S = 1, /**< fixed seconds of a switch besides moving state, >= 0 (default 20) */
+    ARACHNE_REPLAN_OPT_SAMPLES = 2,   /**< plans the policy builds (best-of-K; 1 = greedy), integer 1..100000 (default 1) */
+    ARACHNE_REPLAN_OPT_SEED = 3       /**< seed of the sampled plans, integer 0..2^53 (default 0) */
+} arachne_replan_option;
+
+/** Keep or switch (ARACHNE_DECISION_ACTION).  Numbers are pinned. */
+typedef enum arachne_replan_action {
+    ARACHNE_REPLAN_KEEP = 0,   /**< keep running the old plan (on the new cluster) */
+    ARACHNE_REPLAN_SWITCH = 1  /**< stop, move state, restart with the new plan */
+} arachne_replan_action;
+
+/** Why (ARACHNE_DECISION_REASON).  Numbers are pinned. */
+typedef enum arachne_replan_reason {
+    ARACHNE_REPLAN_REASON_NOT_FASTER = 0,     /**< keep: the new plan is not faster */
+    ARACHNE_REPLAN_REASON_GAIN_TOO_SMALL = 1, /**< keep: faster, but the gain over the horizon does not pay the switch */
+    ARACHNE_REPLAN_REASON_GAIN = 2,           /**< switch: the gain over the horizon pays the switch */
+    ARACHNE_REPLAN_REASON_RUNNING_INVALID = 3 /**< switch: the running plan cannot run on the new cluster */
+} arachne_replan_reason;
+
+/** Values of a decision (arachne_replan_get).  Throughputs in samples/s,
+ *  times in seconds, sizes in bytes.  Numbers are pinned. */
+typedef enum arachne_decision_field {
+    ARACHNE_DECISION_ACTION = 0,          /**< an arachne_replan_action */
+    ARACHNE_DECISION_REASON = 1,          /**< an arachne_replan_reason */
+    ARACHNE_DECISION_RUNNING_VALID = 2,   /**< 1: every GPU of the running plan is still there and it prices */
+    ARACHNE_DECISION_OLD_SAMPLES_PER_S = 3, /**< T_old: the running plan priced on the new cluster (0 when invalid) */
+    ARACHNE_DECISION_NEW_SAMPLES_PER_S = 4, /**< T_new: the new plan the policy built */
+    ARACHNE_DECISION_SAMPLES_GAINED = 5,  /**< (T_new - T_old) x (H - C): extra samples after the switch */
+    ARACHNE_DECISION_SAMPLES_LOST = 6,    /**< T_old x C: samples the running plan would train during the switch */
+    ARACHNE_DECISION_NET_SAMPLES = 7,     /**< SAMPLES_GAINED - SAMPLES_LOST = T_new (H - C) - T_old H */
+    ARACHNE_DECISION_COST_S = 8,          /**< C = MIGRATION_S + RESTART_S */
+    ARACHNE_DECISION_MIGRATION_S = 9,     /**< the slowest new rank's transfer time */
+    ARACHNE_DECISION_RESTART_S = 10,      /**< the fixed restart cost used */
+    ARACHNE_DECISION_HORIZON_S = 11,      /**< H, the horizon used */
+    ARACHNE_DECISION_BYTES_MOVED = 12,    /**< bytes of all migration entries */
+    ARACHNE_DECISION_MIGRATIONS = 13,     /**< number of migration entries */
+    ARACHNE_DECISION_SLOWEST_RANK = 14,   /**< new-plan rank with the longest transfer (-1: nothing moves) */
+    ARACHNE_DECISION_IDLE_GPUS = 15,      /**< GPUs of the new cluster the chosen plan leaves idle */
+    ARACHNE_DECISION_GPUS_LEFT = 16       /**< GPUs of the running plan that are gone from the new cluster */
+} arachne_decision_field;
+
+/** Fields of one migration entry (arachne_replan_migration_get).  Numbers
+ *  are pinned.  Layers are numbered like stages' blocks, with -1 for the
+ *  embedding and BLOCKS for the head; the range is [FIRST, END). */
+typedef enum arachne_migration_field {
+    ARACHNE_MIGRATION_SRC_RANK = 0,    /**< global rank in the running plan that sends (-1: no remaining GPU holds it; read from a checkpoint) */
+    ARACHNE_MIGRATION_DST_RANK = 1,    /**< global rank in the new plan that receives */
+    ARACHNE_MIGRATION_FIRST_LAYER = 2, /**< first layer of the range (-1 = embedding) */
+    ARACHNE_MIGRATION_END_LAYER = 3,   /**< end of the range, exclusive (BLOCKS + 1 when the head is included) */
+    ARACHNE_MIGRATION_BYTES = 4,       /**< bytes of weights and optimizer state sent */
+    ARACHNE_MIGRATION_SECONDS = 5,     /**< BYTES / the link's bytes/s */
+    ARACHNE_MIGRATION_SRC_NODE = 6,    /**< sender's node in the new cluster (-1 for a checkpoint) */
+    ARACHNE_MIGRATION_DST_NODE = 7,    /**< receiver's node in the new cluster */
+    ARACHNE_MIGRATION_LINK = 8         /**< 0: inside a node, 1: across nodes, 2: from a checkpoint */
+} arachne_migration_field;
+
+/** Replan options (opaque). */
+typedef struct arachne_replan_options arachne_replan_options;
+/** The outcome of a replan: keep or switch, why, and the migration. */
+typedef struct arachne_replan_decision arachne_replan_decision;
+
+/** Creates options holding the defaults.  The caller owns *out
+ *  (arachne_replan_options_destroy).  ARACHNE_E_INVALID_ARGUMENT (NULL),
+ *  ARACHNE_E_NO_MEMORY. */
+ARACHNE_API int arachne_replan_options_create(arachne_replan_options **out);
+
+/** Frees options.  NULL is a no-op. */
+ARACHNE_API void arachne_replan_options_destroy(arachne_replan_options *opts);
+
+/** Sets one option (arachne_replan_option; seconds for times).
+ *  ARACHNE_E_INVALID_ARGUMENT naming the option for an unknown key or a
+ *  value out of range (options unchanged). */
+ARACHNE_API int arachne_replan_options_set(arachne_replan_options *opts, int key, double value);
+
+/** Reads one option into *out.  ARACHNE_E_INVALID_ARGUMENT for NULL or an
+ *  unknown key.  Pure read. */
+ARACHNE_API int arachne_replan_options_get(const arachne_replan_options *opts, int key, double *out);
+
+/** Replans the running plan for the cluster of cm_new (same model and
+ *  training setup; cm_new's setup prices both plans).
+ *  Builds a new plan with arachne_plan_build(policy, cm_new, SAMPLES, SEED),
+ *  prices the running plan on the new cluster (node matching above) when
+ *  all its GPUs remain, computes the migration to the new plan (docs/replan.md)
+ *  and decides: SWITCH when the running plan cannot run, or when
+ *      (T_new - T_old) x (H - C) > T_old x C
+ *  (T in samples/s, H the horizon, C = slowest rank's transfer + restart
+ *  cost, seconds); otherwise KEEP.  Ties keep.
+ *  *new_plan (may be NULL when not wanted) receives the plan to run from now
+ *  on: the running plan moved onto the new cluster's node numbering and
+ *  repriced (KEEP), or the new plan (SWITCH); release with
+ *  arachne_plan_destroy.  *decision (may be NULL when not wanted; not both
+ *  NULL) receives the decision, whose migration always describes the switch
+ *  to the new plan (what a KEEP avoided); release with
+ *  arachne_replan_decision_destroy.  opts NULL means the defaults.
+ *  Errors: ARACHNE_E_INVALID_ARGUMENT (NULL arguments; a running plan for
+ *  another model; a running plan without its cluster), ARACHNE_E_PARSE (the
+ *  running plan's recorded cluster cannot be read), ARACHNE_E_INVALID_PLAN
+ *  (a running rank names a GPU its recorded cluster lacks), ARACHNE_E_INFEASIBLE (no
+ *  plan fits the new cluster and the running one cannot be kept),
+ *  ARACHNE_E_NO_MEMORY.  Outputs are NULL on failure.
+ *  Threads: reads policy, cm_new and running only; they may be shared. */
+ARACHNE_API int arachne_replan(arachne_plan **new_plan, arachne_replan_decision **decision,
+                               const arachne_policy *policy, const arachne_cost_model *cm_new,
+                               const arachne_plan *running, const arachne_replan_options *opts);
+
+/** Frees a decision.  NULL is a no-op. */
+ARACHNE_API void arachne_replan_decision_destroy(arachne_replan_decision *d);
+
+/** One decision value (arachne_decision_field) as a double; counts and
+ *  enums are exact.  ARACHNE_E_INVALID_ARGUMENT for NULL or an unknown
+ *  field.  Pure read. */
+ARACHNE_API int arachne_replan_get(const arachne_replan_decision *d, int field, double *out);
+
+/** A one-line English explanation ("keep: the new plan (5.91 samples/s) is
+ *  not faster than the running one (5.99 samples/s)").  Borrowed, valid
+ *  until d is destroyed.  Pure read. */
+ARACHNE_API int arachne_replan_explain(const arachne_replan_decision *d, const char **out);
+
+/** GPUs of `type` (name or alias; NULL: all types) in the new cluster that
+ *  the chosen plan leaves idle (stragglers it does not use).
+ *  ARACHNE_E_NOT_FOUND when the new cluster has no such type.  Pure read. */
+ARACHNE_API int arachne_replan_idle_gpus(const arachne_replan_decision *d, const char *type, int *out);
+
+/** Field `field` (arachne_migration_field) of migration entry i
+ *  (0 <= i < ARACHNE_DECISION_MIGRATIONS).  Entries are ordered by
+ *  receiving rank, then sending rank (-1 first), then layer.
+ *  ARACHNE_E_INVALID_ARGUMENT for an index out of range or an unknown
+ *  field.  Pure read. */
+ARACHNE_API int arachne_replan_migration_get(const arachne_replan_decision *d, int i, int field, double *out);
+
+/** The decision as JSON (format "arachne-replan", version 1;
+ *  docs/replan.md), with every migration entry.  Borrowed, NUL-terminated,
+ *  valid until d is destroyed; built when the decision is made, so this is
+ *  a pure read. */
+ARACHNE_API int arachne_replan_to_json(const arachne_replan_decision *d, const char **out);
 
 #ifdef __cplusplus
 }

@@ -177,5 +177,12 @@ int ar_nn_adam_step(ar_nn *n, const ar_adam_config *cfg, double *grad_norm_out);
 /* Clears the Adam moments and step counter. */
 void ar_nn_adam_reset(ar_nn *n);
 long ar_nn_adam_steps(const ar_nn *n);
+/* Adam state for training checkpoints: the first (which = 0) or second
+ * (which = 1) moment array, ar_nn_param_count entries each; NULL for a NULL
+ * network or another which. */
+double *ar_nn_adam_moment(ar_nn *n, int which);
+const double *ar_nn_adam_moment_const(const ar_nn *n, int which);
+/* Sets the Adam step counter (restoring a checkpoint); t < 0 is taken as 0. */
+void ar_nn_adam_set_steps(ar_nn *n, long t);
 
 #endif

@@ -75,3 +75,20 @@ void ar_nn_adam_reset(ar_nn *n)
 }
 
 long ar_nn_adam_steps(const ar_nn *n) { return n ? n->t : 0; }
+
+double *ar_nn_adam_moment(ar_nn *n, int which)
+{
+    if (!n || (which != 0 && which != 1)) return NULL;
+    return which == 0 ? n->m : n->v;
+}
+
+const double *ar_nn_adam_moment_const(const ar_nn *n, int which)
+{
+    if (!n || (which != 0 && which != 1)) return NULL;
+    return which == 0 ? n->m : n->v;
+}
+
+void ar_nn_adam_set_steps(ar_nn *n, long t)
+{
+    if (n) n->t = t < 0 ? 0 : t;
+}

@@ -112,4 +112,8 @@ int cli_print_plan(FILE *f, const arachne_plan *p, const char *title);
  * nothing is left to free. */
 int cli_plan_open(const char *cmd, const char *path, cli_costenv_opts *o, cli_costenv *env, arachne_plan **plan);
 
+/* Path of the bundled policy ($ARACHNE_POLICY, then next to the binary's
+ * source tree or install prefix), or NULL when none is found. */
+const char *cli_find_policy(void);
+
 #endif

@@ -38,7 +38,7 @@ __all__ = [
     "Error", "load_library", "library_path", "version", "version_number", "status_string",
     "gpu_catalog", "gpu_canonical_name", "gpu_get", "gpu_info",
     "Cluster", "Model", "Profile", "ProfileEntry", "CostModel", "Plan", "Policy",
-    "search_random", "search_exhaustive",
+    "search_random", "search_exhaustive", "Trainer", "Decision", "replan",
 ]
 
 # --------------------------------------------------------------------------
@@ -140,6 +140,50 @@ POLICY_FIELDS = {
     "schema_version": 5, "train_steps": 6,
 }
 
+# Trainer options (arachne_train_option): keyword -> number
+TRAIN_OPTIONS = {
+    "updates": 0, "group_size": 1, "ppo_epochs": 2, "clip": 3, "learning_rate": 4, "entropy": 5,
+    "force_depth_start": 6, "force_depth_end": 7, "sil_interval": 8, "sil_weight": 9, "penalty": 10,
+    "max_grad_norm": 11, "sil_neighbours": 12, "sil_per_depth": 13, "max_steps": 14, "weight_decay": 15,
+    "sil_clip": 16, "uniform_type_rollouts": 17, "threads": 18, "pcgrad": 19,
+}
+_TRAIN_INT_OPTIONS = ("updates", "group_size", "ppo_epochs", "sil_interval", "sil_neighbours",
+                      "sil_per_depth", "max_steps", "uniform_type_rollouts", "threads", "pcgrad")
+
+# Trainer statistics (arachne_train_stat); the first four are per composition
+TRAIN_STATS = {
+    "best_iter_per_s": 0, "mean_reward": 1, "evaluations": 2, "ref_iter_per_s": 3, "updates_done": 4,
+    "mean_norm_reward": 5, "mean_norm_best": 6, "entropy_mean": 7, "grad_norm": 8, "compositions": 9,
+    "force_depth_p": 10,
+}
+_TRAIN_COMP_STATS = ("best_iter_per_s", "mean_reward", "evaluations", "ref_iter_per_s")
+_TRAIN_INT_STATS = ("evaluations", "updates_done", "compositions")
+
+# Replan options (arachne_replan_option): keyword of arachne.replan() -> number
+REPLAN_OPTIONS = {"horizon_s": 0, "restart_cost_s": 1, "samples": 2, "seed": 3}
+REPLAN_KEEP = 0
+REPLAN_SWITCH = 1
+REPLAN_ACTIONS = {0: "keep", 1: "switch"}
+REPLAN_REASONS = {0: "not_faster", 1: "gain_too_small", 2: "gain", 3: "running_invalid"}
+
+# Decision fields (arachne_decision_field)
+DECISION_FIELDS = {
+    "action": 0, "reason": 1, "running_valid": 2, "old_samples_per_s": 3, "new_samples_per_s": 4,
+    "samples_gained": 5, "samples_lost": 6, "net_samples": 7, "cost_s": 8, "migration_s": 9,
+    "restart_s": 10, "horizon_s": 11, "bytes_moved": 12, "migrations": 13, "slowest_rank": 14,
+    "idle_gpus": 15, "gpus_left": 16,
+}
+_DECISION_INT_FIELDS = ("action", "reason", "running_valid", "bytes_moved", "migrations", "slowest_rank",
+                        "idle_gpus", "gpus_left")
+
+# Migration entry fields (arachne_migration_field)
+MIGRATION_FIELDS = {
+    "src_rank": 0, "dst_rank": 1, "first_layer": 2, "end_layer": 3, "bytes": 4, "seconds": 5,
+    "src_node": 6, "dst_node": 7, "link": 8,
+}
+_MIGRATION_INT_FIELDS = ("src_rank", "dst_rank", "first_layer", "end_layer", "bytes", "src_node", "dst_node")
+MIGRATION_LINKS = {0: "intra", 1: "inter", 2: "checkpoint"}
+
 # --------------------------------------------------------------------------
 # Errors
 # --------------------------------------------------------------------------
@@ -225,6 +269,14 @@ class _TrainerS(ctypes.Structure):
     pass
 
 
+class _ReplanOptionsS(ctypes.Structure):
+    pass
+
+
+class _ReplanDecisionS(ctypes.Structure):
+    pass
+
+
 _P = ctypes.POINTER
 _CLUSTER = _P(_ClusterS)
 _MODEL = _P(_ModelS)
@@ -233,11 +285,17 @@ _COST = _P(_CostModelS)
 _POLICY = _P(_PolicyS)
 _PLAN = _P(_PlanS)
 _TRAINER = _P(_TrainerS)
+_REPLAN_OPTIONS = _P(_ReplanOptionsS)
+# arachne_train_callback(user, update, updates, mean_reward, best_iter_per_s, ncompositions)
+TRAIN_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_double,
+                                  ctypes.POINTER(ctypes.c_double), ctypes.c_int)
+_REPLAN_DECISION = _P(_ReplanDecisionS)
 # C handle type name -> ctypes structure (tests match this against the header)
 _HANDLE_STRUCTS = {
     "arachne_cluster": _ClusterS, "arachne_model": _ModelS, "arachne_profile": _ProfileS,
     "arachne_cost_model": _CostModelS, "arachne_policy": _PolicyS, "arachne_plan": _PlanS,
     "arachne_trainer": _TrainerS,
+    "arachne_replan_options": _ReplanOptionsS, "arachne_replan_decision": _ReplanDecisionS,
 }
 _int = ctypes.c_int
 _uint = ctypes.c_uint
@@ -354,6 +412,30 @@ _SIGNATURES = {
     "arachne_plan_build": (_int, [_P(_PLAN), _POLICY, _COST, _int, _u64]),
     "arachne_plan_to_svg": (_int, [_PLAN, _buf, _size, _psize]),
     "arachne_plan_save_svg": (_int, [_PLAN, _str]),
+    # trainer
+    "arachne_trainer_create": (_int, [_P(_TRAINER), _POLICY, _u64]),
+    "arachne_trainer_destroy": (None, [_TRAINER]),
+    "arachne_trainer_add_composition": (_int, [_TRAINER, _COST, _str]),
+    "arachne_trainer_set": (_int, [_TRAINER, _int, _dbl]),
+    "arachne_trainer_get_option": (_int, [_TRAINER, _int, _pdbl]),
+    "arachne_trainer_run": (_int, [_TRAINER, _int, TRAIN_CALLBACK, ctypes.c_void_p]),
+    "arachne_trainer_get": (_int, [_TRAINER, _int, _int, _pdbl]),
+    "arachne_trainer_composition_name": (_int, [_TRAINER, _int, _pstr]),
+    "arachne_trainer_best_plan": (_int, [_TRAINER, _int, _P(_PLAN)]),
+    "arachne_trainer_save_checkpoint": (_int, [_TRAINER, _str]),
+    "arachne_trainer_load_checkpoint": (_int, [_TRAINER, _str]),
+    # replan
+    "arachne_replan_options_create": (_int, [_P(_REPLAN_OPTIONS)]),
+    "arachne_replan_options_destroy": (None, [_REPLAN_OPTIONS]),
+    "arachne_replan_options_set": (_int, [_REPLAN_OPTIONS, _int, _dbl]),
+    "arachne_replan_options_get": (_int, [_REPLAN_OPTIONS, _int, _pdbl]),
+    "arachne_replan": (_int, [_P(_PLAN), _P(_REPLAN_DECISION), _POLICY, _COST, _PLAN, _REPLAN_OPTIONS]),
+    "arachne_replan_decision_destroy": (None, [_REPLAN_DECISION]),
+    "arachne_replan_get": (_int, [_REPLAN_DECISION, _int, _pdbl]),
+    "arachne_replan_explain": (_int, [_REPLAN_DECISION, _pstr]),
+    "arachne_replan_idle_gpus": (_int, [_REPLAN_DECISION, _str, _pint]),
+    "arachne_replan_migration_get": (_int, [_REPLAN_DECISION, _int, _int, _pdbl]),
+    "arachne_replan_to_json": (_int, [_REPLAN_DECISION, _pstr]),
 }
 
 # Functions the library must export for the module to load at all.
@@ -687,7 +769,7 @@ class _Handle(object):
         """The pointer, for a mutator: refused while another handle borrows it."""
         h = self._h()
         if self._borrowers:
-            raise Error(E_INVALID_ARGUMENT, "%s is borrowed by %d live handle(s) (a cost model); "
+            raise Error(E_INVALID_ARGUMENT, "%s is borrowed by %d live handle(s) (a cost model or trainer); "
                         "close them before changing it" % (self._what, self._borrowers))
         return h
 
@@ -1577,5 +1659,339 @@ def _policy_prop(field):
 
 for _k in POLICY_FIELDS:
     setattr(Policy, _k, _policy_prop(_k))
+
+# --------------------------------------------------------------------------
+# Trainer
+# --------------------------------------------------------------------------
+
+class Trainer(_Handle):
+    """Trains a Policy in place on a list of compositions (arachne_trainer).
+
+        t = arachne.Trainer(policy, seed=1, group_size=4)
+        t.add_composition(cm, "llama-small")
+        t.run(10, callback=lambda update, updates, mean_reward, best: print(update, mean_reward))
+        plan = t.best_plan(0)
+
+    The trainer keeps its policy and every added cost model alive; the policy
+    cannot be changed from Python (its metadata) while the trainer lives.
+    Options: TRAIN_OPTIONS keywords to the constructor or set(); statistics:
+    get(field, composition) with TRAIN_STATS names.  Method: docs/training.md.
+    """
+
+    _destroy_fn = "arachne_trainer_destroy"
+    _what = "Trainer"
+
+    def __init__(self, policy, seed=0, **options):
+        # type: (Policy, int, Any) -> None
+        if not isinstance(policy, Policy):
+            raise TypeError("Trainer(policy, seed=0, **options) takes a Policy")
+        for k in options:
+            if k not in TRAIN_OPTIONS:
+                raise TypeError("Trainer() got an unexpected keyword argument '%s' (options: %s)"
+                                % (k, ", ".join(TRAIN_OPTIONS)))
+        ptr = _make(_TRAINER, "arachne_trainer_create", policy._h(), int(seed))
+        _Handle.__init__(self, ptr, (policy,))
+        self._running = False
+        try:
+            self.set(**options)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def policy(self):
+        # type: () -> Policy
+        return self._parents[0] if self._parents else None
+
+    @property
+    def cost_models(self):
+        # type: () -> List[CostModel]
+        """The compositions' cost models, in composition order."""
+        return list(self._parents[1:])
+
+    def _idle(self):
+        # type: () -> Any
+        """The pointer, for calls the C library forbids during run()."""
+        h = self._h()
+        if self._running:
+            raise Error(E_INVALID_ARGUMENT, "Trainer is running: only get(), get_option(), "
+                        "composition_name() and save_checkpoint() may be called from its callback")
+        return h
+
+    def add_composition(self, cost_model, name=None):
+        # type: (CostModel, Optional[str]) -> int
+        """Adds a composition (a cost model, kept alive by the trainer; it must not
+        change afterwards) and returns its index.  name None gives "comp<i>"."""
+        if not isinstance(cost_model, CostModel):
+            raise TypeError("add_composition() takes a CostModel")
+        _check(_fn("arachne_trainer_add_composition")(self._idle(), cost_model._h(), _opt_enc(name)))
+        with _refs_lock:
+            cost_model._borrowers += 1
+            self._parents = self._parents + (cost_model,)
+        return len(self._parents) - 2
+
+    def set(self, option=None, value=None, **options):
+        # type: (Any, Any, Any) -> Trainer
+        """Sets options: set("group_size", 4) or set(group_size=4, clip=0.1)
+        (TRAIN_OPTIONS names or numbers; bools for pcgrad).  Returns self."""
+        items = list(options.items())
+        if option is not None:
+            items.insert(0, (option, value))
+        for k, v in items:
+            if isinstance(v, bool):
+                v = 1 if v else 0
+            _check(_fn("arachne_trainer_set")(self._idle(), _field(TRAIN_OPTIONS, k, "trainer option"),
+                                              float(v)))
+        return self
+
+    def get_option(self, option):
+        # type: (Any) -> Any
+        """One option's value (an int for integer options)."""
+        v = ctypes.c_double()
+        _check(_fn("arachne_trainer_get_option")(self._h(), _field(TRAIN_OPTIONS, option, "trainer option"),
+                                                 ctypes.byref(v)))
+        return _intish(v.value)
+
+    @property
+    def options(self):
+        # type: () -> Dict[str, Any]
+        """Every option as a dict."""
+        return dict((k, self.get_option(k)) for k in TRAIN_OPTIONS)
+
+    def get(self, field, composition=-1):
+        # type: (Any, int) -> Any
+        """One TRAIN_STATS value; per-composition fields need the composition index."""
+        v = ctypes.c_double()
+        f = _field(TRAIN_STATS, field, "trainer stat")
+        _check(_fn("arachne_trainer_get")(self._h(), int(composition), f, ctypes.byref(v)))
+        return int(v.value) if f in [TRAIN_STATS[k] for k in _TRAIN_INT_STATS] else v.value
+
+    @property
+    def num_compositions(self):
+        # type: () -> int
+        return self.get("compositions")
+
+    @property
+    def updates_done(self):
+        # type: () -> int
+        return self.get("updates_done")
+
+    def composition_name(self, composition):
+        # type: (int) -> str
+        return self._borrowed_str("arachne_trainer_composition_name", int(composition))
+
+    def stats(self):
+        # type: () -> Dict[str, Any]
+        """Every global statistic, plus "compositions_stats": one dict per
+        composition with its name and the per-composition statistics."""
+        d = dict((k, self.get(k)) for k in TRAIN_STATS if k not in _TRAIN_COMP_STATS)  # type: Dict[str, Any]
+        comps = []
+        for i in range(d["compositions"]):
+            c = {"name": self.composition_name(i)}  # type: Dict[str, Any]
+            for k in _TRAIN_COMP_STATS:
+                c[k] = self.get(k, i)
+            comps.append(c)
+        d["compositions_stats"] = comps
+        return d
+
+    def run(self, updates, callback=None):
+        # type: (int, Any) -> int
+        """Runs `updates` more updates.  callback(update, updates, mean_reward,
+        best_iter_per_s) is called after each (best_iter_per_s: a list, one
+        value per composition); a true return value stops the run early.  An
+        exception raised by the callback stops the run and is re-raised here.
+        Returns the number of updates done in total (updates_done); raises
+        Error(E_CANCELLED) when the callback stopped the run."""
+        h = self._idle()
+        if callback is None:
+            cfun = TRAIN_CALLBACK()  # NULL
+        else:
+            if not callable(callback):
+                raise TypeError("callback must be callable or None")
+            caught = []  # type: List[BaseException]
+
+            def trampoline(user, update, total, mean_reward, best, n):
+                try:
+                    values = [best[i] for i in range(n)] if best else []
+                    return 1 if callback(update, total, mean_reward, values) else 0
+                except BaseException as e:  # never let it cross the C boundary
+                    caught.append(e)
+                    return 1
+            cfun = TRAIN_CALLBACK(trampoline)
+        self._running = True
+        try:
+            rc = _fn("arachne_trainer_run")(h, int(updates), cfun, None)
+        finally:
+            self._running = False
+        if callback is not None and caught:
+            raise caught[0]
+        _check(rc)
+        del cfun  # kept alive until here: the C library calls it only during the run
+        return self.updates_done
+
+    def best_plan(self, composition=0):
+        # type: (int) -> Plan
+        """The best plan found for a composition, priced with its cost model
+        (Error E_NOT_FOUND before any was found)."""
+        cm = self._parents[1 + int(composition)] if 0 <= int(composition) < len(self._parents) - 1 else None
+        out = _PLAN()
+        _check(_fn("arachne_trainer_best_plan")(self._idle(), int(composition), ctypes.byref(out)))
+        return Plan(out, cm)
+
+    def save_checkpoint(self, path):
+        # type: (Any) -> None
+        """Writes a training checkpoint atomically (allowed from the callback)."""
+        _check(_fn("arachne_trainer_save_checkpoint")(self._h(), _path(path)))
+
+    def load_checkpoint(self, path):
+        # type: (Any) -> None
+        """Restores a checkpoint into a trainer built the same way."""
+        _check(_fn("arachne_trainer_load_checkpoint")(self._idle(), _path(path)))
+
+    def __repr__(self):
+        if self._closed:
+            return "Trainer(<closed>)"
+        return "Trainer(compositions=%d, updates_done=%d)" % (self.num_compositions, self.updates_done)
+
+
+# --------------------------------------------------------------------------
+# Replanning
+# --------------------------------------------------------------------------
+
+class _ReplanOptions(_Handle):
+    _destroy_fn = "arachne_replan_options_destroy"
+    _what = "replan options"
+
+
+class Decision(_Handle):
+    """The outcome of arachne.replan(): keep or switch, why, and the migration
+    to the new plan (arachne_replan_decision).  Every DECISION_FIELDS name is
+    an attribute (decision.cost_s, decision.bytes_moved, ...; action and
+    reason as their names "keep"/"switch" and "not_faster", ...; the count
+    of migration entries as num_migrations, the entries by migrations()).  It keeps
+    the cost model and the running plan of the replan alive."""
+
+    _destroy_fn = "arachne_replan_decision_destroy"
+    _what = "Decision"
+
+    def __init__(self, _ptr, parents=()):
+        _Handle.__init__(self, _ptr, parents)
+
+    def get(self, field):
+        # type: (Any) -> Any
+        """One DECISION_FIELDS value as a number (ints for counts, enums, bytes)."""
+        v = ctypes.c_double()
+        f = _field(DECISION_FIELDS, field, "decision")
+        _check(_fn("arachne_replan_get")(self._h(), f, ctypes.byref(v)))
+        return int(v.value) if f in [DECISION_FIELDS[k] for k in _DECISION_INT_FIELDS] else v.value
+
+    @property
+    def action(self):
+        # type: () -> str
+        """ "keep" or "switch"."""
+        return REPLAN_ACTIONS.get(self.get("action"), str(self.get("action")))
+
+    @property
+    def reason(self):
+        # type: () -> str
+        return REPLAN_REASONS.get(self.get("reason"), str(self.get("reason")))
+
+    @property
+    def keep(self):
+        # type: () -> bool
+        return self.get("action") == REPLAN_KEEP
+
+    @property
+    def switch(self):
+        # type: () -> bool
+        return self.get("action") == REPLAN_SWITCH
+
+    @property
+    def gain(self):
+        # type: () -> float
+        """Net samples of switching over the horizon (NET_SAMPLES; > 0 pays off)."""
+        return self.get("net_samples")
+
+    @property
+    def explanation(self):
+        # type: () -> str
+        return self._borrowed_str("arachne_replan_explain")
+
+    def idle(self, gpu_type=None):
+        # type: (Optional[str]) -> int
+        """GPUs of a type (None: all types) of the new cluster the chosen plan leaves idle."""
+        v = ctypes.c_int()
+        _check(_fn("arachne_replan_idle_gpus")(self._h(), _opt_enc(gpu_type), ctypes.byref(v)))
+        return v.value
+
+    def migration_get(self, i, field):
+        # type: (int, Any) -> Any
+        v = ctypes.c_double()
+        f = _field(MIGRATION_FIELDS, field, "migration")
+        _check(_fn("arachne_replan_migration_get")(self._h(), int(i), f, ctypes.byref(v)))
+        return int(v.value) if f in [MIGRATION_FIELDS[k] for k in _MIGRATION_INT_FIELDS] else v.value
+
+    def migration(self, i):
+        # type: (int) -> Dict[str, Any]
+        """Migration entry i as a dict (MIGRATION_FIELDS; link as "intra", "inter" or "checkpoint")."""
+        d = dict((k, self.migration_get(i, k)) for k in MIGRATION_FIELDS)  # type: Dict[str, Any]
+        d["link"] = MIGRATION_LINKS.get(int(d["link"]), int(d["link"]))
+        return d
+
+    def migrations(self):
+        # type: () -> List[Dict[str, Any]]
+        return [self.migration(i) for i in range(self.get("migrations"))]
+
+    def to_json(self):
+        # type: () -> str
+        """The "arachne-replan" version 1 JSON (docs/replan.md)."""
+        return self._borrowed_str("arachne_replan_to_json")
+
+    def to_dict(self):
+        # type: () -> Dict[str, Any]
+        return json.loads(self.to_json())
+
+    def __repr__(self):
+        if self._closed:
+            return "Decision(<closed>)"
+        return "Decision(action=%r, reason=%r, net_samples=%.6g)" % (self.action, self.reason, self.gain)
+
+
+def _decision_prop(field):
+    def get(self):
+        return self.get(field)
+    get.__doc__ = "arachne_replan_get(%s)" % field
+    return property(get)
+
+
+for _k in DECISION_FIELDS:
+    if _k not in ("action", "reason", "migrations"):
+        setattr(Decision, _k, _decision_prop(_k))
+Decision.num_migrations = _decision_prop("migrations")
+
+
+def replan(policy, cost_model_new, running_plan, horizon_s=None, restart_cost_s=None, samples=None, seed=None):
+    # type: (Policy, CostModel, Plan, Any, Any, Any, Any) -> Tuple[Plan, Decision]
+    """Replans a running plan for the cluster of cost_model_new (same model and
+    setup) and decides whether to keep it or switch (docs/replan.md).
+    Options left None keep the library defaults (horizon 1800 s, restart
+    20 s, 1 sample = greedy, seed 0).  Returns (plan to run from now on,
+    Decision); the plan belongs to cost_model_new."""
+    if not isinstance(policy, Policy) or not isinstance(cost_model_new, CostModel) \
+            or not isinstance(running_plan, Plan):
+        raise TypeError("replan(policy, cost_model_new, running_plan, ...) takes a Policy, "
+                        "a CostModel and a Plan")
+    given = {"horizon_s": horizon_s, "restart_cost_s": restart_cost_s, "samples": samples, "seed": seed}
+    with _ReplanOptions(_make(_REPLAN_OPTIONS, "arachne_replan_options_create")) as opts:
+        for k, v in given.items():
+            if v is not None:
+                _check(_fn("arachne_replan_options_set")(opts._h(), REPLAN_OPTIONS[k], float(v)))
+        plan = _PLAN()
+        dec = _REPLAN_DECISION()
+        _check(_fn("arachne_replan")(ctypes.byref(plan), ctypes.byref(dec), policy._h(), cost_model_new._h(),
+                                     running_plan._h(), opts._h()))
+    p = Plan(plan, cost_model_new)
+    return p, Decision(dec, (cost_model_new, running_plan))
+
 
 del _k, _i

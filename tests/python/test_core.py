@@ -182,11 +182,15 @@ def _ctype(decl):
     base = " ".join(base_words)
     if base == "void" and stars == 0:
         return None
+    if base == "void" and stars == 1:
+        return ctypes.c_void_p
     if base == "char":
         if stars == 1:
             return ctypes.c_char_p
         if stars == 2:
             return ctypes.POINTER(ctypes.c_char_p)
+    if base == "arachne_train_callback" and stars == 0:
+        return arachne.TRAIN_CALLBACK
     if base in arachne._HANDLE_STRUCTS:
         t = arachne._HANDLE_STRUCTS[base]
     elif base in _SCALARS:

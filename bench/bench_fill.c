@@ -1,0 +1,123 @@
+/* bench_fill.c -- template fills per second, and construction rollouts per
+ * second, on the 512-GPU cluster a100-40:32x4,a6000:32x4,h100:64x4.
+ *
+ * For each model, 64 template structures are drawn from random rollouts
+ * (the first template of each: depth, per-stage GPU type and TP degree, all
+ * feasible).  One run fills every structure into an empty plan
+ * (ar_fill_template_ws, AR_FILL_BEST: replicas, every micro-batch size,
+ * layer split, expert tiling, device assignment, pricing), restoring the
+ * free GPUs between fills; another runs whole random rollouts with the
+ * lookahead masks (up to 16 templates each).  Reported: median over 7 runs
+ * of fills/s and rollouts/s; a table, then one JSON line per model. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arachne.h"
+#include "construct.h"
+
+#define RUNS 7
+#define NTEMPL 64
+#define NROLL 8
+
+typedef struct rnd { ar_rng rng; int depth, types[AR_MAX_DEPTH], tps[AR_MAX_DEPTH]; } rnd;
+
+static int rnd_decide(void *user, const ar_dec_ctx *c, int *choice)
+{
+    rnd *u = (rnd *)user;
+    int i, j = ar_rng_int(&u->rng, c->nallowed);
+    for (i = 0; i < c->n; i++)
+        if (c->mask[i] && j-- == 0) { *choice = i; break; }
+    if (c->step == 0) { /* remember the first template */
+        if (c->kind == AR_DEC_DEPTH) u->depth = *choice;
+        else if (c->kind == AR_DEC_TYPE) u->types[c->stage] = *choice;
+        else u->tps[c->stage] = 1 << *choice;
+    }
+    return ARACHNE_OK;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(void)
+{
+    static const char *models[] = { "llama3-8b", "qwen3-32b", "mixtral-8x7b" };
+    const char *spec = "a100-40:32x4,a6000:32x4,h100:64x4";
+    size_t mi;
+    printf("template fill and construction speed on %s (median of %d runs)\n", spec, RUNS);
+    printf("%-14s %10s %12s %12s %14s\n", "model", "templates", "fills/s", "ms/fill", "rollouts/s");
+    for (mi = 0; mi < sizeof models / sizeof models[0]; mi++) {
+        arachne_model *m = NULL;
+        arachne_cluster *c = NULL;
+        arachne_profile *p = NULL;
+        arachne_cost_model *cm = NULL;
+        ar_builder b;
+        ar_construct_opts o;
+        ar_fill_ws ws;
+        arachne_plan pl, empty;
+        ar_avail base, a;
+        rnd u;
+        int depth[NTEMPL], types[NTEMPL][AR_MAX_DEPTH], tps[NTEMPL][AR_MAX_DEPTH], k, run, n = 0;
+        double fills[RUNS], rolls[RUNS];
+        if (arachne_model_preset(&m, models[mi]) || arachne_cluster_parse(&c, spec) ||
+            arachne_profile_generate(&p, m, c, 4096) || arachne_cost_model_create(&cm, m, c, p)) {
+            fprintf(stderr, "bench_fill: setup: %s\n", arachne_last_error());
+            return 1;
+        }
+        ar_construct_opts_default(&o);
+        if (ar_builder_init(&b, cm, &o) || ar_fill_ws_init(&ws, cm) || ar_avail_init(&base, c)) {
+            fprintf(stderr, "bench_fill: %s\n", arachne_last_error());
+            return 1;
+        }
+        memset(&a, 0, sizeof a);
+        memset(&pl, 0, sizeof pl);
+        memset(&empty, 0, sizeof empty);
+        ar_plan_init(&empty, cm);
+        ar_rng_seed(&u.rng, 42);
+        for (k = 0; k < NTEMPL; k++) {
+            if (ar_builder_run(&b, rnd_decide, &u, &pl, NULL)) { fprintf(stderr, "bench_fill: %s\n", arachne_last_error()); return 1; }
+            depth[n] = u.depth;
+            memcpy(types[n], u.types, sizeof u.types);
+            memcpy(tps[n], u.tps, sizeof u.tps);
+            n++;
+        }
+        for (run = 0; run < RUNS; run++) {
+            double t0 = ar_now(), t1;
+            for (k = 0; k < n; k++) {
+                ar_avail_copy(&a, &base);
+                ar_plan_copy(&pl, &empty);
+                ar_fill_ws_reset(&ws);
+                if (ar_fill_template_ws(&ws, &a, &pl, depth[k], types[k], tps[k], AR_FILL_BEST)) {
+                    fprintf(stderr, "bench_fill: template %d: %s\n", k, arachne_last_error());
+                    return 1;
+                }
+            }
+            t1 = ar_now();
+            fills[run] = n / (t1 - t0);
+            t0 = ar_now();
+            for (k = 0; k < NROLL; k++)
+                if (ar_builder_run(&b, rnd_decide, &u, &pl, NULL)) { fprintf(stderr, "bench_fill: %s\n", arachne_last_error()); return 1; }
+            rolls[run] = NROLL / (ar_now() - t0);
+        }
+        qsort(fills, RUNS, sizeof fills[0], cmp_d);
+        qsort(rolls, RUNS, sizeof rolls[0], cmp_d);
+        printf("%-14s %10d %12.0f %12.3f %14.1f\n", models[mi], n, fills[RUNS / 2], 1e3 / fills[RUNS / 2], rolls[RUNS / 2]);
+        printf("{\"bench\":\"fill\",\"model\":\"%s\",\"cluster\":\"%s\",\"templates\":%d,\"runs\":%d,"
+               "\"fills_per_s\":%.1f,\"ms_per_fill\":%.4f,\"rollouts_per_s\":%.2f}\n",
+               models[mi], spec, n, RUNS, fills[RUNS / 2], 1e3 / fills[RUNS / 2], rolls[RUNS / 2]);
+        ar_plan_clear(&pl);
+        ar_plan_clear(&empty);
+        ar_avail_free(&a);
+        ar_avail_free(&base);
+        ar_fill_ws_free(&ws);
+        ar_builder_free(&b);
+        arachne_cost_model_destroy(cm);
+        arachne_profile_destroy(p);
+        arachne_cluster_destroy(c);
+        arachne_model_destroy(m);
+    }
+    return 0;
+}

@@ -1,0 +1,87 @@
+/* cmd_plan.c -- `arachne plan`: plan a cluster with the learned policy.
+ * Without --policy it uses the bundled policy (see cli_find_policy). */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* The bundled policy: $ARACHNE_POLICY, then examples/policies/default.arpol
+ * next to the source tree the binary was built in (bin/../examples/...),
+ * then an installed copy (bin/../share/arachne/default.arpol). */
+const char *cli_find_policy(void)
+{
+    static char path[4096];
+    char exe[4000];
+    const char *env = getenv("ARACHNE_POLICY");
+    static const char *rel[] = { "../examples/policies/default.arpol", "../share/arachne/default.arpol" };
+    ssize_t n;
+    size_t i;
+    char *slash;
+    if (env && env[0]) return env;
+    n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return NULL;
+    exe[n] = '\0';
+    slash = strrchr(exe, '/');
+    if (!slash) return NULL;
+    *slash = '\0';
+    for (i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", exe, rel[i]);
+        if (access(path, R_OK) == 0) return path;
+    }
+    return NULL;
+}
+
+int cmd_plan(int argc, char **argv)
+{
+    cli_costenv_opts co;
+    cli_costenv env;
+    cli_opt opts[CLI_COSTENV_NOPTS + 5];
+    const char *policy_path = NULL, *samples_s = "1", *seed_s = "0", *svg = NULL, *pos[1];
+    int json = 0, npos, rc, st, nopts;
+    long samples, seed;
+    arachne_policy *pol = NULL;
+    arachne_plan *plan = NULL;
+    nopts = cli_costenv_options(&co, opts);
+    opts[nopts++] = (cli_opt){ "policy", 1, &policy_path, NULL };
+    opts[nopts++] = (cli_opt){ "samples", 1, &samples_s, NULL };
+    opts[nopts++] = (cli_opt){ "seed", 1, &seed_s, NULL };
+    opts[nopts++] = (cli_opt){ "svg", 1, &svg, NULL };
+    opts[nopts++] = (cli_opt){ "json", 0, NULL, &json };
+    if ((rc = cli_parse("plan", argc, argv, opts, nopts, pos, 0, &npos))) return rc;
+    if ((rc = cli_int("plan", "samples", samples_s, 1, 100000, &samples)) ||
+        (rc = cli_int("plan", "seed", seed_s, 0, 0x7fffffffL, &seed)))
+        return rc;
+    if ((rc = cli_costenv_build("plan", &co, &env))) return rc;
+    if (!policy_path) policy_path = cli_find_policy();
+    if (policy_path) {
+        st = arachne_policy_load(&pol, policy_path);
+        if (st) { cli_costenv_free(&env); return cli_lib_fail(st, "plan: --policy"); }
+    } else {
+        fprintf(stderr, "arachne: plan: no bundled policy found; using an untrained policy (seed 1)\n");
+        st = arachne_policy_create(&pol, 1, 0, 0);
+        if (st) { cli_costenv_free(&env); return cli_lib_fail(st, "plan"); }
+    }
+    st = arachne_plan_build(&plan, pol, env.cm, (int)samples, (uint64_t)seed);
+    if (st) {
+        rc = cli_lib_fail(st, "plan");
+    } else {
+        rc = CLI_OK;
+        if (svg && (st = arachne_plan_save_svg(plan, svg))) rc = cli_lib_fail(st, "plan: --svg");
+        if (rc == CLI_OK) {
+            if (json) {
+                const char *text = NULL;
+                st = arachne_plan_to_json(plan, &text);
+                if (st) rc = cli_lib_fail(st, "plan");
+                else printf("%s\n", text);
+            } else {
+                rc = cli_print_plan(stdout, plan, NULL);
+            }
+        }
+    }
+    arachne_plan_destroy(plan);
+    arachne_policy_destroy(pol);
+    cli_costenv_free(&env);
+    return rc;
+}

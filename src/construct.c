@@ -1,0 +1,832 @@
+/* construct.c -- the construction loop and its feasibility masks.
+ *
+ * Lookahead.  A choice is allowed only when some completion of the current
+ * template exists: a depth-first search over the remaining stages' (type,
+ * TP) -- GPU types with the most memory first, larger TP first, pruned by
+ * the one-replica packing test -- that ends in a trial fill (AR_FILL_CHECK)
+ * that succeeds.  The search has a node budget; when it runs out the choice
+ * is masked, which is conservative.  Every completion found is kept as a
+ * witness for the rest of the step.
+ *
+ * Why a rollout never reaches a dead end: an allowed choice has a witness
+ * W.  At the next decision the search for W's next choice explores a
+ * subtree of the search that found W, in the same order, so it reaches W
+ * within the same budget (or the cached witness answers at once).  The last
+ * TP choice of a template is allowed only when the trial fill of exactly
+ * that template succeeded, and the real fill (AR_FILL_BEST) prices a
+ * superset of the candidates the trial fill tried, so it succeeds too. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "construct.h"
+
+/* ---------------------------------------------------------------------- */
+/* trace                                                                   */
+
+void ar_trace_init(ar_trace *t) { memset(t, 0, sizeof *t); }
+
+void ar_trace_reset(ar_trace *t)
+{
+    ar_decision *d = t->dec;
+    int cap = t->cap;
+    memset(t, 0, sizeof *t);
+    t->dec = d;
+    t->cap = cap;
+}
+
+void ar_trace_free(ar_trace *t)
+{
+    if (!t) return;
+    free(t->dec);
+    memset(t, 0, sizeof *t);
+}
+
+static int trace_add(ar_trace *t, const ar_dec_ctx *c, int choice)
+{
+    ar_decision *d;
+    if (!t) return ARACHNE_OK;
+    if (t->ndec == t->cap) {
+        int ncap = t->cap ? t->cap * 2 : 64;
+        ar_decision *nd = (ar_decision *)ar_realloc(t->dec, (size_t)ncap * sizeof(ar_decision));
+        if (!nd) return ARACHNE_E_NO_MEMORY;
+        t->dec = nd;
+        t->cap = ncap;
+    }
+    d = &t->dec[t->ndec++];
+    memset(d, 0, sizeof *d);
+    d->kind = (int)c->kind; d->step = c->step; d->stage = c->stage; d->n = c->n; d->choice = choice;
+    memcpy(d->mask, c->mask, (size_t)c->n);
+    t->steps[t->nsteps].ndec++;
+    return ARACHNE_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* options and builder                                                     */
+
+void ar_construct_opts_default(ar_construct_opts *o)
+{
+    o->max_steps = AR_MAX_TEMPLATES;
+    o->lookahead = 1;
+    o->lookahead_budget = 48;
+    o->penalty = 1.0;
+}
+
+static int ilog2(int v)
+{
+    int k = 0;
+    while ((1 << (k + 1)) <= v) k++;
+    return k;
+}
+
+int ar_builder_init(ar_builder *b, const arachne_cost_model *cm, const ar_construct_opts *opts)
+{
+    const arachne_cluster *cl;
+    int st, i, j, maxnode = 1, dcap;
+    memset(b, 0, sizeof *b);
+    if (!cm || !cm->cluster || !cm->model || !cm->profile)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "construct: cost model is NULL or incomplete");
+    cl = cm->cluster;
+    if (cl->nnodes < 1 || cl->total_gpus < 1)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "construct: the cluster has no GPUs");
+    b->cm = cm;
+    if (opts) b->opts = *opts; else ar_construct_opts_default(&b->opts);
+    if (b->opts.max_steps < 1 || b->opts.max_steps > AR_MAX_TEMPLATES)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "construct: step limit %d outside [1, %d]",
+                        b->opts.max_steps, AR_MAX_TEMPLATES);
+    if (b->opts.lookahead_budget < 1) b->opts.lookahead_budget = 1;
+    dcap = cm->setup.max_depth > 0 ? cm->setup.max_depth : AR_MAX_DEPTH;
+    b->max_depth = AR_MIN(AR_MIN(dcap, AR_MAX_DEPTH), cm->model->blocks);
+    for (i = 0; i < cl->nnodes; i++) if (cl->nodes[i].gpus > maxnode) maxnode = cl->nodes[i].gpus;
+    b->ntp = AR_MIN(ilog2(maxnode), AR_MAX_TP_LOG) + 1;
+    for (i = 0; i < cl->ntypes; i++) b->type_order[i] = i;
+    for (i = 1; i < cl->ntypes; i++) { /* stable insertion: memory descending */
+        int v = b->type_order[i];
+        for (j = i - 1; j >= 0 && cl->types[b->type_order[j]].mem_bytes < cl->types[v].mem_bytes; j--)
+            b->type_order[j + 1] = b->type_order[j];
+        b->type_order[j + 1] = v;
+    }
+    st = ar_fill_ws_init(&b->ws, cm);
+    if (!st) st = ar_avail_init(&b->base, cl);
+    if (!st) st = ar_avail_init(&b->avail, cl);
+    if (st) { ar_builder_free(b); return st; }
+    return ARACHNE_OK;
+}
+
+void ar_builder_free(ar_builder *b)
+{
+    if (!b) return;
+    ar_fill_ws_free(&b->ws);
+    ar_avail_free(&b->base);
+    ar_avail_free(&b->avail);
+    memset(b, 0, sizeof *b);
+}
+
+/* ---------------------------------------------------------------------- */
+/* lookahead                                                               */
+
+/* Per-step packing supply: sum over nodes of a type of floor(free / 2^m). */
+typedef struct look {
+    ar_builder *b;
+    const arachne_plan *plan;
+    long supply[AR_MAX_TYPES][AR_MAX_TP_LOG + 1];
+    long demand[AR_MAX_TYPES][AR_MAX_TP_LOG + 1];
+    double need[AR_MAX_DEPTH + 1]; /* lower bound on one replica's bytes, per depth */
+    double stat[AR_MAX_DEPTH + 1]; /* least weight/grad/optimizer bytes of one block (one replica) */
+    double sdk[AR_MAX_DEPTH + 1][2]; /* dense-part bytes of a dense / MoE block (one replica) */
+    double sek[2];                 /* routed-expert bytes of a dense / MoE block before spreading */
+    int kinds[2];                  /* the model has dense / MoE blocks */
+    double rmax[AR_MAX_DEPTH + 1]; /* most replicas of a template of depth d */
+    /* stage options (type, tp) of the lookahead, most memory per stage first */
+    int nopt, opt_type[AR_MAX_TYPES * (AR_MAX_TP_LOG + 1)], opt_tp[AR_MAX_TYPES * (AR_MAX_TP_LOG + 1)];
+    double ablk;                   /* least activation bytes of one block per sample */
+    double embed_s[AR_MAX_DEPTH + 1], head_s[AR_MAX_DEPTH + 1], embed_a, head_a;
+    double fcap[AR_MAX_DEPTH + 1]; /* samples in flight at least (capped by depth - stage) */
+    double gpu_cap[AR_MAX_TYPES];  /* usable bytes of one GPU after the fixed overhead */
+    double stage_cap;              /* most bytes one stage can hold (one replica) */
+} look;
+
+/* Memory bounds of one replica (weights, gradients, optimizer state, one
+ * micro-batch of activations; every term taken in the direction that makes
+ * it smaller): dense parameters are held once per replica (optimizer state
+ * divided by the most replicas possible under ZeRO-1); routed-expert
+ * parameters are spread over at most r_max replicas of the template.
+ *  - bytes: the stages of a replica must hold need[d] bytes in all;
+ *  - blocks: a stage of capacity C holds at most floor(C / blk) blocks
+ *    (blk: the cheapest block, its activations times the samples the stage
+ *    holds in flight), the first stage also the embedding and the last the
+ *    head; the stages together must hold every block, each at least one.
+ * A partial template whose fixed stages plus the largest possible remaining
+ * stages fail either test has no completion. */
+/* Least activation bytes of one layer of each kind for one sample of a
+ * micro-batch, over a whole TP group, across every profiled (type, tp, mbs). */
+static void least_acts(const arachne_cost_model *cm, double *act)
+{
+    const ar_cost_cache *cc = (const ar_cost_cache *)cm->cache;
+    int k, t, lt, lm;
+    for (k = 0; k < AR_LAYER_KINDS; k++) {
+        act[k] = -1.0;
+        for (t = 0; t < cm->cluster->ntypes; t++)
+            for (lt = 0; lt < AR_TP_LEVELS; lt++)
+                for (lm = 0; lm < AR_MBS_LEVELS; lm++) {
+                    const ar_cost_entry *e = &cc->tab[t][k][lt][lm];
+                    double v;
+                    if (!e->present) continue;
+                    v = e->act_bytes * (double)(1 << lt) / (double)(1 << lm); /* per sample, whole TP group */
+                    if (act[k] < 0 || v < act[k]) act[k] = v;
+                }
+        if (act[k] < 0) act[k] = 0.0;
+    }
+}
+
+/* Activation bytes every replica holds at least: one sample of every
+ * layer. */
+static double least_replica_acts(const arachne_cost_model *cm, const double *act)
+{
+    return act[AR_LAYER_EMBED] + act[AR_LAYER_HEAD] + ar_model_kind_count(cm->model, AR_LAYER_DENSE) * act[AR_LAYER_DENSE] +
+           ar_model_kind_count(cm->model, AR_LAYER_MOE) * act[AR_LAYER_MOE];
+}
+
+static void look_bounds(look *L)
+{
+    const arachne_cost_model *cm = L->b->cm;
+    const ar_cost_cache *cc = (const ar_cost_cache *)cm->cache;
+    const ar_setup *su = &cm->setup;
+    const ar_avail *a = &L->b->avail;
+    int k, t, d, free_total = ar_avail_total(a), R0 = 0;
+    double D = 0.0, E = 0.0, act[AR_LAYER_KINDS], acts, wg = su->weight_bytes + su->grad_bytes;
+    for (k = 0; k < AR_LAYER_KINDS; k++) {
+        int n = (k == AR_LAYER_EMBED || k == AR_LAYER_HEAD) ? 1 : ar_model_kind_count(cm->model, k);
+        D += n * cc->dense_params[k];
+        E += n * cc->expert_params[k];
+    }
+    least_acts(cm, act);
+    acts = least_replica_acts(cm, act);
+    for (k = 0; k < L->plan->ntemplates; k++) R0 += L->plan->t[k].replicas;
+    for (d = 1; d <= AR_MAX_DEPTH; d++) {
+        double rmax = (double)(free_total / d > 0 ? free_total / d : 1);
+        double Rmax = R0 + rmax;
+        /* One replica holds at least E / (EP x ETP / tp) of the routed
+         * experts: EP x ETP <= tp x replicas, EP <= experts and ETP <= tp;
+         * without expert tiling every replica holds all of them (EP = 1). */
+        double espread = su->expert_tiling ? AR_MIN(rmax, (double)AR_MAX(cm->model->experts, 1)) : 1.0;
+        double ob_d = su->optim_bytes / (su->dist_optimizer ? Rmax : 1.0);
+        double ob_e = su->dist_optimizer ? 0.0 : su->optim_bytes;
+        double stat = -1.0, ab = -1.0;
+        L->need[d] = (wg + su->optim_bytes / (su->dist_optimizer ? Rmax : 1.0)) * D + (wg + ob_e) * E / espread + acts;
+        for (k = AR_LAYER_DENSE; k <= AR_LAYER_MOE; k++) {
+            double v;
+            if (ar_model_kind_count(cm->model, k) <= 0) continue;
+            v = (wg + ob_d) * cc->dense_params[k] + (wg + ob_e) * cc->expert_params[k] / espread;
+            if (stat < 0 || v < stat) stat = v;
+            L->kinds[k - AR_LAYER_DENSE] = 1;
+            L->sdk[d][k - AR_LAYER_DENSE] = (wg + ob_d) * cc->dense_params[k];
+            L->sek[k - AR_LAYER_DENSE] = (wg + ob_e) * cc->expert_params[k];
+            if (ab < 0 || act[k] < ab) ab = act[k];
+        }
+        L->stat[d] = stat > 0 ? stat : 1.0;
+        L->ablk = ab > 0 ? ab : 0.0;
+        L->embed_s[d] = (wg + ob_d) * cc->dense_params[AR_LAYER_EMBED];
+        L->head_s[d] = (wg + ob_d) * cc->dense_params[AR_LAYER_HEAD];
+        /* The first template is alone in the plan: its replicas run the whole
+         * global batch, M x mbs x r >= B, so stage s holds the activations of
+         * at least min(d - s, B / r) samples (1F1B warm-up). */
+        L->fcap[d] = L->plan->ntemplates == 0 ? AR_MAX(1.0, floor((double)su->global_batch / rmax)) : 1.0;
+        L->rmax[d] = rmax;
+    }
+    L->embed_a = act[AR_LAYER_EMBED];
+    L->head_a = act[AR_LAYER_HEAD];
+    L->stage_cap = 0.0;
+    L->nopt = 0;
+    for (t = 0; t < cm->cluster->ntypes; t++) {
+        double c = ar_type_capacity(cm, t) - AR_FRAMEWORK_OVERHEAD_BYTES;
+        int tp = a->type_max_free[t];
+        L->gpu_cap[t] = c > 0 ? c : 0.0;
+        if (tp > (1 << (L->b->ntp - 1))) tp = 1 << (L->b->ntp - 1);
+        if (tp > 0) tp = 1 << ilog2(tp);
+        if (L->gpu_cap[t] * tp > L->stage_cap) L->stage_cap = L->gpu_cap[t] * tp;
+    }
+    for (t = 0; t < cm->cluster->ntypes; t++) {
+        int k2;
+        if (a->type_free[t] <= 0) continue;
+        for (k2 = 0; k2 < L->b->ntp && (1 << k2) <= a->type_max_free[t]; k2++) {
+            int n = L->nopt++, j;
+            double c = L->gpu_cap[t] * (1 << k2);
+            /* insertion: capacity descending, then type order, then wider TP */
+            for (j = n - 1; j >= 0 && L->gpu_cap[L->opt_type[j]] * L->opt_tp[j] < c; j--) {
+                L->opt_type[j + 1] = L->opt_type[j];
+                L->opt_tp[j + 1] = L->opt_tp[j];
+            }
+            L->opt_type[j + 1] = t;
+            L->opt_tp[j + 1] = 1 << k2;
+        }
+    }
+}
+
+/* Blocks a stage of `cap` bytes can hold at depth d when the template has
+ * at most r replicas (negative: not even its embedding / head). */
+static double stage_blocks(const look *L, int d, int s, double cap, double r)
+{
+    const arachne_cost_model *cm = L->b->cm;
+    double f, stat = -1.0, espread;
+    int k;
+    if (r > L->rmax[d]) r = L->rmax[d];
+    if (r < 1.0) r = 1.0;
+    espread = cm->setup.expert_tiling ? AR_MIN(r, (double)AR_MAX(cm->model->experts, 1)) : 1.0;
+    f = L->plan->ntemplates == 0 ? AR_MIN((double)(d - s), AR_MAX(1.0, floor((double)cm->setup.global_batch / r)))
+                                 : 1.0;
+    for (k = 0; k < 2; k++) {
+        double v;
+        if (!L->kinds[k]) continue;
+        v = L->sdk[d][k] + L->sek[k] / espread;
+        if (stat < 0 || v < stat) stat = v;
+    }
+    if (stat <= 0) stat = L->stat[d];
+    if (s == 0) cap -= L->embed_s[d] + f * L->embed_a;
+    if (s == d - 1) cap -= L->head_s[d] + L->head_a;
+    if (cap < 0) return -1.0;
+    return floor(cap / (stat + f * L->ablk));
+}
+
+/* Most replicas the one-replica demand so far admits (packing levels). */
+static double prefix_replicas(const look *L)
+{
+    double r = 1e300;
+    int t, m;
+    for (t = 0; t < L->b->cm->cluster->ntypes; t++)
+        for (m = 0; m <= AR_MAX_TP_LOG && L->demand[t][m] > 0; m++)
+            {
+                double q = floor((double)L->supply[t][m] / (double)L->demand[t][m]);
+                if (q < r) r = q;
+            }
+    return r;
+}
+
+/* Most blocks any stage can hold at depth d when the template has at most
+ * r replicas (one sample in flight: the least any stage holds). */
+static double most_blocks(const look *L, int d, double r)
+{
+    const arachne_cost_model *cm = L->b->cm;
+    double stat = -1.0, espread;
+    int k;
+    if (r > L->rmax[d]) r = L->rmax[d];
+    if (r < 1.0) r = 1.0;
+    espread = cm->setup.expert_tiling ? AR_MIN(r, (double)AR_MAX(cm->model->experts, 1)) : 1.0;
+    for (k = 0; k < 2; k++) {
+        double v;
+        if (!L->kinds[k]) continue;
+        v = L->sdk[d][k] + L->sek[k] / espread;
+        if (stat < 0 || v < stat) stat = v;
+    }
+    if (stat <= 0) stat = L->stat[d];
+    return floor(L->stage_cap / (stat + L->ablk));
+}
+
+static void look_supply(look *L)
+{
+    const arachne_cluster *cl = L->b->cm->cluster;
+    const ar_avail *a = &L->b->avail;
+    int i, m;
+    memset(L->supply, 0, sizeof L->supply);
+    for (i = 0; i < a->nnodes; i++) {
+        int f = a->free[i], t = cl->nodes[i].type;
+        for (m = 0; m <= AR_MAX_TP_LOG && (f >> m) > 0; m++) L->supply[t][m] += f >> m;
+    }
+}
+
+/* Adds (sign +1) or removes (-1) one group of tp GPUs of type t from the
+ * one-replica demand; on add, returns 0 (and undoes) when it no longer packs. */
+static int demand_push(look *L, int t, int tp)
+{
+    int k = ilog2(tp), m;
+    for (m = 0; m <= k; m++)
+        if (L->demand[t][m] + (tp >> m) > L->supply[t][m]) return 0;
+    for (m = 0; m <= k; m++) L->demand[t][m] += tp >> m;
+    return 1;
+}
+
+static void demand_pop(look *L, int t, int tp)
+{
+    int k = ilog2(tp), m;
+    for (m = 0; m <= k; m++) L->demand[t][m] -= tp >> m;
+}
+
+static void demand_set(look *L, int n, const int *types, const int *tps)
+{
+    int s;
+    memset(L->demand, 0, sizeof L->demand);
+    for (s = 0; s < n; s++) {
+        int k = ilog2(tps[s]), m;
+        for (m = 0; m <= k; m++) L->demand[types[s]][m] += tps[s] >> m;
+    }
+}
+
+static int witness_match(const ar_builder *b, int depth, int nfixed, int fixed_type)
+{
+    int w, s;
+    for (w = 0; w < b->wn; w++) {
+        if (b->wit[w].depth != depth) continue;
+        for (s = 0; s < nfixed; s++)
+            if (b->wit[w].types[s] != b->q_types[s] || b->wit[w].tps[s] != b->q_tps[s]) break;
+        if (s < nfixed) continue;
+        if (fixed_type >= 0 && b->wit[w].types[nfixed] != fixed_type) continue;
+        return 1;
+    }
+    return 0;
+}
+
+/* Depth-first search for a completion of q_types/q_tps[0, i) to depth.
+ * fixed_type >= 0 pins stage i's type.  cap: bytes the stages [0, i) hold;
+ * nb: blocks they can hold at most. */
+static int dfs(look *L, int depth, int i, int fixed_type, double cap, double nb)
+{
+    ar_builder *b = L->b;
+    int ti;
+    if (cap + (depth - i) * L->stage_cap < L->need[depth]) return 0;
+    if (nb + (depth - i) * most_blocks(L, depth, prefix_replicas(L)) < b->cm->model->blocks) return 0;
+    if (b->budget_left <= 0) return 0;
+    b->budget_left--;
+    if (i == depth) {
+        b->check_fills++;
+        if (ar_fill_template_ws(&b->ws, &b->avail, (arachne_plan *)L->plan, depth, b->q_types, b->q_tps,
+                                AR_FILL_CHECK) != ARACHNE_OK)
+            return 0;
+        if (b->wn < AR_MAX_WITNESS) {
+            b->wit[b->wn].depth = depth;
+            memcpy(b->wit[b->wn].types, b->q_types, (size_t)depth * sizeof(int));
+            memcpy(b->wit[b->wn].tps, b->q_tps, (size_t)depth * sizeof(int));
+            b->wn++;
+        }
+        return 1;
+    }
+    for (ti = 0; ti < L->nopt; ti++) {
+        int t = L->opt_type[ti], found;
+        int tp = L->opt_tp[ti];
+        double sb;
+        if (fixed_type >= 0 && t != fixed_type) continue;
+        {
+            if (!demand_push(L, t, tp)) continue;
+            sb = stage_blocks(L, depth, i, tp * L->gpu_cap[t], prefix_replicas(L));
+            if (sb < 1.0) { demand_pop(L, t, tp); continue; } /* cannot hold one block */
+            b->q_types[i] = t;
+            b->q_tps[i] = tp;
+            found = dfs(L, depth, i + 1, -1, cap + tp * L->gpu_cap[t], nb + sb);
+            demand_pop(L, t, tp);
+            if (found) return 1;
+            if (b->budget_left <= 0) return 0;
+        }
+    }
+    return 0;
+}
+
+/* Is there a completion of the template whose stages [0, nfixed) are
+ * b->q_types/q_tps (already set), with stage nfixed of type fixed_type
+ * (-1: free)?  nfixed may equal depth (the template is complete). */
+static int query(look *L, int depth, int nfixed, int fixed_type)
+{
+    ar_builder *b = L->b;
+    int found, s;
+    double cap = 0.0, nb = 0.0;
+    b->queries++;
+    if (witness_match(b, depth, nfixed, fixed_type)) return 1;
+    /* replay the prefix exactly as the search that found it did, stage by
+     * stage, so the pruning along a witness's path is the same */
+    memset(L->demand, 0, sizeof L->demand);
+    for (s = 0; s < nfixed; s++) {
+        double c = b->q_tps[s] * L->gpu_cap[b->q_types[s]], sb;
+        if (!demand_push(L, b->q_types[s], b->q_tps[s])) return 0;
+        sb = stage_blocks(L, depth, s, c, prefix_replicas(L));
+        if (sb < 1.0) return 0;
+        cap += c;
+        nb += sb;
+    }
+    b->budget_left = b->opts.lookahead_budget + 2 * depth;
+    found = dfs(L, depth, nfixed, fixed_type, cap, nb);
+    if (!found && b->budget_left <= 0) b->budget_outs++;
+    return found;
+}
+
+/* ---------------------------------------------------------------------- */
+/* memory bound                                                            */
+
+void ar_construct_memory_bound(const arachne_cost_model *cm, double *need, double *have)
+{
+    const arachne_cluster *cl = cm->cluster;
+    const ar_setup *su = &cm->setup;
+    double act[AR_LAYER_KINDS];
+    int t;
+    least_acts(cm, act);
+    *need = (su->weight_bytes + su->grad_bytes + su->optim_bytes) * cm->model->total_params + least_replica_acts(cm, act);
+    *have = 0.0;
+    for (t = 0; t < cl->ntypes; t++) {
+        double cap = ar_type_capacity(cm, t) - AR_FRAMEWORK_OVERHEAD_BYTES;
+        if (cap > 0) *have += cap * (double)cl->type_gpus[t];
+    }
+}
+
+/* The message when not even a first template fits. */
+static int infeasible_start(ar_builder *b, arachne_plan *plan)
+{
+    const arachne_cost_model *cm = b->cm;
+    const arachne_cluster *cl = cm->cluster;
+    double need, have;
+    int types[AR_MAX_DEPTH], tps[AR_MAX_DEPTH], d, t = b->type_order[0], st;
+    ar_construct_memory_bound(cm, &need, &have);
+    if (need > have)
+        return ar_error(ARACHNE_E_INFEASIBLE,
+                        "%s does not fit on this cluster: weights, gradients and optimizer state of %.4g B "
+                        "parameters and one micro-batch of activations need at least %.1f GB, the %d GPUs hold "
+                        "%.1f GB usable",
+                        cm->model->name, cm->model->total_params / 1e9, need / 1e9, cl->total_gpus, have / 1e9);
+    /* a representative template: as deep as one replica packs, each stage
+     * the option with the most memory that still packs */
+    {
+        look L;
+        int k;
+        memset(&L, 0, sizeof L);
+        L.b = b;
+        L.plan = plan;
+        look_supply(&L);
+        look_bounds(&L);
+        for (d = 0; d < b->max_depth; d++) {
+            for (k = 0; k < L.nopt; k++)
+                if (demand_push(&L, L.opt_type[k], L.opt_tp[k])) break;
+            if (k == L.nopt) break;
+            types[d] = L.opt_type[k];
+            tps[d] = L.opt_tp[k];
+        }
+        if (d < 1) { d = 1; types[0] = t; tps[0] = 1; }
+    }
+    st = ar_fill_template_ws(&b->ws, &b->avail, plan, d, types, tps, AR_FILL_BEST);
+    if (st == ARACHNE_OK) /* budget too small to find it: say so rather than hide a plan */
+        return ar_error(ARACHNE_E_INFEASIBLE,
+                        "no first template was found within the lookahead budget (%d nodes per query); "
+                        "raise the budget", b->opts.lookahead_budget);
+    {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", arachne_last_error());
+        return ar_error(ARACHNE_E_INFEASIBLE, "no template of depth 1..%d fits %s on this cluster; for example %s",
+                        b->max_depth, cm->model->name, msg);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* the loop                                                                */
+
+static int decide(ar_decide_fn fn, void *user, ar_dec_ctx *c, ar_trace *trace, int *choice)
+{
+    int st, i;
+    c->nallowed = 0;
+    for (i = 0; i < c->n; i++) c->nallowed += c->mask[i] ? 1 : 0;
+    *choice = -1;
+    st = fn(user, c, choice);
+    if (st != ARACHNE_OK) return st;
+    if (*choice < 0 || *choice >= c->n || !c->mask[*choice])
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "construct: step %d: the decision callback chose %d, "
+                        "which is %s", c->step, *choice, *choice < 0 || *choice >= c->n ? "out of range" : "masked");
+    return trace_add(trace, c, *choice);
+}
+
+int ar_builder_run(ar_builder *b, ar_decide_fn fn, void *user, arachne_plan *out, ar_trace *trace)
+{
+    const arachne_cost_model *cm;
+    const arachne_cluster *cl;
+    look L;
+    unsigned char mask[AR_MAX_CHOICES];
+    int types[AR_MAX_DEPTH], tps[AR_MAX_DEPTH], type_left[AR_MAX_TYPES];
+    int step, st, i;
+    ar_dec_ctx c;
+
+    if (!b || !b->cm || !fn || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "construct: NULL argument");
+    cm = b->cm;
+    cl = cm->cluster;
+    ar_plan_clear(out);
+    st = ar_plan_init(out, cm);
+    if (st) return st;
+    st = ar_avail_copy(&b->avail, &b->base);
+    if (st) return st;
+    ar_fill_ws_reset(&b->ws);
+    if (trace) ar_trace_reset(trace);
+    memset(&L, 0, sizeof L);
+    L.b = b;
+    L.plan = out;
+
+    for (step = 0; step < b->opts.max_steps; step++) {
+        int depth, s, any = 0, free_total = ar_avail_total(&b->avail);
+        long outs0 = b->budget_outs;
+        ar_step_rec *rec = trace ? &trace->steps[trace->nsteps] : NULL;
+        double before = out->ntemplates > 0 ? out->iter_per_s : 0.0;
+        if (rec) { memset(rec, 0, sizeof *rec); rec->first_dec = trace->ndec; rec->thr_before = before; }
+        b->wn = 0;
+        look_supply(&L);
+        look_bounds(&L);
+        memset(&c, 0, sizeof c);
+        c.step = step; c.avail = &b->avail; c.plan = out; c.cm = cm; c.max_depth = b->max_depth;
+        c.types = types; c.tps = tps; c.type_left = type_left; c.mask = mask;
+        for (i = 0; i < cl->ntypes; i++) type_left[i] = b->avail.type_free[i];
+
+        /* depth */
+        c.kind = AR_DEC_DEPTH;
+        c.n = b->max_depth + 1;
+        memset(mask, 0, sizeof mask);
+        for (depth = 1; depth <= b->max_depth; depth++) {
+            if (depth > free_total) break;
+            if (b->opts.lookahead && !query(&L, depth, 0, -1)) continue;
+            mask[depth] = 1;
+            any = 1;
+        }
+        if (!any && step == 0 && b->opts.lookahead && b->budget_outs > outs0) {
+            /* before declaring the model infeasible, search again with a far
+             * larger budget (this path runs once per failed construction) */
+            int keep = b->opts.lookahead_budget;
+            long outs1 = b->budget_outs;
+            b->opts.lookahead_budget = keep * 64;
+            for (depth = 1; depth <= b->max_depth && depth <= free_total && !any; depth++)
+                if (query(&L, depth, 0, -1)) { mask[depth] = 1; any = 1; }
+            for (depth++; depth <= b->max_depth && depth <= free_total; depth++)
+                if (query(&L, depth, 0, -1)) mask[depth] = 1;
+            b->opts.lookahead_budget = keep;
+            b->infeasible_proven = b->budget_outs == outs1;
+        } else if (!any && step == 0) {
+            b->infeasible_proven = !b->opts.lookahead || b->budget_outs == outs0;
+        }
+        if (!any) {
+            if (step == 0) { st = infeasible_start(b, out); ar_plan_clear(out); ar_plan_init(out, cm); return st; }
+            if (rec) { rec->feasible = 1; rec->thr_after = before; trace->nsteps++; }
+            break; /* nothing but STOP: the step is STOP */
+        }
+        mask[0] = step > 0;
+        st = decide(fn, user, &c, trace, &depth);
+        if (st) return st;
+        if (depth == 0) {
+            if (rec) { rec->feasible = 1; rec->thr_after = before; trace->nsteps++; }
+            break;
+        }
+        c.depth = depth;
+        if (rec) rec->depth = depth;
+        for (s = 0; s < depth; s++) {
+            int t, k, choice;
+            c.stage = s;
+            /* GPU type */
+            c.kind = AR_DEC_TYPE;
+            c.n = cl->ntypes;
+            memset(mask, 0, sizeof mask);
+            for (t = 0; t < cl->ntypes; t++) {
+                if (type_left[t] <= 0) continue;
+                if (b->opts.lookahead) {
+                    memcpy(b->q_types, types, (size_t)s * sizeof(int));
+                    memcpy(b->q_tps, tps, (size_t)s * sizeof(int));
+                    if (!query(&L, depth, s, t)) continue;
+                }
+                mask[t] = 1;
+            }
+            for (t = 0, any = 0; t < cl->ntypes; t++) any |= mask[t];
+            if (!any) goto template_infeasible; /* only without the lookahead */
+            st = decide(fn, user, &c, trace, &choice);
+            if (st) return st;
+            types[s] = choice;
+            /* TP degree */
+            c.kind = AR_DEC_TP;
+            c.n = b->ntp;
+            memset(mask, 0, sizeof mask);
+            for (k = 0; k < b->ntp; k++) {
+                int tp = 1 << k;
+                if (tp > b->avail.type_max_free[choice] || tp > type_left[choice]) continue;
+                if (b->opts.lookahead) {
+                    memcpy(b->q_types, types, (size_t)(s + 1) * sizeof(int));
+                    memcpy(b->q_tps, tps, (size_t)s * sizeof(int));
+                    b->q_tps[s] = tp;
+                    demand_set(&L, s, b->q_types, b->q_tps);
+                    if (!demand_push(&L, choice, tp)) continue;
+                    if (!query(&L, depth, s + 1, -1)) continue;
+                }
+                mask[k] = 1;
+            }
+            for (k = 0, any = 0; k < b->ntp; k++) any |= mask[k];
+            if (!any) goto template_infeasible;
+            st = decide(fn, user, &c, trace, &k);
+            if (st) return st;
+            tps[s] = 1 << k;
+            type_left[choice] -= tps[s];
+        }
+        st = ar_fill_template_ws(&b->ws, &b->avail, out, depth, types, tps, AR_FILL_BEST);
+        if (st == ARACHNE_E_INFEASIBLE) goto template_infeasible;
+        if (st) return st;
+        b->fills++;
+        if (rec) {
+            rec->feasible = 1;
+            rec->thr_after = out->iter_per_s;
+            rec->reward = out->iter_per_s - before;
+            trace->total_reward += rec->reward;
+            trace->nsteps++;
+        }
+        continue;
+
+    template_infeasible:
+        /* reached only without the lookahead (or a fill that disagrees with its check) */
+        if (rec) {
+            rec->feasible = 0;
+            rec->thr_after = before;
+            rec->reward = step == 0 ? -b->opts.penalty : 0.0;
+            trace->total_reward += rec->reward;
+            trace->nsteps++;
+        }
+        if (step == 0) {
+            if (!arachne_last_error()[0] || st != ARACHNE_E_INFEASIBLE)
+                ar_error(ARACHNE_E_INFEASIBLE, "construct: the first template cannot be completed");
+            return ARACHNE_E_INFEASIBLE;
+        }
+        break;
+    }
+    return ARACHNE_OK;
+}
+
+int ar_construct(const arachne_cost_model *cm, ar_decide_fn fn, void *user, int max_steps,
+                 arachne_plan *out, ar_trace *trace)
+{
+    ar_builder b;
+    ar_construct_opts o;
+    int st;
+    ar_construct_opts_default(&o);
+    if (max_steps > 0) o.max_steps = max_steps;
+    st = ar_builder_init(&b, cm, &o);
+    if (st) return st;
+    st = ar_builder_run(&b, fn, user, out, trace);
+    ar_builder_free(&b);
+    return st;
+}
+
+/* ---------------------------------------------------------------------- */
+/* enumeration (exhaustive search)                                         */
+
+typedef struct saved_prices {
+    double iteration_s, iter_per_s, samples_per_s, tokens_per_s, mfu, bubble;
+    int gpus_used, gpus_total;
+} saved_prices;
+
+typedef struct enum_ctx {
+    ar_builder *b;
+    int max_steps;
+    double deadline;
+    ar_plan_visit_fn fn;
+    void *user;
+    arachne_plan *plan;
+    int types[AR_MAX_DEPTH], tps[AR_MAX_DEPTH];
+    ar_template *saved_t;    /* [max_steps][AR_MAX_TEMPLATES] */
+    int *saved_free;         /* [max_steps][nnodes] */
+    long leaves, nodes;
+} enum_ctx;
+
+static int enum_step(enum_ctx *E, int step);
+
+static int enum_leaf(enum_ctx *E, int step, int depth)
+{
+    ar_builder *b = E->b;
+    arachne_plan *p = E->plan;
+    int n = p->ntemplates, nr = p->nranks, st, st2;
+    saved_prices sp;
+    ar_template *tsave = E->saved_t + (size_t)step * AR_MAX_TEMPLATES;
+    int *fsave = E->saved_free + (size_t)step * b->avail.nnodes;
+    if (E->deadline > 0 && ar_now() >= E->deadline) return ARACHNE_E_CANCELLED;
+    sp.iteration_s = p->iteration_s; sp.iter_per_s = p->iter_per_s; sp.samples_per_s = p->samples_per_s;
+    sp.tokens_per_s = p->tokens_per_s; sp.mfu = p->mfu; sp.bubble = p->bubble;
+    sp.gpus_used = p->gpus_used; sp.gpus_total = p->gpus_total;
+    memcpy(tsave, p->t, (size_t)n * sizeof(ar_template));
+    memcpy(fsave, b->avail.free, (size_t)b->avail.nnodes * sizeof(int));
+    st = ar_fill_template_ws(&b->ws, &b->avail, p, depth, E->types, E->tps, AR_FILL_BEST);
+    if (st == ARACHNE_E_INFEASIBLE) return ARACHNE_OK; /* this template does not fit: not a plan */
+    if (st) return st;
+    b->fills++;
+    E->leaves++;
+    st = E->fn(E->user, p);
+    if (st == ARACHNE_OK && step + 1 < E->max_steps) st = enum_step(E, step + 1);
+    /* undo the template */
+    p->ntemplates = n;
+    p->nranks = nr;
+    memcpy(p->t, tsave, (size_t)n * sizeof(ar_template));
+    p->iteration_s = sp.iteration_s; p->iter_per_s = sp.iter_per_s; p->samples_per_s = sp.samples_per_s;
+    p->tokens_per_s = sp.tokens_per_s; p->mfu = sp.mfu; p->bubble = sp.bubble;
+    p->gpus_used = sp.gpus_used; p->gpus_total = sp.gpus_total;
+    memcpy(b->avail.free, fsave, (size_t)b->avail.nnodes * sizeof(int));
+    ar_avail_refresh(&b->avail, b->cm->cluster);
+    ar_fill_ws_reset(&b->ws);
+    st2 = st;
+    return st2;
+}
+
+static int enum_stage(enum_ctx *E, look *L, int step, int depth, int i, double cap, double nb)
+{
+    ar_builder *b = E->b;
+    const ar_avail *a = &b->avail;
+    int t, k, st;
+    if ((++E->nodes & 1023) == 0 && E->deadline > 0 && ar_now() >= E->deadline) return ARACHNE_E_CANCELLED;
+    if (cap + (depth - i) * L->stage_cap < L->need[depth]) return ARACHNE_OK;
+    if (nb + (depth - i) * most_blocks(L, depth, prefix_replicas(L)) < b->cm->model->blocks) return ARACHNE_OK;
+    if (i == depth) return enum_leaf(E, step, depth);
+    for (t = 0; t < b->cm->cluster->ntypes; t++) {
+        for (k = 0; k < b->ntp; k++) {
+            int tp = 1 << k;
+            double sb;
+            if (tp > a->type_max_free[t]) break;
+            if (!demand_push(L, t, tp)) continue;
+            sb = stage_blocks(L, depth, i, tp * L->gpu_cap[t], prefix_replicas(L));
+            if (sb < 1.0) { demand_pop(L, t, tp); continue; }
+            E->types[i] = t;
+            E->tps[i] = tp;
+            st = enum_stage(E, L, step, depth, i + 1, cap + tp * L->gpu_cap[t], nb + sb);
+            demand_pop(L, t, tp);
+            if (st) return st;
+        }
+    }
+    return ARACHNE_OK;
+}
+
+static int enum_step(enum_ctx *E, int step)
+{
+    ar_builder *b = E->b;
+    look L;
+    int d, st, free_total = ar_avail_total(&b->avail);
+    memset(&L, 0, sizeof L);
+    L.b = b;
+    L.plan = E->plan;
+    look_supply(&L);
+    look_bounds(&L);
+    for (d = 1; d <= b->max_depth && d <= free_total; d++) {
+        memset(L.demand, 0, sizeof L.demand);
+        st = enum_stage(E, &L, step, d, 0, 0.0, 0.0);
+        if (st) return st;
+    }
+    return ARACHNE_OK;
+}
+
+int ar_builder_enumerate(ar_builder *b, int max_steps, double deadline, ar_plan_visit_fn fn, void *user,
+                         arachne_plan *plan, long *leaves)
+{
+    enum_ctx E;
+    int st;
+    if (leaves) *leaves = 0;
+    if (!b || !b->cm || !fn || !plan) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "enumerate: NULL argument");
+    if (max_steps < 1 || max_steps > AR_MAX_TEMPLATES)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "enumerate: step limit %d outside [1, %d]", max_steps,
+                        AR_MAX_TEMPLATES);
+    memset(&E, 0, sizeof E);
+    E.b = b; E.max_steps = max_steps; E.deadline = deadline; E.fn = fn; E.user = user; E.plan = plan;
+    ar_plan_clear(plan);
+    st = ar_plan_init(plan, b->cm);
+    if (!st) st = ar_avail_copy(&b->avail, &b->base);
+    if (st) return st;
+    ar_fill_ws_reset(&b->ws);
+    E.saved_t = (ar_template *)ar_malloc((size_t)max_steps * AR_MAX_TEMPLATES * sizeof(ar_template));
+    E.saved_free = (int *)ar_malloc((size_t)max_steps * (size_t)b->avail.nnodes * sizeof(int));
+    if (!E.saved_t || !E.saved_free) {
+        free(E.saved_t);
+        free(E.saved_free);
+        return ARACHNE_E_NO_MEMORY;
+    }
+    st = enum_step(&E, 0);
+    free(E.saved_t);
+    free(E.saved_free);
+    if (leaves) *leaves = E.leaves;
+    return st;
+}

@@ -1,0 +1,145 @@
+/* construct.h -- the construction loop shared by the learned policy, random
+ * search and exhaustive search (DESIGN.md section 7).
+ *
+ * A plan is built one structural template per step.  A step asks a
+ * decision callback for a depth (choice 0 = STOP, d = depth d), then per
+ * stage a GPU type (choice = cluster type index) and a TP degree (choice k
+ * means tp = 2^k).  Before every decision a mask removes the choices that
+ * cannot run; with the lookahead on (the default) a choice stays only if the
+ * current template can still be completed into one that fills and prices,
+ * so a rollout never reaches a dead end.  As soon as a template is complete
+ * it is filled (ar_fill_template) and the plan so far is priced; the step's
+ * reward is the throughput gained (iter/s after minus before).
+ *
+ * Threads: a builder is used by one thread at a time; builders on the same
+ * cost model may run in parallel. */
+#ifndef ARACHNE_CONSTRUCT_H
+#define ARACHNE_CONSTRUCT_H
+
+#include "fill.h"
+
+typedef enum ar_dec_kind { AR_DEC_DEPTH = 0, AR_DEC_TYPE = 1, AR_DEC_TP = 2 } ar_dec_kind;
+
+/* Most choices of one decision: STOP + AR_MAX_DEPTH depths (types <=
+ * AR_MAX_TYPES, TP degrees <= AR_MAX_TP_LOG + 1 are fewer). */
+#define AR_MAX_CHOICES (AR_MAX_DEPTH + 1)
+
+/* What a decision callback sees.  Every pointer is borrowed for the call. */
+typedef struct ar_dec_ctx {
+    ar_dec_kind kind;
+    int step;                 /* 0-based step (= templates placed so far) */
+    int stage;                /* stage being decided (TYPE, TP); 0 for DEPTH */
+    int depth;                /* depth chosen in this step; 0 during DEPTH */
+    const int *types;         /* types[0..stage) chosen in this step; for TP also types[stage] */
+    const int *tps;           /* tps[0..stage) chosen in this step (TP degrees, not exponents) */
+    const int *type_left;     /* free GPUs per type after one replica of stages [0, stage) */
+    const ar_avail *avail;    /* free GPUs before this template */
+    const arachne_plan *plan; /* plan so far, priced (ntemplates == 0 at step 0) */
+    const arachne_cost_model *cm;
+    int max_depth;            /* Dmax: DEPTH choices are 0..max_depth */
+    int n;                    /* number of choices */
+    const unsigned char *mask;/* mask[i] = 1 when choice i is allowed */
+    int nallowed;             /* allowed choices (>= 1) */
+} ar_dec_ctx;
+
+/* Sets *choice to an allowed index in [0, ctx->n).  Returns ARACHNE_OK, or
+ * any error to abort the construction (returned by the builder as is). */
+typedef int (*ar_decide_fn)(void *user, const ar_dec_ctx *ctx, int *choice);
+
+/* One recorded decision. */
+typedef struct ar_decision {
+    int kind, step, stage, n, choice;
+    unsigned char mask[AR_MAX_CHOICES];
+} ar_decision;
+
+/* One step: the decisions [first_dec, first_dec + ndec) and its reward. */
+typedef struct ar_step_rec {
+    int first_dec, ndec;
+    int depth;                /* 0: STOP (or forced stop) */
+    int feasible;             /* 1: template placed (or STOP); 0: the fill failed */
+    double thr_before, thr_after; /* iter/s */
+    double reward;            /* thr_after - thr_before, or -penalty (infeasible first template) */
+} ar_step_rec;
+
+typedef struct ar_trace {
+    int ndec, cap;
+    ar_decision *dec;
+    int nsteps;
+    ar_step_rec steps[AR_MAX_TEMPLATES + 1];
+    double total_reward;
+} ar_trace;
+
+void ar_trace_init(ar_trace *t);
+void ar_trace_reset(ar_trace *t);  /* keeps the buffer */
+void ar_trace_free(ar_trace *t);
+
+typedef struct ar_construct_opts {
+    int max_steps;          /* templates at most, 1..AR_MAX_TEMPLATES (default AR_MAX_TEMPLATES) */
+    int lookahead;          /* 1 (default): mask choices with no feasible completion */
+    int lookahead_budget;   /* DFS nodes per query on top of 2 x depth (default 48) */
+    double penalty;         /* delta: reward of an infeasible first template is -delta (default 1.0) */
+} ar_construct_opts;
+
+void ar_construct_opts_default(ar_construct_opts *o);
+
+#define AR_MAX_WITNESS 64
+
+typedef struct ar_builder {
+    const arachne_cost_model *cm;
+    ar_construct_opts opts;
+    ar_fill_ws ws;           /* fills of the plan itself */
+    ar_avail base;           /* the whole cluster free */
+    ar_avail avail;          /* free GPUs of the plan being built */
+    int max_depth;           /* Dmax */
+    int ntp;                 /* TP choices: 0..ntp-1 */
+    int type_order[AR_MAX_TYPES]; /* types by GPU memory, largest first */
+    /* lookahead state of the current step */
+    int budget_left;
+    int wn;                  /* witnesses found in this step */
+    struct { int depth; int types[AR_MAX_DEPTH], tps[AR_MAX_DEPTH]; } wit[AR_MAX_WITNESS];
+    int q_types[AR_MAX_DEPTH], q_tps[AR_MAX_DEPTH];
+    /* statistics (cumulative) */
+    long fills;              /* templates placed */
+    long check_fills;        /* lookahead trial fills */
+    long queries;            /* lookahead queries */
+    long budget_outs;        /* queries masked because the budget ran out */
+    int infeasible_proven;   /* last run failed at step 0 with no search cut by its budget */
+} ar_builder;
+
+int ar_builder_init(ar_builder *b, const arachne_cost_model *cm, const ar_construct_opts *opts);
+void ar_builder_free(ar_builder *b);
+
+/* Builds one plan into *out (an initialised plan or an all-zero struct; its
+ * contents are replaced).  trace may be NULL.  Returns ARACHNE_OK with a plan
+ * of at least one template; ARACHNE_E_INFEASIBLE when no first template fits
+ * (message says why: total memory needed vs available, or the fill's
+ * reason); ARACHNE_E_INVALID_ARGUMENT when the callback picks a masked or
+ * out-of-range choice; any error the callback returns. */
+int ar_builder_run(ar_builder *b, ar_decide_fn fn, void *user, arachne_plan *out, ar_trace *trace);
+
+/* Visits every plan the construction can reach with at most max_steps
+ * templates (the plan after each placed template), depth first: depths
+ * ascending, then per stage GPU types in cluster order and TP degrees
+ * ascending.  Prefixes are pruned only by exact tests (one-replica packing,
+ * replica memory bounds), so the set is the one the masks allow (a superset
+ * when a lookahead budget would have run out).  fn sees the plan borrowed;
+ * a non-OK return stops the walk and is returned.  deadline (ar_now()
+ * seconds, 0: none) stops it with ARACHNE_E_CANCELLED.  plan: scratch
+ * storage as for ar_builder_run.  *leaves: plans visited. */
+typedef int (*ar_plan_visit_fn)(void *user, const arachne_plan *plan);
+int ar_builder_enumerate(ar_builder *b, int max_steps, double deadline, ar_plan_visit_fn fn, void *user,
+                         arachne_plan *plan, long *leaves);
+
+/* One-shot: init, run, free. */
+int ar_construct(const arachne_cost_model *cm, ar_decide_fn fn, void *user, int max_steps,
+                 arachne_plan *out, ar_trace *trace);
+
+/* A lower bound on the bytes any plan needs over the whole cluster (the
+ * weights, gradients and optimizer state of every parameter, each held at
+ * least once, and one micro-batch of activations of every layer at the
+ * least any profiled configuration stores) and the usable bytes of all GPUs
+ * (capacity minus the fixed framework overhead).  need > have proves that
+ * no plan exists. */
+void ar_construct_memory_bound(const arachne_cost_model *cm, double *need, double *have);
+
+#endif

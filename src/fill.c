@@ -1,0 +1,739 @@
+/* fill.c -- the template fill (DESIGN.md section 6).
+ *
+ * Given a template structure (depth; per stage a GPU type and a TP degree)
+ * the fill decides everything arithmetic, by rules and bounded pricing:
+ *   1. replicas: the largest count whose TP groups pack into free nodes
+ *      (fill_pack.c), capped so every replica gets one micro-batch of the
+ *      global batch;
+ *   2. micro-batch size: every profiled power of two (largest first);
+ *   3. layer split: balanced from the profiled block times (fill_split.c);
+ *      when it does not fit, a fixed list of alternatives (the balanced
+ *      split shifted by 1..AR_FILL_MAX_SHIFT blocks off the overflowing
+ *      stage towards either neighbour, the even split, the split in
+ *      proportion to each stage's memory), keeping the fastest that fits;
+ *   4. expert tiling of MoE stages (fill_experts.c): start from the most
+ *      sharded tiling of every stage (the least memory), take each stage's
+ *      fastest candidate with the others fixed, then re-select stage by
+ *      stage against the whole iteration until nothing improves;
+ *   5. device assignment: ranks template by template, replica by replica,
+ *      stage by stage, TP rank.
+ * Every candidate is priced as part of the whole plan so far
+ * (ar_plan_price); the fastest iteration wins.  The work space holds every
+ * buffer, so the candidate loops allocate nothing. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fill.h"
+
+/* ---------------------------------------------------------------------- */
+/* work space                                                              */
+
+int ar_fill_ws_init(ar_fill_ws *ws, const arachne_cost_model *cm)
+{
+    int n, nn;
+    memset(ws, 0, sizeof *ws);
+    if (!cm || !cm->cluster || !cm->model || !cm->profile)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "fill: cost model is NULL or incomplete");
+    ws->cm = cm;
+    n = cm->cluster->total_gpus > 0 ? cm->cluster->total_gpus : 1;
+    nn = cm->cluster->nnodes > 0 ? cm->cluster->nnodes : 1;
+    ws->rank_cap = n;
+    ws->place_cap = n;
+    ws->nnodes = nn;
+    ws->trial.ranks = (ar_rank *)ar_calloc((size_t)n, sizeof(ar_rank));
+    ws->node_of = (int *)ar_calloc((size_t)n, sizeof(int));
+    ws->gpu_of = (int *)ar_calloc((size_t)n, sizeof(int));
+    ws->free_scratch = (int *)ar_calloc((size_t)nn * 3, sizeof(int));
+    if (!ws->trial.ranks || !ws->node_of || !ws->gpu_of || !ws->free_scratch) {
+        ar_fill_ws_free(ws);
+        return ARACHNE_E_NO_MEMORY;
+    }
+    return ARACHNE_OK;
+}
+
+void ar_fill_ws_free(ar_fill_ws *ws)
+{
+    if (!ws) return;
+    free(ws->trial.ranks);
+    free(ws->node_of);
+    free(ws->gpu_of);
+    free(ws->free_scratch);
+    memset(ws, 0, sizeof *ws);
+}
+
+void ar_fill_ws_reset(ar_fill_ws *ws) { ws->trial_synced = 0; }
+
+/* Makes ws->trial mirror plan (templates, ranks, setup, prices) and
+ * summarises the placement of the plan's templates. */
+static int ws_sync(ar_fill_ws *ws, const arachne_plan *plan)
+{
+    ar_rank *keep = ws->trial.ranks;
+    int j, st;
+    if (ws->trial_synced && ws->trial.ntemplates == plan->ntemplates && ws->trial.nranks == plan->nranks)
+        return ARACHNE_OK;
+    if (plan->nranks > ws->rank_cap || plan->ntemplates < 0 || plan->ntemplates > AR_MAX_TEMPLATES)
+        return ar_error(ARACHNE_E_INVALID_PLAN, "fill: the plan holds %d ranks for a cluster of %d GPUs",
+                        plan->nranks, ws->rank_cap);
+    for (j = 0; j < plan->ntemplates; j++) {
+        st = ar_template_place(plan, j, ws->place[j]);
+        if (st) return st;
+    }
+    memcpy(ws->trial.t, plan->t, (size_t)plan->ntemplates * sizeof(ar_template));
+    ws->trial.ntemplates = plan->ntemplates;
+    memcpy((char *)&ws->trial + offsetof(arachne_plan, nranks), (const char *)plan + offsetof(arachne_plan, nranks),
+           sizeof(arachne_plan) - offsetof(arachne_plan, nranks));
+    ws->trial.ranks = keep;
+    ws->trial.json_cache = NULL;
+    if (plan->nranks > 0 && plan->ranks)
+        memcpy(keep, plan->ranks, (size_t)plan->nranks * sizeof(ar_rank));
+    ws->trial_synced = 1;
+    return ARACHNE_OK;
+}
+
+int ar_plan_batch_floor(const arachne_plan *plan)
+{
+    int j, n = 0;
+    for (j = 0; j < plan->ntemplates; j++) n += plan->t[j].replicas * plan->t[j].micro_batch;
+    return n;
+}
+
+/* ---------------------------------------------------------------------- */
+/* one fill                                                                */
+
+typedef struct fill_ctx {
+    ar_fill_ws *ws;
+    const arachne_cost_model *cm;
+    const arachne_plan *plan;
+    int n;                       /* index of the new template */
+    int depth;
+    const int *types, *tps;
+    int moe[AR_MAX_DEPTH];       /* stage holds MoE blocks (depends on split) */
+    int r;                       /* replicas of the candidate */
+    int mbs;
+    int placed_r;                /* replica count ws->node_of holds (0: none) */
+    int nranks_new;              /* trial rank count with the placed replicas */
+    ar_stage_speed sp[AR_MAX_DEPTH];
+    ar_tile tiles[AR_MAX_DEPTH][AR_MAX_TILES];
+    int ntiles[AR_MAX_DEPTH];
+    int tiles_w;                 /* W the tile lists were built for (tp*r) */
+    unsigned char tile_inter[AR_MAX_DEPTH][AR_MAX_TILES]; /* EP groups span nodes (for the placement) */
+    ar_stage_place pl[AR_MAX_DEPTH]; /* placement summary of the placed replicas */
+    int mode;
+} fill_ctx;
+
+typedef struct fill_cand {
+    int valid, mbs, r;
+    int firsts[AR_MAX_DEPTH + 1];
+    int tile[AR_MAX_DEPTH];      /* index into ctx->tiles[s] (MoE stages) */
+    double iter_s;
+} fill_cand;
+
+/* Overflow information of the last OOM pricing. */
+typedef struct oom_info { int stage; double need, have; int first, end, mbs; } oom_info;
+
+static int stage_is_moe(const arachne_model *m, int first, int end)
+{
+    int b;
+    if (m->experts <= 0) return 0;
+    for (b = first; b < end; b++) if (ar_model_block_kind(m, b) == AR_LAYER_MOE) return 1;
+    return 0;
+}
+
+static void build_tiles(fill_ctx *c)
+{
+    int s;
+    if (c->tiles_w == c->r) return;
+    for (s = 0; s < c->depth; s++) {
+        int w = c->tps[s] * c->r;
+        if (c->cm->setup.expert_tiling && c->cm->model->experts > 0) {
+            c->ntiles[s] = ar_tiles_enumerate(w, c->tps[s], c->cm->model->experts, c->tiles[s], AR_MAX_TILES);
+        } else {
+            c->tiles[s][0].ep = 1; c->tiles[s][0].etp = c->tps[s]; c->tiles[s][0].edp = c->r;
+            c->ntiles[s] = 1;
+        }
+        if (c->ntiles[s] < 1) { /* cannot happen (1 x 1 x W always qualifies) */
+            c->tiles[s][0].ep = 1; c->tiles[s][0].etp = 1; c->tiles[s][0].edp = w;
+            c->ntiles[s] = 1;
+        }
+    }
+    c->tiles_w = c->r;
+}
+
+/* Writes the ranks of the placement in ws->node_of / gpu_of (replicas c->r)
+ * after the plan's ranks in the trial. */
+static void put_ranks(fill_ctx *c)
+{
+    ar_fill_ws *ws = c->ws;
+    int s, q, k, rk = c->plan->nranks;
+    for (q = 0; q < c->r; q++)
+        for (s = 0; s < c->depth; s++)
+            for (k = 0; k < c->tps[s]; k++) {
+                ar_rank *R = &ws->trial.ranks[rk];
+                R->rank = rk;
+                R->node = ws->node_of[q * c->depth + s];
+                R->gpu = ws->gpu_of[q * c->depth + s] + k;
+                R->tmpl = c->n; R->replica = q; R->stage = s; R->tp_rank = k;
+                rk++;
+            }
+    c->nranks_new = rk;
+}
+
+/* Stage placement summary (one node or several; p2p across nodes) and,
+ * for every tiling candidate, whether an EP group spans nodes.  The W GPUs
+ * of a stage are numbered g = replica * tp + tp_rank; expert groups are laid
+ * out ETP innermost, then EP, then EDP: g = e_t + ETP * (e_p + EP * e_d). */
+static void summarise_place(fill_ctx *c)
+{
+    const int *no = c->ws->node_of;
+    int s, q, i, d = c->depth;
+    for (s = 0; s < d; s++) {
+        ar_stage_place *p = &c->pl[s];
+        p->node = no[s];
+        p->p2p_inter = 0;
+        p->ep_inter = 0;
+        for (q = 0; q < c->r; q++) {
+            if (no[q * d + s] != p->node) p->node = -1;
+            if (s + 1 < d && no[q * d + s] != no[q * d + s + 1]) p->p2p_inter = 1;
+        }
+        for (i = 0; i < c->ntiles[s]; i++) {
+            const ar_tile *tl = &c->tiles[s][i];
+            int tp = c->tps[s], et, ed, ep, inter = 0;
+            if (p->node >= 0 || tl->ep <= 1) { c->tile_inter[s][i] = 0; continue; }
+            for (ed = 0; ed < tl->edp && !inter; ed++)
+                for (et = 0; et < tl->etp && !inter; et++) {
+                    int g0 = et + tl->etp * (tl->ep * ed);
+                    int n0 = no[(g0 / tp) * d + s];
+                    for (ep = 1; ep < tl->ep; ep++) {
+                        int g = et + tl->etp * (ep + tl->ep * ed);
+                        if (no[(g / tp) * d + s] != n0) { inter = 1; break; }
+                    }
+                }
+            c->tile_inter[s][i] = (unsigned char)inter;
+        }
+    }
+}
+
+/* Places c->r replicas (unless already placed) and writes their ranks. */
+static int place(fill_ctx *c, const ar_avail *a)
+{
+    int st;
+    if (c->placed_r == c->r) return ARACHNE_OK;
+    st = ar_pack_place(c->cm->cluster, a, c->depth, c->types, c->tps, c->r, c->ws->node_of, c->ws->gpu_of,
+                       c->ws->free_scratch);
+    if (st) return st;
+    c->placed_r = c->r;
+    put_ranks(c);
+    summarise_place(c);
+    return ARACHNE_OK;
+}
+
+/* Writes the candidate template into trial slot n. */
+static void put_template(fill_ctx *c, const int *firsts, const int *tile)
+{
+    ar_fill_ws *ws = c->ws;
+    ar_template *t = &ws->trial.t[c->n];
+    int s;
+    memset(t, 0, sizeof *t);
+    t->depth = c->depth;
+    t->replicas = c->r;
+    t->micro_batch = c->mbs;
+    for (s = 0; s < c->depth; s++) {
+        ar_stage *st = &t->stages[s];
+        st->type = c->types[s];
+        st->tp = c->tps[s];
+        st->first = firsts[s];
+        st->end = firsts[s + 1];
+        ws->place[c->n][s] = c->pl[s];
+        if (c->moe[s]) {
+            int i = tile ? tile[s] : 0;
+            const ar_tile *tl = &c->tiles[s][i];
+            st->ep = tl->ep; st->etp = tl->etp; st->edp = tl->edp;
+            ws->place[c->n][s].ep_inter = c->tile_inter[s][i];
+        } else {
+            st->ep = 1; st->etp = 1; st->edp = c->tps[s] * c->r;
+            ws->place[c->n][s].ep_inter = 0;
+        }
+    }
+    ws->trial.ntemplates = c->n + 1;
+    ws->trial.nranks = c->nranks_new;
+}
+
+static void find_oom(fill_ctx *c, oom_info *oi)
+{
+    const ar_template *t = &c->ws->trial.t[c->n];
+    double best = 0.0;
+    int s, j, R = 0;
+    for (j = 0; j <= c->n; j++) R += c->ws->trial.t[j].replicas;
+    oi->stage = -1;
+    for (s = 0; s < c->depth; s++) {
+        ar_stage_mem mm;
+        /* the pricer stops at the first stage that does not fit and keeps no
+         * memory figures: recompute them, with M = depth (every stage holds
+         * its full 1F1B warm-up) */
+        if (ar_stage_memory(c->cm, t, s, R, t->stages[s].edp, c->depth, &mm) != ARACHNE_OK) continue;
+        if (mm.capacity > 0 && mm.total / mm.capacity > best) {
+            best = mm.total / mm.capacity; oi->stage = s; oi->need = mm.total; oi->have = mm.capacity;
+            oi->first = t->stages[s].first; oi->end = t->stages[s].end;
+        }
+    }
+}
+
+/* Memory of stage s of the candidate at its least (every replica of the
+ * cluster sharing optimizer state, one micro-batch in flight) or at its
+ * most (only this template's replicas, the full 1F1B warm-up in flight). */
+static int stage_mem(fill_ctx *c, int s, int most, ar_stage_mem *mm)
+{
+    const ar_template *t = &c->ws->trial.t[c->n];
+    if (most) return ar_stage_memory(c->cm, t, s, c->r, t->stages[s].edp, c->depth, mm);
+    return ar_stage_memory(c->cm, t, s, 1 << 30, 1 << 30, 1, mm);
+}
+
+/* Screens the candidate in trial slot n before pricing: 0 when some stage
+ * cannot fit even at its least memory (oi names it), 1 when every stage
+ * fits even at its most, 2 otherwise. */
+static int mem_screen(fill_ctx *c, oom_info *oi)
+{
+    const ar_template *t = &c->ws->trial.t[c->n];
+    ar_stage_mem mm;
+    int s, all = 1;
+    for (s = 0; s < c->depth; s++) {
+        if (stage_mem(c, s, 0, &mm) != ARACHNE_OK) return 2; /* let pricing report it */
+        if (mm.total > mm.capacity) {
+            if (oi) {
+                oi->stage = s; oi->need = mm.total; oi->have = mm.capacity;
+                oi->first = t->stages[s].first; oi->end = t->stages[s].end;
+            }
+            return 0;
+        }
+    }
+    for (s = 0; s < c->depth && all; s++)
+        if (stage_mem(c, s, 1, &mm) != ARACHNE_OK || mm.total > mm.capacity) all = 0;
+    return all ? 1 : 2;
+}
+
+/* Prices trial = plan + candidate.  OK (iteration in *iter_s),
+ * ARACHNE_E_OUT_OF_MEMORY_PLAN (oi filled), or another pricing error. */
+static int price(fill_ctx *c, const int *firsts, const int *tile, double *iter_s, oom_info *oi)
+{
+    int st;
+    put_template(c, firsts, tile);
+    if (mem_screen(c, oi) == 0) return ARACHNE_E_OUT_OF_MEMORY_PLAN;
+    st = ar_plan_price_placed(c->cm, &c->ws->trial, (const ar_stage_place (*)[AR_MAX_DEPTH])c->ws->place);
+    c->ws->pricings++;
+    if (st == ARACHNE_OK) { *iter_s = c->ws->trial.iteration_s; return st; }
+    if (st == ARACHNE_E_OUT_OF_MEMORY_PLAN && oi) find_oom(c, oi);
+    return st;
+}
+
+/* Optimises the tiling of the MoE stages for a split that fits with the
+ * most sharded tiling (tile[] all 0, iteration *iter_s). */
+static void optimise_tiles(fill_ctx *c, const int *firsts, int *tile, double *iter_s)
+{
+    int best_tile[AR_MAX_DEPTH], s, i, pass, changed;
+    double base = *iter_s, it;
+    int any = 0;
+    for (s = 0; s < c->depth; s++) if (c->moe[s] && c->ntiles[s] > 1) any = 1;
+    if (!any) return;
+    /* per stage: fastest with the other stages at the most sharded tiling */
+    for (s = 0; s < c->depth; s++) {
+        double bs = base;
+        best_tile[s] = 0;
+        if (!c->moe[s]) continue;
+        for (i = 1; i < c->ntiles[s]; i++) {
+            tile[s] = i;
+            if (price(c, firsts, tile, &it, NULL) == ARACHNE_OK && it < bs) { bs = it; best_tile[s] = i; }
+        }
+        tile[s] = 0;
+    }
+    memcpy(tile, best_tile, (size_t)c->depth * sizeof(int));
+    if (price(c, firsts, tile, &it, NULL) != ARACHNE_OK || it > base) {
+        /* per-stage picks did not combine: start from the most sharded */
+        memset(tile, 0, (size_t)c->depth * sizeof(int));
+        it = base;
+    }
+    *iter_s = it;
+    /* re-select against the whole iteration, stage by stage */
+    for (pass = 0, changed = 1; changed && pass < 8; pass++) {
+        changed = 0;
+        for (s = 0; s < c->depth; s++) {
+            int keep = tile[s];
+            if (!c->moe[s]) continue;
+            for (i = 0; i < c->ntiles[s]; i++) {
+                if (i == keep) continue;
+                tile[s] = i;
+                if (price(c, firsts, tile, &it, NULL) == ARACHNE_OK && it < *iter_s) {
+                    *iter_s = it; keep = i; changed = 1;
+                }
+            }
+            tile[s] = keep;
+        }
+    }
+}
+
+/* Evaluates one split: most sharded tiling first (the memory test), then
+ * (BEST) the tiling search.  Updates *best. */
+static int eval_split(fill_ctx *c, const int *firsts, fill_cand *best, oom_info *oi)
+{
+    int tile[AR_MAX_DEPTH], s, st;
+    double it;
+    for (s = 0; s < c->depth; s++) {
+        c->moe[s] = stage_is_moe(c->cm->model, firsts[s], firsts[s + 1]);
+        tile[s] = 0;
+    }
+    st = price(c, firsts, tile, &it, oi);
+    if (st != ARACHNE_OK) return st;
+    if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
+    optimise_tiles(c, firsts, tile, &it);
+    if (!best->valid || it < best->iter_s) {
+        best->valid = 1; best->mbs = c->mbs; best->r = c->r; best->iter_s = it;
+        memcpy(best->firsts, firsts, (size_t)(c->depth + 1) * sizeof(int));
+        memcpy(best->tile, tile, (size_t)c->depth * sizeof(int));
+        for (s = 0; s < c->depth; s++) if (!c->moe[s]) best->tile[s] = 0;
+    }
+    return ARACHNE_OK;
+}
+
+/* Capacity weights: how many blocks each stage could hold, from its usable
+ * memory, the sharding of its weights (TP; experts at most over the
+ * stage's W = tp * replicas GPUs) and the micro-batches it keeps in flight
+ * (1F1B: stage s of p holds min(p - s, M)).  Splitting in proportion to
+ * them lets deep pipelines of large models give the early stages, which
+ * hold the most activations, fewer blocks. */
+static void capacity_weights(const fill_ctx *c, double *w)
+{
+    const arachne_cost_model *cm = c->cm;
+    const arachne_model *m = cm->model;
+    const ar_setup *su = &cm->setup;
+    int kind = m->experts > 0 ? AR_LAYER_MOE : AR_LAYER_DENSE, s;
+    int M = su->global_batch / AR_MAX(1, c->r * c->mbs);
+    double p_all = m->params[kind], p_exp = m->expert_params[kind];
+    if (M < 1) M = 1;
+    for (s = 0; s < c->depth; s++) {
+        int tp = c->tps[s], W = tp * AR_MAX(1, c->r);
+        double optim = su->dist_optimizer ? su->optim_bytes / AR_MAX(1, c->r) : su->optim_bytes;
+        double per_param = su->weight_bytes + su->grad_bytes + optim;
+        double shard = su->expert_tiling && m->experts > 0 ? (double)W : (double)tp;
+        double fixed = ((p_all - p_exp) / tp + p_exp / shard) * per_param;
+        double act = ar_model_act_bytes(m, kind, su->seq_len, c->mbs, tp, su->recompute);
+        double usable = cm->cluster->types[c->types[s]].mem_bytes * (1.0 - su->headroom) - AR_FRAMEWORK_OVERHEAD_BYTES;
+        double per_block = fixed + AR_MIN(c->depth - s, M) * act;
+        /* the embedding lives on the first stage, the head on the last */
+        if (s == 0)
+            usable -= m->params[AR_LAYER_EMBED] / tp * per_param +
+                      AR_MIN(c->depth, M) * ar_model_act_bytes(m, AR_LAYER_EMBED, su->seq_len, c->mbs, tp, su->recompute);
+        if (s == c->depth - 1)
+            usable -= m->params[AR_LAYER_HEAD] / tp * per_param +
+                      ar_model_act_bytes(m, AR_LAYER_HEAD, su->seq_len, c->mbs, tp, su->recompute);
+        w[s] = per_block > 0 && usable > 0 ? usable / per_block : 0.0;
+        if (w[s] < 0.05) w[s] = 0.05;
+    }
+}
+
+/* All splits of one micro-batch size.  Returns OK when one fitted. */
+static int eval_mbs(fill_ctx *c, fill_cand *best, oom_info *first_oom)
+{
+    int base[AR_MAX_DEPTH + 1], alt[AR_MAX_DEPTH + 1];
+    double w[AR_MAX_DEPTH];
+    oom_info oi, oi2;
+    int st, k, dir, s, fitted = 0;
+    const arachne_model *m = c->cm->model;
+
+    ar_split_balanced(m, c->depth, c->sp, base);
+    oi.stage = -1;
+    st = eval_split(c, base, best, &oi);
+    if (st == ARACHNE_OK) return ARACHNE_OK;
+    if (st != ARACHNE_E_OUT_OF_MEMORY_PLAN) return st;
+    *first_oom = oi;
+    /* fixed alternatives */
+    if (oi.stage >= 0) {
+        /* shifting k blocks off the stage frees about k blocks' share of its
+         * memory: skip the shifts when even the largest cannot close the gap */
+        int n_o = base[oi.stage + 1] - base[oi.stage];
+        double per_block = n_o > 0 ? oi.need / n_o : 0.0;
+        int kmax = AR_MIN(AR_FILL_MAX_SHIFT, n_o - 1);
+        if (per_block > 0 && oi.need - kmax * per_block > oi.have) kmax = 0;
+        for (k = 1; k <= kmax; k++)
+            for (dir = -1; dir <= 1; dir += 2) {
+                if (!ar_split_shift(c->depth, base, oi.stage, dir, k, alt)) continue;
+                if (eval_split(c, alt, best, &oi2) == ARACHNE_OK) {
+                    fitted = 1;
+                    if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
+                }
+            }
+    }
+    ar_split_even(m->blocks, c->depth, alt);
+    if (memcmp(alt, base, (size_t)(c->depth + 1) * sizeof(int)) != 0 &&
+        eval_split(c, alt, best, &oi2) == ARACHNE_OK) {
+        fitted = 1;
+        if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
+    }
+    for (s = 0; s < c->depth; s++)
+        w[s] = c->cm->cluster->types[c->types[s]].mem_bytes * (double)c->tps[s];
+    ar_split_weighted(m->blocks, c->depth, w, alt);
+    if (memcmp(alt, base, (size_t)(c->depth + 1) * sizeof(int)) != 0 &&
+        eval_split(c, alt, best, &oi2) == ARACHNE_OK) {
+        fitted = 1;
+        if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
+    }
+    capacity_weights(c, w);
+    ar_split_weighted(m->blocks, c->depth, w, base);
+    oi2.stage = -1;
+    st = eval_split(c, base, best, &oi2);
+    if (st == ARACHNE_OK) {
+        fitted = 1;
+        if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
+    } else if (oi2.stage >= 0) {
+        /* rounding can leave one stage a block over: move it to a neighbour */
+        for (dir = -1; dir <= 1; dir += 2) {
+            if (!ar_split_shift(c->depth, base, oi2.stage, dir, 1, alt)) continue;
+            if (eval_split(c, alt, best, &oi) == ARACHNE_OK) {
+                fitted = 1;
+                if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
+            }
+        }
+    }
+    return fitted ? ARACHNE_OK : ARACHNE_E_OUT_OF_MEMORY_PLAN;
+}
+
+static void why(ar_fill_ws *ws, int mode, const char *fmt, ...) AR_PRINTF(3, 4);
+static void why(ar_fill_ws *ws, int mode, const char *fmt, ...)
+{
+    va_list ap;
+    if (mode == AR_FILL_CHECK) { ws->why[0] = '\0'; return; }
+    va_start(ap, fmt);
+    vsnprintf(ws->why, sizeof ws->why, fmt, ap);
+    va_end(ap);
+}
+
+/* Explains why not even one replica packs. */
+static void why_gpus(ar_fill_ws *ws, int mode, const arachne_cluster *cl, const ar_avail *a, int depth,
+                     const int *types, const int *tps)
+{
+    int need[AR_MAX_TYPES], s, t;
+    if (mode == AR_FILL_CHECK) { ws->why[0] = '\0'; return; }
+    memset(need, 0, sizeof need);
+    for (s = 0; s < depth; s++) {
+        if (tps[s] > a->type_max_free[types[s]]) {
+            why(ws, mode, "stage %d needs a TP group of %d %s GPUs inside one node; the largest free %s node has %d",
+                s, tps[s], cl->types[types[s]].name, cl->types[types[s]].name, a->type_max_free[types[s]]);
+            return;
+        }
+        need[types[s]] += tps[s];
+    }
+    for (t = 0; t < cl->ntypes; t++)
+        if (need[t] > a->type_free[t]) {
+            why(ws, mode, "one replica needs %d %s GPUs; %d are free", need[t], cl->types[t].name, a->type_free[t]);
+            return;
+        }
+    why(ws, mode, "the TP groups of one replica do not pack into the free nodes");
+}
+
+static int commit(fill_ctx *c, ar_avail *a, arachne_plan *plan, const fill_cand *b)
+{
+    ar_fill_ws *ws = c->ws;
+    double it;
+    int st, s, q, nr;
+    ar_rank *nranks;
+    c->mbs = b->mbs;
+    c->r = b->r;
+    for (s = 0; s < c->depth; s++) c->moe[s] = stage_is_moe(c->cm->model, b->firsts[s], b->firsts[s + 1]);
+    build_tiles(c);
+    st = place(c, a);
+    if (st) return st;
+    st = price(c, b->firsts, b->tile, &it, NULL);
+    if (st != ARACHNE_OK) return st;
+    nr = ws->trial.nranks;
+    nranks = (ar_rank *)ar_realloc(plan->ranks, (size_t)(nr > 0 ? nr : 1) * sizeof(ar_rank));
+    if (!nranks) return ARACHNE_E_NO_MEMORY;
+    plan->ranks = nranks;
+    memcpy(plan->ranks + plan->nranks, ws->trial.ranks + plan->nranks,
+           (size_t)(nr - plan->nranks) * sizeof(ar_rank));
+    plan->nranks = nr;
+    memcpy(plan->t, ws->trial.t, (size_t)(c->n + 1) * sizeof(ar_template));
+    plan->ntemplates = c->n + 1;
+    plan->iteration_s = ws->trial.iteration_s;
+    plan->iter_per_s = ws->trial.iter_per_s;
+    plan->samples_per_s = ws->trial.samples_per_s;
+    plan->tokens_per_s = ws->trial.tokens_per_s;
+    plan->mfu = ws->trial.mfu;
+    plan->bubble = ws->trial.bubble;
+    plan->gpus_used = ws->trial.gpus_used;
+    plan->gpus_total = ws->trial.gpus_total;
+    free(plan->json_cache);
+    plan->json_cache = NULL;
+    for (q = 0; q < c->r; q++)
+        for (s = 0; s < c->depth; s++) a->free[ws->node_of[q * c->depth + s]] -= c->tps[s];
+    ar_avail_refresh(a, c->cm->cluster);
+    /* the trial now mirrors the plan */
+    ws->trial_synced = 1;
+    return ARACHNE_OK;
+}
+
+int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int depth,
+                        const int *types, const int *tps, int mode)
+{
+    const arachne_cost_model *cm = ws->cm;
+    const arachne_cluster *cl = cm->cluster;
+    const arachne_model *m = cm->model;
+    fill_ctx c;
+    fill_cand best;
+    oom_info oom, small_oom = { -1, 0.0, 0.0, 0, 0, 0 };
+    int s, k, rpack, batch_left, nmbs = 0, mbs_list[AR_MAX_MBS_LOG + 1], st, missing_stage = -1;
+    int last_err = ARACHNE_OK, any_fit = 0, expert_fallback;
+
+    if (!a || !plan || !types || !tps)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "fill: NULL argument");
+    if (depth < 1 || depth > AR_MAX_DEPTH || depth > m->blocks)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "fill: depth %d outside [1, %d]", depth,
+                        AR_MIN(AR_MAX_DEPTH, m->blocks));
+    for (s = 0; s < depth; s++) {
+        if (types[s] < 0 || types[s] >= cl->ntypes)
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT, "fill: stage %d: GPU type index %d outside [0, %d)", s,
+                            types[s], cl->ntypes);
+        if (tps[s] < 1 || (tps[s] & (tps[s] - 1)) || tps[s] > (1 << AR_MAX_TP_LOG))
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT, "fill: stage %d: TP degree %d is not a power of two", s, tps[s]);
+    }
+    if (a->nnodes != cl->nnodes)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "fill: availability has %d nodes, cluster %d", a->nnodes, cl->nnodes);
+
+    memset(&c, 0, sizeof c);
+    c.ws = ws; c.cm = cm; c.plan = plan; c.n = plan->ntemplates;
+    c.depth = depth; c.types = types; c.tps = tps; c.mode = mode;
+
+    if (c.n >= AR_MAX_TEMPLATES) {
+        why(ws, mode, "the plan already holds %d templates (the most a plan can hold)", AR_MAX_TEMPLATES);
+        goto infeasible;
+    }
+    rpack = ar_pack_max_replicas(cl, a, depth, types, tps);
+    if (rpack < 1) { why_gpus(ws, mode, cl, a, depth, types, tps); goto infeasible; }
+    batch_left = cm->setup.global_batch - ar_plan_batch_floor(plan);
+    if (batch_left < 1) {
+        why(ws, mode, "the global batch of %d samples is already used up by the replicas placed so far",
+            cm->setup.global_batch);
+        goto infeasible;
+    }
+    /* micro-batch sizes profiled for every stage */
+    for (k = AR_MAX_MBS_LOG; k >= 0; k--) {
+        int mbs = 1 << k, ok = 1;
+        if (mbs > batch_left) continue;
+        for (s = 0; s < depth && ok; s++) {
+            ar_stage_speed sp;
+            if (!ar_stage_speed_get(cm, types[s], tps[s], mbs, &sp)) { ok = 0; if (k == 0) missing_stage = s; }
+        }
+        if (ok) mbs_list[nmbs++] = mbs;
+    }
+    if (nmbs == 0) {
+        if (missing_stage >= 0)
+            why(ws, mode, "the profile has no entry for stage %d (%s tp %d) at any micro-batch size",
+                missing_stage, cl->types[types[missing_stage]].name, tps[missing_stage]);
+        else
+            why(ws, mode, "no profiled micro-batch size fits the %d samples of the global batch left", batch_left);
+        goto infeasible;
+    }
+    expert_fallback = cm->setup.expert_tiling && m->experts > 0;
+    st = ws_sync(ws, plan);
+    if (st) return st;
+    memset(&best, 0, sizeof best);
+    small_oom.stage = -1;
+    /* CHECK mode tries the smallest (most likely to fit) first */
+    for (k = 0; k < nmbs; k++) {
+        int mbs = mode == AR_FILL_CHECK ? mbs_list[nmbs - 1 - k] : mbs_list[k];
+        int rlist[2], nr = 0, ri, fit_here = 0;
+        rlist[nr++] = AR_MIN(rpack, batch_left / mbs);
+        if (rlist[0] < 1) continue;
+        /* An MoE stage's EP x ETP must divide tp x replicas and EP the
+         * (power-of-two) expert count: an odd replica count can leave no
+         * tiling that fits.  The largest power of two below is the fallback. */
+        if (expert_fallback) {
+            int p2 = 1;
+            while (p2 * 2 <= rlist[0]) p2 *= 2;
+            if (p2 != rlist[0]) rlist[nr++] = p2;
+        }
+        for (ri = 0; ri < nr; ri++) {
+            int r = rlist[ri];
+            c.mbs = mbs;
+            if (c.r != r) { c.r = r; c.tiles_w = 0; }
+            build_tiles(&c);
+            st = place(&c, a);
+            if (st) { ws->trial.ntemplates = c.n; ws->trial.nranks = plan->nranks; return st; }
+            for (s = 0; s < depth; s++) (void)ar_stage_speed_get(cm, types[s], tps[s], mbs, &c.sp[s]);
+            oom.stage = -1;
+            st = eval_mbs(&c, &best, &oom);
+            if (st == ARACHNE_OK) {
+                any_fit = fit_here = 1;
+                break; /* fewer replicas only when the most do not fit */
+            } else if (st == ARACHNE_E_OUT_OF_MEMORY_PLAN) {
+                last_err = st;
+                if (oom.stage >= 0 && (small_oom.stage < 0 || mode != AR_FILL_CHECK)) { small_oom = oom; small_oom.mbs = mbs; }
+            } else {
+                last_err = st;
+            }
+        }
+        if (mode == AR_FILL_CHECK) {
+            /* memory grows with the micro-batch: when the smallest size
+             * fits no split, the check stops there (conservative) */
+            break;
+        }
+        (void)fit_here;
+    }
+    /* restore the trial to mirror the plan */
+    ws->trial.ntemplates = c.n;
+    ws->trial.nranks = plan->nranks;
+    if (mode == AR_FILL_CHECK) {
+        if (any_fit) return ARACHNE_OK;
+        ws->why[0] = '\0';
+        return ARACHNE_E_INFEASIBLE;
+    }
+    if (!best.valid) {
+        if (last_err == ARACHNE_E_OUT_OF_MEMORY_PLAN && small_oom.stage >= 0) {
+            int so = small_oom.stage;
+            why(ws, mode, "no split of %d blocks over %d stages fits in memory at any micro-batch size (%d..%d): "
+                "at micro-batch %d stage %d (%s tp %d, blocks [%d, %d)) needs at least %.1f GB per GPU of %.1f GB usable",
+                m->blocks, depth, mbs_list[nmbs - 1], mbs_list[0], small_oom.mbs, so,
+                cl->types[types[so]].name, tps[so], small_oom.first, small_oom.end,
+                small_oom.need / 1e9, small_oom.have / 1e9);
+        } else if (last_err == ARACHNE_E_OUT_OF_MEMORY_PLAN) {
+            why(ws, mode, "no split of %d blocks over %d stages fits in memory at any micro-batch size (%d..%d)",
+                m->blocks, depth, mbs_list[nmbs - 1], mbs_list[0]);
+        } else {
+            char msg[200];
+            snprintf(msg, sizeof msg, "%s", arachne_last_error());
+            why(ws, mode, "no candidate of the template could be priced: %s", msg);
+        }
+        goto infeasible;
+    }
+    st = commit(&c, a, plan, &best);
+    if (st != ARACHNE_OK) {
+        ws->trial_synced = 0;
+        return st;
+    }
+    return ARACHNE_OK;
+
+infeasible:
+    if (mode == AR_FILL_CHECK) return ARACHNE_E_INFEASIBLE;
+    {
+        char desc[160];
+        size_t len = 0;
+        desc[0] = '\0';
+        for (s = 0; s < depth && len + 24 < sizeof desc; s++)
+            len += (size_t)snprintf(desc + len, sizeof desc - len, "%s%s tp %d", s ? ", " : "",
+                                    cl->types[types[s]].name, tps[s]);
+        return ar_error(ARACHNE_E_INFEASIBLE, "template [%s%s]: %s", desc, s < depth ? ", ..." : "", ws->why);
+    }
+}
+
+int ar_fill_template(const arachne_cost_model *cm, ar_avail *a, arachne_plan *plan,
+                     int depth, const int *types, const int *tps)
+{
+    ar_fill_ws ws;
+    int st;
+    if (!cm || !a || !plan) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "ar_fill_template: NULL argument");
+    st = ar_fill_ws_init(&ws, cm);
+    if (st) return st;
+    st = ar_fill_template_ws(&ws, a, plan, depth, types, tps, AR_FILL_BEST);
+    ar_fill_ws_free(&ws);
+    return st;
+}

@@ -1,0 +1,134 @@
+/* fill_split.c -- layer splits of a template: the balanced split from the
+ * profiled per-block times, and the fixed alternatives priced when it does
+ * not fit in memory (even, memory-proportional, shifted). */
+#include <string.h>
+
+#include "fill.h"
+
+int ar_stage_speed_get(const arachne_cost_model *cm, int type, int tp, int mbs, ar_stage_speed *sp)
+{
+    const ar_cost_cache *cc = (const ar_cost_cache *)cm->cache;
+    int k, ok = 1, lt = 0, lm = 0;
+    while ((1 << lt) < tp) lt++;
+    while ((1 << lm) < mbs) lm++;
+    if ((1 << lt) != tp || (1 << lm) != mbs || lt >= AR_TP_LEVELS || lm >= AR_MBS_LEVELS || !cc) {
+        for (k = 0; k < AR_LAYER_KINDS; k++) sp->block_s[k] = -1.0;
+        return 0;
+    }
+    for (k = 0; k < AR_LAYER_KINDS; k++) {
+        const ar_cost_entry *e = &cc->tab[type][k][lt][lm];
+        int needed = k == AR_LAYER_EMBED || k == AR_LAYER_HEAD || ar_model_kind_count(cm->model, k) > 0;
+        sp->block_s[k] = -1.0;
+        if (!needed) continue;
+        if (!e->present) { ok = 0; continue; }
+        sp->block_s[k] = e->time_s + e->tp_comm_s;
+    }
+    return ok;
+}
+
+/* Seconds of blocks [b0, b1) on a stage (kinds per block). */
+static double range_s(const arachne_model *m, const ar_stage_speed *sp, int b0, int b1)
+{
+    double t = 0.0;
+    int b;
+    if (m->experts <= 0) return (double)(b1 - b0) * sp->block_s[AR_LAYER_DENSE];
+    for (b = b0; b < b1; b++) t += sp->block_s[ar_model_block_kind(m, b)];
+    return t;
+}
+
+/* Greedy from the last stage backwards: each stage takes as many blocks as
+ * keep it within T (at least one, leaving one per earlier stage); the first
+ * stage takes the rest.  Returns 1 and fills firsts when the first stage
+ * also stays within T. */
+static int greedy_back(const arachne_model *m, int depth, const ar_stage_speed *sp, double T, int *firsts)
+{
+    int s, end = m->blocks;
+    firsts[depth] = m->blocks;
+    for (s = depth - 1; s >= 1; s--) {
+        double extra = s == depth - 1 ? sp[s].block_s[AR_LAYER_HEAD] : 0.0;
+        double t = extra;
+        int b = end, minb = s; /* leave >= 1 block to each of stages 0..s-1 */
+        /* take at least one block */
+        t += range_s(m, &sp[s], b - 1, b);
+        b--;
+        while (b - 1 >= minb) {
+            double dt = range_s(m, &sp[s], b - 1, b);
+            if (t + dt > T) break;
+            t += dt;
+            b--;
+        }
+        if (t > T) return 0;
+        firsts[s] = b;
+        end = b;
+    }
+    firsts[0] = 0;
+    {
+        double t = range_s(m, &sp[0], 0, end) + sp[0].block_s[AR_LAYER_EMBED] +
+                   (depth == 1 ? sp[0].block_s[AR_LAYER_HEAD] : 0.0);
+        return t <= T;
+    }
+}
+
+void ar_split_balanced(const arachne_model *m, int depth, const ar_stage_speed *sp, int *firsts)
+{
+    double lo = 0.0, hi = 0.0;
+    int s, it;
+    if (depth == 1) { firsts[0] = 0; firsts[1] = m->blocks; return; }
+    for (s = 0; s < depth; s++) {
+        double t = range_s(m, &sp[s], 0, m->blocks) + sp[s].block_s[AR_LAYER_EMBED] + sp[s].block_s[AR_LAYER_HEAD];
+        if (t > hi) hi = t;
+    }
+    hi = hi * 1.000001 + 1e-12;
+    if (!greedy_back(m, depth, sp, hi, firsts)) { ar_split_even(m->blocks, depth, firsts); return; }
+    for (it = 0; it < 64; it++) {
+        double mid = 0.5 * (lo + hi);
+        if (mid <= lo || mid >= hi) break;
+        if (greedy_back(m, depth, sp, mid, firsts)) hi = mid; else lo = mid;
+    }
+    (void)greedy_back(m, depth, sp, hi, firsts);
+}
+
+void ar_split_even(int blocks, int depth, int *firsts)
+{
+    int base = blocks / depth, rem = blocks % depth, lo = (depth - rem) / 2, s, b = 0;
+    for (s = 0; s < depth; s++) {
+        firsts[s] = b;
+        b += base + (s >= lo && s < lo + rem ? 1 : 0);
+    }
+    firsts[depth] = blocks;
+}
+
+void ar_split_weighted(int blocks, int depth, const double *w, int *firsts)
+{
+    int cnt[AR_MAX_DEPTH];
+    double frac[AR_MAX_DEPTH], wsum = 0.0;
+    int s, left = blocks - depth, given = 0, b = 0;
+    for (s = 0; s < depth; s++) wsum += w[s] > 0 ? w[s] : 0.0;
+    for (s = 0; s < depth; s++) {
+        double share = wsum > 0 ? (double)left * (w[s] > 0 ? w[s] : 0.0) / wsum : (double)left / depth;
+        cnt[s] = 1 + (int)share;
+        frac[s] = share - (double)(int)share;
+        given += (int)share;
+    }
+    while (given < left) {
+        int best = 0;
+        for (s = 1; s < depth; s++) if (frac[s] > frac[best]) best = s;
+        cnt[best]++;
+        frac[best] = -1.0;
+        given++;
+    }
+    for (s = 0; s < depth; s++) { firsts[s] = b; b += cnt[s]; }
+    firsts[depth] = blocks;
+}
+
+int ar_split_shift(int depth, const int *src, int s, int dir, int k, int *dst)
+{
+    int n = src[s + 1] - src[s];
+    if (k < 1 || n - k < 1) return 0;
+    if (dir > 0 && s + 1 >= depth) return 0;
+    if (dir < 0 && s < 1) return 0;
+    memcpy(dst, src, (size_t)(depth + 1) * sizeof(int));
+    if (dir > 0) dst[s + 1] -= k;
+    else dst[s] += k;
+    return 1;
+}

@@ -1,0 +1,67 @@
+/* policy.h -- the arachne_policy handle and the policy as a decision source
+ * of the construction loop (greedy or sampled), with an optional recording
+ * of every decision for training.  Internal. */
+#ifndef ARACHNE_POLICY_H
+#define ARACHNE_POLICY_H
+
+#include "construct.h"
+#include "nn.h"
+#include "policy_state.h"
+
+struct arachne_policy {
+    ar_nn *nn;
+    char *meta;      /* JSON metadata stored in the file ("" when none) */
+};
+
+/* One decision as the network saw it (for PPO re-evaluation). */
+typedef struct ar_decision_rec {
+    int head;        /* ar_head */
+    int K;           /* candidates */
+    int choice;
+    double logp;     /* log-probability under the policy that sampled it */
+    int step;        /* template step it belongs to */
+    int forced;      /* 1: drawn by an exploration rule, not the policy */
+    size_t x_off;    /* offsets into the rollout's feature pool */
+    size_t c_off;
+    size_t cand_off; /* (size_t)-1 when none */
+    size_t mask_off;
+} ar_decision_rec;
+
+/* Exploration rules for training rollouts (all off for planning). */
+typedef struct ar_explore {
+    double force_depth_p;   /* probability this rollout's depths are drawn uniformly */
+    int uniform_types;      /* 1: GPU types drawn uniformly */
+} ar_explore;
+
+/* A decision source driven by a policy. */
+typedef struct ar_policy_src {
+    const ar_nn *nn;
+    ar_state_static st;
+    ar_nn_ws *ws;
+    ar_rng rng;
+    int greedy;
+    int force_depth;        /* decided once per rollout from ar_explore */
+    int uniform_types;
+    /* Recording (record = 1): decisions and their inputs. */
+    int record;
+    ar_decision_rec *recs;
+    int nrecs, cap_recs;
+    double *pool;           /* x, c, candidate rows */
+    size_t pool_len, pool_cap;
+    unsigned char *masks;
+    size_t masks_len, masks_cap;
+} ar_policy_src;
+
+int ar_policy_src_init(ar_policy_src *s, const ar_nn *nn, const arachne_cost_model *cm, uint64_t seed,
+                       int greedy, int record);
+void ar_policy_src_reset(ar_policy_src *s, uint64_t seed, int greedy, const ar_explore *ex);
+void ar_policy_src_free(ar_policy_src *s);
+/* The ar_decide_fn of the construction loop (user = ar_policy_src *). */
+int ar_policy_decide(void *user, const ar_dec_ctx *ctx, int *choice);
+
+/* Fixed TP head width: options 1, 2, ..., 2^(AR_POLICY_TP-1). */
+#define AR_POLICY_TP 11
+
+void ar_policy_nn_config(ar_nn_config *cfg, int hidden, int layers);
+
+#endif

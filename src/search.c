@@ -1,0 +1,184 @@
+/* search.c -- the baseline planners: random search and exhaustive search,
+ * both driving the construction loop (construct.c) with their own decision
+ * callbacks, so they explore exactly the space the learned policy does. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "construct.h"
+
+/* Keeps the fastest plan seen: the plan after each placed template is
+ * visible at the next depth decision, and the final plan after the run. */
+typedef struct best_keeper {
+    arachne_plan *best;
+    int have;
+} best_keeper;
+
+static int keep_if_better(best_keeper *k, const arachne_plan *p)
+{
+    if (p->ntemplates < 1) return ARACHNE_OK;
+    if (k->have && !(p->iter_per_s > k->best->iter_per_s)) return ARACHNE_OK;
+    {
+        int st = ar_plan_copy(k->best, p);
+        if (st) return st;
+    }
+    k->have = 1;
+    return ARACHNE_OK;
+}
+
+static arachne_plan *new_plan(const arachne_cost_model *cm)
+{
+    arachne_plan *p = (arachne_plan *)ar_calloc(1, sizeof *p);
+    if (!p) return NULL;
+    if (ar_plan_init(p, cm) != ARACHNE_OK) { free(p); return NULL; }
+    return p;
+}
+
+static void free_plan(arachne_plan *p) { arachne_plan_destroy(p); }
+
+/* Runs one construction that takes the first allowed choice everywhere:
+ * when no first template exists it fails with the construction's message. */
+static int first_choice(void *user, const ar_dec_ctx *c, int *choice);
+static int infeasible_reason(ar_builder *b, arachne_plan *scratch)
+{
+    int st = ar_builder_run(b, first_choice, NULL, scratch, NULL);
+    return st ? st : ar_error(ARACHNE_E_INFEASIBLE, "search: no plan found");
+}
+
+static int pick_allowed(const ar_dec_ctx *c, int j)
+{
+    int i;
+    for (i = 0; i < c->n; i++)
+        if (c->mask[i] && j-- == 0) return i;
+    return -1;
+}
+
+static int first_choice(void *user, const ar_dec_ctx *c, int *choice)
+{
+    (void)user;
+    *choice = pick_allowed(c, 0);
+    return ARACHNE_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* random                                                                  */
+
+typedef struct rnd_user {
+    ar_rng rng;
+    best_keeper keep;
+} rnd_user;
+
+static int rnd_decide(void *user, const ar_dec_ctx *c, int *choice)
+{
+    rnd_user *u = (rnd_user *)user;
+    if (c->kind == AR_DEC_DEPTH && c->step > 0) {
+        int st = keep_if_better(&u->keep, c->plan);
+        if (st) return st;
+    }
+    *choice = pick_allowed(c, ar_rng_int(&u->rng, c->nallowed));
+    return ARACHNE_OK;
+}
+
+int arachne_search_random(arachne_plan **out, const arachne_cost_model *cm, long budget,
+                          uint64_t seed, double time_budget_s)
+{
+    ar_builder b;
+    rnd_user u;
+    arachne_plan *cur = NULL;
+    double t0 = ar_now();
+    long evals = 0, rollouts = 0;
+    int st;
+
+    if (out) *out = NULL;
+    if (!out || !cm) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "search random: NULL argument");
+    if (budget < 1) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "search random: budget %ld < 1", budget);
+    if (!(time_budget_s >= 0.0))
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "search random: time budget %g s is negative", time_budget_s);
+    st = ar_builder_init(&b, cm, NULL);
+    if (st) return st;
+    memset(&u, 0, sizeof u);
+    ar_rng_seed(&u.rng, seed);
+    u.keep.best = new_plan(cm);
+    cur = (arachne_plan *)ar_calloc(1, sizeof *cur);
+    if (!u.keep.best || !cur) { st = ARACHNE_E_NO_MEMORY; goto done; }
+    while (evals < budget) {
+        long before = b.fills;
+        st = ar_builder_run(&b, rnd_decide, &u, cur, NULL);
+        if (st) goto done;
+        rollouts++;
+        evals += b.fills - before;
+        st = keep_if_better(&u.keep, cur);
+        if (st) goto done;
+        if (time_budget_s > 0 && ar_now() - t0 >= time_budget_s) break;
+    }
+    if (!u.keep.have) { st = infeasible_reason(&b, cur); goto done; }
+    strcpy(u.keep.best->method, "random");
+    u.keep.best->evaluations = evals;
+    u.keep.best->samples = (int)(rollouts > 0x7fffffffL ? 0x7fffffffL : rollouts);
+    u.keep.best->planning_s = ar_now() - t0;
+    st = ar_plan_finish(u.keep.best);
+    if (st) goto done;
+    *out = u.keep.best;
+    u.keep.best = NULL;
+    st = ARACHNE_OK;
+done:
+    free_plan(u.keep.best);
+    free_plan(cur);
+    ar_builder_free(&b);
+    return st;
+}
+
+/* ---------------------------------------------------------------------- */
+/* exhaustive                                                              */
+
+static int exh_visit(void *user, const arachne_plan *p)
+{
+    return keep_if_better((best_keeper *)user, p);
+}
+
+int arachne_search_exhaustive(arachne_plan **out, const arachne_cost_model *cm,
+                              int max_templates, double time_budget_s)
+{
+    ar_builder b;
+    best_keeper keep;
+    arachne_plan *cur = NULL;
+    double t0 = ar_now();
+    long leaves = 0;
+    int st, complete = 1;
+
+    if (out) *out = NULL;
+    if (!out || !cm) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "search exhaustive: NULL argument");
+    if (max_templates < 1 || max_templates > AR_MAX_TEMPLATES)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "search exhaustive: max templates %d outside [1, %d]",
+                        max_templates, AR_MAX_TEMPLATES);
+    if (!(time_budget_s >= 0.0))
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "search exhaustive: time budget %g s is negative", time_budget_s);
+    st = ar_builder_init(&b, cm, NULL);
+    if (st) return st;
+    memset(&keep, 0, sizeof keep);
+    keep.best = new_plan(cm);
+    cur = (arachne_plan *)ar_calloc(1, sizeof *cur);
+    if (!keep.best || !cur) { st = ARACHNE_E_NO_MEMORY; goto done; }
+    st = ar_builder_enumerate(&b, max_templates, time_budget_s > 0 ? t0 + time_budget_s : 0.0, exh_visit, &keep,
+                              cur, &leaves);
+    if (st == ARACHNE_E_CANCELLED) { complete = 0; st = ARACHNE_OK; }
+    if (st) goto done;
+    if (!keep.have) {
+        /* nothing fits: let the construction explain why */
+        st = infeasible_reason(&b, cur);
+        goto done;
+    }
+    strcpy(keep.best->method, complete ? "exhaustive" : "exhaustive-partial");
+    keep.best->evaluations = leaves;
+    keep.best->samples = 1;
+    keep.best->planning_s = ar_now() - t0;
+    st = ar_plan_finish(keep.best);
+    if (st) goto done;
+    *out = keep.best;
+    keep.best = NULL;
+    st = ARACHNE_OK;
+done:
+    free_plan(keep.best);
+    free_plan(cur);
+    ar_builder_free(&b);
+    return st;
+}

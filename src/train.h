@@ -1,0 +1,150 @@
+/* train.h -- the trainer (arachne_trainer): group-relative PPO across
+ * compositions with PCGrad, forced exploration, self-imitation from
+ * per-depth replay buffers, OpenMP rollouts and checkpoints.  The method and
+ * every formula: docs/training.md.  Internal. */
+#ifndef ARACHNE_TRAIN_H
+#define ARACHNE_TRAIN_H
+
+#include "policy.h"
+
+#define AR_TRAIN_NOPT 20          /* arachne_train_option values 0..19 */
+#define AR_TRAIN_MAX_COMPS 4096
+#define AR_TRAIN_MAX_SIL 16       /* ARACHNE_TRAIN_SIL_PER_DEPTH at most */
+
+/* One decision of a plan kept for self-imitation: the inputs the network
+ * saw (as float, in the plan's pool) and the choice made. */
+typedef struct ar_sil_dec {
+    int head, K, choice, step;
+    size_t in_off;    /* x (S), c (C), then K x F candidate rows unless TP */
+    size_t mask_off;  /* K bytes */
+} ar_sil_dec;
+
+/* A plan found in training: its throughput, the depth of its first
+ * template, the choice sequence (replays the construction) and the
+ * decision inputs (self-imitation). */
+typedef struct ar_sil_plan {
+    double iter_per_s;
+    int depth;
+    int ndec;
+    ar_sil_dec *dec;
+    float *in;
+    size_t in_len;
+    unsigned char *masks;
+    size_t masks_len;
+} ar_sil_plan;
+
+/* Per-composition state. */
+typedef struct ar_train_comp {
+    const arachne_cost_model *cm;
+    char *name;
+    ar_state_static st;
+    double penalty;            /* iter/s: PENALTY x thr_ref */
+    int max_depth;
+    /* buffers: buf[d-1][0..nbuf[d-1]) best first, depth d = 1..max_depth */
+    ar_sil_plan *buf[AR_MAX_DEPTH];
+    int nbuf[AR_MAX_DEPTH];
+    ar_sil_plan best;          /* ndec == 0: none yet */
+    /* statistics */
+    double mean_return, std_return; /* last update's group, iter/s */
+    double evaluations;
+    int have_group;            /* mean/std_return are set */
+    int neighbours[64];        /* most similar compositions (SIL) */
+    int nneighbours;
+} ar_train_comp;
+
+/* One rollout slot (composition i, member g): persistent workspaces. */
+typedef struct ar_train_slot {
+    ar_builder b;
+    ar_policy_src src;
+    ar_trace trace;
+    arachne_plan plan;
+    int ready;
+    int status;
+    char err[256];
+    double ret;                /* episode return (iter/s) */
+    long evals;                /* fills + lookahead fills of the rollout */
+    double adv[AR_MAX_TEMPLATES + 1]; /* advantage of each step */
+} ar_train_slot;
+
+struct arachne_trainer {
+    arachne_policy *policy;    /* borrowed */
+    uint64_t seed;
+    ar_rng rng;                /* PCGrad order */
+    long updates_done;
+    double opt[AR_TRAIN_NOPT];
+    int ncomp, cap_comp;
+    ar_train_comp *comp;
+    ar_train_slot *slots;      /* ncomp * G, built at the first update */
+    int nslots, slots_g;
+    double **grads;            /* ncomp gradient buffers */
+    ar_nn_ws **ws;             /* ncomp workspaces */
+    int ngrads;
+    double *best_buf;          /* ncomp, for the callback */
+    /* global statistics */
+    double last_norm_reward, last_entropy, last_grad_norm;
+};
+
+void ar_train_comp_clear_plans(ar_train_comp *c);
+/* Forced-depth probability of the next update (linear schedule). */
+double ar_train_force_p(const arachne_trainer *t);
+
+/* ---- pieces with unit tests --------------------------------------------- */
+
+/* Group-relative advantages of one group.  G rollouts; rollout g has nsteps[g]
+ * steps with rewards r[g * stride + t].  Return-to-go G_{g,t} = sum_{t' >= t}
+ * r_{g,t'} (0 past the end); R_g = G_{g,0}; with s = std_g R (population),
+ *   A_{g,t} = (G_{g,t} - mean_g G_{.,t}) / (s + eps),  eps = 1e-6 mean_g |R_g| + 1e-300,
+ * and A = 0 everywhere when s <= 1e-9 mean_g |R_g| (equal returns teach nothing).
+ * Writes adv[g * stride + t] for t < nsteps[g]; *mean_out, *std_out (may be
+ * NULL) receive mean_g R and s.  stride >= max nsteps. */
+void ar_train_advantages(int G, const int *nsteps, const double *r, int stride, double *adv, double *mean_out,
+                         double *std_out);
+
+/* PCGrad over n gradients of P entries each (g[i], left unchanged): for each
+ * i, for each other j in the order perm[i * n .. i * n + n) (j == i skipped),
+ * if g_i' . g_j < 0 then g_i' -= (g_i' . g_j / |g_j|^2) g_j, projecting
+ * against the ORIGINAL g_j.  out (P) receives sum_i g_i'.  Works on the Gram
+ * matrix (computed here, in parallel over pairs when built with OpenMP; each
+ * dot product in a fixed order), so results do not depend on threads.
+ * nthreads <= 0: the OpenMP default.  ARACHNE_E_NO_MEMORY. */
+int ar_train_pcgrad(int n, size_t P, double *const *g, const int *perm, double *out, int nthreads);
+
+/* Adds composition ci's PPO gradient (clipped surrogate with advantages
+ * slot->adv, entropy bonus per decision divided by the decisions of its step,
+ * both averaged over the group) into grad, re-running the forward pass with
+ * the current weights on every stored decision.  *ent_sum and *ndec receive
+ * the summed entropy (nats) and the decision count.  Reads only. */
+int ar_train_ppo_grad(const arachne_trainer *t, int ci, ar_nn_ws *ws, double *grad, double *ent_sum, long *ndec);
+
+/* Self-imitation weight of a plan with throughput R against a group with
+ * mean b and std s: min(max(R - b, 0) / (s + 1e-6 |b| + 1e-300), clip). */
+double ar_train_sil_weight(double R, double b, double s, double clip);
+
+/* ---- replay buffers (train_sil.c) --------------------------------------- */
+
+void ar_sil_plan_free(ar_sil_plan *p);
+/* Deep copy. */
+int ar_sil_plan_copy(ar_sil_plan *dst, const ar_sil_plan *src);
+/* Builds a kept plan from a recording decision source. */
+int ar_sil_plan_from_src(ar_sil_plan *dst, const ar_policy_src *src, double iter_per_s, int depth);
+/* Offers a plan to composition c's buffer of its depth and to its best
+ * plan; a plan enters when it beats the worst kept (ties keep the older). */
+int ar_sil_offer(ar_train_comp *c, const ar_policy_src *src, double iter_per_s, int depth, int per_depth);
+/* Adds composition ci's self-imitation gradient into grad (ws: a workspace of
+ * the network): the best plans of ci and its neighbours with a positive
+ * weight, each decision's -w log pi(a|s) scaled by weight / plans.  Writes the
+ * number of plans imitated into *nplans.  Reads only. */
+int ar_sil_grad(const arachne_trainer *t, int ci, ar_nn_ws *ws, double *grad, int *nplans);
+/* Rebuilds a plan by replaying its choices through the construction. */
+int ar_sil_replay(const arachne_cost_model *cm, const ar_sil_plan *p, int max_steps, arachne_plan *out);
+
+/* ---- checkpoints (train_ckpt.c) ----------------------------------------- */
+
+#define AR_CKPT_MAGIC "ARCKPT\0\1"
+#define AR_CKPT_VERSION 1u
+
+/* Appends the checkpoint image of t to b (arachne_trainer_save_checkpoint
+ * writes it atomically).  ARACHNE_E_NO_MEMORY. */
+int ar_train_ckpt_encode(const arachne_trainer *t, ar_buf *b);
+
+#endif

@@ -1,0 +1,457 @@
+/* train_ckpt.c -- training checkpoints: everything an interrupted run needs
+ * to continue bit-identically (weights, Adam moments and step, options,
+ * trainer RNG, update counter, statistics, replay buffers, best plans),
+ * little-endian, closed by a CRC-32.  Layout: docs/training.md
+ * ("Training checkpoint"). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster.h"
+#include "crc32.h"
+#include "train.h"
+
+/* ---- writer ---------------------------------------------------------- */
+
+static void put_u32(ar_buf *b, uint32_t v)
+{
+    unsigned char x[4];
+    int i;
+    for (i = 0; i < 4; i++) x[i] = (unsigned char)(v >> (8 * i));
+    ar_buf_put(b, (const char *)x, 4);
+}
+
+static void put_u64(ar_buf *b, uint64_t v)
+{
+    unsigned char x[8];
+    int i;
+    for (i = 0; i < 8; i++) x[i] = (unsigned char)(v >> (8 * i));
+    ar_buf_put(b, (const char *)x, 8);
+}
+
+static void put_f64(ar_buf *b, double d)
+{
+    uint64_t v;
+    memcpy(&v, &d, 8);
+    put_u64(b, v);
+}
+
+static void put_f32(ar_buf *b, float f)
+{
+    uint32_t v;
+    memcpy(&v, &f, 4);
+    put_u32(b, v);
+}
+
+static void put_plan(ar_buf *b, const ar_sil_plan *p)
+{
+    int i;
+    size_t k;
+    put_f64(b, p->iter_per_s);
+    put_u32(b, (uint32_t)p->depth);
+    put_u32(b, (uint32_t)p->ndec);
+    for (i = 0; i < p->ndec; i++) {
+        put_u32(b, (uint32_t)p->dec[i].head);
+        put_u32(b, (uint32_t)p->dec[i].K);
+        put_u32(b, (uint32_t)p->dec[i].choice);
+        put_u32(b, (uint32_t)p->dec[i].step);
+    }
+    put_u64(b, (uint64_t)p->in_len);
+    for (k = 0; k < p->in_len; k++) put_f32(b, p->in[k]);
+    put_u64(b, (uint64_t)p->masks_len);
+    ar_buf_put(b, (const char *)p->masks, p->masks_len);
+}
+
+int ar_train_ckpt_encode(const arachne_trainer *t, ar_buf *b)
+{
+    const ar_nn *nn = t->policy->nn;
+    int cfg[AR_NN_CONFIG_FIELDS], i, d, k;
+    size_t P = ar_nn_param_count(nn), p;
+    const double *w = ar_nn_params_const(nn), *m = ar_nn_adam_moment_const(nn, 0),
+                 *v = ar_nn_adam_moment_const(nn, 1);
+    ar_buf_put(b, AR_CKPT_MAGIC, 8);
+    put_u32(b, AR_CKPT_VERSION);
+    put_u32(b, 0);
+    ar_nn_config_to_array(ar_nn_get_config(nn), cfg);
+    for (i = 0; i < AR_NN_CONFIG_FIELDS; i++) put_u32(b, (uint32_t)cfg[i]);
+    put_u64(b, (uint64_t)P);
+    for (p = 0; p < P; p++) put_f64(b, w[p]);
+    for (p = 0; p < P; p++) put_f64(b, m[p]);
+    for (p = 0; p < P; p++) put_f64(b, v[p]);
+    put_u64(b, (uint64_t)ar_nn_adam_steps(nn));
+    put_u64(b, t->seed);
+    for (i = 0; i < 4; i++) put_u64(b, t->rng.s[i]);
+    put_u64(b, (uint64_t)t->updates_done);
+    put_u32(b, AR_TRAIN_NOPT);
+    for (i = 0; i < AR_TRAIN_NOPT; i++) put_f64(b, t->opt[i]);
+    put_f64(b, t->last_norm_reward);
+    put_f64(b, t->last_entropy);
+    put_f64(b, t->last_grad_norm);
+    put_u32(b, (uint32_t)t->ncomp);
+    for (i = 0; i < t->ncomp; i++) {
+        const ar_train_comp *c = &t->comp[i];
+        size_t nl = strlen(c->name);
+        put_u32(b, (uint32_t)nl);
+        ar_buf_put(b, c->name, nl);
+        put_u32(b, (uint32_t)c->cm->cluster->total_gpus);
+        put_u32(b, (uint32_t)c->cm->cluster->ntypes);
+        put_f64(b, c->mean_return);
+        put_f64(b, c->std_return);
+        put_f64(b, c->evaluations);
+        put_u32(b, (uint32_t)c->have_group);
+        put_plan(b, &c->best);
+        for (d = 0; d < AR_MAX_DEPTH; d++) {
+            put_u32(b, (uint32_t)c->nbuf[d]);
+            for (k = 0; k < c->nbuf[d]; k++) put_plan(b, &c->buf[d][k]);
+        }
+    }
+    if (ar_buf_status(b)) return ARACHNE_E_NO_MEMORY;
+    put_u32(b, ar_crc32(b->data, b->len));
+    return ar_buf_status(b);
+}
+
+int arachne_trainer_save_checkpoint(const arachne_trainer *t, const char *path)
+{
+    ar_buf b;
+    int st;
+    if (!t || !path) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_trainer_save_checkpoint: NULL argument");
+    ar_buf_init(&b);
+    st = ar_train_ckpt_encode(t, &b);
+    if (!st) st = ar_write_file_atomic(path, b.data, b.len);
+    ar_buf_free(&b);
+    return st;
+}
+
+/* ---- reader ---------------------------------------------------------- */
+
+typedef struct rd {
+    const unsigned char *p;
+    size_t len, pos;
+    int bad;
+} rd;
+
+static int need(rd *r, size_t n)
+{
+    if (r->bad || n > r->len - r->pos) { r->bad = 1; return 0; }
+    return 1;
+}
+
+static uint32_t get_u32(rd *r)
+{
+    uint32_t v = 0;
+    int i;
+    if (!need(r, 4)) return 0;
+    for (i = 0; i < 4; i++) v |= (uint32_t)r->p[r->pos + i] << (8 * i);
+    r->pos += 4;
+    return v;
+}
+
+static uint64_t get_u64(rd *r)
+{
+    uint64_t v = 0;
+    int i;
+    if (!need(r, 8)) return 0;
+    for (i = 0; i < 8; i++) v |= (uint64_t)r->p[r->pos + i] << (8 * i);
+    r->pos += 8;
+    return v;
+}
+
+static double get_f64(rd *r)
+{
+    uint64_t v = get_u64(r);
+    double d;
+    memcpy(&d, &v, 8);
+    return d;
+}
+
+static float get_f32(rd *r)
+{
+    uint32_t v = get_u32(r);
+    float f;
+    memcpy(&f, &v, 4);
+    return f;
+}
+
+/* Reads one kept plan; 0 on success, else a CORRUPT status with message. */
+static int get_plan(rd *r, ar_sil_plan *p, const char *path)
+{
+    uint32_t ndec;
+    uint64_t in_len, masks_len;
+    size_t want_in = 0, want_masks = 0, k;
+    int i;
+    memset(p, 0, sizeof *p);
+    p->iter_per_s = get_f64(r);
+    p->depth = (int)get_u32(r);
+    ndec = get_u32(r);
+    if (r->bad) goto trunc;
+    if (ndec > 1000000u || (size_t)ndec * 16 > r->len - r->pos)
+        return ar_error(ARACHNE_E_CORRUPT, "%s: offset %zu: %u decisions in a kept plan", path, r->pos, ndec);
+    if (ndec > 0 && (!isfinite(p->iter_per_s) || p->iter_per_s <= 0 || p->depth < 1 || p->depth > AR_MAX_DEPTH))
+        return ar_error(ARACHNE_E_CORRUPT, "%s: offset %zu: kept plan with throughput %g and depth %d", path, r->pos,
+                        p->iter_per_s, p->depth);
+    p->ndec = (int)ndec;
+    p->dec = ar_calloc(ndec ? ndec : 1, sizeof *p->dec);
+    if (!p->dec) return ARACHNE_E_NO_MEMORY;
+    for (i = 0; i < p->ndec; i++) {
+        ar_sil_dec *d = &p->dec[i];
+        d->head = (int)get_u32(r);
+        d->K = (int)get_u32(r);
+        d->choice = (int)get_u32(r);
+        d->step = (int)get_u32(r);
+        if (r->bad) goto trunc;
+        if (d->head < 0 || d->head > 2 || d->K < 1 || d->K > AR_MAX_DEPTH + 1 || d->choice < 0 || d->choice >= d->K ||
+            d->step < 0 || d->step > AR_MAX_TEMPLATES)
+            return ar_error(ARACHNE_E_CORRUPT, "%s: offset %zu: bad decision record %d", path, r->pos, i);
+        d->in_off = want_in;
+        d->mask_off = want_masks;
+        want_in += AR_STATE_DIM + AR_STATE_COMP + (d->head == AR_HEAD_TP ? 0 : (size_t)d->K * AR_STATE_CAND);
+        want_masks += (size_t)d->K;
+    }
+    in_len = get_u64(r);
+    if (r->bad) goto trunc;
+    if (in_len != want_in || in_len > (r->len - r->pos) / 4)
+        return ar_error(ARACHNE_E_CORRUPT, "%s: offset %zu: %llu decision inputs where the records need %zu", path,
+                        r->pos, (unsigned long long)in_len, want_in);
+    p->in_len = (size_t)in_len;
+    p->in = ar_malloc((p->in_len ? p->in_len : 1) * sizeof *p->in);
+    if (!p->in) return ARACHNE_E_NO_MEMORY;
+    for (k = 0; k < p->in_len; k++) {
+        p->in[k] = get_f32(r);
+        if (!isfinite(p->in[k]))
+            return ar_error(ARACHNE_E_CORRUPT, "%s: offset %zu: a decision input is not finite", path, r->pos);
+    }
+    masks_len = get_u64(r);
+    if (r->bad) goto trunc;
+    if (masks_len != want_masks || !need(r, (size_t)masks_len))
+        return ar_error(ARACHNE_E_CORRUPT, "%s: offset %zu: %llu mask bytes where the records need %zu", path, r->pos,
+                        (unsigned long long)masks_len, want_masks);
+    p->masks_len = (size_t)masks_len;
+    p->masks = ar_malloc(p->masks_len ? p->masks_len : 1);
+    if (!p->masks) return ARACHNE_E_NO_MEMORY;
+    memcpy(p->masks, r->p + r->pos, p->masks_len);
+    r->pos += p->masks_len;
+    for (i = 0; i < p->ndec; i++)
+        if (!p->masks[p->dec[i].mask_off + (size_t)p->dec[i].choice])
+            return ar_error(ARACHNE_E_CORRUPT, "%s: kept plan decision %d chose a masked entry", path, i);
+    return ARACHNE_OK;
+trunc:
+    return ar_error(ARACHNE_E_CORRUPT, "%s: truncated in a kept plan", path);
+}
+
+typedef struct ckpt_comp {
+    double mean_return, std_return, evaluations;
+    int have_group;
+    ar_sil_plan best;
+    ar_sil_plan *buf[AR_MAX_DEPTH];
+    int nbuf[AR_MAX_DEPTH];
+} ckpt_comp;
+
+static void ckpt_comp_free(ckpt_comp *c)
+{
+    int d, k;
+    ar_sil_plan_free(&c->best);
+    for (d = 0; d < AR_MAX_DEPTH; d++) {
+        if (c->buf[d])
+            for (k = 0; k < AR_TRAIN_MAX_SIL; k++) ar_sil_plan_free(&c->buf[d][k]);
+        free(c->buf[d]);
+        c->buf[d] = NULL;
+    }
+}
+
+int arachne_trainer_load_checkpoint(arachne_trainer *t, const char *path)
+{
+    char *data = NULL;
+    size_t len = 0, P, p;
+    rd r;
+    int st, i, d, k, cfg[AR_NN_CONFIG_FIELDS], mine[AR_NN_CONFIG_FIELDS];
+    uint32_t crc, ver;
+    double *w = NULL, *m = NULL, *v = NULL, opt[AR_TRAIN_NOPT], stats[3];
+    uint64_t adam_t, seed, rng[4], upd;
+    ckpt_comp *cc = NULL;
+    ar_nn *nn;
+    if (!t || !path) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_trainer_load_checkpoint: NULL argument");
+    nn = t->policy->nn;
+    st = ar_read_file(path, &data, &len);
+    if (st) return st;
+    memset(&r, 0, sizeof r);
+    r.p = (const unsigned char *)data;
+    r.len = len;
+    if (len < 8 || memcmp(data, AR_CKPT_MAGIC, 7) != 0) {
+        st = ar_error(ARACHNE_E_CORRUPT, "%s: not a training checkpoint (bad magic)", path);
+        goto done;
+    }
+    if ((unsigned char)data[7] != 1) {
+        st = ar_error(ARACHNE_E_UNSUPPORTED, "%s: checkpoint magic version %d (this library reads 1)", path,
+                      (unsigned char)data[7]);
+        goto done;
+    }
+    if (len < 8 + 8 + 4) {
+        st = ar_error(ARACHNE_E_CORRUPT, "%s: truncated (%zu bytes)", path, len);
+        goto done;
+    }
+    r.pos = len - 4;
+    crc = get_u32(&r);
+    if (crc != ar_crc32(data, len - 4)) {
+        st = ar_error(ARACHNE_E_CORRUPT, "%s: checksum mismatch (stored %08x, computed %08x): truncated or damaged",
+                      path, crc, ar_crc32(data, len - 4));
+        goto done;
+    }
+    r.len = len - 4;
+    r.pos = 8;
+    ver = get_u32(&r);
+    if (ver != AR_CKPT_VERSION) {
+        st = ar_error(ARACHNE_E_UNSUPPORTED, "%s: checkpoint format version %u (this library reads %u)", path, ver,
+                      AR_CKPT_VERSION);
+        goto done;
+    }
+    (void)get_u32(&r);
+    for (i = 0; i < AR_NN_CONFIG_FIELDS; i++) cfg[i] = (int)get_u32(&r);
+    ar_nn_config_to_array(ar_nn_get_config(nn), mine);
+    P = ar_nn_param_count(nn);
+    if (r.bad) goto trunc;
+    for (i = 0; i < AR_NN_CONFIG_FIELDS; i++)
+        if (cfg[i] != mine[i]) {
+            st = ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                          "%s: the checkpoint's network differs from the policy's (size field %d: %d vs %d)", path, i,
+                          cfg[i], mine[i]);
+            goto done;
+        }
+    if (get_u64(&r) != (uint64_t)P || r.bad) {
+        st = ar_error(ARACHNE_E_CORRUPT, "%s: parameter count contradicts the network sizes", path);
+        goto done;
+    }
+    if (P > (r.len - r.pos) / 24) goto trunc;
+    w = ar_malloc(P * sizeof *w);
+    m = ar_malloc(P * sizeof *m);
+    v = ar_malloc(P * sizeof *v);
+    if (!w || !m || !v) { st = ARACHNE_E_NO_MEMORY; goto done; }
+    for (p = 0; p < P; p++) w[p] = get_f64(&r);
+    for (p = 0; p < P; p++) m[p] = get_f64(&r);
+    for (p = 0; p < P; p++) v[p] = get_f64(&r);
+    for (p = 0; p < P; p++)
+        if (!isfinite(w[p]) || !isfinite(m[p]) || !(v[p] >= 0) || !isfinite(v[p])) {
+            st = ar_error(ARACHNE_E_CORRUPT, "%s: parameter or Adam moment %zu is not finite", path, p);
+            goto done;
+        }
+    adam_t = get_u64(&r);
+    seed = get_u64(&r);
+    for (i = 0; i < 4; i++) rng[i] = get_u64(&r);
+    upd = get_u64(&r);
+    if (r.bad) goto trunc;
+    if (get_u32(&r) != AR_TRAIN_NOPT) {
+        st = ar_error(ARACHNE_E_CORRUPT, "%s: option count is not %d", path, AR_TRAIN_NOPT);
+        goto done;
+    }
+    for (i = 0; i < AR_TRAIN_NOPT; i++) opt[i] = get_f64(&r);
+    for (i = 0; i < 3; i++) stats[i] = get_f64(&r);
+    if (r.bad) goto trunc;
+    if (adam_t > (uint64_t)1 << 40 || upd > (uint64_t)1 << 40) {
+        st = ar_error(ARACHNE_E_CORRUPT, "%s: step counters out of range", path);
+        goto done;
+    }
+    for (i = 0; i < AR_TRAIN_NOPT; i++) {
+        double keep = t->opt[i];
+        if (arachne_trainer_set(t, i, opt[i])) {
+            st = ar_error(ARACHNE_E_CORRUPT, "%s: stored option %d = %g is out of range", path, i, opt[i]);
+            goto done;
+        }
+        t->opt[i] = keep;
+    }
+    if (get_u32(&r) != (uint32_t)t->ncomp || r.bad) {
+        st = r.bad ? ARACHNE_OK : ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                                           "%s: the checkpoint holds another number of compositions than the %d added",
+                                           path, t->ncomp);
+        if (r.bad) goto trunc;
+        goto done;
+    }
+    cc = ar_calloc((size_t)(t->ncomp ? t->ncomp : 1), sizeof *cc);
+    if (!cc) { st = ARACHNE_E_NO_MEMORY; goto done; }
+    for (i = 0; i < t->ncomp; i++) {
+        const ar_train_comp *c = &t->comp[i];
+        uint32_t nl = get_u32(&r), gpus, ntypes;
+        if (r.bad || !need(&r, nl)) goto trunc;
+        if (nl != strlen(c->name) || memcmp(r.p + r.pos, c->name, nl) != 0) {
+            st = ar_error(ARACHNE_E_INVALID_ARGUMENT, "%s: composition %d is '%.*s' in the checkpoint, '%s' here", path,
+                          i, (int)(nl > 200 ? 200 : nl), (const char *)r.p + r.pos, c->name);
+            goto done;
+        }
+        r.pos += nl;
+        gpus = get_u32(&r);
+        ntypes = get_u32(&r);
+        if (r.bad) goto trunc;
+        if (gpus != (uint32_t)c->cm->cluster->total_gpus || ntypes != (uint32_t)c->cm->cluster->ntypes) {
+            st = ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                          "%s: composition '%s' has %u GPUs of %u types in the checkpoint, %d of %d here", path,
+                          c->name, gpus, ntypes, c->cm->cluster->total_gpus, c->cm->cluster->ntypes);
+            goto done;
+        }
+        cc[i].mean_return = get_f64(&r);
+        cc[i].std_return = get_f64(&r);
+        cc[i].evaluations = get_f64(&r);
+        cc[i].have_group = (int)get_u32(&r);
+        if (r.bad) goto trunc;
+        if ((st = get_plan(&r, &cc[i].best, path))) goto done;
+        for (d = 0; d < AR_MAX_DEPTH; d++) {
+            uint32_t nb = get_u32(&r);
+            if (r.bad) goto trunc;
+            if (nb > AR_TRAIN_MAX_SIL) {
+                st = ar_error(ARACHNE_E_CORRUPT, "%s: %u kept plans of depth %d (at most %d)", path, nb, d + 1,
+                              AR_TRAIN_MAX_SIL);
+                goto done;
+            }
+            if (nb == 0) continue;
+            cc[i].buf[d] = ar_calloc(AR_TRAIN_MAX_SIL, sizeof(ar_sil_plan));
+            if (!cc[i].buf[d]) { st = ARACHNE_E_NO_MEMORY; goto done; }
+            for (k = 0; k < (int)nb; k++) {
+                cc[i].nbuf[d] = k + 1;
+                if ((st = get_plan(&r, &cc[i].buf[d][k], path))) goto done;
+            }
+        }
+    }
+    if (r.pos != r.len) {
+        st = ar_error(ARACHNE_E_CORRUPT, "%s: %zu unexpected bytes before the checksum", path, r.len - r.pos);
+        goto done;
+    }
+    /* commit */
+    memcpy(ar_nn_params(nn), w, P * sizeof *w);
+    memcpy(ar_nn_adam_moment(nn, 0), m, P * sizeof *m);
+    memcpy(ar_nn_adam_moment(nn, 1), v, P * sizeof *v);
+    ar_nn_adam_set_steps(nn, (long)adam_t);
+    t->seed = seed;
+    for (i = 0; i < 4; i++) t->rng.s[i] = rng[i];
+    t->updates_done = (long)upd;
+    for (i = 0; i < AR_TRAIN_NOPT; i++)
+        if (i != ARACHNE_TRAIN_THREADS) t->opt[i] = opt[i];
+    t->last_norm_reward = stats[0];
+    t->last_entropy = stats[1];
+    t->last_grad_norm = stats[2];
+    for (i = 0; i < t->ncomp; i++) {
+        ar_train_comp *c = &t->comp[i];
+        ar_train_comp_clear_plans(c);
+        c->mean_return = cc[i].mean_return;
+        c->std_return = cc[i].std_return;
+        c->evaluations = cc[i].evaluations;
+        c->have_group = cc[i].have_group;
+        c->best = cc[i].best;
+        memset(&cc[i].best, 0, sizeof cc[i].best);
+        for (d = 0; d < AR_MAX_DEPTH; d++) {
+            c->buf[d] = cc[i].buf[d];
+            c->nbuf[d] = cc[i].nbuf[d];
+            cc[i].buf[d] = NULL;
+        }
+    }
+    st = ARACHNE_OK;
+    goto done;
+trunc:
+    st = ar_error(ARACHNE_E_CORRUPT, "%s: truncated at offset %zu", path, r.pos);
+done:
+    if (cc) {
+        for (i = 0; i < t->ncomp; i++) ckpt_comp_free(&cc[i]);
+        free(cc);
+    }
+    free(w);
+    free(m);
+    free(v);
+    free(data);
+    return st;
+}

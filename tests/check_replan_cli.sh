@@ -1,0 +1,54 @@
+#!/bin/sh
+# arachne replan: an unchanged cluster keeps the running plan with nothing to
+# move; a grown cluster gives a decision whose JSON parses and follows the
+# switch inequality; a cluster without the running plan's GPUs forces a
+# switch; --out writes a plan that 'arachne price' accepts on the new
+# cluster; bad usage exits 2 with one line.
+bin=${ARACHNE_BIN:-bin/arachne}
+fail() { echo "$*"; exit 1; }
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+export ARACHNE_POLICY=
+"$bin" plan --model llama3-8b --cluster rtx-pro-6000:1x3,a6000:1x4 --samples 4 --json > "$t/old.json" 2>/dev/null ||
+    fail "arachne plan failed"
+
+"$bin" replan --plan "$t/old.json" --cluster rtx-pro-6000:1x3,a6000:1x4 --samples 4 > "$t/same.txt" 2>/dev/null ||
+    fail "replan on the same cluster failed: $(cat "$t/same.txt")"
+grep -q "^decision: KEEP" "$t/same.txt" || fail "same cluster did not keep: $(cat "$t/same.txt")"
+grep -q "0.000 GB in 0 transfers" "$t/same.txt" || fail "same cluster moved state: $(cat "$t/same.txt")"
+
+"$bin" replan --plan "$t/old.json" --cluster rtx-pro-6000:1x3,a6000:2x4,a5000:1x4 --samples 4 --json \
+    --out "$t/next.json" > "$t/grow.json" 2>"$t/err" || fail "replan on a grown cluster failed: $(cat "$t/err")"
+[ -s "$t/err" ] && fail "--json wrote to stderr: $(cat "$t/err")"
+"$bin" price "$t/next.json" > /dev/null 2>"$t/err" || fail "the plan to run does not price: $(cat "$t/err")"
+grep -q "rtx-pro-6000:1x3,a6000:2x4,a5000:1x4" "$t/next.json" || fail "the plan to run is not for the new cluster"
+if command -v python3 >/dev/null 2>&1; then
+    python3 - "$t/grow.json" <<'PY' || fail "decision JSON check failed"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "arachne-replan" and d["version"] == 1
+to, tn, h, c = d["old_samples_per_s"], d["new_samples_per_s"], d["horizon_s"], d["cost_s"]
+assert abs(c - d["migration_s"] - d["restart_s"]) < 1e-9 * (1 + c)
+want = "switch" if (tn - to) * (h - c) > to * c else "keep"
+assert d["action"] == want, (d["action"], want)
+assert abs(sum(m["bytes"] for m in d["migration"]) - d["bytes_moved"]) <= 1e-6 * (1 + d["bytes_moved"])
+PY
+fi
+
+"$bin" replan --plan "$t/old.json" --cluster a6000:1x4 --json > "$t/shrink.json" 2>"$t/err" ||
+    fail "replan on a shrunk cluster failed: $(cat "$t/err")"
+grep -q '"reason": "running-invalid"' "$t/shrink.json" || fail "a removed node did not force a switch: $(cat "$t/shrink.json")"
+
+"$bin" replan --cluster a6000:1x4 > /dev/null 2>"$t/err"; rc=$?
+[ $rc -eq 2 ] || fail "missing --plan: exit $rc, wanted 2"
+[ "$(wc -l < "$t/err")" -eq 1 ] || fail "usage error is not one line: $(cat "$t/err")"
+"$bin" replan --plan "$t/old.json" > /dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || fail "missing --cluster: exit $rc, wanted 2"
+"$bin" replan --plan "$t/old.json" --cluster a6000:1x4 --horizon -5 > /dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || fail "bad --horizon: exit $rc, wanted 2"
+"$bin" replan --plan "$t/missing.json" --cluster a6000:1x4 > /dev/null 2>"$t/err"; rc=$?
+[ $rc -eq 1 ] || fail "missing plan file: exit $rc, wanted 1"
+grep -q "^arachne: " "$t/err" || fail "missing plan file message: $(cat "$t/err")"
+"$bin" replan --plan "$t/old.json" --cluster nosuchgpu:1x4 > /dev/null 2>&1; rc=$?
+[ $rc -eq 1 ] || fail "unknown GPU: exit $rc, wanted 1"
+exit 0

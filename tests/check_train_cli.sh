@@ -1,0 +1,51 @@
+#!/bin/sh
+# arachne train: a tiny config writes a loadable policy with metadata, the CSV
+# log and the SVG curve; --stop-after + --resume gives the same policy bytes
+# as one uninterrupted run; bad usage and bad configs fail with one line.
+bin=${ARACHNE_BIN:-bin/arachne}
+fail() { echo "$*"; exit 1; }
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+cat > "$t/cfg.json" <<JSON
+{
+  "name": "cli-check", "seed": 5, "updates": 4, "log_every": 2,
+  "policy": { "hidden": 32, "layers": 1, "init_seed": 4 },
+  "setup": { "global_batch": 256 },
+  "hyper": { "group_size": 4, "ppo_epochs": 2, "sil_interval": 2, "learning_rate": 0.002 },
+  "compositions": [
+    { "model": "llama3-8b", "cluster": "a100-40:2x4,h100:1x8", "name": "small" },
+    { "models": ["qwen3-8b"], "clusters": ["a6000:2x4,h100:1x8"] }
+  ],
+  "output": { "policy": "$t/a.arpol", "csv": "$t/a.csv", "svg": "$t/a.svg", "checkpoint": "$t/a.ckpt" }
+}
+JSON
+"$bin" train --config "$t/cfg.json" 2> "$t/err" || { cat "$t/err"; fail "train failed"; }
+grep -q "^update 4/4" "$t/err" || { cat "$t/err"; fail "no progress line for update 4"; }
+[ -s "$t/a.arpol" ] && [ -s "$t/a.ckpt" ] || fail "policy or checkpoint missing"
+head -n 1 "$t/a.csv" | grep -q "^update,mean_reward_norm,mean_best_norm,entropy,grad_norm,seconds$" || fail "CSV header"
+[ "$(wc -l < "$t/a.csv")" -eq 5 ] || fail "CSV rows: $(cat "$t/a.csv")"
+grep -q "^<svg" "$t/a.svg" && grep -q "polyline" "$t/a.svg" && grep -q "best plan found" "$t/a.svg" || fail "SVG content"
+"$bin" policy info "$t/a.arpol" > "$t/info" 2>&1 || { cat "$t/info"; fail "policy info"; }
+grep -q "cli-check" "$t/info" || { cat "$t/info"; fail "metadata does not name the config"; }
+grep -q "qwen3-8b@a6000:2x4,h100:1x8" "$t/info" || { cat "$t/info"; fail "metadata lacks the compositions"; }
+# interrupted after 2 updates, then resumed: identical policy
+sed -e "s|$t/a\.|$t/b.|g" "$t/cfg.json" > "$t/cfg_b.json"
+"$bin" train --config "$t/cfg_b.json" --stop-after 2 2> "$t/err" || { cat "$t/err"; fail "stop-after run"; }
+grep -q "resume" "$t/err" || fail "no resume hint"
+"$bin" train --config "$t/cfg_b.json" --resume "$t/b.ckpt" 2> "$t/err" || { cat "$t/err"; fail "resumed run"; }
+cmp "$t/a.arpol" "$t/b.arpol" || fail "resumed policy differs from the uninterrupted one"
+[ "$(wc -l < "$t/b.csv")" -eq 5 ] || fail "resumed CSV rows: $(cat "$t/b.csv")"
+# usage errors (exit 2) and failures (exit 1), one "arachne:" line
+"$bin" train 2> "$t/err"; [ $? -eq 2 ] || fail "missing --config should exit 2"
+"$bin" train --config "$t/cfg.json" --threads x 2> "$t/err"; [ $? -eq 2 ] || fail "bad --threads should exit 2"
+"$bin" train --config "$t/nope.json" 2> "$t/err"; [ $? -eq 1 ] || fail "missing config should exit 1"
+grep -q "^arachne: " "$t/err" || fail "message: $(cat "$t/err")"
+echo '{"updates": 2, "compositions": [], "output": {"policy": "x"}, "typo": 1}' > "$t/bad.json"
+"$bin" train --config "$t/bad.json" 2> "$t/err"; [ $? -eq 1 ] || fail "unknown key should fail"
+grep -q "typo" "$t/err" || fail "message should name the key: $(cat "$t/err")"
+echo '{"updates": 2, "compositions": [{"model": "llama3-8b", "cluster": "h100:1x8"}], "hyper": {"clip": 3}, "output": {"policy": "x"}}' > "$t/bad2.json"
+"$bin" train --config "$t/bad2.json" 2> "$t/err"; [ $? -eq 1 ] || fail "clip 3 should fail"
+grep -q "CLIP" "$t/err" || fail "message should name the option: $(cat "$t/err")"
+"$bin" train --config "$t/cfg.json" --resume "$t/a.csv" 2> "$t/err"; [ $? -eq 1 ] || fail "a CSV is not a checkpoint"
+grep -q "magic" "$t/err" || fail "message: $(cat "$t/err")"
+echo "train CLI ok"

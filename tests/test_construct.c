@@ -1,0 +1,397 @@
+/* test_construct.c -- the construction loop and its masks: random rollouts
+ * over random clusters never reach a choice that fails to fill and price;
+ * traces, rewards, STOP rules, determinism, and the penalty path without
+ * the lookahead. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "construct.h"
+
+typedef struct env {
+    arachne_model *m;
+    arachne_cluster *c;
+    arachne_profile *p;
+    arachne_cost_model *cm;
+} env;
+
+static int env_make(env *e, const char *model, const char *spec)
+{
+    int st;
+    memset(e, 0, sizeof *e);
+    if ((st = arachne_model_preset(&e->m, model))) return st;
+    if ((st = arachne_cluster_parse(&e->c, spec))) return st;
+    if ((st = arachne_profile_generate(&e->p, e->m, e->c, 4096))) return st;
+    return arachne_cost_model_create(&e->cm, e->m, e->c, e->p);
+}
+
+static void env_free(env *e)
+{
+    arachne_cost_model_destroy(e->cm);
+    arachne_profile_destroy(e->p);
+    arachne_cluster_destroy(e->c);
+    arachne_model_destroy(e->m);
+    memset(e, 0, sizeof *e);
+}
+
+/* Uniform choice among the allowed ones; checks the mask rules. */
+typedef struct rnd {
+    ar_rng rng;
+    int bad;             /* a mask rule was broken */
+    char why[160];
+} rnd;
+
+static int rnd_decide(void *user, const ar_dec_ctx *c, int *choice)
+{
+    rnd *u = (rnd *)user;
+    int i, j, allowed = 0;
+    for (i = 0; i < c->n; i++) allowed += c->mask[i] != 0;
+    if (allowed < 1 || allowed != c->nallowed) { u->bad = 1; snprintf(u->why, sizeof u->why, "empty mask"); }
+    if (c->kind == AR_DEC_DEPTH && c->step == 0 && c->mask[0]) { u->bad = 1; snprintf(u->why, sizeof u->why, "STOP allowed at step 0"); }
+    if (c->kind == AR_DEC_DEPTH && c->step > 0 && !c->mask[0]) { u->bad = 1; snprintf(u->why, sizeof u->why, "STOP masked at step %d", c->step); }
+    if (c->kind == AR_DEC_TYPE) {
+        for (i = 0; i < c->n; i++)
+            if (c->mask[i] && c->type_left[i] <= 0) { u->bad = 1; snprintf(u->why, sizeof u->why, "type %d allowed with no GPU left", i); }
+    }
+    if (c->kind == AR_DEC_TP) {
+        for (i = 0; i < c->n; i++)
+            if (c->mask[i] && (1 << i) > c->avail->type_max_free[c->types[c->stage]]) {
+                u->bad = 1; snprintf(u->why, sizeof u->why, "TP %d above the largest free node", 1 << i);
+            }
+    }
+    j = ar_rng_int(&u->rng, allowed);
+    for (i = 0; i < c->n; i++)
+        if (c->mask[i] && j-- == 0) { *choice = i; break; }
+    return ARACHNE_OK;
+}
+
+/* A random cluster spec: 1..6 GPU types, nodes of 1..8 GPUs, 4..4096 GPUs
+ * (log-uniform total). */
+static void random_spec(ar_rng *r, char *spec, size_t cap, int max_total)
+{
+    static const char *types[] = { "a100-40", "a100-80", "h100", "a6000", "a5000", "l40s", "v100", "rtx-pro-6000", "gh-96" };
+    int ntypes = 1 + ar_rng_int(r, 6), used[AR_COUNT(types)], t, k, total, left;
+    double lg = log(4.0) + ar_rng_uniform(r) * (log((double)max_total) - log(4.0));
+    size_t len = 0;
+    total = (int)exp(lg);
+    if (total < 4) total = 4;
+    left = total;
+    memset(used, 0, sizeof used);
+    spec[0] = '\0';
+    for (k = 0; k < ntypes && left > 0; k++) {
+        int share = k == ntypes - 1 ? left : 1 + ar_rng_int(r, left), groups = 1 + ar_rng_int(r, 2), g;
+        do t = ar_rng_int(r, (int)AR_COUNT(types)); while (used[t]);
+        used[t] = 1;
+        left -= share;
+        len += (size_t)snprintf(spec + len, cap - len, "%s%s:", k ? "," : "", types[t]);
+        for (g = 0; g < groups && share > 0; g++) {
+            int size = 1 + ar_rng_int(r, 8), nodes = g == groups - 1 ? (share + size - 1) / size : 1 + ar_rng_int(r, share / size + 1);
+            if (nodes * size > share) nodes = share / size > 0 ? share / size : 1;
+            if (nodes * size > share) size = share;
+            len += (size_t)snprintf(spec + len, cap - len, "%s%dx%d", g ? "+" : "", nodes, size);
+            share -= nodes * size;
+            if (g == groups - 1 && share > 0) { len += (size_t)snprintf(spec + len, cap - len, "+%dx1", share); share = 0; }
+        }
+    }
+}
+
+static int found_one(void *user, const arachne_plan *p)
+{
+    (void)p;
+    *(int *)user = 1;
+    return ARACHNE_E_CANCELLED;
+}
+
+TEST(random_rollouts_never_reach_a_dead_end)
+{
+    ar_rng r;
+    int presets = arachne_model_preset_count(), cl, k, rollouts = 0, infeasible = 0, big = 0, placed = 0, unproven = 0;
+    int seen_model[16];
+    /* 500 clusters x 20 rollouts = 10,000; a sanitizer build runs a fifth */
+#if defined(__SANITIZE_ADDRESS__)
+    const int nclusters = 100, per = 20;
+#elif defined(__has_feature)
+#  if __has_feature(address_sanitizer)
+    const int nclusters = 100, per = 20;
+#  else
+    const int nclusters = 500, per = 20;
+#  endif
+#else
+    const int nclusters = 500, per = 20;
+#endif
+    memset(seen_model, 0, sizeof seen_model);
+    ar_rng_seed(&r, 2024);
+    ASSERT(presets >= 7 && presets <= 16);
+    for (cl = 0; cl < nclusters; cl++) {
+        char spec[512];
+        env e;
+        ar_builder b;
+        ar_construct_opts o;
+        arachne_plan p;
+        int mi = cl % presets, st, maxg = cl % 10 == 0 ? 4096 : 256;
+        random_spec(&r, spec, sizeof spec, maxg);
+        st = env_make(&e, arachne_model_preset_name(mi), spec);
+        ASSERT_MSG(st == ARACHNE_OK, "cluster '%s': %s", spec, arachne_last_error());
+        if (e.c->total_gpus > 1024) big = 1;
+        seen_model[mi] = 1;
+        ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_MAX_DEPTH, 2 + ar_rng_int(&r, 15)));
+        if (ar_rng_int(&r, 3) == 0) ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE, ARACHNE_RECOMPUTE_FULL));
+        if (ar_rng_int(&r, 4) == 0) ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_EXPERT_TILING, 0));
+        ar_construct_opts_default(&o);
+        o.max_steps = 1 + ar_rng_int(&r, e.c->total_gpus > 512 ? 3 : 6);
+        ASSERT_OK(ar_builder_init(&b, e.cm, &o));
+        memset(&p, 0, sizeof p);
+        for (k = 0; k < per; k++) {
+            rnd u;
+            ar_trace tr;
+            int s;
+            memset(&u, 0, sizeof u);
+            ar_rng_seed(&u.rng, (uint64_t)cl * 1000 + (uint64_t)k);
+            ar_trace_init(&tr);
+            st = ar_builder_run(&b, rnd_decide, &u, &p, &tr);
+            rollouts++;
+            ASSERT_MSG(!u.bad, "%s on '%s': %s", e.m->name, spec, u.why);
+            if (st == ARACHNE_E_INFEASIBLE) {
+                double need, have;
+                char msg[512];
+                snprintf(msg, sizeof msg, "%s", arachne_last_error());
+                ASSERT_EQ(tr.nsteps, 0);
+                ASSERT_CONTAINS(msg, e.m->name);
+                ar_construct_memory_bound(e.cm, &need, &have);
+                /* Accepted when the memory provably cannot hold the model, or
+                 * the lookahead proved it (no search cut by its budget).
+                 * Otherwise an independent enumeration of first templates
+                 * must not find one that fills (it may run out of time). */
+                if (!(need > have || b.infeasible_proven)) {
+                    ar_builder b2;
+                    arachne_plan q;
+                    int found = 0;
+                    long leaves = 0;
+                    ASSERT_OK(ar_builder_init(&b2, e.cm, &o));
+                    memset(&q, 0, sizeof q);
+                    st = ar_builder_enumerate(&b2, 1, ar_now() + 0.5, found_one, &found, &q, &leaves);
+                    ar_plan_clear(&q);
+                    ar_builder_free(&b2);
+                    ASSERT_MSG(!found, "%s on '%s': a template fits, yet the construction said: %s", e.m->name, spec, msg);
+                    if (st == ARACHNE_E_CANCELLED) unproven++;
+                }
+                infeasible++;
+                ar_trace_free(&tr);
+                break; /* the same for every rollout of this cluster */
+            }
+            ASSERT_MSG(st == ARACHNE_OK, "%s on '%s': %s", e.m->name, spec, arachne_last_error());
+            ASSERT(p.ntemplates >= 1 && p.ntemplates <= o.max_steps);
+            for (s = 0; s < tr.nsteps; s++) ASSERT_MSG(tr.steps[s].feasible, "%s on '%s': step %d infeasible", e.m->name, spec, s);
+            placed += p.ntemplates;
+            if (k == 0) ASSERT_MSG(ar_plan_validate(e.cm, &p) == ARACHNE_OK, "%s on '%s': %s", e.m->name, spec, arachne_last_error());
+            ar_trace_free(&tr);
+        }
+        ar_plan_clear(&p);
+        ar_builder_free(&b);
+        env_free(&e);
+        if (th_failed_flag) return;
+    }
+    for (k = 0; k < presets; k++) ASSERT_MSG(seen_model[k], "model %d not covered", k);
+    ASSERT(big);
+    ASSERT_GT(placed, 1000);
+    ASSERT(infeasible < nclusters / 2);
+    ASSERT_MSG(unproven <= nclusters / 25, "%d clusters infeasible without a proof", unproven);
+    ASSERT_EQ(rollouts, nclusters * per - infeasible * per + infeasible);
+}
+
+TEST(trace_records_decisions_and_rewards)
+{
+    env e;
+    ar_builder b;
+    arachne_plan p;
+    ar_trace tr;
+    rnd u;
+    double sum = 0.0;
+    int s, i, seed;
+    ASSERT_OK(env_make(&e, "llama3-8b", "a100-40:4x4,h100:2x8,a6000:3x2"));
+    ASSERT_OK(ar_builder_init(&b, e.cm, NULL));
+    memset(&p, 0, sizeof p);
+    ar_trace_init(&tr);
+    for (seed = 0; seed < 20; seed++) {
+        memset(&u, 0, sizeof u);
+        ar_rng_seed(&u.rng, (uint64_t)seed);
+        ASSERT_OK(ar_builder_run(&b, rnd_decide, &u, &p, &tr));
+        ASSERT(!u.bad);
+        sum = 0.0;
+        for (s = 0; s < tr.nsteps; s++) {
+            const ar_step_rec *st = &tr.steps[s];
+            sum += st->reward;
+            ASSERT_NEAR(st->reward, st->thr_after - st->thr_before, 1e-12);
+            if (st->ndec == 0) { ASSERT_EQ(st->depth, 0); ASSERT_EQ(s, tr.nsteps - 1); continue; } /* forced STOP */
+            /* a step: DEPTH, then TYPE and TP per stage */
+            ASSERT_EQ(tr.dec[st->first_dec].kind, AR_DEC_DEPTH);
+            if (st->depth > 0) {
+                ASSERT_EQ(st->ndec, 1 + 2 * st->depth);
+                for (i = 0; i < st->depth; i++) {
+                    ASSERT_EQ(tr.dec[st->first_dec + 1 + 2 * i].kind, AR_DEC_TYPE);
+                    ASSERT_EQ(tr.dec[st->first_dec + 2 + 2 * i].kind, AR_DEC_TP);
+                }
+            }
+        }
+        for (i = 0; i < tr.ndec; i++) ASSERT(tr.dec[i].mask[tr.dec[i].choice]);
+        ASSERT_NEAR(sum, p.iter_per_s, 1e-9);
+        ASSERT_NEAR(tr.total_reward, p.iter_per_s, 1e-9);
+    }
+    ar_trace_free(&tr);
+    ar_plan_clear(&p);
+    ar_builder_free(&b);
+    env_free(&e);
+}
+
+TEST(same_seed_same_plan)
+{
+    env e;
+    ar_builder b;
+    arachne_plan p, q;
+    rnd u;
+    const char *ja, *jb;
+    char *copy;
+    ASSERT_OK(env_make(&e, "qwen3-8b", "a100-40:4x4,h100:4x4"));
+    ASSERT_OK(ar_builder_init(&b, e.cm, NULL));
+    memset(&p, 0, sizeof p);
+    memset(&q, 0, sizeof q);
+    memset(&u, 0, sizeof u);
+    ar_rng_seed(&u.rng, 99);
+    ASSERT_OK(ar_builder_run(&b, rnd_decide, &u, &p, NULL));
+    memset(&u, 0, sizeof u);
+    ar_rng_seed(&u.rng, 99);
+    ASSERT_OK(ar_construct(e.cm, rnd_decide, &u, 0, &q, NULL));
+    ASSERT_OK(ar_plan_finish(&p));
+    ASSERT_OK(ar_plan_finish(&q));
+    ASSERT_OK(arachne_plan_to_json(&p, &ja));
+    copy = (char *)malloc(strlen(ja) + 1);
+    ASSERT(copy != NULL);
+    strcpy(copy, ja);
+    ASSERT_OK(arachne_plan_to_json(&q, &jb));
+    ASSERT_STR(copy, jb);
+    free(copy);
+    ar_plan_clear(&p);
+    ar_plan_clear(&q);
+    ar_builder_free(&b);
+    env_free(&e);
+}
+
+/* Picks the largest allowed choice (deep, wide), or a fixed one. */
+static int last_allowed(void *user, const ar_dec_ctx *c, int *choice)
+{
+    int i;
+    (void)user;
+    for (i = c->n - 1; i >= 0; i--) if (c->mask[i]) { *choice = i; return ARACHNE_OK; }
+    return ARACHNE_E_INVALID_ARGUMENT;
+}
+
+static int pick_masked(void *user, const ar_dec_ctx *c, int *choice)
+{
+    (void)user;
+    *choice = c->kind == AR_DEC_DEPTH ? 0 : c->n; /* STOP at step 0 is masked */
+    return ARACHNE_OK;
+}
+
+static int cancel_at_tp(void *user, const ar_dec_ctx *c, int *choice)
+{
+    (void)user;
+    if (c->kind == AR_DEC_TP) return ARACHNE_E_CANCELLED;
+    return last_allowed(NULL, c, choice);
+}
+
+TEST(callback_errors_and_masked_choices)
+{
+    env e;
+    arachne_plan p;
+    ASSERT_OK(env_make(&e, "llama3-8b", "a100-40:2x4"));
+    memset(&p, 0, sizeof p);
+    ASSERT_STATUS(ar_construct(e.cm, pick_masked, NULL, 0, &p, NULL), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "masked");
+    ASSERT_EQ(ar_construct(e.cm, cancel_at_tp, NULL, 0, &p, NULL), ARACHNE_E_CANCELLED);
+    ASSERT_OK(ar_construct(e.cm, last_allowed, NULL, 3, &p, NULL));
+    ASSERT(p.ntemplates >= 1 && p.ntemplates <= 3);
+    ASSERT_OK(ar_plan_validate(e.cm, &p));
+    ASSERT_STATUS(ar_construct(e.cm, last_allowed, NULL, 17, &p, NULL), ARACHNE_E_INVALID_ARGUMENT);
+    ar_plan_clear(&p);
+    env_free(&e);
+}
+
+TEST(infeasible_model_reports_memory)
+{
+    env e;
+    arachne_plan p;
+    double need, have;
+    ASSERT_OK(env_make(&e, "deepseek-v3", "a6000:4x4"));
+    memset(&p, 0, sizeof p);
+    ar_construct_memory_bound(e.cm, &need, &have);
+    ASSERT_GT(need, have);
+    ASSERT_STATUS(ar_construct(e.cm, last_allowed, NULL, 0, &p, NULL), ARACHNE_E_INFEASIBLE);
+    ASSERT_CONTAINS(arachne_last_error(), "deepseek-v3 does not fit on this cluster");
+    ASSERT_CONTAINS(arachne_last_error(), "GB usable");
+    ASSERT_EQ(p.ntemplates, 0);
+    ar_plan_clear(&p);
+    env_free(&e);
+}
+
+TEST(without_lookahead_the_first_infeasible_template_is_penalised)
+{
+    env e;
+    ar_builder b;
+    ar_construct_opts o;
+    arachne_plan p;
+    ar_trace tr;
+    int seed, penalised = 0, ended = 0;
+    ASSERT_OK(env_make(&e, "qwen3-32b", "a6000:4x4,h100:2x4"));
+    ar_construct_opts_default(&o);
+    o.lookahead = 0;
+    o.penalty = 0.5;
+    ASSERT_OK(ar_builder_init(&b, e.cm, &o));
+    memset(&p, 0, sizeof p);
+    ar_trace_init(&tr);
+    for (seed = 0; seed < 60; seed++) {
+        rnd u;
+        int st;
+        memset(&u, 0, sizeof u);
+        ar_rng_seed(&u.rng, (uint64_t)seed);
+        st = ar_builder_run(&b, rnd_decide, &u, &p, &tr);
+        if (st == ARACHNE_E_INFEASIBLE) {
+            ASSERT_EQ(tr.nsteps, 1);
+            ASSERT_EQ(tr.steps[0].feasible, 0);
+            ASSERT_NEAR(tr.steps[0].reward, -0.5, 1e-15);
+            penalised++;
+        } else {
+            int s;
+            ASSERT_OK(st);
+            for (s = 0; s < tr.nsteps; s++)
+                if (!tr.steps[s].feasible) { ASSERT(s > 0); ASSERT_EQ(tr.steps[s].reward, 0.0); ended++; }
+        }
+    }
+    ASSERT_GT(penalised, 0);
+    (void)ended;
+    ar_trace_free(&tr);
+    ar_plan_clear(&p);
+    ar_builder_free(&b);
+    env_free(&e);
+}
+
+TEST(only_stop_left_ends_the_plan)
+{
+    env e;
+    arachne_plan p;
+    ar_trace tr;
+    ASSERT_OK(env_make(&e, "llama3-8b", "h100:1x4"));
+    memset(&p, 0, sizeof p);
+    ar_trace_init(&tr);
+    /* the widest, deepest choices take every GPU: the next step has nothing but STOP */
+    ASSERT_OK(ar_construct(e.cm, last_allowed, NULL, 0, &p, &tr));
+    ASSERT_EQ(p.gpus_used, 4);
+    ASSERT_EQ(tr.steps[tr.nsteps - 1].depth, 0);
+    ASSERT_EQ(tr.steps[tr.nsteps - 1].ndec, 0); /* no decision was asked */
+    ar_trace_free(&tr);
+    ar_plan_clear(&p);
+    env_free(&e);
+}
+
+SUITE(construct, T(random_rollouts_never_reach_a_dead_end), T(trace_records_decisions_and_rewards),
+      T(same_seed_same_plan), T(callback_errors_and_masked_choices), T(infeasible_model_reports_memory),
+      T(without_lookahead_the_first_infeasible_template_is_penalised), T(only_stop_left_ends_the_plan));

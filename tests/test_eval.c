@@ -1,0 +1,195 @@
+/* test_eval.c -- eval configs (defaults, paths, rejected configs with
+ * file:line:col messages) and a tiny evaluation run with every method, in
+ * the library and through `arachne eval`. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "eval.h"
+#include "json.h"
+
+static const char *write_cfg(const char *name, const char *text)
+{
+    static char path[600];
+    const char *dir = th_tmpdir();
+    if (!dir) return NULL;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (ar_write_file_atomic(path, text, strlen(text)) != ARACHNE_OK) return NULL;
+    return path;
+}
+
+/* A tiny config: 8 GPUs, depth <= 4, a flat policy trained for 64 evaluations. */
+static const char *tiny =
+    "{\"format\": \"arachne-eval\", \"version\": 1, \"samples\": 4, \"random_factor\": 3,\n"
+    " \"exhaustive\": {\"max_gpus\": 16, \"max_templates\": 1, \"max_depth\": 2, \"time_budget_s\": 30},\n"
+    " \"flat\": {\"train\": [{\"model\": \"llama3-8b\", \"cluster\": \"a100-40:2x4\", \"max_depth\": 4}],\n"
+    "          \"evaluations\": 64, \"group\": 4, \"hidden\": 16, \"layers\": 1},\n"
+    " \"compositions\": [{\"name\": \"tiny\", \"model\": \"llama3-8b\", \"cluster\": \"a100-40:1x4,h100:1x4\",\n"
+    "                    \"max_depth\": 4, \"global_batch\": 256}]}\n";
+
+TEST(config_defaults_and_relative_paths)
+{
+    ar_eval_config *c = NULL;
+    const char *text =
+        "{\"format\": \"arachne-eval\", \"version\": 1, \"policy\": \"../policies/p.arpol\",\n"
+        " \"flat\": {\"policy\": \"flat.arflat\"},\n"
+        " \"compositions\": [{\"name\": \"a\", \"model\": \"qwen3-64b\", \"cluster\": \"h100:4x8\",\n"
+        "   \"recompute\": \"full\", \"dist_optimizer\": true, \"headroom\": 0.1, \"exhaustive\": false},\n"
+        "  {\"name\": \"b\", \"model\": \"m.json\", \"cluster\": \"c.json\"}]}";
+    ASSERT_OK(ar_eval_config_parse(&c, text, strlen(text), "dir/sub/eval.json"));
+    ASSERT_EQ(c->samples, 16);
+    ASSERT_EQ(c->random_factor, 100);
+    ASSERT_EQ(c->exh_max_gpus, 64);
+    ASSERT_STR(c->policy, "dir/sub/../policies/p.arpol");
+    ASSERT_STR(c->flat_policy, "dir/sub/flat.arflat");
+    ASSERT_EQ(c->flat_enabled, 1);
+    ASSERT_EQ(c->ncomps, 2);
+    ASSERT_STR(c->comps[0].model, "qwen3-64b");
+    ASSERT_EQ(c->comps[0].recompute, ARACHNE_RECOMPUTE_FULL);
+    ASSERT_EQ(c->comps[0].dist_optimizer, 1);
+    ASSERT_EQ(c->comps[0].exhaustive, 0);
+    ASSERT_STR(c->comps[1].model, "dir/sub/m.json");
+    ASSERT_STR(c->comps[1].cluster, "dir/sub/c.json");
+    ASSERT_EQ(c->comps[1].recompute, -1);
+    ASSERT_EQ(c->comps[1].exhaustive, -1);
+    ar_eval_config_free(c);
+}
+
+TEST(bad_configs_are_rejected_with_positions)
+{
+    static const struct { const char *text; int status; const char *where; const char *what; } cases[] = {
+        { "{\"format\": \"arachne-eval\", \"version\": 1,\n \"sample\": 4, \"compositions\": []}", ARACHNE_E_PARSE,
+          ":2:", "sample" },
+        { "{\"format\": \"arachne-eval\", \"version\": 1}", ARACHNE_E_PARSE, ":1:1:", "compositions" },
+        { "{\"format\": \"arachne-eval\", \"version\": 1, \"compositions\": []}", ARACHNE_E_PARSE, ":1:", "at least one" },
+        { "{\"format\": \"arachne-eval\", \"version\": 2, \"compositions\": []}", ARACHNE_E_UNSUPPORTED, ":1:",
+          "version 2" },
+        { "{\"format\": \"other\", \"version\": 1, \"compositions\": []}", ARACHNE_E_PARSE, ":1:", "arachne-eval" },
+        { "{\"format\": \"arachne-eval\", \"version\": 1,\n \"compositions\": [\n  {\"name\": \"x\", \"model\": 3, "
+          "\"cluster\": \"h100:1x8\"}]}", ARACHNE_E_PARSE, ":3:", "model" },
+        { "{\"format\": \"arachne-eval\", \"version\": 1, \"compositions\": [\n {\"name\": \"x\", \"model\": \"m\", "
+          "\"cluster\": \"c\"},\n {\"name\": \"x\", \"model\": \"m\", \"cluster\": \"c\"}]}", ARACHNE_E_PARSE, ":3:",
+          "duplicate" },
+        { "{\"format\": \"arachne-eval\", \"version\": 1, \"samples\": 0, \"compositions\": []}", ARACHNE_E_PARSE,
+          ":1:", "samples" },
+        { "{\"format\": \"arachne-eval\", \"version\": 1, \"compositions\": [{\"name\": \"x\", \"model\": \"m\", "
+          "\"cluster\": \"c\", \"recompute\": \"some\"}]}", ARACHNE_E_PARSE, ":1:", "recompute" },
+        { "{\"format\": \"arachne-eval\", \"version\": 1, \"flat\": {\"evaluations\": 5},\n \"compositions\": "
+          "[{\"name\": \"x\", \"model\": \"m\", \"cluster\": \"c\"}]}", ARACHNE_E_PARSE, ":1:", "flat" },
+        { "{\"format\": \"arachne-eval\", \"version\": 1, \"exhaustive\": {\"max_depth\": 99}, \"compositions\": "
+          "[{\"name\": \"x\", \"model\": \"m\", \"cluster\": \"c\"}]}", ARACHNE_E_PARSE, ":1:", "max_depth" },
+        { "{\"format\": \"arachne-eval\",, }", ARACHNE_E_PARSE, ":1:", "" },
+    };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ar_eval_config *c = (ar_eval_config *)1;
+        const char *path = write_cfg("bad.json", cases[i].text), *msg;
+        ASSERT(path != NULL);
+        arachne_clear_error();
+        ASSERT_MSG(ar_eval_config_load(&c, path) == cases[i].status, "case %zu: status %d, wanted %d (%s)", i,
+                   ar_eval_config_load(&c, path), cases[i].status, arachne_last_error());
+        ASSERT(c == NULL);
+        msg = arachne_last_error();
+        ASSERT_MSG(strncmp(msg, path, strlen(path)) == 0, "case %zu: message does not start with the path: %s", i, msg);
+        ASSERT_MSG(strstr(msg, cases[i].where) != NULL, "case %zu: no '%s' in: %s", i, cases[i].where, msg);
+        ASSERT_MSG(strstr(msg, cases[i].what) != NULL, "case %zu: no '%s' in: %s", i, cases[i].what, msg);
+    }
+    {
+        ar_eval_config *c = NULL;
+        ASSERT_STATUS(ar_eval_config_load(&c, "/nonexistent/eval.json"), ARACHNE_E_IO);
+    }
+}
+
+TEST(tiny_run_has_every_method)
+{
+    ar_eval_config *c = NULL;
+    ar_eval_result res;
+    arachne_policy *pol = NULL;
+    ar_buf b;
+    ar_json *j = NULL;
+    const ar_json *comps, *results;
+    int k;
+    const char *path = write_cfg("tiny.json", tiny);
+    ASSERT(path != NULL);
+    ASSERT_OK(ar_eval_config_load(&c, path));
+    ASSERT_OK(arachne_policy_create(&pol, 1, 16, 1));
+    ASSERT_OK(ar_eval_run(c, pol, NULL, NULL, &res));
+    ASSERT_EQ(res.nrows, 1);
+    ASSERT_EQ(res.rows[0].gpus, 8);
+    ASSERT_GT(res.rows[0].best, 0);
+    for (k = 0; k < AR_EVAL_METHODS; k++) {
+        const ar_eval_cell *cell = &res.rows[0].cell[k];
+        ASSERT_MSG(cell->ran, "method %d did not run", k);
+        ASSERT(cell->rel <= 1.0);
+        ASSERT(cell->evaluations >= 1 || cell->status != ARACHNE_OK);
+        if (cell->status == ARACHNE_OK) ASSERT_GT(cell->rel, 0);
+        ASSERT_EQ(res.ran[k], 1);
+    }
+    /* the random baseline gets as many evaluations as best-of-K used */
+    ASSERT_EQ(res.rows[0].cell[AR_EVAL_RANDOM_SAME].evaluations >= res.rows[0].cell[AR_EVAL_POLICY_BEST].evaluations, 1);
+    ASSERT_EQ(res.rows[0].cell[AR_EVAL_RANDOM_MANY].evaluations >= 3 * res.rows[0].cell[AR_EVAL_POLICY_BEST].evaluations, 1);
+    ASSERT_STR(res.flat_source, "trained");
+    ASSERT(res.flat_train_evaluations >= 64);
+
+    ar_buf_init(&b);
+    ar_eval_result_table(c, &res, "test policy", &b);
+    ASSERT_OK(ar_buf_status(&b));
+    ar_buf_put(&b, "", 1);
+    for (k = 0; k < AR_EVAL_METHODS; k++) ASSERT_CONTAINS(b.data, ar_eval_method_name(k, 4, 3));
+    ASSERT_CONTAINS(b.data, "tiny");
+    ASSERT_CONTAINS(b.data, "geometric mean");
+    ar_buf_free(&b);
+
+    ar_buf_init(&b);
+    ar_eval_result_json(c, &res, "test policy", &b);
+    ASSERT_OK(ar_buf_status(&b));
+    ASSERT_OK(ar_json_parse(&j, b.data, b.len, "<result>"));
+    ASSERT_OK(ar_json_arr(j, "compositions", 1, &comps));
+    ASSERT_EQ(comps->count, 1);
+    ASSERT_OK(ar_json_obj(comps->items[0], "results", 1, &results));
+    ASSERT_EQ(results->count, AR_EVAL_METHODS);
+    ASSERT(ar_json_get(results, "random-x3") != NULL);
+    ASSERT(ar_json_get(results, "flat-best4") != NULL);
+    ar_json_free(j);
+    ar_buf_free(&b);
+
+    ar_eval_result_free(&res);
+    arachne_policy_destroy(pol);
+    ar_eval_config_free(c);
+}
+
+TEST(cli_eval_prints_the_table_and_fails_cleanly)
+{
+    char cmd[1400], dir[600];
+    const char *out = NULL, *path = write_cfg("tiny.json", tiny);
+    size_t n;
+    ASSERT(path != NULL && strrchr(path, '/') != NULL);
+    /* a policy written next to the config */
+    n = (size_t)(strrchr(path, '/') - path);
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    snprintf(cmd, sizeof cmd,
+             "'%s' policy init --out '%s/p.arpol' --seed 3 --hidden 16 --layers 1 >/dev/null 2>&1 && "
+             "'%s' eval --config '%s' --policy '%s/p.arpol' 2>&1", th_arachne_bin(), dir, th_arachne_bin(), path, dir);
+    ASSERT_EQ(th_run(cmd, &out), 0);
+    ASSERT_CONTAINS(out, "policy-best4");
+    ASSERT_CONTAINS(out, "random-x3");
+    ASSERT_CONTAINS(out, "exhaustive");
+    ASSERT_CONTAINS(out, "flat-best4");
+    ASSERT_CONTAINS(out, "geometric mean");
+    ASSERT_CONTAINS(out, "p.arpol");
+    /* a bad config: exit 1 and one "arachne: eval: PATH:LINE:COL" line */
+    path = write_cfg("bad.json", "{\"format\": \"arachne-eval\", \"version\": 1,\n \"bogus\": 1}");
+    snprintf(cmd, sizeof cmd, "'%s' eval --config '%s' 2>&1 >/dev/null", th_arachne_bin(), path);
+    ASSERT_EQ(th_run(cmd, &out), 1);
+    ASSERT_CONTAINS(out, "arachne: eval: ");
+    ASSERT_CONTAINS(out, "bad.json:2:");
+    ASSERT_CONTAINS(out, "bogus");
+    /* usage errors: exit 2 */
+    snprintf(cmd, sizeof cmd, "'%s' eval 2>&1", th_arachne_bin());
+    ASSERT_EQ(th_run(cmd, &out), 2);
+    ASSERT_CONTAINS(out, "--config");
+}
+
+SUITE(eval, T(config_defaults_and_relative_paths), T(bad_configs_are_rejected_with_positions),
+      T(tiny_run_has_every_method), T(cli_eval_prints_the_table_and_fails_cleanly));

@@ -1,0 +1,517 @@
+/* test_fill.c -- the template fill: packing (against brute force), node
+ * choice, layer splits, expert-tiling candidates, device assignment and
+ * the fill's invariants and failure behaviour. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "construct.h"
+
+/* ---- environment ---------------------------------------------------------- */
+
+typedef struct env {
+    arachne_model *m;
+    arachne_cluster *c;
+    arachne_profile *p;
+    arachne_cost_model *cm;
+} env;
+
+static int env_make(env *e, const char *model, const char *spec)
+{
+    int st;
+    memset(e, 0, sizeof *e);
+    if ((st = arachne_model_preset(&e->m, model))) return st;
+    if ((st = arachne_cluster_parse(&e->c, spec))) return st;
+    if ((st = arachne_profile_generate(&e->p, e->m, e->c, 4096))) return st;
+    return arachne_cost_model_create(&e->cm, e->m, e->c, e->p);
+}
+
+static void env_free(env *e)
+{
+    arachne_cost_model_destroy(e->cm);
+    arachne_profile_destroy(e->p);
+    arachne_cluster_destroy(e->c);
+    arachne_model_destroy(e->m);
+    memset(e, 0, sizeof *e);
+}
+
+/* ---- packing ---------------------------------------------------------------- */
+
+/* Brute force: can `count` groups of sizes sz[] (types ty[]) be placed into
+ * nodes with free[] (types nt[])? */
+static int bf_place(int *freev, const int *nt, int nnodes, const int *sz, const int *ty, int i, int count)
+{
+    int n;
+    if (i == count) return 1;
+    for (n = 0; n < nnodes; n++) {
+        if (nt[n] != ty[i] || freev[n] < sz[i]) continue;
+        freev[n] -= sz[i];
+        if (bf_place(freev, nt, nnodes, sz, ty, i + 1, count)) { freev[n] += sz[i]; return 1; }
+        freev[n] += sz[i];
+    }
+    return 0;
+}
+
+TEST(pack_max_replicas_matches_brute_force)
+{
+    ar_rng rng;
+    int it;
+    ar_rng_seed(&rng, 11);
+    for (it = 0; it < 300; it++) {
+        arachne_cluster cl;
+        ar_avail a;
+        ar_node nodes[6];
+        int nt[6], freev[6], scratch[18], node_of[64], gpu_of[64], used[6];
+        int nn = 1 + ar_rng_int(&rng, 5), ntypes = 1 + ar_rng_int(&rng, 2), depth = 1 + ar_rng_int(&rng, 3);
+        int types[3], tps[3], i, s, q, r, rbf = 0;
+        memset(&cl, 0, sizeof cl);
+        cl.ntypes = ntypes;
+        for (i = 0; i < ntypes; i++) snprintf(cl.types[i].name, AR_NAME_MAX, "T%d", i);
+        cl.nnodes = nn;
+        cl.nodes = nodes;
+        for (i = 0; i < nn; i++) {
+            nodes[i].type = ar_rng_int(&rng, ntypes);
+            nodes[i].gpus = 1 + ar_rng_int(&rng, 8);
+            nt[i] = nodes[i].type;
+        }
+        memset(&a, 0, sizeof a);
+        a.nnodes = nn;
+        a.free = freev;
+        for (i = 0; i < nn; i++) freev[i] = ar_rng_int(&rng, nodes[i].gpus + 1);
+        ar_avail_refresh(&a, &cl);
+        for (s = 0; s < depth; s++) { types[s] = ar_rng_int(&rng, ntypes); tps[s] = 1 << ar_rng_int(&rng, 3); }
+        /* brute force: largest r that places */
+        for (r = 1; r * depth <= 24; r++) {
+            int sz[24], ty[24], k = 0, fcopy[6];
+            for (q = 0; q < r; q++) for (s = 0; s < depth; s++) { sz[k] = tps[s]; ty[k] = types[s]; k++; }
+            memcpy(fcopy, freev, sizeof fcopy);
+            if (!bf_place(fcopy, nt, nn, sz, ty, 0, k)) break;
+            rbf = r;
+        }
+        r = ar_pack_max_replicas(&cl, &a, depth, types, tps);
+        if (rbf * depth < 24 || r * depth <= 24)
+            ASSERT_MSG(r == rbf, "iteration %d: packing says %d replicas, brute force %d", it, r, rbf);
+        if (r < 1) continue;
+        /* the placement of r replicas is valid */
+        if (r * depth > 64) continue;
+        ASSERT_OK(ar_pack_place(&cl, &a, depth, types, tps, r, node_of, gpu_of, scratch));
+        memset(used, 0, sizeof used);
+        for (q = 0; q < r; q++)
+            for (s = 0; s < depth; s++) {
+                int n = node_of[q * depth + s], g = gpu_of[q * depth + s];
+                ASSERT(n >= 0 && n < nn);
+                ASSERT_EQ(nodes[n].type, types[s]);
+                /* contiguous GPUs inside the node, after those already used */
+                ASSERT(g >= nodes[n].gpus - freev[n]);
+                ASSERT(g + tps[s] <= nodes[n].gpus);
+                used[n] += tps[s];
+            }
+        for (i = 0; i < nn; i++) ASSERT(used[i] <= freev[i]);
+        /* r + 1 does not place */
+        ASSERT_STATUS(ar_pack_place(&cl, &a, depth, types, tps, r + 1, node_of, gpu_of, scratch), ARACHNE_E_INFEASIBLE);
+    }
+}
+
+TEST(pack_prefers_exact_node_then_smallest_larger)
+{
+    arachne_cluster cl;
+    ar_avail a;
+    ar_node nodes[4] = { { 0, 8 }, { 0, 4 }, { 0, 2 }, { 0, 4 } };
+    int freev[4] = { 8, 3, 2, 4 }, scratch[12], node_of[8], gpu_of[8], types[1] = { 0 }, tps[1] = { 2 };
+    memset(&cl, 0, sizeof cl);
+    cl.ntypes = 1;
+    strcpy(cl.types[0].name, "T");
+    cl.nnodes = 4;
+    cl.nodes = nodes;
+    memset(&a, 0, sizeof a);
+    a.nnodes = 4;
+    a.free = freev;
+    ar_avail_refresh(&a, &cl);
+    ASSERT_EQ(a.type_free[0], 17);
+    ASSERT_EQ(a.type_max_free[0], 8);
+    ASSERT_EQ(ar_pack_max_replicas(&cl, &a, 1, types, tps), 1 + 1 + 2 + 4);
+    ASSERT_OK(ar_pack_place(&cl, &a, 1, types, tps, 4, node_of, gpu_of, scratch));
+    ASSERT_EQ(node_of[0], 2);   /* the node with exactly 2 free */
+    ASSERT_EQ(gpu_of[0], 0);
+    ASSERT_EQ(node_of[1], 1);   /* then the smallest larger one (3 free) */
+    ASSERT_EQ(gpu_of[1], 1);    /* its GPU 0 is in use */
+    ASSERT_EQ(node_of[2], 3);   /* then the 4-GPU node, filled */
+    ASSERT_EQ(node_of[3], 3);
+    ASSERT_EQ(gpu_of[3], 2);
+}
+
+/* ---- splits and tiles ----------------------------------------------------- */
+
+static int split_ok(const int *f, int depth, int blocks)
+{
+    int s;
+    if (f[0] != 0 || f[depth] != blocks) return 0;
+    for (s = 0; s < depth; s++) if (f[s + 1] - f[s] < 1) return 0;
+    return 1;
+}
+
+TEST(splits_cover_every_block_once)
+{
+    env e;
+    int d, s, f[AR_MAX_DEPTH + 1], g[AR_MAX_DEPTH + 1];
+    double w[AR_MAX_DEPTH];
+    ar_stage_speed sp[AR_MAX_DEPTH];
+    ASSERT_OK(env_make(&e, "llama3-8b", "a6000:2x4,h100:2x4"));
+    for (d = 1; d <= 32; d++) {
+        for (s = 0; s < d; s++) {
+            ASSERT(ar_stage_speed_get(e.cm, s % 2, 1 << (s % 3), 1, &sp[s]));
+            w[s] = 1.0 + s;
+        }
+        ar_split_balanced(e.m, d, sp, f);
+        ASSERT_MSG(split_ok(f, d, 32), "balanced split of depth %d", d);
+        ar_split_even(32, d, f);
+        ASSERT(split_ok(f, d, 32));
+        for (s = 0; s < d; s++) ASSERT(f[s + 1] - f[s] == 32 / d || f[s + 1] - f[s] == 32 / d + 1);
+        ar_split_weighted(32, d, w, f);
+        ASSERT(split_ok(f, d, 32));
+        for (s = 0; s < d; s++) {
+            if (ar_split_shift(d, f, s, 1, 1, g)) { ASSERT(split_ok(g, d, 32)); ASSERT_EQ(g[s + 1], f[s + 1] - 1); }
+            if (ar_split_shift(d, f, s, -1, 1, g)) { ASSERT(split_ok(g, d, 32)); ASSERT_EQ(g[s], f[s] + 1); }
+        }
+    }
+    /* balanced: a faster stage gets more blocks */
+    ASSERT(ar_stage_speed_get(e.cm, 0, 1, 1, &sp[0])); /* A6000 tp 1 */
+    ASSERT(ar_stage_speed_get(e.cm, 1, 4, 1, &sp[1])); /* H100 tp 4 */
+    ar_split_balanced(e.m, 2, sp, f);
+    ASSERT(f[1] < 16);
+    env_free(&e);
+}
+
+TEST(tiles_are_every_valid_factorisation)
+{
+    static const int ws[] = { 1, 2, 4, 6, 8, 12, 16, 36, 64, 512 };
+    static const int tpv[] = { 1, 2, 4, 8 };
+    static const int ex[] = { 8, 128, 256, 6 };
+    size_t a, b, c;
+    for (a = 0; a < AR_COUNT(ws); a++)
+        for (b = 0; b < AR_COUNT(tpv); b++)
+            for (c = 0; c < AR_COUNT(ex); c++) {
+                ar_tile t[AR_MAX_TILES];
+                int n = ar_tiles_enumerate(ws[a], tpv[b], ex[c], t, AR_MAX_TILES), i, j, want = 0, ep, etp;
+                for (etp = 1; etp <= tpv[b]; etp++)
+                    for (ep = 1; ep <= ex[c]; ep++)
+                        if (tpv[b] % etp == 0 && ex[c] % ep == 0 && ws[a] % (ep * etp) == 0) want++;
+                ASSERT_EQ(n, AR_MIN(want, AR_MAX_TILES));
+                for (i = 0; i < n; i++) {
+                    ASSERT_EQ((long)t[i].ep * t[i].etp * t[i].edp, ws[a]);
+                    ASSERT_EQ(tpv[b] % t[i].etp, 0);
+                    ASSERT_EQ(ex[c] % t[i].ep, 0);
+                    if (i > 0) ASSERT((long)t[i - 1].ep * t[i - 1].etp >= (long)t[i].ep * t[i].etp);
+                    for (j = 0; j < i; j++) ASSERT(t[j].ep != t[i].ep || t[j].etp != t[i].etp);
+                }
+            }
+}
+
+/* ---- the fill ---------------------------------------------------------------- */
+
+/* Structural checks of a filled plan against the cluster. */
+static int check_plan(const env *e, const arachne_plan *p, char *why, size_t cap)
+{
+    const arachne_cluster *c = e->c;
+    int *seen, i, j, s, total = 0;
+    seen = (int *)calloc((size_t)c->nnodes * 1024, sizeof(int));
+    if (!seen) return 0;
+    for (i = 0; i < p->nranks; i++) {
+        const ar_rank *r = &p->ranks[i];
+        if (r->node < 0 || r->node >= c->nnodes || r->gpu < 0 || r->gpu >= c->nodes[r->node].gpus) {
+            snprintf(why, cap, "rank %d outside the cluster", i); free(seen); return 0;
+        }
+        if (seen[r->node * 1024 + r->gpu]++) { snprintf(why, cap, "GPU %d:%d used twice", r->node, r->gpu); free(seen); return 0; }
+        if (c->nodes[r->node].type != p->t[r->tmpl].stages[r->stage].type) {
+            snprintf(why, cap, "rank %d on the wrong GPU type", i); free(seen); return 0;
+        }
+    }
+    free(seen);
+    for (j = 0; j < p->ntemplates; j++) {
+        const ar_template *t = &p->t[j];
+        if (t->stages[0].first != 0 || t->stages[t->depth - 1].end != e->m->blocks) {
+            snprintf(why, cap, "template %d does not cover the model", j); return 0;
+        }
+        for (s = 0; s < t->depth; s++) {
+            if (t->stages[s].end <= t->stages[s].first || (s > 0 && t->stages[s].first != t->stages[s - 1].end)) {
+                snprintf(why, cap, "template %d stage %d: blocks %d-%d", j, s, t->stages[s].first, t->stages[s].end);
+                return 0;
+            }
+            total += t->replicas * t->stages[s].tp;
+        }
+    }
+    if (total != p->nranks) { snprintf(why, cap, "%d ranks for %d GPUs", p->nranks, total); return 0; }
+    /* TP groups inside one node */
+    for (i = 0; i < p->nranks; i++)
+        for (j = i + 1; j < p->nranks && j < i + 1024; j++) {
+            const ar_rank *a = &p->ranks[i], *b = &p->ranks[j];
+            if (a->tmpl == b->tmpl && a->replica == b->replica && a->stage == b->stage && a->node != b->node) {
+                snprintf(why, cap, "TP group of template %d replica %d stage %d crosses nodes", a->tmpl, a->replica, a->stage);
+                return 0;
+            }
+        }
+    /* ranks numbered template, replica, stage, tp rank */
+    for (i = 1; i < p->nranks; i++) {
+        const ar_rank *a = &p->ranks[i - 1], *b = &p->ranks[i];
+        long ka = ((long)a->tmpl * 100000 + a->replica) * 1000 + a->stage, kb = ((long)b->tmpl * 100000 + b->replica) * 1000 + b->stage;
+        if (b->rank != i || kb < ka || (kb == ka && b->tp_rank != a->tp_rank + 1)) {
+            snprintf(why, cap, "rank %d out of order", i); return 0;
+        }
+    }
+    return 1;
+}
+
+TEST(fill_places_a_valid_maximal_template)
+{
+    env e;
+    arachne_plan p;
+    ar_avail a;
+    int types[3] = { 1, 0, 1 }, tps[3] = { 2, 4, 1 }, i, used = 0;
+    char why[200];
+    ASSERT_OK(env_make(&e, "llama3-8b", "a100-40:3x4+2x2,h100:2x4+3x1"));
+    memset(&p, 0, sizeof p);
+    ASSERT_OK(ar_plan_init(&p, e.cm));
+    ASSERT_OK(ar_avail_init(&a, e.c));
+    ASSERT_OK(ar_fill_template(e.cm, &a, &p, 3, types, tps));
+    ASSERT_EQ(p.ntemplates, 1);
+    ASSERT_MSG(check_plan(&e, &p, why, sizeof why), "%s", why);
+    ASSERT_OK(ar_plan_validate(e.cm, &p));
+    ASSERT_GT(p.iter_per_s, 0);
+    /* replicas are maximal: no further replica of the same template packs */
+    ASSERT_EQ(ar_pack_max_replicas(e.c, &a, 3, types, tps), 0);
+    /* the availability was consumed by exactly the ranks */
+    for (i = 0; i < a.nnodes; i++) used += e.c->nodes[i].gpus - a.free[i];
+    ASSERT_EQ(used, p.nranks);
+    /* a second template on what is left */
+    {
+        int t2[1] = { 0 }, p2[1] = { 1 };
+        if (a.type_free[0] > 0) {
+            int st = ar_fill_template(e.cm, &a, &p, 1, t2, p2);
+            ASSERT(st == ARACHNE_OK || st == ARACHNE_E_INFEASIBLE);
+            if (st == ARACHNE_OK) {
+                ASSERT_EQ(p.ntemplates, 2);
+                ASSERT_MSG(check_plan(&e, &p, why, sizeof why), "%s", why);
+                ASSERT_OK(ar_plan_validate(e.cm, &p));
+            }
+        }
+    }
+    ar_avail_free(&a);
+    ar_plan_clear(&p);
+    env_free(&e);
+}
+
+TEST(fill_replicas_match_brute_force_on_small_clusters)
+{
+    static const char *specs[] = { "a100-40:1x4+1x2+2x1", "h100:3x2,a6000:1x4+2x1", "a100-40:2x3" };
+    size_t k;
+    for (k = 0; k < AR_COUNT(specs); k++) {
+        env e;
+        arachne_plan p;
+        ar_avail a;
+        int types[2] = { 0, 0 }, tps[2] = { 1, 2 }, r, nt[8], freev[8], i, rbf = 0;
+        ASSERT_OK(env_make(&e, "llama3-8b", specs[k]));
+        memset(&p, 0, sizeof p);
+        ASSERT_OK(ar_plan_init(&p, e.cm));
+        ASSERT_OK(ar_avail_init(&a, e.c));
+        for (i = 0; i < e.c->nnodes; i++) { nt[i] = e.c->nodes[i].type; freev[i] = e.c->nodes[i].gpus; }
+        for (r = 1; r <= 8; r++) {
+            int sz[16], ty[16], q;
+            for (q = 0; q < r; q++) { sz[2 * q] = 1; ty[2 * q] = 0; sz[2 * q + 1] = 2; ty[2 * q + 1] = 0; }
+            if (!bf_place(freev, nt, e.c->nnodes, sz, ty, 0, 2 * r)) break;
+            rbf = r;
+        }
+        if (ar_fill_template(e.cm, &a, &p, 2, types, tps) == ARACHNE_OK)
+            ASSERT_MSG(p.t[0].replicas == rbf, "%s: %d replicas, brute force %d", specs[k], p.t[0].replicas, rbf);
+        ar_avail_free(&a);
+        ar_plan_clear(&p);
+        env_free(&e);
+    }
+}
+
+TEST(fill_failure_changes_nothing_and_says_why)
+{
+    env e;
+    arachne_plan p;
+    ar_avail a;
+    int types[2] = { 0, 0 }, tps[2] = { 1, 1 }, before[8], i;
+    ASSERT_OK(env_make(&e, "qwen3-32b", "a6000:2x4"));
+    memset(&p, 0, sizeof p);
+    ASSERT_OK(ar_plan_init(&p, e.cm));
+    ASSERT_OK(ar_avail_init(&a, e.c));
+    for (i = 0; i < a.nnodes; i++) before[i] = a.free[i];
+    ASSERT_STATUS(ar_fill_template(e.cm, &a, &p, 2, types, tps), ARACHNE_E_INFEASIBLE);
+    ASSERT_CONTAINS(arachne_last_error(), "no split of 64 blocks over 2 stages fits");
+    ASSERT_CONTAINS(arachne_last_error(), "A6000 tp 1");
+    ASSERT_EQ(p.ntemplates, 0);
+    ASSERT_EQ(p.nranks, 0);
+    for (i = 0; i < a.nnodes; i++) ASSERT_EQ(a.free[i], before[i]);
+    /* not enough GPUs: TP wider than any free node */
+    tps[0] = 8;
+    ASSERT_STATUS(ar_fill_template(e.cm, &a, &p, 1, types, tps), ARACHNE_E_INFEASIBLE);
+    ASSERT_CONTAINS(arachne_last_error(), "inside one node");
+    /* bad arguments */
+    tps[0] = 3;
+    ASSERT_STATUS(ar_fill_template(e.cm, &a, &p, 1, types, tps), ARACHNE_E_INVALID_ARGUMENT);
+    types[0] = 7; tps[0] = 1;
+    ASSERT_STATUS(ar_fill_template(e.cm, &a, &p, 1, types, tps), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(ar_fill_template(e.cm, &a, &p, 0, types, tps), ARACHNE_E_INVALID_ARGUMENT);
+    ar_avail_free(&a);
+    ar_plan_clear(&p);
+    env_free(&e);
+}
+
+TEST(fill_micro_batch_is_the_fastest_profiled_one)
+{
+    env e;
+    arachne_plan p, q;
+    ar_avail a, a2;
+    int types[2] = { 0, 1 }, tps[2] = { 2, 2 }, k;
+    ASSERT_OK(env_make(&e, "llama3-8b", "a100-40:2x4,h100:2x4"));
+    memset(&p, 0, sizeof p);
+    ASSERT_OK(ar_plan_init(&p, e.cm));
+    ASSERT_OK(ar_avail_init(&a, e.c));
+    memset(&a2, 0, sizeof a2);
+    ASSERT_OK(ar_avail_copy(&a2, &a));
+    ASSERT_OK(ar_fill_template(e.cm, &a, &p, 2, types, tps));
+    /* re-price the same template with every other profiled micro-batch size */
+    for (k = 0; k <= 5; k++) {
+        int st;
+        memset(&q, 0, sizeof q);
+        ASSERT_OK(ar_plan_copy(&q, &p));
+        q.t[0].micro_batch = 1 << k;
+        if (q.t[0].micro_batch == p.t[0].micro_batch) { ar_plan_clear(&q); continue; }
+        if (q.t[0].replicas * q.t[0].micro_batch > e.cm->setup.global_batch) { ar_plan_clear(&q); continue; }
+        st = ar_plan_price(e.cm, &q);
+        if (st == ARACHNE_OK)
+            ASSERT_MSG(q.iteration_s >= p.iteration_s * (1 - 1e-12), "micro-batch %d: %.6f s beats the chosen %d: %.6f s",
+                       q.t[0].micro_batch, q.iteration_s, p.t[0].micro_batch, p.iteration_s);
+        ar_plan_clear(&q);
+    }
+    ar_avail_free(&a);
+    ar_avail_free(&a2);
+    ar_plan_clear(&p);
+    env_free(&e);
+}
+
+/* For every MoE stage of a filled template, pricing any other enumerated
+ * factorisation never beats the chosen one. */
+static void check_tiling_optimal(const env *e, const arachne_plan *p, int j, int *checked)
+{
+    const ar_template *t = &p->t[j];
+    int s, i;
+    for (s = 0; s < t->depth; s++) {
+        ar_tile tiles[AR_MAX_TILES];
+        int n, b, moe = 0;
+        for (b = t->stages[s].first; b < t->stages[s].end; b++) moe |= ar_model_block_kind(e->m, b) == AR_LAYER_MOE;
+        if (!moe) continue;
+        n = ar_tiles_enumerate(t->stages[s].tp * t->replicas, t->stages[s].tp, e->m->experts, tiles, AR_MAX_TILES);
+        for (i = 0; i < n; i++) {
+            arachne_plan q;
+            int st;
+            if (tiles[i].ep == t->stages[s].ep && tiles[i].etp == t->stages[s].etp) continue;
+            memset(&q, 0, sizeof q);
+            if (ar_plan_copy(&q, p) != ARACHNE_OK) continue;
+            q.t[j].stages[s].ep = tiles[i].ep;
+            q.t[j].stages[s].etp = tiles[i].etp;
+            q.t[j].stages[s].edp = tiles[i].edp;
+            st = ar_plan_price(e->cm, &q);
+            if (st == ARACHNE_OK && !(q.iteration_s >= p->iteration_s * (1 - 1e-12))) {
+                th_fail(__FILE__, __LINE__, "stage %d: tiling %dx%dx%d gives %.9f s, the chosen %dx%dx%d %.9f s", s,
+                        tiles[i].ep, tiles[i].etp, tiles[i].edp, q.iteration_s, t->stages[s].ep, t->stages[s].etp,
+                        t->stages[s].edp, p->iteration_s);
+                ar_plan_clear(&q);
+                return;
+            }
+            (*checked)++;
+            ar_plan_clear(&q);
+        }
+    }
+}
+
+TEST(expert_tiling_is_never_beaten_by_another_factorisation)
+{
+    static const struct { const char *model, *spec; int depth, type, tp; } cases[] = {
+        { "mixtral-8x7b", "h100:8x4", 2, 0, 4 },
+        { "mixtral-8x7b", "a100-40:8x4,h100:4x8", 4, 1, 2 },
+        { "qwen3-30b-a3b", "h100:4x4", 2, 0, 2 },
+    };
+    size_t k;
+    int checked = 0, ep_gt1 = 0;
+    for (k = 0; k < AR_COUNT(cases); k++) {
+        env e;
+        arachne_plan p;
+        ar_avail a;
+        int types[AR_MAX_DEPTH], tps[AR_MAX_DEPTH], s;
+        ASSERT_OK(env_make(&e, cases[k].model, cases[k].spec));
+        memset(&p, 0, sizeof p);
+        ASSERT_OK(ar_plan_init(&p, e.cm));
+        ASSERT_OK(ar_avail_init(&a, e.c));
+        for (s = 0; s < cases[k].depth; s++) { types[s] = cases[k].type; tps[s] = cases[k].tp; }
+        ASSERT_OK(ar_fill_template(e.cm, &a, &p, cases[k].depth, types, tps));
+        ASSERT_OK(ar_plan_validate(e.cm, &p));
+        for (s = 0; s < p.t[0].depth; s++) ep_gt1 += p.t[0].stages[s].ep > 1;
+        check_tiling_optimal(&e, &p, 0, &checked);
+        if (th_failed_flag) return;
+        ar_avail_free(&a);
+        ar_plan_clear(&p);
+        env_free(&e);
+    }
+    ASSERT_GT(checked, 10);
+    ASSERT_GT(ep_gt1, 0);
+}
+
+TEST(no_expert_tiling_keeps_ep_one)
+{
+    env e;
+    arachne_plan p;
+    ar_avail a;
+    int types[8] = { 0 }, tps[8], s;
+    ASSERT_OK(env_make(&e, "mixtral-8x7b", "h100:16x4"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_EXPERT_TILING, 0));
+    memset(&p, 0, sizeof p);
+    ASSERT_OK(ar_plan_init(&p, e.cm));
+    ASSERT_OK(ar_avail_init(&a, e.c));
+    for (s = 0; s < 8; s++) tps[s] = 4;
+    ASSERT_OK(ar_fill_template(e.cm, &a, &p, 8, types, tps));
+    ASSERT_EQ(p.t[0].replicas, 2);
+    for (s = 0; s < 8; s++) {
+        ASSERT_EQ(p.t[0].stages[s].ep, 1);
+        ASSERT_EQ(p.t[0].stages[s].etp, 4);
+        ASSERT_EQ(p.t[0].stages[s].edp, p.t[0].replicas);
+    }
+    ar_avail_free(&a);
+    ar_plan_clear(&p);
+    env_free(&e);
+}
+
+TEST(avail_copy_is_independent)
+{
+    env e;
+    ar_avail a, b;
+    ASSERT_OK(env_make(&e, "llama3-8b", "a100-40:2x4+1x2,h100:1x8"));
+    ASSERT_OK(ar_avail_init(&a, e.c));
+    ASSERT_EQ(a.type_free[0], 10);
+    ASSERT_EQ(a.type_max_free[0], 4);
+    ASSERT_EQ(a.type_free[1], 8);
+    ASSERT_EQ(ar_avail_total(&a), 18);
+    memset(&b, 0, sizeof b);
+    ASSERT_OK(ar_avail_copy(&b, &a));
+    b.free[0] = 0;
+    ar_avail_refresh(&b, e.c);
+    ASSERT_EQ(b.type_free[0], 6);
+    ASSERT_EQ(a.type_free[0], 10);
+    ASSERT_EQ(a.free[0], 4);
+    ASSERT_OK(ar_avail_copy(&b, &a)); /* reuses the buffer */
+    ASSERT_EQ(b.type_free[0], 10);
+    ar_avail_free(&a);
+    ar_avail_free(&b);
+    ar_avail_free(&b); /* twice is harmless */
+    env_free(&e);
+}
+
+SUITE(fill, T(pack_max_replicas_matches_brute_force), T(pack_prefers_exact_node_then_smallest_larger),
+      T(splits_cover_every_block_once), T(tiles_are_every_valid_factorisation),
+      T(fill_places_a_valid_maximal_template), T(fill_replicas_match_brute_force_on_small_clusters),
+      T(fill_failure_changes_nothing_and_says_why), T(fill_micro_batch_is_the_fastest_profiled_one),
+      T(expert_tiling_is_never_beaten_by_another_factorisation), T(no_expert_tiling_keeps_ep_one),
+      T(avail_copy_is_independent));
