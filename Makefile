@@ -246,12 +246,12 @@ VALGRIND ?= valgrind
 VALGRIND_FLAGS := --leak-check=full --errors-for-leak-kinds=definite,indirect \
   --show-leak-kinds=definite,indirect --track-origins=yes -q
 check-valgrind: all $(RUNNER)
-	$(VALGRIND) $(VALGRIND_FLAGS) --error-exitcode=1 $(RUNNER)
+	ARACHNE_TEST_QUICK=1 $(VALGRIND) $(VALGRIND_FLAGS) --error-exitcode=1 $(RUNNER)
 	@VALGRIND="$(VALGRIND) $(VALGRIND_FLAGS) --error-exitcode=99" ARACHNE_BIN=$(CLI) sh tests/valgrind_cli.sh
 
 check-tsan:
 	@$(MAKE) --no-print-directory SAN=tsan OPT="-O1 -g" all build/tsan/tests/runner
-	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 $(TSAN_OPTIONS)" ARACHNE_BIN=build/tsan/bin/arachne \
+	ARACHNE_TEST_QUICK=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 $(TSAN_OPTIONS)" ARACHNE_BIN=build/tsan/bin/arachne \
 	  $(TSAN_SETARCH) build/tsan/tests/runner
 
 # ABI baseline: abidw over the shared library (public types only, no paths).

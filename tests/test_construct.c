@@ -107,18 +107,18 @@ TEST(random_rollouts_never_reach_a_dead_end)
     ar_rng r;
     int presets = arachne_model_preset_count(), cl, k, rollouts = 0, infeasible = 0, big = 0, placed = 0, unproven = 0;
     int seen_model[16];
-    /* 500 clusters x 20 rollouts = 10,000; a sanitizer build runs a fifth */
-#if defined(__SANITIZE_ADDRESS__)
-    const int nclusters = 100, per = 20;
+    /* 500 clusters x 20 rollouts = 10,000.  A sanitizer build, or a run
+     * with ARACHNE_TEST_QUICK set (check-tsan, check-valgrind), runs a fifth. */
+    int nclusters = 500;
+    const int per = 20;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    nclusters = 100;
 #elif defined(__has_feature)
-#  if __has_feature(address_sanitizer)
-    const int nclusters = 100, per = 20;
-#  else
-    const int nclusters = 500, per = 20;
+#  if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+    nclusters = 100;
 #  endif
-#else
-    const int nclusters = 500, per = 20;
 #endif
+    if (getenv("ARACHNE_TEST_QUICK")) nclusters = 100;
     memset(seen_model, 0, sizeof seen_model);
     ar_rng_seed(&r, 2024);
     ASSERT(presets >= 7 && presets <= 16);
