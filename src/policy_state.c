@@ -115,6 +115,40 @@ int ar_state_static_init(ar_state_static *st, const arachne_cost_model *cm)
     return ARACHNE_OK;
 }
 
+/* What a depth d template would do to the 1F1B schedule, estimated before
+ * any stage is chosen: the TP degree a stage needs so that its share of the
+ * model state fits into 70 % of the largest free GPU (capped at the largest
+ * free node), the replicas the free GPUs then hold, the micro-batches of
+ * size 1 each replica gets from the global batch, and the bubble fraction
+ * (d - 1) / (m + d - 1).  These tie the depth to the global batch and the
+ * cluster size, which decide whether deep pipelines pay (few replicas, many
+ * micro-batches) or not.  Writes 4 entries: 1 - bubble, share of replicas
+ * with work min(1, B / R), log2(1 + m) / 10, log2(tp) / 4. */
+static void depth_schedule_features(const ar_state_static *st, const ar_dec_ctx *ctx, int d, int free_total,
+                                    double *f)
+{
+    const arachne_cluster *c = ctx->cm->cluster;
+    const ar_avail *a = ctx->avail;
+    double mem = 0, need, reps, m, batch = ctx->cm->setup.global_batch;
+    int t, tp = 1, node = 1;
+    for (t = 0; t < c->ntypes; t++) {
+        if (a->type_free[t] <= 0) continue;
+        if (c->types[t].mem_bytes > mem) mem = c->types[t].mem_bytes;
+        if (a->type_max_free[t] > node) node = a->type_max_free[t];
+    }
+    f[0] = f[1] = f[2] = f[3] = 0.0;
+    if (mem <= 0 || free_total <= 0) return;
+    need = st->state_bytes / d / (0.7 * mem);
+    while (tp < node && tp < need) tp *= 2;
+    reps = floor((double)free_total / ((double)d * tp));
+    if (reps < 1) return;
+    m = batch / reps;
+    f[0] = 1.0 - (d - 1.0) / ((m > 1 ? m : 1.0) + d - 1.0);
+    f[1] = clamp01(batch / reps);
+    f[2] = log2p1(m) / 10.0;
+    f[3] = log2((double)tp) / 4.0;
+}
+
 static double plan_thr(const arachne_plan *p) { return p && p->ntemplates > 0 ? p->iter_per_s : 0.0; }
 
 void ar_state_encode(const ar_state_static *st, const ar_dec_ctx *ctx, double *x, double *cand)
@@ -189,6 +223,7 @@ void ar_state_encode(const ar_state_static *st, const ar_dec_ctx *ctx, double *x
             f[4] = clamp01(st->state_bytes / i / st->max_stage_mem / 4.0);
             f[5] = i == 1;
             f[7] = 1.0;
+            depth_schedule_features(st, ctx, i, free_total, f + 8);
         }
     } else if (ctx->kind == AR_DEC_TYPE) {
         for (i = 0; i < ctx->n; i++) {

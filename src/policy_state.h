@@ -8,10 +8,10 @@
 #include "construct.h"
 #include "plan.h"
 
-#define AR_STATE_VERSION 1    /* feature-schema version stored in policy files */
+#define AR_STATE_VERSION 2    /* feature-schema version stored in policy files (2: 12 candidate features) */
 #define AR_STATE_DIM 128      /* x */
 #define AR_STATE_COMP 16      /* c: composition summary */
-#define AR_STATE_CAND 8       /* F: features per depth/device candidate */
+#define AR_STATE_CAND 12      /* F: features per depth/device candidate */
 #define AR_STATE_SLOTS 8      /* per-type slots in x (types beyond are summarised by the device head only) */
 #define AR_STATE_SLOT_FEATS 10
 #define AR_STATE_DEPTHS 16    /* GPUs-left-over-depth entries */
