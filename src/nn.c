@@ -124,6 +124,10 @@ void ar_nn_layout_build(ar_nn_layout *lay, const ar_nn_config *c)
         add_tensor(lay, &lay->c_w2[h], name, HH, 1, 1);
         snprintf(name, sizeof name, "%s.b2", head_names[h]);
         add_tensor(lay, &lay->c_b2[h], name, 1, 1, 0);
+        snprintf(name, sizeof name, "%s.wb", head_names[h]);
+        add_tensor(lay, &lay->c_wb[h], name, F, H, 1);
+        snprintf(name, sizeof name, "%s.wf", head_names[h]);
+        add_tensor(lay, &lay->c_wf[h], name, F, 1, 0);
     }
     add_tensor(lay, &lay->tp_w1, "tp.w1", HH, H, 1);
     add_tensor(lay, &lay->tp_b1, "tp.b1", HH, 1, 0);
@@ -187,6 +191,7 @@ int ar_nn_create(ar_nn **out, const ar_nn_config *cfg, uint64_t seed)
         double scale;
         if (!t->decay) continue; /* biases stay 0 */
         if (i == n->lay.film_w2) continue; /* FiLM starts as identity */
+        if (i == n->lay.c_wb[0] || i == n->lay.c_wb[1]) continue; /* the direct path starts at 0 */
         scale = 1.0 / sqrt((double)t->cols);
         if (i == n->lay.c_w1h[0] || i == n->lay.c_w1f[0] || i == n->lay.c_w1h[1] || i == n->lay.c_w1f[1])
             scale = 1.0 / sqrt((double)(cfg->hidden + cfg->cand_dim)); /* fan-in of [h ; f] */
@@ -273,6 +278,7 @@ typedef struct nn_rec {
     double *zh;             /* candidate heads: W1h h + b1; TP: pre-FiLM hidden (HH) */
     double *hz, *ha;        /* candidate heads: per-candidate pre-FiLM / post (Kmax*HH); TP: ha[0..HH) */
     double *logits, *logp, *probs; /* Kmax each */
+    double *cv;             /* candidate heads: v = Wb h + wf (F) */
 } nn_rec;
 
 struct ar_nn_ws {
@@ -306,9 +312,9 @@ int ar_nn_ws_create(ar_nn_ws **out, const ar_nn *n)
     ws->kmax = kmax_of(c);
     S = (size_t)c->state_dim; C = (size_t)c->comp_dim; F = (size_t)c->cand_dim; H = (size_t)c->hidden;
     L = (size_t)c->layers; FH = (size_t)c->film_hidden; HH = (size_t)c->head_hidden; K = (size_t)ws->kmax;
-    ws->rec_doubles = S + C + K * F + FH + (size_t)n->lay.film_out + 2 * L * H + HH + 2 * K * HH + 3 * K;
+    ws->rec_doubles = S + C + K * F + FH + (size_t)n->lay.film_out + 2 * L * H + HH + 2 * K * HH + 3 * K + F;
     wide = AR_MAX(AR_MAX(H, HH), FH);
-    ws->scratch = ar_calloc((size_t)n->lay.film_out + H + 2 * wide + HH + K, sizeof(double));
+    ws->scratch = ar_calloc((size_t)n->lay.film_out + H + 2 * wide + HH + K + F, sizeof(double));
     if (!ws->scratch) {
         free(ws);
         return ARACHNE_E_NO_MEMORY;
@@ -365,7 +371,8 @@ static int rec_init(ar_nn_ws *ws, nn_rec *r)
     r->ha = p; p += K * HH;
     r->logits = p; p += K;
     r->logp = p; p += K;
-    r->probs = p;
+    r->probs = p; p += K;
+    r->cv = p;
     return ARACHNE_OK;
 }
 
@@ -589,6 +596,10 @@ int ar_nn_forward(const ar_nn *n, ar_nn_ws *ws, ar_head head, const double *x, c
         const double *w1f = P(n->lay.c_w1f[hi]), *w2 = P(n->lay.c_w2[hi]), *b2 = P(n->lay.c_b2[hi]);
         so = film_site(cfg, L + hi, &site_size);
         linear_forward(r->zh, P(n->lay.c_w1h[hi]), P(n->lay.c_b1[hi]), in, HH, H);
+        /* the direct path: per-state weights on the candidate features,
+         * linear in them (no tanh to saturate), so a feature that ranks the
+         * candidates can be used as soon as it is learned */
+        linear_forward(r->cv, P(n->lay.c_wb[hi]), P(n->lay.c_wf[hi]), in, F, H);
         for (k = 0; k < K; k++) {
             double *zk = r->hz + (size_t)k * (size_t)HH, *ak = r->ha + (size_t)k * (size_t)HH;
             const double *fk = r->cand + (size_t)k * (size_t)F;
@@ -602,6 +613,7 @@ int ar_nn_forward(const ar_nn *n, ar_nn_ws *ws, ar_head head, const double *x, c
             film_tanh_forward(ak, zk, r->fo + so, r->fo + so + site_size, HH);
             s = b2[0];
             for (j = 0; j < HH; j++) s += w2[j] * ak[j];
+            for (j = 0; j < F; j++) s += r->cv[j] * fk[j];
             r->logits[k] = s;
         }
     } else {
@@ -629,7 +641,7 @@ int ar_nn_backward_into(const ar_nn *n, ar_nn_ws *ws, int rec, const double *dlo
 {
     const ar_nn_config *cfg;
     const nn_rec *r;
-    double *dfo, *dh, *dcur, *dnext, *dzh;
+    double *dfo, *dh, *dcur, *dnext, *dzh, *dv;
     const double *h;
     int S, C, F, H, L, HH, FH, l, k, K, site_size;
     size_t so, wide;
@@ -647,6 +659,7 @@ int ar_nn_backward_into(const ar_nn *n, ar_nn_ws *ws, int rec, const double *dlo
     dcur = dh + H;
     dnext = dcur + wide;
     dzh = dnext + wide;
+    dv = ws->scratch + (size_t)n->lay.film_out + H + 2 * wide + HH + (size_t)ws->kmax; /* F, after the scratch's other users */
     memset(dfo, 0, (size_t)n->lay.film_out * sizeof(double));
     memset(dh, 0, (size_t)H * sizeof(double));
     h = r->a + (size_t)(L - 1) * (size_t)H;
@@ -661,13 +674,16 @@ int ar_nn_backward_into(const ar_nn *n, ar_nn_ws *ws, int rec, const double *dlo
         ddg = dfo + so;
         dbt = dfo + so + site_size;
         memset(dzh, 0, (size_t)HH * sizeof(double));
+        memset(dv, 0, (size_t)F * sizeof(double));
         for (k = 0; k < K; k++) {
             const double *zk = r->hz + (size_t)k * (size_t)HH, *ak = r->ha + (size_t)k * (size_t)HH;
+            const double *fk = r->cand + (size_t)k * (size_t)F;
             double ds;
             if (!r->mask[k]) continue;
             ds = dlogits[k];
             if (ds == 0.0) continue;
             gb2[0] += ds;
+            for (j = 0; j < F; j++) dv[j] += ds * fk[j];
             for (j = 0; j < HH; j++) {
                 gw2[j] += ds * ak[j];
                 dcur[j] = ds * w2[j];
@@ -677,6 +693,7 @@ int ar_nn_backward_into(const ar_nn *n, ar_nn_ws *ws, int rec, const double *dlo
             for (j = 0; j < HH; j++) dzh[j] += dcur[j];
         }
         linear_backward(G(n->lay.c_w1h[hi]), G(n->lay.c_b1[hi]), dh, P(n->lay.c_w1h[hi]), h, dzh, HH, H);
+        linear_backward(G(n->lay.c_wb[hi]), G(n->lay.c_wf[hi]), dh, P(n->lay.c_wb[hi]), h, dv, F, H);
     } else {
         so = film_site(cfg, L + 2, &site_size);
         memset(dcur, 0, (size_t)HH * sizeof(double));

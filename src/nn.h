@@ -81,8 +81,8 @@ void ar_nn_zero_grad(ar_nn *n);
 /* Named tensor views (row-major, rows x cols; vectors have cols = 1).
  * Names: "bb.<l>.w" (H x in), "bb.<l>.b", "film.w1" (FH x C), "film.b1",
  * "film.w2" (2*(L*H + 3*HH) x FH), "film.b2", "<head>.w1h" (HH x H),
- * "<head>.w1f" (HH x F), "<head>.b1", "<head>.w2" (HH), "<head>.b2" (1) for
- * head = depth, device; "tp.w1" (HH x H), "tp.b1", "tp.w2" (n_tp x HH),
+ * "<head>.w1f" (HH x F), "<head>.b1", "<head>.w2" (HH), "<head>.b2" (1),
+ * "<head>.wb" (F x H), "<head>.wf" (F) (the direct path) for head = depth, device; "tp.w1" (HH x H), "tp.b1", "tp.w2" (n_tp x HH),
  * "tp.b2".  Order of the list = order in the parameter array. */
 typedef struct ar_nn_tensor {
     char name[16];

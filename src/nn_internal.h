@@ -6,7 +6,7 @@
 
 #include "nn.h"
 
-#define AR_NN_MAX_TENSORS (2 * AR_NN_MAX_LAYERS + 4 + 2 * 5 + 4)
+#define AR_NN_MAX_TENSORS (2 * AR_NN_MAX_LAYERS + 4 + 2 * 7 + 4)
 
 /* Tensor table plus the index of each named tensor in it. */
 typedef struct ar_nn_layout {
@@ -17,6 +17,7 @@ typedef struct ar_nn_layout {
     int bb_w[AR_NN_MAX_LAYERS], bb_b[AR_NN_MAX_LAYERS];
     int film_w1, film_b1, film_w2, film_b2;
     int c_w1h[2], c_w1f[2], c_b1[2], c_w2[2], c_b2[2]; /* [0] depth, [1] device */
+    int c_wb[2], c_wf[2];           /* direct candidate path: v = Wb h + wf, score += v . f_k */
     int tp_w1, tp_b1, tp_w2, tp_b2;
 } ar_nn_layout;
 

@@ -453,7 +453,9 @@ static void ref_forward(const ar_nn *n, ar_head head, const double *x, const dou
     for (k = 0; k < K; k++) {
         const char *hn = head == AR_HEAD_DEPTH ? "depth" : "device";
         double s2;
-        char w1h[16], w1f[16], b1[16], w2[16], b2[16];
+        char w1h[16], w1f[16], b1[16], w2[16], b2[16], wb[16], wf[16];
+        snprintf(wb, sizeof wb, "%s.wb", hn);
+        snprintf(wf, sizeof wf, "%s.wf", hn);
         snprintf(w1h, sizeof w1h, "%s.w1h", hn);
         snprintf(w1f, sizeof w1f, "%s.w1f", hn);
         snprintf(b1, sizeof b1, "%s.b1", hn);
@@ -465,6 +467,12 @@ static void ref_forward(const ar_nn *n, ar_head head, const double *x, const dou
             for (j = 0; j < c->hidden; j++) s += tget(n, w1h, i, j) * in[j];
             for (j = 0; j < c->cand_dim; j++) s += tget(n, w1f, i, j) * cand[k * c->cand_dim + j];
             s2 += tget(n, w2, i, 0) * tanh((1 + fo[site + i]) * s + fo[site + c->head_hidden + i]);
+        }
+        /* direct path: (Wb h + wf) . f_k */
+        for (i = 0; i < c->cand_dim; i++) {
+            double v = tget(n, wf, i, 0);
+            for (j = 0; j < c->hidden; j++) v += tget(n, wb, i, j) * in[j];
+            s2 += v * cand[k * c->cand_dim + i];
         }
         logits[k] = s2;
     }
