@@ -18,7 +18,8 @@ typedef struct ar_decision_rec {
     int head;        /* ar_head */
     int K;           /* candidates */
     int choice;
-    double logp;     /* log-probability under the policy that sampled it */
+    double logp;     /* log-probability under the rule that drew it: the policy's, or
+                      * for a forced choice the uniform draw's -log(allowed) */
     int step;        /* template step it belongs to */
     int forced;      /* 1: drawn by an exploration rule, not the policy */
     size_t x_off;    /* offsets into the rollout's feature pool */

@@ -140,8 +140,13 @@ int ar_train_ppo_grad(const arachne_trainer *t, int ci, ar_nn_ws *ws, double *gr
                                 r->head == AR_HEAD_TP ? NULL : src->pool + r->cand_off, r->K, mask, logp);
             if (rec < 0) return rec;
             ratio = exp(logp[r->choice] - r->logp);
-            /* d/dlogp of min(ratio A, clip(ratio) A): ratio A, or 0 where the clip is active */
-            if ((A > 0 && ratio > 1.0 + eps) || (A < 0 && ratio < 1.0 - eps)) a = 0.0;
+            /* d/dlogp of min(ratio A, clip(ratio) A): ratio A, or 0 where the clip is active.
+             * Dual clip: for A < 0 the objective is also bounded below by
+             * AR_PPO_DUAL_CLIP x A, so a choice the policy now prefers far
+             * more than the rule that drew it (a uniform exploration draw,
+             * whose ratio is pi / uniform) cannot swamp the update. */
+            if ((A > 0 && ratio > 1.0 + eps) || (A < 0 && ratio < 1.0 - eps) || (A < 0 && ratio > AR_PPO_DUAL_CLIP))
+                a = 0.0;
             else a = -ratio * A / G;
             b = -cent / ((double)G * per_step[r->step]);
             for (k = 0; k < r->K; k++)

@@ -1,5 +1,6 @@
 /* test_policy.c -- the policy handle, arachne_plan_build, the state
  * encoder and the bundled-policy file path. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -235,7 +236,54 @@ TEST(state_is_finite_bounded_and_independent_of_cluster_size)
     }
 }
 
-SUITE(policy,
+/* Exploration rules draw some choices uniformly (the first template's
+ * depth, GPU types); the recording keeps the
+ * log-probability of the rule that drew each choice (-log of the choices
+ * the draw had), so PPO's ratio is an importance weight. */
+TEST(forced_choices_record_the_behaviour_probability)
+{
+    env e;
+    arachne_policy *pol = NULL;
+    ar_policy_src src;
+    ar_builder b;
+    ar_explore ex;
+    arachne_plan plan;
+    int i, k, forced = 0, own = 0;
+    ASSERT_OK(env_open(&e, "llama3-8b", "a100-40:4x4,h100:2x8"));
+    ASSERT_OK(arachne_policy_create(&pol, 3, 0, 0));
+    ASSERT_OK(ar_policy_src_init(&src, pol->nn, e.cm, 1, 0, 1));
+    ASSERT_OK(ar_builder_init(&b, e.cm, NULL));
+    memset(&plan, 0, sizeof plan);
+    ex.force_depth_p = 1.0;
+    ex.uniform_types = 1;
+    ar_policy_src_reset(&src, 9, 0, &ex);
+    ASSERT_OK(ar_builder_run(&b, ar_policy_decide, &src, &plan, NULL));
+    ASSERT(src.nrecs > 0);
+    for (i = 0; i < src.nrecs; i++) {
+        const ar_decision_rec *r = &src.recs[i];
+        const unsigned char *m = src.masks + r->mask_off;
+        int n = 0;
+        for (k = 0; k < r->K; k++) n += m[k] != 0;
+        ASSERT_MSG(m[r->choice], "decision %d picked a masked choice", i);
+        /* forced: the first template's depth and every GPU type */
+        ASSERT_EQ(r->forced, r->head == AR_HEAD_DEVICE || (r->head == AR_HEAD_DEPTH && r->step == 0));
+        if (r->forced) {
+            ASSERT_NEAR(r->logp, -log((double)n), 1e-12);
+            forced++;
+        } else {
+            ASSERT(r->logp <= 0 && isfinite(r->logp));
+            own++;
+        }
+    }
+    ASSERT(forced > 0 && own > 0);
+    ar_plan_clear(&plan);
+    ar_builder_free(&b);
+    ar_policy_src_free(&src);
+    arachne_policy_destroy(pol);
+    env_close(&e);
+}
+
+SUITE(policy, T(forced_choices_record_the_behaviour_probability),
       T(untrained_policy_plans_every_preset_on_the_paper_mix),
       T(same_seed_same_plan_and_best_of_k_is_no_worse_than_greedy),
       T(saved_and_loaded_policy_gives_bit_identical_plans),
