@@ -188,7 +188,9 @@ int ar_sil_grad(const arachne_trainer *t, int ci, ar_nn_ws *ws, double *grad, in
                 for (k = 0; k < kmax; k++) {
                     const ar_sil_plan *p = &c->buf[d][k];
                     double w = ar_train_sil_weight(p->iter_per_s, c->mean_return, c->std_return, clip);
-                    if (!(w > 0)) continue;
+                    /* only plans close to the best found: a weak plan kept as
+                     * the anchor of its depth would pull the policy away */
+                    if (!(w > 0) || p->iter_per_s < AR_SIL_TOP * c->best.iter_per_s) continue;
                     if (pass == 0) {
                         n++;
                     } else {
