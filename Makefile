@@ -245,8 +245,11 @@ fuzz: $(FUZZ_NAMES:%=fuzz-run-%)
 VALGRIND ?= valgrind
 VALGRIND_FLAGS := --leak-check=full --errors-for-leak-kinds=definite,indirect \
   --show-leak-kinds=definite,indirect --track-origins=yes -q
+# ARACHNE_TEST_QUICK scales the heavy tests down (docs/reliability.md);
+# VALGRIND_RUNNER_ARGS=--times prints each test's CPU seconds under memcheck.
+VALGRIND_RUNNER_ARGS ?=
 check-valgrind: all $(RUNNER)
-	ARACHNE_TEST_QUICK=1 $(VALGRIND) $(VALGRIND_FLAGS) --error-exitcode=1 $(RUNNER)
+	ARACHNE_TEST_QUICK=1 $(VALGRIND) $(VALGRIND_FLAGS) --error-exitcode=1 $(RUNNER) $(VALGRIND_RUNNER_ARGS)
 	@VALGRIND="$(VALGRIND) $(VALGRIND_FLAGS) --error-exitcode=99" ARACHNE_BIN=$(CLI) sh tests/valgrind_cli.sh
 
 check-tsan:

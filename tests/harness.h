@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "arachne.h"
@@ -33,6 +34,14 @@ const char *th_sailor_dir(void);
 const char *th_arachne_bin(void);
 /* Creates a fresh empty temporary directory; returns its path (static). */
 const char *th_tmpdir(void);
+/* 1 when ARACHNE_TEST_QUICK is set to anything but "" or "0" (check-tsan and
+ * check-valgrind set it): heavy tests then run scaled-down workloads that
+ * still assert the same properties.  Plain `make check` leaves it unset. */
+static inline int th_quick(void)
+{
+    const char *v = getenv("ARACHNE_TEST_QUICK");
+    return v && v[0] && strcmp(v, "0") != 0;
+}
 /* Runs a shell command, captures stdout (+stderr if merge) into a static
  * buffer; returns the exit status (-1 if it could not run). */
 int th_run(const char *cmd, const char **out);

@@ -3,12 +3,15 @@
  *     tests: N passed, M failed[, K skipped]
  * Options: --filter SUBSTR (matches "suite.test"), --list, --counts (print a
  * machine-readable "#counts N M K" line instead of the summary, for the
- * aggregate driver tests/run.sh). */
+ * aggregate driver tests/run.sh), --times (print "time suite.test CPU_S" to
+ * stderr after each test: this process's user+system CPU seconds, threads
+ * included, CLI children excluded; for finding slow tests, never asserted). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -124,18 +127,28 @@ int th_run(const char *cmd, const char **out)
     return (st >> 8) & 0xff;
 }
 
+static double self_cpu_seconds(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return 0.0;
+    return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+           (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+}
+
 int main(int argc, char **argv)
 {
     const char *filter = NULL;
-    int counts_only = 0, list = 0, i, s;
+    int counts_only = 0, list = 0, times = 0, i, s;
     int passed = 0, failed = 0, skipped = 0;
     char full[256];
+    double t0;
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
         else if (!strcmp(argv[i], "--counts")) counts_only = 1;
         else if (!strcmp(argv[i], "--list")) list = 1;
+        else if (!strcmp(argv[i], "--times")) times = 1;
         else {
-            fprintf(stderr, "usage: %s [--filter SUBSTR] [--list] [--counts]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--filter SUBSTR] [--list] [--counts] [--times]\n", argv[0]);
             return 2;
         }
     }
@@ -145,6 +158,7 @@ int main(int argc, char **argv)
             snprintf(full, sizeof full, "%s.%s", su->name, su->tests[i].name);
             if (filter && !strstr(full, filter)) continue;
             if (list) { printf("%s\n", full); continue; }
+            t0 = times ? self_cpu_seconds() : 0.0;
             current = full;
             th_failed_flag = th_skipped_flag = 0;
             arachne_clear_error();
@@ -152,6 +166,7 @@ int main(int argc, char **argv)
             if (th_failed_flag) failed++;
             else if (th_skipped_flag) skipped++;
             else passed++;
+            if (times) fprintf(stderr, "time %s %.3f\n", full, self_cpu_seconds() - t0);
             fflush(stderr);
         }
     }

@@ -183,11 +183,14 @@ TEST(training_raises_the_mean_return)
     ASSERT_EQ(evals >= 128, 1);
     cms[0] = e.cm;
     ar_flat_train_opts_default(&o);
-    o.evaluations = 1500;
+    /* 1500 evaluations lift the mean return from -0.99 to about 0.3; the
+     * quick run (check-valgrind, check-tsan) does 400, which lifts it to
+     * about 0.1 -- both well clear of the +0.1 the test asks for. */
+    o.evaluations = th_quick() ? 400 : 1500;
     o.group = 8;
     o.lr = 3e-3;
     ASSERT_OK(ar_flat_train(f, cms, 1, &o, &S));
-    ASSERT(S.evaluations >= 1500);
+    ASSERT(S.evaluations >= o.evaluations);
     ASSERT(S.updates > 10);
     ASSERT_OK(ar_flat_mean_return(f, e.cm, 128, 77, &after, NULL));
     ASSERT_GT(after, before + 0.1);

@@ -57,13 +57,20 @@ TEST(untrained_policy_plans_every_preset_on_the_paper_mix)
     static const char *clusters[] = { "a100-40:32x4,a6000:32x4,h100:64x4", "a6000:16x1+8x4,a100-40:8x4,h100:8x4" };
     arachne_policy *pol = NULL;
     int i, k, n = arachne_model_preset_count();
+    /* A quick run (check-valgrind, check-tsan) plans every preset but
+     * deepseek-v3 on the second, 48-GPU mix: deepseek-v3 is four fifths of
+     * this test's time (its 512-GPU plan and its infeasibility proof on 48
+     * GPUs); construct.infeasible_model_reports_memory keeps the memory
+     * message covered. */
+    int quick = th_quick();
     ASSERT_OK(arachne_policy_create(&pol, 7, 0, 0));
-    for (k = 0; k < 2; k++) {
+    for (k = quick ? 1 : 0; k < 2; k++) {
         for (i = 0; i < n; i++) {
             const char *name = arachne_model_preset_name(i);
             env e;
             arachne_plan *plan = NULL;
             int st;
+            if (quick && !strcmp(name, "deepseek-v3")) continue;
             ASSERT_OK(env_open(&e, name, clusters[k]));
             /* DeepSeek-V3 needs activation checkpointing to fit the 512-GPU
              * mix at depth <= 16 (as the paper trains its large models):

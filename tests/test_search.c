@@ -124,13 +124,14 @@ TEST(random_search_is_deterministic_and_records_itself)
     arachne_plan *a = NULL, *b = NULL, *c = NULL;
     const char *ja, *jb, *method = NULL;
     char *copy;
+    const int budget = th_quick() ? 50 : 150; /* quick: check-valgrind, check-tsan */
     ASSERT_OK(env_make(&e, "qwen3-8b", "a100-40:4x4,a6000:4x2,h100:2x8"));
-    ASSERT_OK(arachne_search_random(&a, e.cm, 150, 7, 0.0));
-    ASSERT_OK(arachne_search_random(&b, e.cm, 150, 7, 0.0));
-    ASSERT_OK(arachne_search_random(&c, e.cm, 150, 8, 0.0));
+    ASSERT_OK(arachne_search_random(&a, e.cm, budget, 7, 0.0));
+    ASSERT_OK(arachne_search_random(&b, e.cm, budget, 7, 0.0));
+    ASSERT_OK(arachne_search_random(&c, e.cm, budget, 8, 0.0));
     ASSERT_OK(arachne_plan_method(a, &method));
     ASSERT_STR(method, "random");
-    ASSERT(pget(a, ARACHNE_PLAN_EVALUATIONS) >= 150);
+    ASSERT(pget(a, ARACHNE_PLAN_EVALUATIONS) >= budget);
     ASSERT_OK(ar_plan_validate(e.cm, a));
     /* identical but for the planning time */
     a->planning_s = b->planning_s = 0;

@@ -65,5 +65,48 @@ if [ -f tests/fuzz/corpus/plan/dense-valid ]; then
 fi
 run 1 price "$tmp/no-such-plan.json"
 
+# the planning commands, with small budgets (memcheck runs ~70x slower)
+small="a100-40:2x4,h100:1x8"
+run 0 policy init --out "$tmp/p.arpol" --seed 3 --hidden 16 --layers 1
+run 0 policy info "$tmp/p.arpol"
+run 0 policy info --json "$tmp/p.arpol"
+run 1 policy info "$tmp/prof.json"
+run 0 plan --model llama3-8b --cluster "$small"
+run 0 plan --model qwen3-8b --cluster "$small" --policy "$tmp/p.arpol" --samples 3 --seed 2 --svg "$tmp/plan.svg" --json
+"$bin" plan --model llama3-8b --cluster "$small" --json > "$tmp/run.json" 2>/dev/null &&
+    run 0 replan --plan "$tmp/run.json" --cluster "a100-40:2x4,h100:2x8" --out "$tmp/new.json" --json
+run 1 plan --model deepseek-v3 --cluster a6000:1x4
+run 1 plan --model llama3-8b --cluster "$small" --policy "$tmp/prof.json"
+run 0 search --method random --model llama3-8b --cluster "$small" --budget 40 --seed 3
+run 0 search --method exhaustive --model llama3-8b --cluster h100:1x8 --max-depth 2 --time-budget 0 --json
+run 2 search --method frob --model llama3-8b --cluster "$small"
+cat > "$tmp/train.json" <<JSON
+{
+  "name": "valgrind", "seed": 5, "updates": 2, "log_every": 1,
+  "policy": { "hidden": 16, "layers": 1, "init_seed": 4 },
+  "setup": { "global_batch": 256 },
+  "hyper": { "group_size": 2, "ppo_epochs": 1, "sil_interval": 1, "learning_rate": 0.002 },
+  "compositions": [ { "model": "llama3-8b", "cluster": "$small", "name": "small" } ],
+  "output": { "policy": "$tmp/t.arpol", "csv": "$tmp/t.csv", "svg": "$tmp/t.svg", "checkpoint": "$tmp/t.ckpt" }
+}
+JSON
+run 0 train --config "$tmp/train.json" --stop-after 1
+run 0 train --config "$tmp/train.json" --resume "$tmp/t.ckpt"
+run 1 train --config "$tmp/train.json" --resume "$tmp/t.csv"
+run 1 train --config "$tmp/plan.svg"
+cat > "$tmp/eval.json" <<JSON
+{
+ "format": "arachne-eval", "version": 1, "samples": 2, "seed": 1, "random_factor": 2,
+ "exhaustive": {"max_gpus": 8, "max_templates": 1, "max_depth": 2, "time_budget_s": 0},
+ "flat": {"evaluations": 16, "group": 4, "hidden": 16, "layers": 1, "seed": 1,
+  "train": [ {"model": "llama3-8b", "cluster": "h100:1x8", "global_batch": 64} ]},
+ "compositions": [
+  {"name": "tiny", "model": "llama3-8b", "cluster": "h100:1x8", "global_batch": 64}
+ ]
+}
+JSON
+run 0 eval --config "$tmp/eval.json" --policy "$tmp/p.arpol" --out "$tmp/eval-out.json"
+run 0 eval --config "$tmp/eval.json" --policy "$tmp/p.arpol" --json
+
 echo "valgrind CLI: $runs runs, $fails failed, $skips skipped (not built yet)"
 [ "$fails" -eq 0 ]
