@@ -35,6 +35,23 @@ grep -q "resume" "$t/err" || fail "no resume hint"
 "$bin" train --config "$t/cfg_b.json" --resume "$t/b.ckpt" 2> "$t/err" || { cat "$t/err"; fail "resumed run"; }
 cmp "$t/a.arpol" "$t/b.arpol" || fail "resumed policy differs from the uninterrupted one"
 [ "$(wc -l < "$t/b.csv")" -eq 5 ] || fail "resumed CSV rows: $(cat "$t/b.csv")"
+# model selection: scored every update, the snapshot file is gone afterwards,
+# the metadata's greedy score is the best of the scored updates, and an
+# interrupted + resumed run still ends with the same bytes
+sed -e "s|$t/a\.|$t/c.|g" -e 's|"checkpoint": "\([^"]*\)" }|"checkpoint": "\1", "select_every": 1 }|' "$t/cfg.json" > "$t/cfg_c.json"
+grep -q '"select_every": 1' "$t/cfg_c.json" || fail "test setup: $(cat "$t/cfg_c.json")"
+"$bin" train --config "$t/cfg_c.json" 2> "$t/err" || { cat "$t/err"; fail "train with select_every"; }
+[ -s "$t/c.arpol" ] && [ ! -e "$t/c.arpol.select" ] || fail "selected policy missing or snapshot left behind"
+"$bin" policy info --json "$t/c.arpol" > "$t/cinfo" 2>&1 || { cat "$t/cinfo"; fail "policy info (selected)"; }
+grep -q "mean_norm_greedy" "$t/cinfo" || { cat "$t/cinfo"; fail "selected policy metadata"; }
+if grep -q "keeping the weights of update" "$t/err"; then
+    grep -q "selected_update" "$t/cinfo" || fail "a kept earlier update is not recorded in the metadata"
+fi
+sed -e "s|$t/c\.|$t/d.|g" "$t/cfg_c.json" > "$t/cfg_d.json"
+"$bin" train --config "$t/cfg_d.json" --stop-after 2 2> "$t/err" || { cat "$t/err"; fail "select stop-after run"; }
+[ -e "$t/d.arpol.select" ] || fail "no selection snapshot kept for --resume"
+"$bin" train --config "$t/cfg_d.json" --resume "$t/d.ckpt" 2> "$t/err" || { cat "$t/err"; fail "select resumed run"; }
+cmp "$t/c.arpol" "$t/d.arpol" || fail "resumed selection differs from the uninterrupted one"
 # usage errors (exit 2) and failures (exit 1), one "arachne:" line
 "$bin" train 2> "$t/err"; [ $? -eq 2 ] || fail "missing --config should exit 2"
 "$bin" train --config "$t/cfg.json" --threads x 2> "$t/err"; [ $? -eq 2 ] || fail "bad --threads should exit 2"

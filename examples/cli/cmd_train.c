@@ -43,6 +43,14 @@ typedef struct run_ctx {
     const char *ckpt;
     long ckpt_every;
     int failed;
+    /* model selection ("select_every"): the greedy plans are scored every
+     * select_every updates and the best-scoring weights kept in snap_path */
+    arachne_policy *pol;
+    const struct comp_env *envs;
+    long select_every;
+    double best_score;
+    long best_update;
+    char *snap_path;
 } run_ctx;
 
 static const char *const HYPER_KEYS[] = {
@@ -151,6 +159,9 @@ static void fmt_dur(char *buf, size_t cap, double s)
     else snprintf(buf, cap, "%ldm%02lds", v / 60, v % 60);
 }
 
+static int greedy_mean(const arachne_policy *pol, const arachne_trainer *t, const comp_env *envs, int n, double *out);
+static int select_step(run_ctx *r, int update);
+
 static int progress(void *user, int update, int updates, double mean_reward, const double *best, int n)
 {
     run_ctx *r = user;
@@ -196,6 +207,11 @@ static int progress(void *user, int update, int updates, double mean_reward, con
                 update, r->total, mean_reward, nb, lo, hi, ent, el, et);
     }
     fflush(stderr);
+    if (r->select_every > 0 && update % r->select_every == 0 && select_step(r, update)) {
+        if (r->tty) fputc('\n', stderr);
+        r->failed = 1;
+        return 1;
+    }
     if (r->ckpt && r->ckpt_every > 0 && update % r->ckpt_every == 0 && update < r->total) {
         int st = arachne_trainer_save_checkpoint(r->t, r->ckpt);
         if (st) {
@@ -353,6 +369,44 @@ static int greedy_mean(const arachne_policy *pol, const arachne_trainer *t, cons
     return ARACHNE_OK;
 }
 
+/* Scores the greedy plans of the current weights; when they beat the best
+ * so far, writes the weights (with the score in the metadata) to the
+ * snapshot file.  Returns nonzero after printing an error. */
+static int select_step(run_ctx *r, int update)
+{
+    double score = 0;
+    char meta[96];
+    int st = greedy_mean(r->pol, r->t, r->envs, r->ncomp, &score);
+    if (st) return cli_lib_fail(st, "train: scoring the greedy plans");
+    if (score <= r->best_score) return 0;
+    snprintf(meta, sizeof meta, "{\"select_score\":%.17g,\"select_update\":%d}", score, update);
+    if ((st = arachne_policy_set_metadata(r->pol, meta)) ||
+        (st = arachne_policy_save(r->pol, r->snap_path)))
+        return cli_lib_fail(st, "train: writing the selection snapshot");
+    r->best_score = score;
+    r->best_update = update;
+    return 0;
+}
+
+/* After --resume: the snapshot an earlier run of the same config left, if
+ * it is not newer than the checkpoint. */
+static void select_restore(run_ctx *r)
+{
+    arachne_policy *p = NULL;
+    ar_json *m = NULL;
+    const char *meta = NULL;
+    double sc = 0, up = 0;
+    if (arachne_policy_load(&p, r->snap_path) != ARACHNE_OK) return;
+    if (arachne_policy_metadata(p, &meta) == ARACHNE_OK && meta && ar_json_parse(&m, meta, strlen(meta), "snapshot") == ARACHNE_OK &&
+        ar_json_num(m, "select_score", 1, &sc) == ARACHNE_OK && ar_json_num(m, "select_update", 1, &up) == ARACHNE_OK &&
+        up <= (double)r->start_update) {
+        r->best_score = sc;
+        r->best_update = (long)up;
+    }
+    ar_json_free(m);
+    arachne_policy_destroy(p);
+}
+
 static int set_hyper(arachne_trainer *t, const ar_json *h)
 {
     int i, st;
@@ -386,6 +440,8 @@ int cmd_train(int argc, char **argv)
     setup global = { 512, 4096, 16, 0.08, ARACHNE_RECOMPUTE_SELECTIVE, 0, 1 };
     double greedy0 = 0, greedy1 = 0;
     long updates = 100, seed = 1, threads = -1, stop_after = 0, run_to, hidden = 0, layers = 0, init_seed = 1, log_every = 10, ckpt_every = 0;
+    long select_every = 0;
+    arachne_policy *chosen = NULL;
     arachne_policy *pol = NULL;
     arachne_trainer *t = NULL;
     run_ctx r;
@@ -402,7 +458,7 @@ int cmd_train(int argc, char **argv)
         static const char *const keys[] = { "name", "seed", "updates", "log_every", "policy", "setup", "hyper",
                                              "compositions", "output", NULL };
         static const char *const pkeys[] = { "hidden", "layers", "init_seed", "init", NULL };
-        static const char *const okeys[] = { "policy", "csv", "svg", "checkpoint", "checkpoint_every", NULL };
+        static const char *const okeys[] = { "policy", "csv", "svg", "checkpoint", "checkpoint_every", "select_every", NULL };
         if (cfg->type != AR_JSON_OBJECT) { st = ar_json_error_at(cfg, "expected an object"); goto lib_fail; }
         if ((st = ar_json_only_keys(cfg, keys)) || (st = ar_json_str(cfg, "name", 0, &name)) ||
             (st = ar_json_int(cfg, "seed", 0, 0, 0x7fffffffL, &seed)) ||
@@ -419,7 +475,8 @@ int cmd_train(int argc, char **argv)
         if ((st = ar_json_only_keys(out, okeys)) || (st = ar_json_str(out, "policy", 1, &out_policy)) ||
             (st = ar_json_str(out, "csv", 0, &out_csv)) || (st = ar_json_str(out, "svg", 0, &out_svg)) ||
             (st = ar_json_str(out, "checkpoint", 0, &out_ckpt)) ||
-            (st = ar_json_int(out, "checkpoint_every", 0, 0, 100000000L, &ckpt_every)))
+            (st = ar_json_int(out, "checkpoint_every", 0, 0, 100000000L, &ckpt_every)) ||
+            (st = ar_json_int(out, "select_every", 0, 0, 100000000L, &select_every)))
             goto lib_fail;
     }
     envs = calloc(MAX_COMPS, sizeof *envs);
@@ -443,6 +500,16 @@ int cmd_train(int argc, char **argv)
     r.total = (int)updates;
     r.ckpt = out_ckpt;
     r.ckpt_every = ckpt_every;
+    r.pol = pol;
+    r.envs = envs;
+    r.select_every = select_every;
+    r.best_score = -1;
+    if (select_every > 0) {
+        r.snap_path = malloc(strlen(out_policy) + 8);
+        if (!r.snap_path) { rc = cli_fail("train: out of memory"); goto done; }
+        strcpy(r.snap_path, out_policy);
+        strcat(r.snap_path, ".select");
+    }
     if (resume) {
         double done_u = 0;
         if ((st = arachne_trainer_load_checkpoint(t, resume))) { rc = cli_lib_fail(st, "train: --resume"); goto done; }
@@ -450,6 +517,7 @@ int cmd_train(int argc, char **argv)
         r.start_update = (long)done_u;
         if (out_csv) read_csv(&r, out_csv, r.start_update);
         fprintf(stderr, "arachne: train: resuming %s after update %ld\n", resume, r.start_update);
+        if (select_every > 0) select_restore(&r);
     }
     if ((st = greedy_mean(pol, t, envs, n, &greedy0))) goto lib_fail;
     fprintf(stderr, "arachne: train: %s: %d compositions, %ld updates; greedy plans %.3f x reference before\n", name, n,
@@ -470,10 +538,19 @@ int cmd_train(int argc, char **argv)
         double nb = 0;
         arachne_trainer_get(t, -1, ARACHNE_TRAIN_MEAN_NORM_BEST, &nb);
         if ((st = greedy_mean(pol, t, envs, n, &greedy1))) goto lib_fail;
+        if (select_every > 0 && run_to == updates && r.best_score > greedy1) {
+            /* model selection: the weights whose greedy plans scored best */
+            if ((st = arachne_policy_load(&chosen, r.snap_path))) { rc = cli_lib_fail(st, "train: reading the selection snapshot"); goto done; }
+            fprintf(stderr, "arachne: train: keeping the weights of update %ld (greedy plans %.3f x reference; last update %.3f)\n",
+                    r.best_update, r.best_score, greedy1);
+            greedy1 = r.best_score;
+        }
         ar_buf_init(&meta);
         ar_buf_puts(&meta, "{\"config\":");
         ar_json_put_string(&meta, name);
-        ar_buf_printf(&meta, ",\"updates\":%ld,\"seed\":%ld,\"mean_norm_best\":", run_to > r.start_update ? run_to : r.start_update, seed);
+        ar_buf_printf(&meta, ",\"updates\":%ld,\"seed\":%ld,", run_to > r.start_update ? run_to : r.start_update, seed);
+        if (chosen) ar_buf_printf(&meta, "\"selected_update\":%ld,", r.best_update);
+        ar_buf_puts(&meta, "\"mean_norm_best\":");
         ar_json_put_number(&meta, nb);
         ar_buf_puts(&meta, ",\"mean_norm_greedy\":");
         ar_json_put_number(&meta, greedy1);
@@ -484,10 +561,11 @@ int cmd_train(int argc, char **argv)
         }
         ar_buf_puts(&meta, "]}");
         st = ar_buf_status(&meta);
-        if (!st) st = arachne_policy_set_metadata(pol, meta.data);
+        if (!st) st = arachne_policy_set_metadata(chosen ? chosen : pol, meta.data);
         ar_buf_free(&meta);
         if (st) goto lib_fail;
-        if ((st = arachne_policy_save(pol, out_policy))) { rc = cli_lib_fail(st, "train: writing the policy"); goto done; }
+        if ((st = arachne_policy_save(chosen ? chosen : pol, out_policy))) { rc = cli_lib_fail(st, "train: writing the policy"); goto done; }
+        if (select_every > 0 && run_to == updates) remove(r.snap_path);
         if (out_csv && (st = write_csv(&r, out_csv))) { rc = cli_lib_fail(st, "train: writing the CSV log"); goto done; }
         if (out_svg && (st = write_svg(&r, out_svg, name))) { rc = cli_lib_fail(st, "train: writing the SVG"); goto done; }
         if (out_ckpt && (st = arachne_trainer_save_checkpoint(t, out_ckpt))) {
@@ -509,6 +587,8 @@ lib_fail:
 done:
     arachne_trainer_destroy(t);
     arachne_policy_destroy(pol);
+    arachne_policy_destroy(chosen);
+    free(r.snap_path);
     if (envs)
         for (i = 0; i < n; i++) free_env(&envs[i]);
     free(envs);
