@@ -342,6 +342,7 @@ static void encode(const ar_flat_runner *r, int knob, const partial *p, int stag
         int ty = p->types[stage];
         for (i = 0; i < K; i++) {
             double *f = cand + i * AR_STATE_CAND;
+            memset(f, 0, sizeof(double) * AR_STATE_CAND);
             f[0] = (double)(i + 1) / AR_FLAT_SHARES;
             f[1] = r->st.speed[ty];
             f[2] = c->types[ty].mem_bytes / MEM_NORM;

@@ -228,6 +228,7 @@ void ar_state_encode(const ar_state_static *st, const ar_dec_ctx *ctx, double *x
     } else if (ctx->kind == AR_DEC_TYPE) {
         for (i = 0; i < ctx->n; i++) {
             double *f = cand + i * AR_STATE_CAND;
+            memset(f, 0, sizeof(double) * AR_STATE_CAND); /* entries 8.. are the depth head's */
             f[0] = st->speed[i];
             f[1] = c->types[i].mem_bytes / MEM_NORM;
             f[2] = (double)a->type_free[i] / c->type_gpus[i];
