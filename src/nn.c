@@ -288,7 +288,7 @@ struct ar_nn_ws {
     size_t rec_doubles;
     nn_rec *recs;
     int used, cap;
-    double *scratch;        /* backward: dfo, dh, dcur, dnext, dzh, dlog */
+    double *scratch;        /* backward: dfo, dh, dcur, dnext, dzh, dlog (Kmax), dv (F) */
 };
 
 static int kmax_of(const ar_nn_config *c)
@@ -637,6 +637,15 @@ int ar_nn_forward(const ar_nn *n, ar_nn_ws *ws, ar_head head, const double *x, c
 /* Backward                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/* Offset of dlog in the scratch (after dfo, dh, dcur, dnext, dzh); dv
+ * follows it, Kmax doubles later. */
+static size_t scratch_dlog_off(const ar_nn_ws *ws)
+{
+    return (size_t)ws->lay.film_out + (size_t)ws->cfg.hidden +
+           2 * (size_t)AR_MAX(AR_MAX(ws->cfg.hidden, ws->cfg.head_hidden), ws->cfg.film_hidden) +
+           (size_t)ws->cfg.head_hidden;
+}
+
 int ar_nn_backward_into(const ar_nn *n, ar_nn_ws *ws, int rec, const double *dlogits, double *grad)
 {
     const ar_nn_config *cfg;
@@ -659,7 +668,7 @@ int ar_nn_backward_into(const ar_nn *n, ar_nn_ws *ws, int rec, const double *dlo
     dcur = dh + H;
     dnext = dcur + wide;
     dzh = dnext + wide;
-    dv = ws->scratch + (size_t)n->lay.film_out + H + 2 * wide + HH + (size_t)ws->kmax; /* F, after the scratch's other users */
+    dv = ws->scratch + scratch_dlog_off(ws) + (size_t)ws->kmax;
     memset(dfo, 0, (size_t)n->lay.film_out * sizeof(double));
     memset(dh, 0, (size_t)H * sizeof(double));
     h = r->a + (size_t)(L - 1) * (size_t)H;
@@ -750,9 +759,7 @@ int ar_nn_backward(ar_nn *n, ar_nn_ws *ws, int rec, const double *dlogp)
     r = ws_rec(ws, rec);
     if (!r) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "nn backward: no record %d on the tape (%d)", rec, ws->used);
     /* the last Kmax doubles of scratch are reserved for this conversion */
-    dlog = ws->scratch + (size_t)ws->lay.film_out + (size_t)ws->cfg.hidden
-         + 2 * (size_t)AR_MAX(AR_MAX(ws->cfg.hidden, ws->cfg.head_hidden), ws->cfg.film_hidden)
-         + (size_t)ws->cfg.head_hidden;
+    dlog = ws->scratch + scratch_dlog_off(ws);
     for (k = 0; k < r->K; k++)
         if (r->mask[k]) sum += dlogp[k];
     for (k = 0; k < r->K; k++) dlog[k] = r->mask[k] ? dlogp[k] - r->probs[k] * sum : 0.0;

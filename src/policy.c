@@ -196,7 +196,6 @@ int ar_policy_decide(void *user, const ar_dec_ctx *ctx, int *choice)
     double x[AR_STATE_DIM], cand[(AR_MAX_DEPTH + 1) * AR_STATE_CAND], logp[AR_MAX_DEPTH + 1];
     unsigned char mask[AR_MAX_DEPTH + 1];
     int K, head, rec, i, pick = -1, forced = 0, has_cand;
-    double blogp = 0; /* log-probability of the choice under the rule that drew it */
     if (ctx->n > AR_MAX_DEPTH + 1 || ctx->n < 1)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "policy: decision with %d choices", ctx->n);
     head = ctx->kind == AR_DEC_DEPTH ? AR_HEAD_DEPTH : ctx->kind == AR_DEC_TYPE ? AR_HEAD_DEVICE : AR_HEAD_TP;
@@ -209,16 +208,11 @@ int ar_policy_decide(void *user, const ar_dec_ctx *ctx, int *choice)
     ar_state_encode(&s->st, ctx, x, has_cand ? cand : NULL);
     rec = ar_nn_forward(s->nn, s->ws, (ar_head)head, x, s->st.comp, has_cand ? cand : NULL, K, mask, logp);
     if (rec < 0) return rec;
-    /* Exploration rules replace the policy's draw; the recorded
-     * log-probability is then the rule's (see below).  The forced depth is
-     * the first template's: after it the policy decides, STOP included, so
-     * the rollout shows what the policy makes of that start. */
-    if (head == AR_HEAD_DEPTH && s->force_depth && ctx->step == 0) {
-        blogp = -log((double)ctx->nallowed);
-        pick = draw_uniform(&s->rng, mask, K);
-        forced = 1;
-    } else if (head == AR_HEAD_DEVICE && s->uniform_types) {
-        blogp = -log((double)ctx->nallowed);
+    /* Exploration rules replace the policy's draw with a uniform one; the
+     * recorded log-probability is then the rule's (see below).  The forced
+     * depth is the first template's: after it the policy decides, STOP
+     * included, so the rollout shows what the policy makes of that start. */
+    if ((head == AR_HEAD_DEPTH && s->force_depth && ctx->step == 0) || (head == AR_HEAD_DEVICE && s->uniform_types)) {
         pick = draw_uniform(&s->rng, mask, K);
         forced = 1;
     } else if (s->greedy) {
@@ -248,7 +242,7 @@ int ar_policy_decide(void *user, const ar_dec_ctx *ctx, int *choice)
         /* The behaviour log-probability: PPO's ratio pi_new / pi_behaviour
          * is then an importance weight, so a choice an exploration rule
          * drew uniformly counts as much as the policy would have drawn it. */
-        r->logp = forced ? blogp : logp[pick];
+        r->logp = forced ? -log((double)ctx->nallowed) : logp[pick];
         r->step = ctx->step;
         r->forced = forced;
         r->x_off = s->pool_len;

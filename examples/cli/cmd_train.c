@@ -505,10 +505,11 @@ int cmd_train(int argc, char **argv)
     r.select_every = select_every;
     r.best_score = -1;
     if (select_every > 0) {
-        r.snap_path = malloc(strlen(out_policy) + 8);
-        if (!r.snap_path) { rc = cli_fail("train: out of memory"); goto done; }
-        strcpy(r.snap_path, out_policy);
-        strcat(r.snap_path, ".select");
+        ar_buf b;
+        ar_buf_init(&b);
+        ar_buf_printf(&b, "%s.select", out_policy);
+        if (ar_buf_status(&b)) { ar_buf_free(&b); rc = cli_fail("train: out of memory"); goto done; }
+        r.snap_path = b.data;
     }
     if (resume) {
         double done_u = 0;
