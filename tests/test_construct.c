@@ -6,33 +6,9 @@
 #include <string.h>
 
 #include "harness.h"
+#include "fixture.h"
 #include "construct.h"
 
-typedef struct env {
-    arachne_model *m;
-    arachne_cluster *c;
-    arachne_profile *p;
-    arachne_cost_model *cm;
-} env;
-
-static int env_make(env *e, const char *model, const char *spec)
-{
-    int st;
-    memset(e, 0, sizeof *e);
-    if ((st = arachne_model_preset(&e->m, model))) return st;
-    if ((st = arachne_cluster_parse(&e->c, spec))) return st;
-    if ((st = arachne_profile_generate(&e->p, e->m, e->c, 4096))) return st;
-    return arachne_cost_model_create(&e->cm, e->m, e->c, e->p);
-}
-
-static void env_free(env *e)
-{
-    arachne_cost_model_destroy(e->cm);
-    arachne_profile_destroy(e->p);
-    arachne_cluster_destroy(e->c);
-    arachne_model_destroy(e->m);
-    memset(e, 0, sizeof *e);
-}
 
 /* Uniform choice among the allowed ones; checks the mask rules. */
 typedef struct rnd {
@@ -137,7 +113,7 @@ TEST(random_rollouts_never_reach_a_dead_end)
         arachne_plan p;
         int mi = cl % presets, st, maxg = cl % 10 == 0 ? 4096 : 256;
         random_spec(&r, spec, sizeof spec, maxg);
-        st = env_make(&e, arachne_model_preset_name(mi), spec);
+        st = env_open(&e, arachne_model_preset_name(mi), spec);
         ASSERT_MSG(st == ARACHNE_OK, "cluster '%s': %s", spec, arachne_last_error());
         if (e.c->total_gpus > 1024) big = 1;
         seen_model[mi] = 1;
@@ -195,7 +171,7 @@ TEST(random_rollouts_never_reach_a_dead_end)
         }
         ar_plan_clear(&p);
         ar_builder_free(&b);
-        env_free(&e);
+        env_close(&e);
         if (th_failed_flag) return;
     }
     for (k = 0; k < presets; k++) ASSERT_MSG(seen_model[k], "model %d not covered", k);
@@ -215,7 +191,7 @@ TEST(trace_records_decisions_and_rewards)
     rnd u;
     double sum = 0.0;
     int s, i, seed;
-    ASSERT_OK(env_make(&e, "llama3-8b", "a100-40:4x4,h100:2x8,a6000:3x2"));
+    ASSERT_OK(env_open(&e, "llama3-8b", "a100-40:4x4,h100:2x8,a6000:3x2"));
     ASSERT_OK(ar_builder_init(&b, e.cm, NULL));
     memset(&p, 0, sizeof p);
     ar_trace_init(&tr);
@@ -247,7 +223,7 @@ TEST(trace_records_decisions_and_rewards)
     ar_trace_free(&tr);
     ar_plan_clear(&p);
     ar_builder_free(&b);
-    env_free(&e);
+    env_close(&e);
 }
 
 TEST(same_seed_same_plan)
@@ -258,7 +234,7 @@ TEST(same_seed_same_plan)
     rnd u;
     const char *ja, *jb;
     char *copy;
-    ASSERT_OK(env_make(&e, "qwen3-8b", "a100-40:4x4,h100:4x4"));
+    ASSERT_OK(env_open(&e, "qwen3-8b", "a100-40:4x4,h100:4x4"));
     ASSERT_OK(ar_builder_init(&b, e.cm, NULL));
     memset(&p, 0, sizeof p);
     memset(&q, 0, sizeof q);
@@ -280,7 +256,7 @@ TEST(same_seed_same_plan)
     ar_plan_clear(&p);
     ar_plan_clear(&q);
     ar_builder_free(&b);
-    env_free(&e);
+    env_close(&e);
 }
 
 /* Picks the largest allowed choice (deep, wide), or a fixed one. */
@@ -310,7 +286,7 @@ TEST(callback_errors_and_masked_choices)
 {
     env e;
     arachne_plan p;
-    ASSERT_OK(env_make(&e, "llama3-8b", "a100-40:2x4"));
+    ASSERT_OK(env_open(&e, "llama3-8b", "a100-40:2x4"));
     memset(&p, 0, sizeof p);
     ASSERT_STATUS(ar_construct(e.cm, pick_masked, NULL, 0, &p, NULL), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "masked");
@@ -320,7 +296,7 @@ TEST(callback_errors_and_masked_choices)
     ASSERT_OK(ar_plan_validate(e.cm, &p));
     ASSERT_STATUS(ar_construct(e.cm, last_allowed, NULL, 17, &p, NULL), ARACHNE_E_INVALID_ARGUMENT);
     ar_plan_clear(&p);
-    env_free(&e);
+    env_close(&e);
 }
 
 TEST(infeasible_model_reports_memory)
@@ -328,7 +304,7 @@ TEST(infeasible_model_reports_memory)
     env e;
     arachne_plan p;
     double need, have;
-    ASSERT_OK(env_make(&e, "deepseek-v3", "a6000:4x4"));
+    ASSERT_OK(env_open(&e, "deepseek-v3", "a6000:4x4"));
     memset(&p, 0, sizeof p);
     ar_construct_memory_bound(e.cm, &need, &have);
     ASSERT_GT(need, have);
@@ -337,7 +313,7 @@ TEST(infeasible_model_reports_memory)
     ASSERT_CONTAINS(arachne_last_error(), "GB usable");
     ASSERT_EQ(p.ntemplates, 0);
     ar_plan_clear(&p);
-    env_free(&e);
+    env_close(&e);
 }
 
 TEST(without_lookahead_the_first_infeasible_template_is_penalised)
@@ -348,7 +324,7 @@ TEST(without_lookahead_the_first_infeasible_template_is_penalised)
     arachne_plan p;
     ar_trace tr;
     int seed, penalised = 0, ended = 0;
-    ASSERT_OK(env_make(&e, "qwen3-32b", "a6000:4x4,h100:2x4"));
+    ASSERT_OK(env_open(&e, "qwen3-32b", "a6000:4x4,h100:2x4"));
     ar_construct_opts_default(&o);
     o.lookahead = 0;
     o.penalty = 0.5;
@@ -378,7 +354,7 @@ TEST(without_lookahead_the_first_infeasible_template_is_penalised)
     ar_trace_free(&tr);
     ar_plan_clear(&p);
     ar_builder_free(&b);
-    env_free(&e);
+    env_close(&e);
 }
 
 TEST(only_stop_left_ends_the_plan)
@@ -386,7 +362,7 @@ TEST(only_stop_left_ends_the_plan)
     env e;
     arachne_plan p;
     ar_trace tr;
-    ASSERT_OK(env_make(&e, "llama3-8b", "h100:1x4"));
+    ASSERT_OK(env_open(&e, "llama3-8b", "h100:1x4"));
     memset(&p, 0, sizeof p);
     ar_trace_init(&tr);
     /* the widest, deepest choices take every GPU: the next step has nothing but STOP */
@@ -396,7 +372,7 @@ TEST(only_stop_left_ends_the_plan)
     ASSERT_EQ(tr.steps[tr.nsteps - 1].ndec, 0); /* no decision was asked */
     ar_trace_free(&tr);
     ar_plan_clear(&p);
-    env_free(&e);
+    env_close(&e);
 }
 
 SUITE(construct, T(random_rollouts_never_reach_a_dead_end), T(trace_records_decisions_and_rewards),

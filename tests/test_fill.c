@@ -5,35 +5,11 @@
 #include <string.h>
 
 #include "harness.h"
+#include "fixture.h"
 #include "construct.h"
 
 /* ---- environment ---------------------------------------------------------- */
 
-typedef struct env {
-    arachne_model *m;
-    arachne_cluster *c;
-    arachne_profile *p;
-    arachne_cost_model *cm;
-} env;
-
-static int env_make(env *e, const char *model, const char *spec)
-{
-    int st;
-    memset(e, 0, sizeof *e);
-    if ((st = arachne_model_preset(&e->m, model))) return st;
-    if ((st = arachne_cluster_parse(&e->c, spec))) return st;
-    if ((st = arachne_profile_generate(&e->p, e->m, e->c, 4096))) return st;
-    return arachne_cost_model_create(&e->cm, e->m, e->c, e->p);
-}
-
-static void env_free(env *e)
-{
-    arachne_cost_model_destroy(e->cm);
-    arachne_profile_destroy(e->p);
-    arachne_cluster_destroy(e->c);
-    arachne_model_destroy(e->m);
-    memset(e, 0, sizeof *e);
-}
 
 /* ---- packing ---------------------------------------------------------------- */
 
@@ -158,7 +134,7 @@ TEST(splits_cover_every_block_once)
     int d, s, f[AR_MAX_DEPTH + 1], g[AR_MAX_DEPTH + 1];
     double w[AR_MAX_DEPTH];
     ar_stage_speed sp[AR_MAX_DEPTH];
-    ASSERT_OK(env_make(&e, "llama3-8b", "a6000:2x4,h100:2x4"));
+    ASSERT_OK(env_open(&e, "llama3-8b", "a6000:2x4,h100:2x4"));
     for (d = 1; d <= 32; d++) {
         for (s = 0; s < d; s++) {
             ASSERT(ar_stage_speed_get(e.cm, s % 2, 1 << (s % 3), 1, &sp[s]));
@@ -181,7 +157,7 @@ TEST(splits_cover_every_block_once)
     ASSERT(ar_stage_speed_get(e.cm, 1, 4, 1, &sp[1])); /* H100 tp 4 */
     ar_split_balanced(e.m, 2, sp, f);
     ASSERT(f[1] < 16);
-    env_free(&e);
+    env_close(&e);
 }
 
 TEST(tiles_are_every_valid_factorisation)
@@ -270,7 +246,7 @@ TEST(fill_places_a_valid_maximal_template)
     ar_avail a;
     int types[3] = { 1, 0, 1 }, tps[3] = { 2, 4, 1 }, i, used = 0;
     char why[200];
-    ASSERT_OK(env_make(&e, "llama3-8b", "a100-40:3x4+2x2,h100:2x4+3x1"));
+    ASSERT_OK(env_open(&e, "llama3-8b", "a100-40:3x4+2x2,h100:2x4+3x1"));
     memset(&p, 0, sizeof p);
     ASSERT_OK(ar_plan_init(&p, e.cm));
     ASSERT_OK(ar_avail_init(&a, e.c));
@@ -299,7 +275,7 @@ TEST(fill_places_a_valid_maximal_template)
     }
     ar_avail_free(&a);
     ar_plan_clear(&p);
-    env_free(&e);
+    env_close(&e);
 }
 
 TEST(fill_replicas_match_brute_force_on_small_clusters)
@@ -311,7 +287,7 @@ TEST(fill_replicas_match_brute_force_on_small_clusters)
         arachne_plan p;
         ar_avail a;
         int types[2] = { 0, 0 }, tps[2] = { 1, 2 }, r, nt[8], freev[8], i, rbf = 0;
-        ASSERT_OK(env_make(&e, "llama3-8b", specs[k]));
+        ASSERT_OK(env_open(&e, "llama3-8b", specs[k]));
         memset(&p, 0, sizeof p);
         ASSERT_OK(ar_plan_init(&p, e.cm));
         ASSERT_OK(ar_avail_init(&a, e.c));
@@ -326,7 +302,7 @@ TEST(fill_replicas_match_brute_force_on_small_clusters)
             ASSERT_MSG(p.t[0].replicas == rbf, "%s: %d replicas, brute force %d", specs[k], p.t[0].replicas, rbf);
         ar_avail_free(&a);
         ar_plan_clear(&p);
-        env_free(&e);
+        env_close(&e);
     }
 }
 
@@ -336,7 +312,7 @@ TEST(fill_failure_changes_nothing_and_says_why)
     arachne_plan p;
     ar_avail a;
     int types[2] = { 0, 0 }, tps[2] = { 1, 1 }, before[8], i;
-    ASSERT_OK(env_make(&e, "qwen3-32b", "a6000:2x4"));
+    ASSERT_OK(env_open(&e, "qwen3-32b", "a6000:2x4"));
     memset(&p, 0, sizeof p);
     ASSERT_OK(ar_plan_init(&p, e.cm));
     ASSERT_OK(ar_avail_init(&a, e.c));
@@ -359,7 +335,7 @@ TEST(fill_failure_changes_nothing_and_says_why)
     ASSERT_STATUS(ar_fill_template(e.cm, &a, &p, 0, types, tps), ARACHNE_E_INVALID_ARGUMENT);
     ar_avail_free(&a);
     ar_plan_clear(&p);
-    env_free(&e);
+    env_close(&e);
 }
 
 TEST(fill_micro_batch_is_the_fastest_profiled_one)
@@ -368,7 +344,7 @@ TEST(fill_micro_batch_is_the_fastest_profiled_one)
     arachne_plan p, q;
     ar_avail a, a2;
     int types[2] = { 0, 1 }, tps[2] = { 2, 2 }, k;
-    ASSERT_OK(env_make(&e, "llama3-8b", "a100-40:2x4,h100:2x4"));
+    ASSERT_OK(env_open(&e, "llama3-8b", "a100-40:2x4,h100:2x4"));
     memset(&p, 0, sizeof p);
     ASSERT_OK(ar_plan_init(&p, e.cm));
     ASSERT_OK(ar_avail_init(&a, e.c));
@@ -392,7 +368,7 @@ TEST(fill_micro_batch_is_the_fastest_profiled_one)
     ar_avail_free(&a);
     ar_avail_free(&a2);
     ar_plan_clear(&p);
-    env_free(&e);
+    env_close(&e);
 }
 
 /* For every MoE stage of a filled template, pricing any other enumerated
@@ -444,7 +420,7 @@ TEST(expert_tiling_is_never_beaten_by_another_factorisation)
         arachne_plan p;
         ar_avail a;
         int types[AR_MAX_DEPTH], tps[AR_MAX_DEPTH], s;
-        ASSERT_OK(env_make(&e, cases[k].model, cases[k].spec));
+        ASSERT_OK(env_open(&e, cases[k].model, cases[k].spec));
         memset(&p, 0, sizeof p);
         ASSERT_OK(ar_plan_init(&p, e.cm));
         ASSERT_OK(ar_avail_init(&a, e.c));
@@ -456,7 +432,7 @@ TEST(expert_tiling_is_never_beaten_by_another_factorisation)
         if (th_failed_flag) return;
         ar_avail_free(&a);
         ar_plan_clear(&p);
-        env_free(&e);
+        env_close(&e);
     }
     ASSERT_GT(checked, 10);
     ASSERT_GT(ep_gt1, 0);
@@ -468,7 +444,7 @@ TEST(no_expert_tiling_keeps_ep_one)
     arachne_plan p;
     ar_avail a;
     int types[8] = { 0 }, tps[8], s;
-    ASSERT_OK(env_make(&e, "mixtral-8x7b", "h100:16x4"));
+    ASSERT_OK(env_open(&e, "mixtral-8x7b", "h100:16x4"));
     ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_EXPERT_TILING, 0));
     memset(&p, 0, sizeof p);
     ASSERT_OK(ar_plan_init(&p, e.cm));
@@ -483,14 +459,14 @@ TEST(no_expert_tiling_keeps_ep_one)
     }
     ar_avail_free(&a);
     ar_plan_clear(&p);
-    env_free(&e);
+    env_close(&e);
 }
 
 TEST(avail_copy_is_independent)
 {
     env e;
     ar_avail a, b;
-    ASSERT_OK(env_make(&e, "llama3-8b", "a100-40:2x4+1x2,h100:1x8"));
+    ASSERT_OK(env_open(&e, "llama3-8b", "a100-40:2x4+1x2,h100:1x8"));
     ASSERT_OK(ar_avail_init(&a, e.c));
     ASSERT_EQ(a.type_free[0], 10);
     ASSERT_EQ(a.type_max_free[0], 4);
@@ -508,7 +484,7 @@ TEST(avail_copy_is_independent)
     ar_avail_free(&a);
     ar_avail_free(&b);
     ar_avail_free(&b); /* twice is harmless */
-    env_free(&e);
+    env_close(&e);
 }
 
 SUITE(fill, T(pack_max_replicas_matches_brute_force), T(pack_prefers_exact_node_then_smallest_larger),

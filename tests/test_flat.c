@@ -5,33 +5,15 @@
 #include <string.h>
 
 #include "harness.h"
+#include "fixture.h"
 #include "flat.h"
 
-typedef struct env {
-    arachne_model *m;
-    arachne_cluster *c;
-    arachne_profile *p;
-    arachne_cost_model *cm;
-} env;
-
-static int env_make(env *e, const char *model, const char *spec, int max_depth)
+/* env_open with the cost model's depth limit set (0 keeps the default). */
+static int env_open_depth(env *e, const char *model, const char *spec, int max_depth)
 {
-    int st;
-    memset(e, 0, sizeof *e);
-    if ((st = arachne_model_preset(&e->m, model))) return st;
-    if ((st = arachne_cluster_parse(&e->c, spec))) return st;
-    if ((st = arachne_profile_generate(&e->p, e->m, e->c, 4096))) return st;
-    if ((st = arachne_cost_model_create(&e->cm, e->m, e->c, e->p))) return st;
-    if (max_depth > 0) st = arachne_cost_model_set(e->cm, ARACHNE_OPT_MAX_DEPTH, max_depth);
+    int st = env_open(e, model, spec);
+    if (!st && max_depth > 0) st = arachne_cost_model_set(e->cm, ARACHNE_OPT_MAX_DEPTH, max_depth);
     return st;
-}
-
-static void env_free(env *e)
-{
-    arachne_cost_model_destroy(e->cm);
-    arachne_profile_destroy(e->p);
-    arachne_cluster_destroy(e->c);
-    arachne_model_destroy(e->m);
 }
 
 TEST(rollouts_give_priced_plans_or_the_penalty)
@@ -40,7 +22,7 @@ TEST(rollouts_give_priced_plans_or_the_penalty)
     ar_flat *f = NULL;
     ar_flat_runner r;
     int k, feasible = 0, infeasible = 0, st;
-    ASSERT_OK(env_make(&e, "llama3-8b", "a100-40:2x4,h100:2x4", 0));
+    ASSERT_OK(env_open_depth(&e, "llama3-8b", "a100-40:2x4,h100:2x4", 0));
     ASSERT_OK(ar_flat_create(&f, 3, 16, 1));
     ASSERT_OK(ar_flat_runner_init(&r, f, e.cm, NULL));
     for (k = 0; k < 300; k++) {
@@ -59,7 +41,7 @@ TEST(rollouts_give_priced_plans_or_the_penalty)
     }
     ar_flat_runner_free(&r);
     ar_flat_destroy(f);
-    env_free(&e);
+    env_close(&e);
     ASSERT_EQ(st, 0);
     /* an untrained flat policy samples both kinds: that is the point of the baseline */
     ASSERT_GT(feasible, 0);
@@ -75,7 +57,7 @@ TEST(moe_and_impossible_compositions_do_not_crash)
     int k;
     ASSERT_OK(ar_flat_create(&f, 5, 16, 1));
     /* Mixtral: MoE stages keep EP = 1, ETP = TP */
-    ASSERT_OK(env_make(&e, "mixtral-8x7b", "h100:2x8,a100-80:2x4", 0));
+    ASSERT_OK(env_open_depth(&e, "mixtral-8x7b", "h100:2x8,a100-80:2x4", 0));
     for (k = 0; k < 4; k++) {
         int st = ar_flat_plan(&p, f, e.cm, 32, (uint64_t)k, &evals);
         ASSERT(st == ARACHNE_OK || st == ARACHNE_E_INFEASIBLE);
@@ -88,14 +70,14 @@ TEST(moe_and_impossible_compositions_do_not_crash)
             p = NULL;
         }
     }
-    env_free(&e);
+    env_close(&e);
     /* nothing fits: a 32B model on one A6000 */
-    ASSERT_OK(env_make(&e, "qwen3-32b", "a6000:1x1", 0));
+    ASSERT_OK(env_open_depth(&e, "qwen3-32b", "a6000:1x1", 0));
     ASSERT_STATUS(ar_flat_plan(&p, f, e.cm, 8, 1, &evals), ARACHNE_E_INFEASIBLE);
     ASSERT(p == NULL);
     ASSERT_EQ(evals, 8);
     ASSERT_CONTAINS(arachne_last_error(), "none of 8 rollouts");
-    env_free(&e);
+    env_close(&e);
     ar_flat_destroy(f);
 }
 
@@ -106,7 +88,7 @@ TEST(flat_plan_is_deterministic_and_records_the_method)
     arachne_plan *a = NULL, *b = NULL;
     const char *ja, *jb, *m;
     double samples, evals;
-    ASSERT_OK(env_make(&e, "llama3-8b", "a100-40:2x4,h100:2x4", 4));
+    ASSERT_OK(env_open_depth(&e, "llama3-8b", "a100-40:2x4,h100:2x4", 4));
     ASSERT_OK(ar_flat_create(&f, 11, 16, 1));
     ASSERT_OK(ar_flat_plan(&a, f, e.cm, 64, 9, NULL));
     ASSERT_OK(ar_flat_plan(&b, f, e.cm, 64, 9, NULL));
@@ -122,7 +104,7 @@ TEST(flat_plan_is_deterministic_and_records_the_method)
     arachne_plan_destroy(a);
     arachne_plan_destroy(b);
     ar_flat_destroy(f);
-    env_free(&e);
+    env_close(&e);
 }
 
 TEST(save_and_load_round_trip_and_reject_bad_files)
@@ -177,7 +159,7 @@ TEST(training_raises_the_mean_return)
     const arachne_cost_model *cms[1];
     double before, after;
     long evals;
-    ASSERT_OK(env_make(&e, "llama3-8b", "a100-40:2x4,h100:2x4", 4));
+    ASSERT_OK(env_open_depth(&e, "llama3-8b", "a100-40:2x4,h100:2x4", 4));
     ASSERT_OK(ar_flat_create(&f, 2, 32, 1));
     ASSERT_OK(ar_flat_mean_return(f, e.cm, 128, 77, &before, &evals));
     ASSERT_EQ(evals >= 128, 1);
@@ -199,7 +181,7 @@ TEST(training_raises_the_mean_return)
     o.group = 1;
     ASSERT_STATUS(ar_flat_train(f, cms, 1, &o, &S), ARACHNE_E_INVALID_ARGUMENT);
     ar_flat_destroy(f);
-    env_free(&e);
+    env_close(&e);
 }
 
 SUITE(flat, T(rollouts_give_priced_plans_or_the_penalty), T(moe_and_impossible_compositions_do_not_crash),

@@ -5,34 +5,10 @@
 #include <string.h>
 
 #include "harness.h"
+#include "fixture.h"
 #include "plan.h"
 #include "policy.h"
 
-typedef struct env {
-    arachne_model *m;
-    arachne_cluster *c;
-    arachne_profile *p;
-    arachne_cost_model *cm;
-} env;
-
-static int env_open(env *e, const char *model, const char *cluster)
-{
-    int st;
-    memset(e, 0, sizeof *e);
-    if ((st = arachne_model_preset(&e->m, model))) return st;
-    if ((st = arachne_cluster_parse(&e->c, cluster))) return st;
-    if ((st = arachne_profile_generate(&e->p, e->m, e->c, 4096))) return st;
-    return arachne_cost_model_create(&e->cm, e->m, e->c, e->p);
-}
-
-static void env_close(env *e)
-{
-    arachne_cost_model_destroy(e->cm);
-    arachne_profile_destroy(e->p);
-    arachne_cluster_destroy(e->c);
-    arachne_model_destroy(e->m);
-    memset(e, 0, sizeof *e);
-}
 
 /* Every rank on a distinct GPU and every TP group inside one node. */
 static int plan_is_sane(const arachne_plan *p, const arachne_cluster *c)

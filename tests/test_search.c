@@ -6,33 +6,9 @@
 #include <string.h>
 
 #include "harness.h"
+#include "fixture.h"
 #include "construct.h"
 
-typedef struct env {
-    arachne_model *m;
-    arachne_cluster *c;
-    arachne_profile *p;
-    arachne_cost_model *cm;
-} env;
-
-static int env_make(env *e, const char *model, const char *spec)
-{
-    int st;
-    memset(e, 0, sizeof *e);
-    if ((st = arachne_model_preset(&e->m, model))) return st;
-    if ((st = arachne_cluster_parse(&e->c, spec))) return st;
-    if ((st = arachne_profile_generate(&e->p, e->m, e->c, 4096))) return st;
-    return arachne_cost_model_create(&e->cm, e->m, e->c, e->p);
-}
-
-static void env_free(env *e)
-{
-    arachne_cost_model_destroy(e->cm);
-    arachne_profile_destroy(e->p);
-    arachne_cluster_destroy(e->c);
-    arachne_model_destroy(e->m);
-    memset(e, 0, sizeof *e);
-}
 
 static double pget(const arachne_plan *p, int field)
 {
@@ -69,7 +45,7 @@ TEST(exhaustive_beats_every_rollout_of_the_same_space)
     arachne_plan p;
     int k;
     const char *method = NULL;
-    ASSERT_OK(env_make(&e, "llama3-8b", "a100-40:1x4,h100:1x2+2x1"));
+    ASSERT_OK(env_open(&e, "llama3-8b", "a100-40:1x4,h100:1x2+2x1"));
     ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_MAX_DEPTH, 3));
     ASSERT_OK(arachne_search_exhaustive(&best, e.cm, 2, 0.0));
     ASSERT_OK(arachne_plan_method(best, &method));
@@ -101,7 +77,7 @@ TEST(exhaustive_beats_every_rollout_of_the_same_space)
     ar_plan_clear(&p);
     ar_builder_free(&b);
     arachne_plan_destroy(best);
-    env_free(&e);
+    env_close(&e);
 }
 
 TEST(exhaustive_time_budget_returns_partial)
@@ -109,13 +85,13 @@ TEST(exhaustive_time_budget_returns_partial)
     env e;
     arachne_plan *best = NULL;
     const char *method = NULL;
-    ASSERT_OK(env_make(&e, "llama3-8b", "a100-40:2x4,h100:2x4"));
+    ASSERT_OK(env_open(&e, "llama3-8b", "a100-40:2x4,h100:2x4"));
     ASSERT_OK(arachne_search_exhaustive(&best, e.cm, 1, 0.05));
     ASSERT_OK(arachne_plan_method(best, &method));
     ASSERT_STR(method, "exhaustive-partial");
     ASSERT_GT(pget(best, ARACHNE_PLAN_ITER_PER_S), 0);
     arachne_plan_destroy(best);
-    env_free(&e);
+    env_close(&e);
 }
 
 TEST(random_search_is_deterministic_and_records_itself)
@@ -125,7 +101,7 @@ TEST(random_search_is_deterministic_and_records_itself)
     const char *ja, *jb, *method = NULL;
     char *copy;
     const int budget = th_quick() ? 50 : 150; /* quick: check-valgrind, check-tsan */
-    ASSERT_OK(env_make(&e, "qwen3-8b", "a100-40:4x4,a6000:4x2,h100:2x8"));
+    ASSERT_OK(env_open(&e, "qwen3-8b", "a100-40:4x4,a6000:4x2,h100:2x8"));
     ASSERT_OK(arachne_search_random(&a, e.cm, budget, 7, 0.0));
     ASSERT_OK(arachne_search_random(&b, e.cm, budget, 7, 0.0));
     ASSERT_OK(arachne_search_random(&c, e.cm, budget, 8, 0.0));
@@ -148,7 +124,7 @@ TEST(random_search_is_deterministic_and_records_itself)
     arachne_plan_destroy(a);
     arachne_plan_destroy(b);
     arachne_plan_destroy(c);
-    env_free(&e);
+    env_close(&e);
 }
 
 TEST(deepseek_needs_expert_tiling)
@@ -156,7 +132,7 @@ TEST(deepseek_needs_expert_tiling)
     env e;
     arachne_plan *p = NULL;
     int j, s, ep = 0;
-    ASSERT_OK(env_make(&e, "deepseek-v3", "h100:64x4"));
+    ASSERT_OK(env_open(&e, "deepseek-v3", "h100:64x4"));
     ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE, ARACHNE_RECOMPUTE_FULL));
     ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_EXPERT_TILING, 0));
     ASSERT_STATUS(arachne_search_random(&p, e.cm, 5, 1, 0.0), ARACHNE_E_INFEASIBLE);
@@ -169,14 +145,14 @@ TEST(deepseek_needs_expert_tiling)
         for (s = 0; s < p->t[j].depth; s++) ep += p->t[j].stages[s].ep > 1;
     ASSERT_GT(ep, 0);
     arachne_plan_destroy(p);
-    env_free(&e);
+    env_close(&e);
 }
 
 TEST(search_arguments_are_checked)
 {
     env e;
     arachne_plan *p = (arachne_plan *)&p;
-    ASSERT_OK(env_make(&e, "llama3-8b", "a100-40:1x4"));
+    ASSERT_OK(env_open(&e, "llama3-8b", "a100-40:1x4"));
     ASSERT_STATUS(arachne_search_random(NULL, e.cm, 10, 1, 0), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_search_random(&p, NULL, 10, 1, 0), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT(p == NULL);
@@ -186,19 +162,19 @@ TEST(search_arguments_are_checked)
     ASSERT_STATUS(arachne_search_exhaustive(&p, e.cm, 17, 0), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_search_exhaustive(&p, e.cm, 1, -2), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_search_exhaustive(NULL, e.cm, 1, 0), ARACHNE_E_INVALID_ARGUMENT);
-    env_free(&e);
+    env_close(&e);
 }
 
 TEST(infeasible_search_says_why)
 {
     env e;
     arachne_plan *p = NULL;
-    ASSERT_OK(env_make(&e, "qwen3-32b", "a5000:1x2"));
+    ASSERT_OK(env_open(&e, "qwen3-32b", "a5000:1x2"));
     ASSERT_STATUS(arachne_search_exhaustive(&p, e.cm, 1, 0), ARACHNE_E_INFEASIBLE);
     ASSERT_CONTAINS(arachne_last_error(), "qwen3-32b does not fit");
     ASSERT_STATUS(arachne_search_random(&p, e.cm, 10, 3, 0), ARACHNE_E_INFEASIBLE);
     ASSERT(p == NULL);
-    env_free(&e);
+    env_close(&e);
 }
 
 SUITE(search, T(exhaustive_beats_every_rollout_of_the_same_space), T(exhaustive_time_budget_returns_partial),

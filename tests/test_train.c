@@ -7,33 +7,9 @@
 #include <string.h>
 
 #include "harness.h"
+#include "fixture.h"
 #include "train.h"
 
-typedef struct env {
-    arachne_model *m;
-    arachne_cluster *c;
-    arachne_profile *p;
-    arachne_cost_model *cm;
-} env;
-
-static int env_open(env *e, const char *model, const char *cluster)
-{
-    int st;
-    memset(e, 0, sizeof *e);
-    if ((st = arachne_model_preset(&e->m, model))) return st;
-    if ((st = arachne_cluster_parse(&e->c, cluster))) return st;
-    if ((st = arachne_profile_generate(&e->p, e->m, e->c, 4096))) return st;
-    return arachne_cost_model_create(&e->cm, e->m, e->c, e->p);
-}
-
-static void env_close(env *e)
-{
-    arachne_cost_model_destroy(e->cm);
-    arachne_profile_destroy(e->p);
-    arachne_cluster_destroy(e->c);
-    arachne_model_destroy(e->m);
-    memset(e, 0, sizeof *e);
-}
 
 static double greedy_iter_per_s(const arachne_policy *pol, const arachne_cost_model *cm)
 {
