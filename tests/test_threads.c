@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "fixture.h"
 #include "util.h"
 
 #define NTHREADS 8
@@ -310,10 +311,7 @@ static void *price_work(void *arg)
 
 TEST(shared_cost_model_prices_from_8_threads)
 {
-    arachne_model *m = NULL;
-    arachne_cluster *c = NULL;
-    arachne_profile *pr = NULL;
-    arachne_cost_model *cm = NULL;
+    env e;
     arachne_plan *p = NULL;
     const char *j = NULL;
     char *file = NULL, *want = NULL;
@@ -322,19 +320,16 @@ TEST(shared_cost_model_prices_from_8_threads)
     int i, started = 0;
     if (ar_read_file("tests/fuzz/corpus/plan/dense-valid", &file, &len) != ARACHNE_OK)
         SKIP("tests/fuzz/corpus/plan/dense-valid not found (run from the repository root)");
-    ASSERT_OK(arachne_model_preset(&m, "llama3-8b"));
-    ASSERT_OK(arachne_cluster_parse(&c, "a100-40:2x4,h100:1x8"));
-    ASSERT_OK(arachne_profile_generate(&pr, m, c, 4096));
-    ASSERT_OK(arachne_cost_model_create(&cm, m, c, pr));
-    ASSERT_OK(arachne_cost_model_set(cm, ARACHNE_OPT_GLOBAL_BATCH, 64));
-    ASSERT_OK(arachne_cost_model_set(cm, ARACHNE_OPT_DIST_OPTIMIZER, 1));
-    ASSERT_OK(arachne_plan_from_json(&p, cm, file + 1, len - 1));
-    ASSERT_OK(arachne_cost_model_price(cm, p));
+    ASSERT_OK(env_open(&e, "llama3-8b", "a100-40:2x4,h100:1x8"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 64));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_DIST_OPTIMIZER, 1));
+    ASSERT_OK(arachne_plan_from_json(&p, e.cm, file + 1, len - 1));
+    ASSERT_OK(arachne_cost_model_price(e.cm, p));
     ASSERT_OK(arachne_plan_to_json(p, &j));
     want = ar_strdup(j);
     ASSERT(want != NULL);
     for (i = 0; i < NTHREADS; i++) {
-        w[i].cm = cm;
+        w[i].cm = e.cm;
         w[i].text = file + 1;
         w[i].want = want;
         w[i].failures = 0;
@@ -344,10 +339,7 @@ TEST(shared_cost_model_prices_from_8_threads)
     }
     for (i = 0; i < started; i++) pthread_join(w[i].tid, NULL);
     arachne_plan_destroy(p);
-    arachne_cost_model_destroy(cm);
-    arachne_profile_destroy(pr);
-    arachne_cluster_destroy(c);
-    arachne_model_destroy(m);
+    env_close(&e);
     free(file);
     free(want);
     ASSERT_EQ(started, NTHREADS);
@@ -396,29 +388,23 @@ static void *plan_worker(void *arg)
 
 TEST(shared_policy_plans_from_8_threads)
 {
-    arachne_model *m = NULL;
-    arachne_cluster *c = NULL;
-    arachne_profile *pr = NULL;
-    arachne_cost_model *cm = NULL;
+    env e;
     arachne_policy *pol = NULL;
     plan_job serial, jobs[NTHREADS];
     pthread_t th[NTHREADS];
     int i, ok = 1;
-    ASSERT_OK(arachne_model_preset(&m, "llama3-8b"));
-    ASSERT_OK(arachne_cluster_parse(&c, "a100-40:8x4,a6000:4x4+4x1,h100:4x8"));
-    ASSERT_OK(arachne_profile_generate(&pr, m, c, 4096));
-    ASSERT_OK(arachne_cost_model_create(&cm, m, c, pr));
+    ASSERT_OK(env_open(&e, "llama3-8b", "a100-40:8x4,a6000:4x4+4x1,h100:4x8"));
     ASSERT_OK(arachne_policy_create(&pol, 3, 0, 0));
     memset(&serial, 0, sizeof serial);
     serial.pol = pol;
-    serial.cm = cm;
+    serial.cm = e.cm;
     plan_worker(&serial);
     ASSERT_OK(serial.st);
     ASSERT(serial.json != NULL);
     for (i = 0; i < NTHREADS; i++) {
         memset(&jobs[i], 0, sizeof jobs[i]);
         jobs[i].pol = pol;
-        jobs[i].cm = cm;
+        jobs[i].cm = e.cm;
         ASSERT(pthread_create(&th[i], NULL, plan_worker, &jobs[i]) == 0);
     }
     for (i = 0; i < NTHREADS; i++) pthread_join(th[i], NULL);
@@ -428,10 +414,7 @@ TEST(shared_policy_plans_from_8_threads)
     }
     free(serial.json);
     arachne_policy_destroy(pol);
-    arachne_cost_model_destroy(cm);
-    arachne_profile_destroy(pr);
-    arachne_cluster_destroy(c);
-    arachne_model_destroy(m);
+    env_close(&e);
     ASSERT_MSG(ok, "a thread's plan differs from the serial plan");
 }
 
