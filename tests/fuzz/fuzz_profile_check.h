@@ -47,4 +47,18 @@ static void fuzz_check_profile(const arachne_profile *p)
     arachne_profile_destroy(q);
 }
 
+/* The properties of a profile reader's result: on failure *out stays NULL
+ * and the status comes with a message; an accepted table passes
+ * fuzz_check_profile.  Frees the table. */
+static void fuzz_check_profile_result(int st, arachne_profile *p)
+{
+    if (st != ARACHNE_OK) {
+        FUZZ_CHECK(p == NULL);
+        FUZZ_CHECK_FAILURE(st);
+        return;
+    }
+    fuzz_check_profile(p);
+    arachne_profile_destroy(p);
+}
+
 #endif

@@ -70,12 +70,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     arachne_clear_error();
     st = arachne_profile_import_sailor(&p, dir, model);
     free(model);
-    if (st != ARACHNE_OK) {
-        FUZZ_CHECK(p == NULL);
-        FUZZ_CHECK_FAILURE(st);
-        return 0;
-    }
-    fuzz_check_profile(p);
-    arachne_profile_destroy(p);
+    fuzz_check_profile_result(st, p);
     return 0;
 }
