@@ -100,8 +100,8 @@ int ar_flat_save(const ar_flat *f, const char *path, const char *meta_json)
     ar_buf_init(&a);
     ar_buf_init(&b);
     ar_buf_init(&out);
-    st = ar_policy_encode(&a, f->net[0], AR_STATE_VERSION, meta_json);
-    if (!st) st = ar_policy_encode(&b, f->net[1], AR_STATE_VERSION, NULL);
+    st = ar_policy_encode(&a, f->net[0], AR_FLAT_STATE_VERSION, meta_json);
+    if (!st) st = ar_policy_encode(&b, f->net[1], AR_FLAT_STATE_VERSION, NULL);
     if (!st) {
         memset(hdr, 0, sizeof hdr);
         memcpy(hdr, FLAT_MAGIC, 8);
@@ -151,8 +151,8 @@ int ar_flat_load(ar_flat **out, const char *path)
     }
     f = ar_calloc(1, sizeof *f);
     if (!f) { free(data); return ARACHNE_E_NO_MEMORY; }
-    st = ar_policy_decode(&f->net[0], u + FLAT_HDR, (size_t)l0, path, AR_STATE_VERSION, NULL, NULL);
-    if (!st) st = ar_policy_decode(&f->net[1], u + FLAT_HDR + l0, (size_t)l1, path, AR_STATE_VERSION, NULL, NULL);
+    st = ar_policy_decode(&f->net[0], u + FLAT_HDR, (size_t)l0, path, AR_FLAT_STATE_VERSION, NULL, NULL);
+    if (!st) st = ar_policy_decode(&f->net[1], u + FLAT_HDR + l0, (size_t)l1, path, AR_FLAT_STATE_VERSION, NULL, NULL);
     free(data);
     if (st) { ar_flat_destroy(f); return st; }
     for (i = 0; i < 2; i++) {
@@ -309,6 +309,8 @@ static void encode(const ar_flat_runner *r, int knob, const partial *p, int stag
     ctx.nallowed = nallowed;
     ar_state_encode(&r->st, &ctx, x,
                     (knob == AR_FLAT_DEPTH || knob == AR_FLAT_TYPE) ? cand : NULL);
+    if (knob == AR_FLAT_TYPE) /* the flat schema's device rows stop at entry 7 (see AR_FLAT_STATE_VERSION) */
+        for (i = 0; i < K; i++) memset(cand + i * AR_STATE_CAND + 8, 0, sizeof(double) * (AR_STATE_CAND - 8));
     for (s = 0; s < p->ntp_chosen; s++) {
         gpr += p->tps[s];
         cap += p->tps[s] * c->types[p->types[s]].mem_bytes;

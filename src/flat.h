@@ -55,6 +55,10 @@
 #define AR_FLAT_SHARES 8                           /* layer-share buckets: weight 1..8 */
 #define AR_FLAT_NREP 23                            /* replica-count grid entries */
 #define AR_FLAT_NMBS 11                            /* micro-batch sizes 1..1024 */
+/* Feature-schema version of flat policy files: the structured state of
+ * schema 2 (device rows carry entries 0-7 only; the structured policy's
+ * device-ranking entries of schema 3 are cleared) plus the flat entries. */
+#define AR_FLAT_STATE_VERSION 2
 #define AR_FLAT_EXTRA 16                           /* flat entries after the policy state */
 #define AR_FLAT_STATE_DIM (AR_STATE_DIM + AR_FLAT_EXTRA)
 

@@ -149,6 +149,44 @@ static void depth_schedule_features(const ar_state_static *st, const ar_dec_ctx 
     f[3] = log2((double)tp) / 4.0;
 }
 
+/* How a GPU type compares with the others still free, for the device head:
+ * the per-type properties alone (speed, memory) do not say whether a type is
+ * the best one left, which is what the choice of a stage's type turns on.
+ * Free GPUs are those left after one replica of the stages already chosen
+ * (ctx->type_left) when the construction provides them.  Writes 4 entries
+ * per type: speed rank among the types with free GPUs (1 = fastest); whether
+ * the type's largest free node holds a stage's share of the model state in
+ * 70 % of its memory (offer / need, capped at 1); the type's share of the
+ * free compute (speed x free GPUs); its speed against the mean of the stages
+ * chosen so far in this template (0.5 = equal, 0.5 at the first stage). */
+static void device_rank_features(const ar_state_static *st, const ar_dec_ctx *ctx, const int *in_tmpl, double *f)
+{
+    const arachne_cluster *c = ctx->cm->cluster;
+    const ar_avail *a = ctx->avail;
+    double compute = 0.0, prev = 0.0, need;
+    int t, u, nfree = 0, nprev = 0;
+    for (t = 0; t < c->ntypes; t++) {
+        int left = ctx->type_left ? ctx->type_left[t] : a->type_free[t];
+        nfree += left > 0;
+        compute += st->speed[t] * (left > 0 ? left : 0);
+        prev += st->speed[t] * in_tmpl[t];
+        nprev += in_tmpl[t];
+    }
+    need = st->state_bytes / (ctx->depth > 0 ? ctx->depth : 1);
+    for (t = 0; t < c->ntypes; t++) {
+        int left = ctx->type_left ? ctx->type_left[t] : a->type_free[t], slower = 0;
+        double offer = 0.7 * c->types[t].mem_bytes * a->type_max_free[t];
+        for (u = 0; u < c->ntypes; u++) {
+            int lu = ctx->type_left ? ctx->type_left[u] : a->type_free[u];
+            if (u != t && lu > 0 && st->speed[u] < st->speed[t]) slower++;
+        }
+        f[4 * t + 0] = nfree > 1 ? (double)slower / (nfree - 1) : 1.0;
+        f[4 * t + 1] = need > 0 ? clamp01(offer / need) : 1.0;
+        f[4 * t + 2] = compute > 0 && left > 0 ? st->speed[t] * left / compute : 0.0;
+        f[4 * t + 3] = nprev > 0 ? clamp01(0.5 * st->speed[t] / (prev / nprev)) : 0.5;
+    }
+}
+
 static double plan_thr(const arachne_plan *p) { return p && p->ntemplates > 0 ? p->iter_per_s : 0.0; }
 
 void ar_state_encode(const ar_state_static *st, const ar_dec_ctx *ctx, double *x, double *cand)
@@ -226,9 +264,12 @@ void ar_state_encode(const ar_state_static *st, const ar_dec_ctx *ctx, double *x
             depth_schedule_features(st, ctx, i, free_total, f + 8);
         }
     } else if (ctx->kind == AR_DEC_TYPE) {
+        double dev[AR_MAX_TYPES * 4];
+        device_rank_features(st, ctx, in_tmpl, dev);
         for (i = 0; i < ctx->n; i++) {
             double *f = cand + i * AR_STATE_CAND;
-            memset(f, 0, sizeof(double) * AR_STATE_CAND); /* entries 8.. are the depth head's */
+            memset(f, 0, sizeof(double) * AR_STATE_CAND);
+            memcpy(f + 8, dev + 4 * i, 4 * sizeof(double));
             f[0] = st->speed[i];
             f[1] = c->types[i].mem_bytes / MEM_NORM;
             f[2] = (double)a->type_free[i] / c->type_gpus[i];
