@@ -154,7 +154,8 @@ static void depth_schedule_features(const ar_state_static *st, const ar_dec_ctx 
  * the best one left, which is what the choice of a stage's type turns on.
  * Free GPUs are those left after one replica of the stages already chosen
  * (ctx->type_left) when the construction provides them.  Writes 4 entries
- * per type: speed rank among the types with free GPUs (1 = fastest); whether
+ * per type: speed rank among the types with free GPUs (1 = fastest, 0 when
+ * the type has none: such a type is masked, the entry only stays bounded); whether
  * the type's largest free node holds a stage's share of the model state in
  * 70 % of its memory (offer / need, capped at 1); the type's share of the
  * free compute (speed x free GPUs); its speed against the mean of the stages
@@ -180,7 +181,7 @@ static void device_rank_features(const ar_state_static *st, const ar_dec_ctx *ct
             int lu = ctx->type_left ? ctx->type_left[u] : a->type_free[u];
             if (u != t && lu > 0 && st->speed[u] < st->speed[t]) slower++;
         }
-        f[4 * t + 0] = nfree > 1 ? (double)slower / (nfree - 1) : 1.0;
+        f[4 * t + 0] = left <= 0 ? 0.0 : nfree > 1 ? (double)slower / (nfree - 1) : 1.0;
         f[4 * t + 1] = need > 0 ? clamp01(offer / need) : 1.0;
         f[4 * t + 2] = compute > 0 && left > 0 ? st->speed[t] * left / compute : 0.0;
         f[4 * t + 3] = nprev > 0 ? clamp01(0.5 * st->speed[t] / (prev / nprev)) : 0.5;

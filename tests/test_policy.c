@@ -237,6 +237,75 @@ TEST(state_is_finite_bounded_and_independent_of_cluster_size)
     }
 }
 
+static int type_index(const arachne_cluster *c, const char *name)
+{
+    int i;
+    for (i = 0; i < c->ntypes; i++)
+        if (strcmp(c->types[i].name, name) == 0) return i;
+    return -1;
+}
+
+/* The device rows' ranking entries (8-11) order the free types: speed rank
+ * 1 for the fastest and 0 for the slowest, the memory fit of a stage's
+ * state share, shares of free compute that sum to 1, and the speed against
+ * the stages already in the template (0.5 = the same type). */
+TEST(device_rows_rank_the_free_types)
+{
+    env e;
+    ar_state_static st;
+    ar_avail av;
+    ar_dec_ctx ctx;
+    unsigned char mask[AR_MAX_DEPTH + 1];
+    double x[AR_STATE_DIM], cand[(AR_MAX_DEPTH + 1) * AR_STATE_CAND], share = 0;
+    int types[2], tps[2] = { 1, 1 }, left[AR_MAX_TYPES], h, a, v, i;
+    ASSERT_OK(env_open(&e, "qwen3-32b", "a6000:2x4,h100:2x8,a100-40:2x4"));
+    h = type_index(e.c, "H100");
+    a = type_index(e.c, "A100-40");
+    v = type_index(e.c, "A6000");
+    ASSERT(h >= 0 && a >= 0 && v >= 0);
+    ASSERT_OK(ar_state_static_init(&st, e.cm));
+    ASSERT_OK(ar_avail_init(&av, e.c));
+    ASSERT(st.speed[h] > st.speed[a] && st.speed[a] > st.speed[v]);
+    for (i = 0; i < e.c->ntypes; i++) left[i] = av.type_free[i];
+    memset(&ctx, 0, sizeof ctx);
+    memset(mask, 1, sizeof mask);
+    types[0] = h;
+    ctx.kind = AR_DEC_TYPE;
+    ctx.avail = &av;
+    ctx.cm = e.cm;
+    ctx.max_depth = 16;
+    ctx.depth = 2;
+    ctx.stage = 1; /* stage 0 is an H100 stage */
+    ctx.types = types;
+    ctx.tps = tps;
+    ctx.type_left = left;
+    ctx.n = e.c->ntypes;
+    ctx.mask = mask;
+    ar_state_encode(&st, &ctx, x, cand);
+#define F(t, k) cand[(t) * AR_STATE_CAND + 8 + (k)]
+    ASSERT_NEAR(F(h, 0), 1.0, 1e-12);
+    ASSERT_NEAR(F(a, 0), 0.5, 1e-12);
+    ASSERT_NEAR(F(v, 0), 0.0, 1e-12);
+    /* 2 stages of a 32B model: half its state per stage; an 8-GPU H100 node
+     * holds it, the 4-GPU A6000 node about half, the 4-GPU A100-40 node less */
+    ASSERT(F(h, 1) > F(v, 1) && F(v, 1) > F(a, 1) && F(a, 1) > 0);
+    for (i = 0; i < e.c->ntypes; i++) share += F(i, 2);
+    ASSERT_NEAR(share, 1.0, 1e-12);
+    ASSERT(F(h, 2) > F(a, 2));
+    ASSERT_NEAR(F(h, 3), 0.5, 1e-12);
+    ASSERT(F(v, 3) < F(a, 3) && F(a, 3) < 0.5);
+    /* a type without free GPUs has no compute share and drops out of the rank */
+    left[h] = 0;
+    ar_state_encode(&st, &ctx, x, cand);
+    ASSERT_EQ(F(h, 2), 0.0);
+    ASSERT_EQ(F(h, 0), 0.0);
+    ASSERT_NEAR(F(a, 0), 1.0, 1e-12);
+    ASSERT_NEAR(F(v, 0), 0.0, 1e-12);
+#undef F
+    ar_avail_free(&av);
+    env_close(&e);
+}
+
 /* Exploration rules draw some choices uniformly (the first template's
  * depth, GPU types); the recording keeps the
  * log-probability of the rule that drew each choice (-log of the choices
@@ -284,7 +353,7 @@ TEST(forced_choices_record_the_behaviour_probability)
     env_close(&e);
 }
 
-SUITE(policy, T(forced_choices_record_the_behaviour_probability),
+SUITE(policy, T(forced_choices_record_the_behaviour_probability), T(device_rows_rank_the_free_types),
       T(untrained_policy_plans_every_preset_on_the_paper_mix),
       T(same_seed_same_plan_and_best_of_k_is_no_worse_than_greedy),
       T(saved_and_loaded_policy_gives_bit_identical_plans),
