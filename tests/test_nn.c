@@ -231,29 +231,48 @@ TEST(init_is_deterministic_and_film_starts_at_zero)
     ar_nn_destroy(d);
 }
 
-TEST(gradient_check_logp_of_construction)
+/* One gradient check on a fresh network: config c created with seed cs,
+ * weights randomised (seed rs, scale), a construction of `stages` stages
+ * drawn with seed ds, then grad_check of its log-probability (with_entropy
+ * 0) or of the PPO + entropy loss (1).  Returns grad_check's status, -1 when
+ * the network cannot be made. */
+typedef struct gc_result {
+    int nd, checked;
+    double worst;
+    const char *name;
+} gc_result;
+
+static int grad_check_fresh(const ar_nn_config *c, uint64_t cs, uint64_t rs, double scale, uint64_t ds, int stages,
+                            int with_entropy, gc_result *out)
 {
-    ar_nn_config c;
     ar_nn *n = NULL;
     ar_nn_ws *ws = NULL;
     decision d[MAXDEC];
     ar_rng r;
-    double worst;
-    const char *name;
-    int nd, checked;
-    small_config(&c, 2);
-    ASSERT_OK(ar_nn_create(&n, &c, 3));
-    randomize(n, 11, 0.8);
-    ASSERT_OK(ar_nn_ws_create(&ws, n));
-    ar_rng_seed(&r, 5);
-    nd = make_construction(d, &c, 3, &r); /* depth, 3 x (device, TP) */
-    ASSERT_EQ(nd, 7);
-    ASSERT_EQ(grad_check(n, ws, d, nd, 0, &worst, &name, &checked), 0);
-    ASSERT_GT(checked, 300);
-    ASSERT_MSG(worst < 1e-4, "worst relative error %.3g in tensor %s", worst, name);
-    if (getenv("AR_NN_VERBOSE")) fprintf(stderr, "grad check: %d entries, worst rel err %.3g (%s)\n", checked, worst, name);
+    int st = -1;
+    memset(out, 0, sizeof *out);
+    if (ar_nn_create(&n, c, cs) == ARACHNE_OK && ar_nn_ws_create(&ws, n) == ARACHNE_OK) {
+        randomize(n, rs, scale);
+        ar_rng_seed(&r, ds);
+        out->nd = make_construction(d, c, stages, &r);
+        st = grad_check(n, ws, d, out->nd, with_entropy, &out->worst, &out->name, &out->checked);
+        if (getenv("AR_NN_VERBOSE"))
+            fprintf(stderr, "grad check: %d entries, worst rel err %.3g (%s)\n", out->checked, out->worst, out->name);
+    }
     ar_nn_ws_destroy(ws);
     ar_nn_destroy(n);
+    return st;
+}
+
+TEST(gradient_check_logp_of_construction)
+{
+    ar_nn_config c;
+    gc_result g;
+    small_config(&c, 2);
+    ASSERT_EQ(grad_check_fresh(&c, 3, 11, 0.8, 5, 3, 0, &g), 0);
+    ASSERT_EQ(g.nd, 7); /* depth, 3 x (device, TP) */
+    ASSERT_GT(g.checked, 300);
+    ASSERT_MSG(g.worst < 1e-4, "worst relative error %.3g in tensor %s", g.worst, g.name);
 }
 
 TEST(gradient_check_ppo_entropy_loss_various_depths)
@@ -261,23 +280,11 @@ TEST(gradient_check_ppo_entropy_loss_various_depths)
     int layers;
     for (layers = 1; layers <= 3; layers += 2) {
         ar_nn_config c;
-        ar_nn *n = NULL;
-        ar_nn_ws *ws = NULL;
-        decision d[MAXDEC];
-        ar_rng r;
-        double worst;
-        const char *name;
-        int nd, checked;
+        gc_result g;
         small_config(&c, layers);
-        ASSERT_OK(ar_nn_create(&n, &c, 30 + (uint64_t)layers));
-        randomize(n, 40 + (uint64_t)layers, 1.0);
-        ASSERT_OK(ar_nn_ws_create(&ws, n));
-        ar_rng_seed(&r, 50 + (uint64_t)layers);
-        nd = make_construction(d, &c, 3, &r);
-        ASSERT_EQ(grad_check(n, ws, d, nd, 1, &worst, &name, &checked), 0);
-        ASSERT_MSG(worst < 1e-4, "layers %d: worst relative error %.3g in tensor %s", layers, worst, name);
-        ar_nn_ws_destroy(ws);
-        ar_nn_destroy(n);
+        ASSERT_EQ(grad_check_fresh(&c, 30 + (uint64_t)layers, 40 + (uint64_t)layers, 1.0, 50 + (uint64_t)layers, 3, 1,
+                                   &g), 0);
+        ASSERT_MSG(g.worst < 1e-4, "layers %d: worst relative error %.3g in tensor %s", layers, g.worst, g.name);
     }
 }
 
@@ -285,28 +292,14 @@ TEST(gradient_check_default_sizes_sampled)
 {
     /* The default architecture (with randomised FiLM) on a short construction. */
     ar_nn_config c;
-    ar_nn *n = NULL;
-    ar_nn_ws *ws = NULL;
-    decision d[MAXDEC];
-    ar_rng r;
-    double worst;
-    const char *name;
-    int nd, checked;
+    gc_result g;
     ar_nn_config_default(&c);
     c.state_dim = 32; /* the decision struct holds at most 32 state entries */
     c.max_depth_cands = MAXK;
     c.max_type_cands = 8;
     c.n_tp = 11;
-    ASSERT_OK(ar_nn_create(&n, &c, 9));
-    randomize(n, 10, 1.0);
-    ASSERT_OK(ar_nn_ws_create(&ws, n));
-    ar_rng_seed(&r, 12);
-    nd = make_construction(d, &c, 1, &r);
-    ASSERT_EQ(grad_check(n, ws, d, nd, 1, &worst, &name, &checked), 0);
-    ASSERT_MSG(worst < 1e-4, "worst relative error %.3g in tensor %s", worst, name);
-    if (getenv("AR_NN_VERBOSE")) fprintf(stderr, "grad check: %d entries, worst rel err %.3g (%s)\n", checked, worst, name);
-    ar_nn_ws_destroy(ws);
-    ar_nn_destroy(n);
+    ASSERT_EQ(grad_check_fresh(&c, 9, 10, 1.0, 12, 1, 1, &g), 0);
+    ASSERT_MSG(g.worst < 1e-4, "worst relative error %.3g in tensor %s", g.worst, g.name);
 }
 
 TEST(categorical_gradient_matches_finite_differences)
