@@ -37,10 +37,10 @@ static int keep_only(ar_eval_config *cfg, const char *list)
 
 int cmd_eval(int argc, char **argv)
 {
-    const char *config = NULL, *policy_path = NULL, *only = NULL, *out = NULL, *pos[1];
+    const char *config = NULL, *policy_path = NULL, *flat_path = NULL, *only = NULL, *out = NULL, *pos[1];
     int json = 0, verbose = 0, npos, rc, st;
     char desc[600];
-    cli_opt opts[6];
+    cli_opt opts[7];
     ar_eval_config *cfg = NULL;
     ar_eval_result res;
     arachne_policy *pol = NULL;
@@ -51,9 +51,21 @@ int cmd_eval(int argc, char **argv)
     opts[3] = (cli_opt){ "out", 1, &out, NULL };
     opts[4] = (cli_opt){ "json", 0, NULL, &json };
     opts[5] = (cli_opt){ "verbose", 0, NULL, &verbose };
-    if ((rc = cli_parse("eval", argc, argv, opts, 6, pos, 0, &npos))) return rc;
+    opts[6] = (cli_opt){ "flat", 1, &flat_path, NULL };
+    if ((rc = cli_parse("eval", argc, argv, opts, 7, pos, 0, &npos))) return rc;
     if (!config) return cli_usage_error("eval", "--config FILE is required");
     if ((st = ar_eval_config_load(&cfg, config))) return cli_lib_fail(st, "eval");
+    if (flat_path) {
+        /* the flat baseline takes ~25 min to train on the held-out config:
+         * reuse the file an earlier run saved */
+        if (strlen(flat_path) >= sizeof cfg->flat_policy) {
+            ar_eval_config_free(cfg);
+            return cli_usage_error("eval", "--flat: path longer than %zu bytes", sizeof cfg->flat_policy - 1);
+        }
+        snprintf(cfg->flat_policy, sizeof cfg->flat_policy, "%s", flat_path);
+        cfg->flat_save[0] = '\0';
+        cfg->flat_enabled = 1;
+    }
     if (only && keep_only(cfg, only) == 0) {
         ar_eval_config_free(cfg);
         return cli_usage_error("eval", "--only: no composition of %s is named '%s'", config, only);
