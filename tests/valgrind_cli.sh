@@ -98,7 +98,7 @@ cat > "$tmp/eval.json" <<JSON
 {
  "format": "arachne-eval", "version": 1, "samples": 2, "seed": 1, "random_factor": 2,
  "exhaustive": {"max_gpus": 8, "max_templates": 1, "max_depth": 2, "time_budget_s": 0},
- "flat": {"evaluations": 16, "group": 4, "hidden": 16, "layers": 1, "seed": 1,
+ "flat": {"evaluations": 16, "group": 4, "hidden": 16, "layers": 1, "seed": 1, "save": "$tmp/flat.arflat",
   "train": [ {"model": "llama3-8b", "cluster": "h100:1x8", "global_batch": 64} ]},
  "compositions": [
   {"name": "tiny", "model": "llama3-8b", "cluster": "h100:1x8", "global_batch": 64}
@@ -107,6 +107,8 @@ cat > "$tmp/eval.json" <<JSON
 JSON
 run 0 eval --config "$tmp/eval.json" --policy "$tmp/p.arpol" --out "$tmp/eval-out.json"
 run 0 eval --config "$tmp/eval.json" --policy "$tmp/p.arpol" --json
+run 0 eval --config "$tmp/eval.json" --policy "$tmp/p.arpol" --flat "$tmp/flat.arflat"
+run 1 eval --config "$tmp/eval.json" --policy "$tmp/p.arpol" --flat "$tmp/none.arflat"
 
 echo "valgrind CLI: $runs runs, $fails failed, $skips skipped (not built yet)"
 [ "$fails" -eq 0 ]
