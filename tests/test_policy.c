@@ -6,6 +6,7 @@
 
 #include "harness.h"
 #include "fixture.h"
+#include "cluster.h"
 #include "plan.h"
 #include "policy.h"
 
@@ -237,14 +238,6 @@ TEST(state_is_finite_bounded_and_independent_of_cluster_size)
     }
 }
 
-static int type_index(const arachne_cluster *c, const char *name)
-{
-    int i;
-    for (i = 0; i < c->ntypes; i++)
-        if (strcmp(c->types[i].name, name) == 0) return i;
-    return -1;
-}
-
 /* The device rows' ranking entries (8-11) order the free types: speed rank
  * 1 for the fastest and 0 for the slowest, the memory fit of a stage's
  * state share, shares of free compute that sum to 1, and the speed against
@@ -259,9 +252,9 @@ TEST(device_rows_rank_the_free_types)
     double x[AR_STATE_DIM], cand[(AR_MAX_DEPTH + 1) * AR_STATE_CAND], share = 0;
     int types[2], tps[2] = { 1, 1 }, left[AR_MAX_TYPES], h, a, v, i;
     ASSERT_OK(env_open(&e, "qwen3-32b", "a6000:2x4,h100:2x8,a100-40:2x4"));
-    h = type_index(e.c, "H100");
-    a = type_index(e.c, "A100-40");
-    v = type_index(e.c, "A6000");
+    h = ar_cluster_type_index(e.c, "H100");
+    a = ar_cluster_type_index(e.c, "A100-40");
+    v = ar_cluster_type_index(e.c, "A6000");
     ASSERT(h >= 0 && a >= 0 && v >= 0);
     ASSERT_OK(ar_state_static_init(&st, e.cm));
     ASSERT_OK(ar_avail_init(&av, e.c));
