@@ -165,25 +165,23 @@ static void device_rank_features(const ar_state_static *st, const ar_dec_ctx *ct
     const arachne_cluster *c = ctx->cm->cluster;
     const ar_avail *a = ctx->avail;
     double compute = 0.0, prev = 0.0, need;
-    int t, u, nfree = 0, nprev = 0;
+    int left[AR_MAX_TYPES], t, u, nfree = 0, nprev = 0;
     for (t = 0; t < c->ntypes; t++) {
-        int left = ctx->type_left ? ctx->type_left[t] : a->type_free[t];
-        nfree += left > 0;
-        compute += st->speed[t] * (left > 0 ? left : 0);
+        left[t] = AR_MAX(0, ctx->type_left ? ctx->type_left[t] : a->type_free[t]);
+        nfree += left[t] > 0;
+        compute += st->speed[t] * left[t];
         prev += st->speed[t] * in_tmpl[t];
         nprev += in_tmpl[t];
     }
     need = st->state_bytes / (ctx->depth > 0 ? ctx->depth : 1);
     for (t = 0; t < c->ntypes; t++) {
-        int left = ctx->type_left ? ctx->type_left[t] : a->type_free[t], slower = 0;
         double offer = 0.7 * c->types[t].mem_bytes * a->type_max_free[t];
-        for (u = 0; u < c->ntypes; u++) {
-            int lu = ctx->type_left ? ctx->type_left[u] : a->type_free[u];
-            if (u != t && lu > 0 && st->speed[u] < st->speed[t]) slower++;
-        }
-        f[4 * t + 0] = left <= 0 ? 0.0 : nfree > 1 ? (double)slower / (nfree - 1) : 1.0;
+        int slower = 0;
+        for (u = 0; u < c->ntypes; u++)
+            if (u != t && left[u] > 0 && st->speed[u] < st->speed[t]) slower++;
+        f[4 * t + 0] = left[t] == 0 ? 0.0 : nfree > 1 ? (double)slower / (nfree - 1) : 1.0;
         f[4 * t + 1] = need > 0 ? clamp01(offer / need) : 1.0;
-        f[4 * t + 2] = compute > 0 && left > 0 ? st->speed[t] * left / compute : 0.0;
+        f[4 * t + 2] = compute > 0 ? st->speed[t] * left[t] / compute : 0.0;
         f[4 * t + 3] = nprev > 0 ? clamp01(0.5 * st->speed[t] / (prev / nprev)) : 0.5;
     }
 }
