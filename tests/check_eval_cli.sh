@@ -10,17 +10,8 @@ command -v "$py" >/dev/null 2>&1 || { echo "check_eval_cli: no python"; exit 77;
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 "$bin" policy init --seed 3 --hidden 16 --layers 1 --out "$tmp/p.arpol" >/dev/null || fail "policy init failed"
-cat > "$tmp/eval.json" <<JSON
-{
- "format": "arachne-eval", "version": 1, "samples": 2, "seed": 1, "random_factor": 2,
- "exhaustive": {"max_gpus": 8, "max_templates": 1, "max_depth": 2, "time_budget_s": 0},
- "flat": {"evaluations": 16, "group": 4, "hidden": 16, "layers": 1, "seed": 1, "save": "$tmp/flat.arflat",
-  "train": [ {"model": "llama3-8b", "cluster": "h100:1x8", "global_batch": 64} ]},
- "compositions": [
-  {"name": "tiny", "model": "llama3-8b", "cluster": "h100:1x8", "global_batch": 64}
- ]
-}
-JSON
+. "$(dirname "$0")/tiny_eval_config.sh"
+tiny_eval_config "$tmp"
 "$bin" eval --config "$tmp/eval.json" --policy "$tmp/p.arpol" --out "$tmp/a.json" >/dev/null || fail "eval failed"
 [ -f "$tmp/flat.arflat" ] || fail "the config's flat.save file was not written"
 "$bin" eval --config "$tmp/eval.json" --policy "$tmp/p.arpol" --flat "$tmp/flat.arflat" --out "$tmp/b.json" >/dev/null \

@@ -94,17 +94,8 @@ run 0 train --config "$tmp/train.json" --stop-after 1
 run 0 train --config "$tmp/train.json" --resume "$tmp/t.ckpt"
 run 1 train --config "$tmp/train.json" --resume "$tmp/t.csv"
 run 1 train --config "$tmp/plan.svg"
-cat > "$tmp/eval.json" <<JSON
-{
- "format": "arachne-eval", "version": 1, "samples": 2, "seed": 1, "random_factor": 2,
- "exhaustive": {"max_gpus": 8, "max_templates": 1, "max_depth": 2, "time_budget_s": 0},
- "flat": {"evaluations": 16, "group": 4, "hidden": 16, "layers": 1, "seed": 1, "save": "$tmp/flat.arflat",
-  "train": [ {"model": "llama3-8b", "cluster": "h100:1x8", "global_batch": 64} ]},
- "compositions": [
-  {"name": "tiny", "model": "llama3-8b", "cluster": "h100:1x8", "global_batch": 64}
- ]
-}
-JSON
+. "$(dirname "$0")/tiny_eval_config.sh"
+tiny_eval_config "$tmp"
 run 0 eval --config "$tmp/eval.json" --policy "$tmp/p.arpol" --out "$tmp/eval-out.json"
 run 0 eval --config "$tmp/eval.json" --policy "$tmp/p.arpol" --json
 run 0 eval --config "$tmp/eval.json" --policy "$tmp/p.arpol" --flat "$tmp/flat.arflat"
