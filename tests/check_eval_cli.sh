@@ -2,7 +2,8 @@
 # arachne eval: a one-composition config trains and saves its flat policy;
 # --flat reloads that file (JSON says "loaded", the flat results are the
 # same, nothing is trained); --flat with a missing or corrupt file fails
-# naming it, so the file is really what the flat columns come from.
+# naming it, so the file is really what the flat columns come from; an
+# over-long --flat path is a usage error (exit 2).
 bin=${ARACHNE_BIN:-bin/arachne}
 fail() { echo "$*"; exit 1; }
 py=${PYTHON:-python3}
@@ -32,4 +33,8 @@ head -c 100 "$tmp/flat.arflat" > "$tmp/cut.arflat"
 err=$("$bin" eval --config "$tmp/eval.json" --policy "$tmp/p.arpol" --flat "$tmp/cut.arflat" 2>&1 >/dev/null); rc=$?
 [ $rc -eq 1 ] || fail "--flat with a truncated file: exit $rc, want 1"
 printf '%s' "$err" | grep -q "cut.arflat" || fail "--flat truncated-file error does not name the file: $err"
+long=$(printf '%05000d' 0)
+err=$("$bin" eval --config "$tmp/eval.json" --policy "$tmp/p.arpol" --flat "$tmp/$long" 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] || fail "--flat with an over-long path: exit $rc, want 2"
+printf '%s' "$err" | grep -q "\-\-flat: path longer than" || fail "--flat over-long path message: $err"
 exit 0
