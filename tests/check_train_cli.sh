@@ -52,6 +52,32 @@ sed -e "s|$t/c\.|$t/d.|g" "$t/cfg_c.json" > "$t/cfg_d.json"
 [ -e "$t/d.arpol.select" ] || fail "no selection snapshot kept for --resume"
 "$bin" train --config "$t/cfg_d.json" --resume "$t/d.ckpt" 2> "$t/err" || { cat "$t/err"; fail "select resumed run"; }
 cmp "$t/c.arpol" "$t/d.arpol" || fail "resumed selection differs from the uninterrupted one"
+# model selection on a validation list: the kept score is
+# sqrt(greedy iter/s x best-of-16 iter/s) of the kept policy on the one
+# validation composition, recorded in the metadata
+sed -e "s|$t/c\.|$t/v.|g" -e 's|^  "output":|  "validation": [ { "model": "qwen3-8b", "cluster": "a100-40:1x4,h100:1x8", "name": "val" } ],\n  "output":|' \
+    "$t/cfg_c.json" > "$t/cfg_v.json"
+grep -q '"validation"' "$t/cfg_v.json" || fail "test setup: $(cat "$t/cfg_v.json")"
+"$bin" train --config "$t/cfg_v.json" 2> "$t/err" || { cat "$t/err"; fail "train with validation"; }
+[ -s "$t/v.arpol" ] && [ ! -e "$t/v.arpol.select" ] || fail "validation: policy missing or snapshot left behind"
+"$bin" policy info --json "$t/v.arpol" > "$t/vinfo" 2>&1 || { cat "$t/vinfo"; fail "policy info (validation)"; }
+grep -q '"validation":\["val"\]' "$t/vinfo" || { cat "$t/vinfo"; fail "metadata lacks the validation names"; }
+score=$(sed -n 's/.*"validation_score_iter_per_s":\([0-9.eE+-]*\).*/\1/p' "$t/vinfo")
+[ -n "$score" ] || { cat "$t/vinfo"; fail "metadata lacks the validation score"; }
+for k in 1 16; do
+    "$bin" plan --policy "$t/v.arpol" --model qwen3-8b --cluster a100-40:1x4,h100:1x8 --global-batch 256 --samples $k --seed 1 \
+        --json > "$t/vplan$k" 2>&1 || { cat "$t/vplan$k"; fail "plan with the selected policy"; }
+done
+g=$(sed -n 's/.*"iter_per_s": *\([0-9.eE+-]*\).*/\1/p' "$t/vplan1" | head -n 1)
+b=$(sed -n 's/.*"iter_per_s": *\([0-9.eE+-]*\).*/\1/p' "$t/vplan16" | head -n 1)
+python3 -c "import sys, math; s, g, b = map(float, sys.argv[1:]); sys.exit(0 if abs(s - math.sqrt(g * b)) <= 1e-9 * s else 1)" \
+    "$score" "$g" "$b" || fail "validation score $score is not sqrt(greedy $g x best-of-16 $b) of the kept policy"
+sed -e 's|, "select_every": 1 }| }|' "$t/cfg_v.json" > "$t/cfg_v2.json"
+"$bin" train --config "$t/cfg_v2.json" 2> "$t/err"; [ $? -eq 1 ] || fail "validation without select_every should fail"
+grep -q "needs output.select_every" "$t/err" || fail "message: $(cat "$t/err")"
+sed -e 's|"cluster": "a100-40:1x4,h100:1x8"|"cluster": "b300:1x4"|' "$t/cfg_v.json" > "$t/cfg_v3.json"
+"$bin" train --config "$t/cfg_v3.json" 2> "$t/err"; [ $? -eq 1 ] || fail "a bad validation cluster should fail"
+grep -q "val" "$t/err" || fail "message should name the validation entry: $(cat "$t/err")"
 # usage errors (exit 2) and failures (exit 1), one "arachne:" line
 "$bin" train 2> "$t/err"; [ $? -eq 2 ] || fail "missing --config should exit 2"
 "$bin" train --config "$t/cfg.json" --threads x 2> "$t/err"; [ $? -eq 2 ] || fail "bad --threads should exit 2"

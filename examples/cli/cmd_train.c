@@ -44,9 +44,13 @@ typedef struct run_ctx {
     long ckpt_every;
     int failed;
     /* model selection ("select_every"): the greedy plans are scored every
-     * select_every updates and the best-scoring weights kept in snap_path */
+     * select_every updates and the best-scoring weights kept in snap_path;
+     * the score is validation_score on the "validation" compositions
+     * (envs[ncomp .. ncomp + nval)) when the config has them, else the
+     * greedy plans' mean normalised throughput on the training ones */
     arachne_policy *pol;
     const struct comp_env *envs;
+    int nval;
     long select_every;
     double best_score;
     long best_update;
@@ -160,6 +164,7 @@ static void fmt_dur(char *buf, size_t cap, double s)
 }
 
 static int greedy_mean(const arachne_policy *pol, const arachne_trainer *t, const comp_env *envs, int n, double *out);
+static int select_score(const run_ctx *r, const arachne_policy *pol, double *out);
 static int select_step(run_ctx *r, int update);
 
 static int progress(void *user, int update, int updates, double mean_reward, const double *best, int n)
@@ -369,6 +374,38 @@ static int greedy_mean(const arachne_policy *pol, const arachne_trainer *t, cons
     return ARACHNE_OK;
 }
 
+/* The validation score: over the validation compositions, the geometric
+ * mean of sqrt(greedy iter/s x best-of-VAL_SAMPLES iter/s), the two ways
+ * the policy plans (greedy, and greedy plus sampled plans with the best
+ * kept; sampling seed 1, so the score is deterministic).  A geometric mean
+ * is scale-free: compositions whose throughputs differ by orders of
+ * magnitude weigh alike without a reference.  No plan counts as 1e-9. */
+#define VAL_SAMPLES 16
+static int validation_score(const arachne_policy *pol, const comp_env *envs, int n, double *out)
+{
+    double s = 0;
+    int i, k, st;
+    for (i = 0; i < n; i++) {
+        for (k = 0; k < 2; k++) {
+            arachne_plan *p = NULL;
+            double v = 0;
+            if ((st = arachne_plan_build(&p, pol, envs[i].cm, k ? VAL_SAMPLES : 1, 1))) return st;
+            arachne_plan_get(p, ARACHNE_PLAN_ITER_PER_S, &v);
+            arachne_plan_destroy(p);
+            s += 0.5 * log(v > 1e-9 ? v : 1e-9);
+        }
+    }
+    *out = n ? exp(s / n) : 0;
+    return ARACHNE_OK;
+}
+
+/* The model-selection score of pol's plans (see run_ctx). */
+static int select_score(const run_ctx *r, const arachne_policy *pol, double *out)
+{
+    if (r->nval > 0) return validation_score(pol, r->envs + r->ncomp, r->nval, out);
+    return greedy_mean(pol, r->t, r->envs, r->ncomp, out);
+}
+
 /* Scores the greedy plans of the current weights; when they beat the best
  * so far, writes the weights (with the score in the metadata) to the
  * snapshot file.  Returns nonzero after printing an error. */
@@ -376,7 +413,7 @@ static int select_step(run_ctx *r, int update)
 {
     double score = 0;
     char meta[96];
-    int st = greedy_mean(r->pol, r->t, r->envs, r->ncomp, &score);
+    int st = select_score(r, r->pol, &score);
     if (st) return cli_lib_fail(st, "train: scoring the greedy plans");
     if (score <= r->best_score) return 0;
     snprintf(meta, sizeof meta, "{\"select_score\":%.17g,\"select_update\":%d}", score, update);
@@ -435,17 +472,17 @@ int cmd_train(int argc, char **argv)
     cli_opt opts[4] = { { "config", 1, &config, NULL }, { "resume", 1, &resume, NULL }, { "threads", 1, &threads_s, NULL },
                         { "stop-after", 1, &stop_s, NULL } };
     ar_json *cfg = NULL;
-    const ar_json *comps = NULL, *out = NULL, *pol_o = NULL;
+    const ar_json *comps = NULL, *vals = NULL, *out = NULL, *pol_o = NULL;
     comp_env *envs = NULL;
     setup global = { 512, 4096, 16, 0.08, ARACHNE_RECOMPUTE_SELECTIVE, 0, 1 };
-    double greedy0 = 0, greedy1 = 0;
+    double greedy0 = 0, greedy1 = 0, final_score = 0;
     long updates = 100, seed = 1, threads = -1, stop_after = 0, run_to, hidden = 0, layers = 0, init_seed = 1, log_every = 10, ckpt_every = 0;
     long select_every = 0;
     arachne_policy *chosen = NULL;
     arachne_policy *pol = NULL;
     arachne_trainer *t = NULL;
     run_ctx r;
-    int npos, rc, st, n = 0, i;
+    int npos, rc, st, n = 0, nall = 0, i;
     size_t k;
     memset(&r, 0, sizeof r);
     if ((rc = cli_parse("train", argc, argv, opts, 4, pos, 0, &npos))) return rc;
@@ -456,7 +493,7 @@ int cmd_train(int argc, char **argv)
     if (st) return cli_lib_fail(st, "train: --config");
     {
         static const char *const keys[] = { "name", "seed", "updates", "log_every", "policy", "setup", "hyper",
-                                             "compositions", "output", NULL };
+                                             "compositions", "validation", "output", NULL };
         static const char *const pkeys[] = { "hidden", "layers", "init_seed", "init", NULL };
         static const char *const okeys[] = { "policy", "csv", "svg", "checkpoint", "checkpoint_every", "select_every", NULL };
         if (cfg->type != AR_JSON_OBJECT) { st = ar_json_error_at(cfg, "expected an object"); goto lib_fail; }
@@ -465,7 +502,8 @@ int cmd_train(int argc, char **argv)
             (st = ar_json_int(cfg, "updates", 1, 1, 100000000L, &updates)) ||
             (st = ar_json_int(cfg, "log_every", 0, 1, 100000000L, &log_every)) ||
             (st = ar_json_obj(cfg, "policy", 0, &pol_o)) || (st = parse_setup(ar_json_get(cfg, "setup"), &global)) ||
-            (st = ar_json_arr(cfg, "compositions", 1, &comps)) || (st = ar_json_obj(cfg, "output", 1, &out)))
+            (st = ar_json_arr(cfg, "compositions", 1, &comps)) || (st = ar_json_arr(cfg, "validation", 0, &vals)) ||
+            (st = ar_json_obj(cfg, "output", 1, &out)))
             goto lib_fail;
         if (pol_o && ((st = ar_json_only_keys(pol_o, pkeys)) || (st = ar_json_int(pol_o, "hidden", 0, 1, 4096, &hidden)) ||
                       (st = ar_json_int(pol_o, "layers", 0, 1, 8, &layers)) ||
@@ -484,6 +522,11 @@ int cmd_train(int argc, char **argv)
     for (k = 0; k < comps->count; k++)
         if ((st = add_entry(comps->items[k], &global, envs, &n))) goto lib_fail;
     if (n == 0) { rc = cli_fail("train: %s: no compositions", config); goto done; }
+    nall = n;
+    for (k = 0; vals && k < vals->count; k++)
+        if ((st = add_entry(vals->items[k], &global, envs, &nall))) goto lib_fail;
+    if (vals && nall == n) { rc = cli_fail("train: %s: 'validation' lists no compositions", config); goto done; }
+    if (vals && select_every == 0) { rc = cli_fail("train: %s: 'validation' needs output.select_every", config); goto done; }
     if (init) st = arachne_policy_load(&pol, init);
     else st = arachne_policy_create(&pol, (uint64_t)init_seed, (int)hidden, (int)layers);
     if (st) goto lib_fail;
@@ -502,6 +545,7 @@ int cmd_train(int argc, char **argv)
     r.ckpt_every = ckpt_every;
     r.pol = pol;
     r.envs = envs;
+    r.nval = nall - n;
     r.select_every = select_every;
     r.best_score = -1;
     if (select_every > 0) {
@@ -539,12 +583,15 @@ int cmd_train(int argc, char **argv)
         double nb = 0;
         arachne_trainer_get(t, -1, ARACHNE_TRAIN_MEAN_NORM_BEST, &nb);
         if ((st = greedy_mean(pol, t, envs, n, &greedy1))) goto lib_fail;
-        if (select_every > 0 && run_to == updates && r.best_score > greedy1) {
+        if (select_every > 0 && (st = select_score(&r, pol, &final_score))) goto lib_fail;
+        if (select_every > 0 && run_to == updates && r.best_score > final_score) {
             /* model selection: the weights whose greedy plans scored best */
             if ((st = arachne_policy_load(&chosen, r.snap_path))) { rc = cli_lib_fail(st, "train: reading the selection snapshot"); goto done; }
-            fprintf(stderr, "arachne: train: keeping the weights of update %ld (greedy plans %.3f x reference; last update %.3f)\n",
-                    r.best_update, r.best_score, greedy1);
-            greedy1 = r.best_score;
+            fprintf(stderr, "arachne: train: keeping the weights of update %ld (%s %.4g; last update %.4g)\n",
+                    r.best_update, r.nval ? "validation score, iter/s" : "greedy plans x reference", r.best_score,
+                    final_score);
+            if ((st = greedy_mean(chosen, t, envs, n, &greedy1))) goto lib_fail;
+            final_score = r.best_score;
         }
         ar_buf_init(&meta);
         ar_buf_puts(&meta, "{\"config\":");
@@ -560,7 +607,18 @@ int cmd_train(int argc, char **argv)
             if (i) ar_buf_puts(&meta, ",");
             ar_json_put_string(&meta, envs[i].name);
         }
-        ar_buf_puts(&meta, "]}");
+        ar_buf_puts(&meta, "]");
+        if (r.nval > 0) {
+            ar_buf_puts(&meta, ",\"validation_score_iter_per_s\":");
+            ar_json_put_number(&meta, final_score);
+            ar_buf_puts(&meta, ",\"validation\":[");
+            for (i = n; i < nall; i++) {
+                if (i > n) ar_buf_puts(&meta, ",");
+                ar_json_put_string(&meta, envs[i].name);
+            }
+            ar_buf_puts(&meta, "]");
+        }
+        ar_buf_puts(&meta, "}");
         st = ar_buf_status(&meta);
         if (!st) st = arachne_policy_set_metadata(chosen ? chosen : pol, meta.data);
         ar_buf_free(&meta);
@@ -591,7 +649,7 @@ done:
     arachne_policy_destroy(chosen);
     free(r.snap_path);
     if (envs)
-        for (i = 0; i < n; i++) free_env(&envs[i]);
+        for (i = 0; i < (nall > n ? nall : n); i++) free_env(&envs[i]); /* training, then validation */
     free(envs);
     free(r.rows);
     ar_json_free(cfg);
