@@ -37,7 +37,6 @@ static void net_config(ar_nn_config *cfg, int which, int hidden, int layers)
         cfg->max_type_cands = AR_FLAT_SHARES;
         cfg->n_tp = AR_FLAT_NMBS;
     }
-    cfg->tp_cands = 0; /* the flat TP knob has no per-option rows (flat schema 2) */
 }
 
 int ar_flat_create(ar_flat **out, uint64_t seed, int hidden, int layers)

@@ -26,12 +26,11 @@ void ar_nn_config_default(ar_nn_config *c)
     c->max_depth_cands = 33;
     c->max_type_cands = 16;
     c->n_tp = 11;
-    c->tp_cands = 0;
 }
 
 static const char *const field_names[AR_NN_CONFIG_FIELDS] = {
     "state_dim", "comp_dim", "cand_dim", "hidden", "layers",
-    "film_hidden", "head_hidden", "max_depth_cands", "max_type_cands", "n_tp", "tp_cands"
+    "film_hidden", "head_hidden", "max_depth_cands", "max_type_cands", "n_tp"
 };
 
 void ar_nn_config_to_array(const ar_nn_config *c, int out[AR_NN_CONFIG_FIELDS])
@@ -46,7 +45,6 @@ void ar_nn_config_to_array(const ar_nn_config *c, int out[AR_NN_CONFIG_FIELDS])
     out[7] = c->max_depth_cands;
     out[8] = c->max_type_cands;
     out[9] = c->n_tp;
-    out[10] = c->tp_cands;
 }
 
 void ar_nn_config_from_array(ar_nn_config *c, const int in[AR_NN_CONFIG_FIELDS])
@@ -61,7 +59,6 @@ void ar_nn_config_from_array(ar_nn_config *c, const int in[AR_NN_CONFIG_FIELDS])
     c->max_depth_cands = in[7];
     c->max_type_cands = in[8];
     c->n_tp = in[9];
-    c->tp_cands = in[10];
 }
 
 int ar_nn_config_check(const ar_nn_config *c)
@@ -69,9 +66,7 @@ int ar_nn_config_check(const ar_nn_config *c)
     int v[AR_NN_CONFIG_FIELDS], i;
     if (!c) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "network config: NULL");
     ar_nn_config_to_array(c, v);
-    if (c->tp_cands != 0 && c->tp_cands != 1)
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "network config: tp_cands = %d is not 0 or 1", c->tp_cands);
-    for (i = 0; i < AR_NN_CONFIG_FIELDS - 1; i++) /* every size but the tp_cands flag */
+    for (i = 0; i < AR_NN_CONFIG_FIELDS; i++)
         if (v[i] < 1 || v[i] > AR_NN_MAX_DIM)
             return ar_error(ARACHNE_E_INVALID_ARGUMENT, "network config: %s = %d is outside 1..%d",
                             field_names[i], v[i], AR_NN_MAX_DIM);
@@ -138,11 +133,6 @@ void ar_nn_layout_build(ar_nn_layout *lay, const ar_nn_config *c)
     add_tensor(lay, &lay->tp_b1, "tp.b1", HH, 1, 0);
     add_tensor(lay, &lay->tp_w2, "tp.w2", c->n_tp, HH, 1);
     add_tensor(lay, &lay->tp_b2, "tp.b2", c->n_tp, 1, 0);
-    lay->tp_wb = lay->tp_wf = -1;
-    if (c->tp_cands) {
-        add_tensor(lay, &lay->tp_wb, "tp.wb", F, H, 1);
-        add_tensor(lay, &lay->tp_wf, "tp.wf", F, 1, 0);
-    }
 }
 
 size_t ar_nn_config_param_count(const ar_nn_config *c)
@@ -201,7 +191,7 @@ int ar_nn_create(ar_nn **out, const ar_nn_config *cfg, uint64_t seed)
         double scale;
         if (!t->decay) continue; /* biases stay 0 */
         if (i == n->lay.film_w2) continue; /* FiLM starts as identity */
-        if (i == n->lay.c_wb[0] || i == n->lay.c_wb[1] || i == n->lay.tp_wb) continue; /* direct paths start at 0 */
+        if (i == n->lay.c_wb[0] || i == n->lay.c_wb[1]) continue; /* the direct path starts at 0 */
         scale = 1.0 / sqrt((double)t->cols);
         if (i == n->lay.c_w1h[0] || i == n->lay.c_w1f[0] || i == n->lay.c_w1h[1] || i == n->lay.c_w1f[1])
             scale = 1.0 / sqrt((double)(cfg->hidden + cfg->cand_dim)); /* fan-in of [h ; f] */
@@ -538,7 +528,7 @@ int ar_nn_forward(const ar_nn *n, ar_nn_ws *ws, ar_head head, const double *x, c
 {
     const ar_nn_config *cfg;
     nn_rec *r;
-    int S, C, F, H, L, HH, FH, l, k, kmax_head, st, any = 0, site_size, has_cand;
+    int S, C, F, H, L, HH, FH, l, k, kmax_head, st, any = 0, site_size;
     size_t so;
     const double *in;
     if (!n || !ws || !x || !c) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "nn forward: NULL argument");
@@ -556,12 +546,11 @@ int ar_nn_forward(const ar_nn *n, ar_nn_ws *ws, ar_head head, const double *x, c
     if (head == AR_HEAD_TP ? K != cfg->n_tp : (K < 1 || K > kmax_head))
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "nn forward: head %d: %d candidates (allowed %s%d)",
                         (int)head, K, head == AR_HEAD_TP ? "exactly " : "1..", kmax_head);
-    has_cand = head != AR_HEAD_TP || cfg->tp_cands;
-    if (has_cand && !cand)
+    if (head != AR_HEAD_TP && !cand)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "nn forward: head %d needs candidate features", (int)head);
     for (k = 0; k < K; k++) {
         int valid = mask ? mask[k] != 0 : 1;
-        if (valid && has_cand && !all_finite(cand + (size_t)k * (size_t)F, (size_t)F))
+        if (valid && head != AR_HEAD_TP && !all_finite(cand + (size_t)k * (size_t)F, (size_t)F))
             return ar_error(ARACHNE_E_INVALID_ARGUMENT, "nn forward: candidate %d has a non-finite feature", k);
         any |= valid;
     }
@@ -578,7 +567,7 @@ int ar_nn_forward(const ar_nn *n, ar_nn_ws *ws, ar_head head, const double *x, c
     memcpy(r->x, x, (size_t)S * sizeof(double));
     memcpy(r->c, c, (size_t)C * sizeof(double));
     for (k = 0; k < K; k++) r->mask[k] = (unsigned char)(mask ? mask[k] != 0 : 1);
-    if (has_cand) {
+    if (head != AR_HEAD_TP) {
         for (k = 0; k < K; k++) {
             double *dst = r->cand + (size_t)k * (size_t)F;
             if (r->mask[k]) memcpy(dst, cand + (size_t)k * (size_t)F, (size_t)F * sizeof(double));
@@ -632,18 +621,8 @@ int ar_nn_forward(const ar_nn *n, ar_nn_ws *ws, ar_head head, const double *x, c
         linear_forward(r->zh, P(n->lay.tp_w1), P(n->lay.tp_b1), in, HH, H);
         film_tanh_forward(r->ha, r->zh, r->fo + so, r->fo + so + site_size, HH);
         linear_forward(r->logits, P(n->lay.tp_w2), P(n->lay.tp_b2), r->ha, K, HH);
-        if (cfg->tp_cands) /* per-option features through the direct path */
-            linear_forward(r->cv, P(n->lay.tp_wb), P(n->lay.tp_wf), in, F, H);
-        for (k = 0; k < K; k++) {
-            const double *fk = r->cand + (size_t)k * (size_t)F;
-            int j;
-            if (!r->mask[k]) {
-                r->logits[k] = -INFINITY;
-                continue;
-            }
-            if (cfg->tp_cands)
-                for (j = 0; j < F; j++) r->logits[k] += r->cv[j] * fk[j];
-        }
+        for (k = 0; k < K; k++)
+            if (!r->mask[k]) r->logits[k] = -INFINITY;
     }
     st = ar_cat_eval(r->logits, r->mask, K, r->logp, r->probs, NULL);
     if (st) {
@@ -727,10 +706,8 @@ int ar_nn_backward_into(const ar_nn *n, ar_nn_ws *ws, int rec, const double *dlo
     } else {
         so = film_site(cfg, L + 2, &site_size);
         memset(dcur, 0, (size_t)HH * sizeof(double));
-        memset(dv, 0, (size_t)F * sizeof(double));
         for (k = 0; k < K; k++) {
             const double *w = P(n->lay.tp_w2) + (size_t)k * (size_t)HH;
-            const double *fk = r->cand + (size_t)k * (size_t)F;
             double *gw = G(n->lay.tp_w2) + (size_t)k * (size_t)HH, d;
             int j;
             if (!r->mask[k]) continue;
@@ -741,13 +718,9 @@ int ar_nn_backward_into(const ar_nn *n, ar_nn_ws *ws, int rec, const double *dlo
                 gw[j] += d * r->ha[j];
                 dcur[j] += w[j] * d;
             }
-            if (cfg->tp_cands)
-                for (j = 0; j < F; j++) dv[j] += d * fk[j];
         }
         film_tanh_backward(dcur, dfo + so, dfo + so + site_size, dcur, r->ha, r->zh, r->fo + so, HH);
         linear_backward(G(n->lay.tp_w1), G(n->lay.tp_b1), dh, P(n->lay.tp_w1), h, dcur, HH, H);
-        if (cfg->tp_cands)
-            linear_backward(G(n->lay.tp_wb), G(n->lay.tp_wf), dh, P(n->lay.tp_wb), h, dv, F, H);
     }
 
     for (l = L - 1; l >= 0; l--) {

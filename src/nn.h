@@ -10,8 +10,6 @@
  *   DEPTH / DEVICE   per candidate k with feature row f_k:
  *                    s_k = w2 . tanh(gamma * (W1h h + W1f f_k + b1) + beta) + b2
  *   TP               logits = Wt2 tanh(gamma * (Wt1 h + bt1) + beta) + bt2
- *                    (+ (Wb h + wf) . f_k per option k when tp_cands = 1: the
- *                    same direct path over per-option feature rows)
  *   output           log-softmax over the valid entries; masked entries get
  *                    log-probability -inf and are excluded from the softmax.
  *
@@ -46,12 +44,9 @@ typedef struct ar_nn_config {
     int max_depth_cands; /* most DEPTH candidates per decision: STOP + 1..32 [33] */
     int max_type_cands;  /* most DEVICE candidates per decision [16] */
     int n_tp;            /* TP options 1, 2, ..., 2^(n_tp-1), 1..AR_NN_MAX_TP [11] */
-    int tp_cands;        /* 1: the TP head also scores per-option feature rows (F each)
-                          * through a direct path; 0: it reads the backbone only [0] */
 } ar_nn_config;
 
-#define AR_NN_CONFIG_FIELDS 11   /* number of int fields above (file format version 2) */
-#define AR_NN_CONFIG_FIELDS_V1 10 /* format version 1 stored the first ten (tp_cands = 0) */
+#define AR_NN_CONFIG_FIELDS 10 /* number of int fields above (file format) */
 
 void ar_nn_config_default(ar_nn_config *c);
 /* ARACHNE_OK, or ARACHNE_E_INVALID_ARGUMENT naming the bad field. */
@@ -88,8 +83,7 @@ void ar_nn_zero_grad(ar_nn *n);
  * "film.w2" (2*(L*H + 3*HH) x FH), "film.b2", "<head>.w1h" (HH x H),
  * "<head>.w1f" (HH x F), "<head>.b1", "<head>.w2" (HH), "<head>.b2" (1),
  * "<head>.wb" (F x H), "<head>.wf" (F) (the direct path) for head = depth, device; "tp.w1" (HH x H), "tp.b1", "tp.w2" (n_tp x HH),
- * "tp.b2", and with tp_cands = 1 "tp.wb" (F x H), "tp.wf" (F).  Order of the
- * list = order in the parameter array. */
+ * "tp.b2".  Order of the list = order in the parameter array. */
 typedef struct ar_nn_tensor {
     char name[16];
     size_t offset;     /* into ar_nn_params() */
@@ -118,8 +112,7 @@ void ar_nn_ws_reset(ar_nn_ws *ws);
 int ar_nn_ws_count(const ar_nn_ws *ws);       /* records on the tape */
 
 /* One decision.  x: S entries; c: C entries; cand: K x F row-major (DEPTH,
- * DEVICE, and TP when the config has tp_cands = 1; otherwise ignored for TP
- * and may be NULL); K: candidates (1..max_depth_cands,
+ * DEVICE; ignored for TP, may be NULL); K: candidates (1..max_depth_cands,
  * 1..max_type_cands, or exactly n_tp for TP); mask: K bytes, nonzero =
  * valid (NULL = all valid; at least one must be valid).  Masked candidates
  * are not evaluated (their feature rows may hold anything); valid logits do

@@ -6,7 +6,7 @@
 
 #include "nn.h"
 
-#define AR_NN_MAX_TENSORS (2 * AR_NN_MAX_LAYERS + 4 + 2 * 7 + 4 + 2)
+#define AR_NN_MAX_TENSORS (2 * AR_NN_MAX_LAYERS + 4 + 2 * 7 + 4)
 
 /* Tensor table plus the index of each named tensor in it. */
 typedef struct ar_nn_layout {
@@ -19,7 +19,6 @@ typedef struct ar_nn_layout {
     int c_w1h[2], c_w1f[2], c_b1[2], c_w2[2], c_b2[2]; /* [0] depth, [1] device */
     int c_wb[2], c_wf[2];           /* direct candidate path: v = Wb h + wf, score += v . f_k */
     int tp_w1, tp_b1, tp_w2, tp_b2;
-    int tp_wb, tp_wf;               /* TP direct path (tp_cands = 1), else -1 */
 } ar_nn_layout;
 
 void ar_nn_layout_build(ar_nn_layout *lay, const ar_nn_config *c);

@@ -16,7 +16,6 @@ void ar_policy_nn_config(ar_nn_config *cfg, int hidden, int layers)
     cfg->max_depth_cands = AR_MAX_DEPTH + 1;
     cfg->max_type_cands = AR_MAX_TYPES;
     cfg->n_tp = AR_POLICY_TP;
-    cfg->tp_cands = 1; /* TP options get feature rows too (schema 4) */
     if (hidden > 0) cfg->hidden = hidden;
     if (layers > 0) cfg->layers = layers;
 }
@@ -196,17 +195,18 @@ int ar_policy_decide(void *user, const ar_dec_ctx *ctx, int *choice)
     ar_policy_src *s = user;
     double x[AR_STATE_DIM], cand[(AR_MAX_DEPTH + 1) * AR_STATE_CAND], logp[AR_MAX_DEPTH + 1];
     unsigned char mask[AR_MAX_DEPTH + 1];
-    int K, head, rec, i, pick = -1, forced = 0;
+    int K, head, rec, i, pick = -1, forced = 0, has_cand;
     if (ctx->n > AR_MAX_DEPTH + 1 || ctx->n < 1)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "policy: decision with %d choices", ctx->n);
     head = ctx->kind == AR_DEC_DEPTH ? AR_HEAD_DEPTH : ctx->kind == AR_DEC_TYPE ? AR_HEAD_DEVICE : AR_HEAD_TP;
+    has_cand = head != AR_HEAD_TP;
     K = head == AR_HEAD_TP ? AR_POLICY_TP : ctx->n;
     if (head == AR_HEAD_TP && ctx->n > AR_POLICY_TP)
         return ar_error(ARACHNE_E_UNSUPPORTED, "policy: %d TP options exceed the policy's %d", ctx->n, AR_POLICY_TP);
     memset(mask, 0, sizeof mask);
     for (i = 0; i < ctx->n; i++) mask[i] = ctx->mask[i] != 0;
-    ar_state_encode(&s->st, ctx, x, cand); /* every head has candidate rows (schema 4) */
-    rec = ar_nn_forward(s->nn, s->ws, (ar_head)head, x, s->st.comp, cand, K, mask, logp);
+    ar_state_encode(&s->st, ctx, x, has_cand ? cand : NULL);
+    rec = ar_nn_forward(s->nn, s->ws, (ar_head)head, x, s->st.comp, has_cand ? cand : NULL, K, mask, logp);
     if (rec < 0) return rec;
     /* Exploration rules replace the policy's draw with a uniform one; the
      * recorded log-probability is then the rule's (see below).  The forced
@@ -232,7 +232,7 @@ int ar_policy_decide(void *user, const ar_dec_ctx *ctx, int *choice)
     *choice = pick;
     if (s->record) {
         ar_decision_rec *r;
-        size_t nd = AR_STATE_DIM + AR_STATE_COMP + (size_t)K * AR_STATE_CAND;
+        size_t nd = AR_STATE_DIM + AR_STATE_COMP + (has_cand ? (size_t)K * AR_STATE_CAND : 0);
         int st = pool_reserve(s, nd, (size_t)K);
         if (st) return st;
         r = &s->recs[s->nrecs++];
@@ -251,9 +251,12 @@ int ar_policy_decide(void *user, const ar_dec_ctx *ctx, int *choice)
         r->c_off = s->pool_len;
         memcpy(s->pool + s->pool_len, s->st.comp, sizeof s->st.comp);
         s->pool_len += AR_STATE_COMP;
-        r->cand_off = s->pool_len;
-        memcpy(s->pool + s->pool_len, cand, sizeof(double) * (size_t)K * AR_STATE_CAND);
-        s->pool_len += (size_t)K * AR_STATE_CAND;
+        r->cand_off = (size_t)-1;
+        if (has_cand) {
+            r->cand_off = s->pool_len;
+            memcpy(s->pool + s->pool_len, cand, sizeof(double) * (size_t)K * AR_STATE_CAND);
+            s->pool_len += (size_t)K * AR_STATE_CAND;
+        }
         r->mask_off = s->masks_len;
         memcpy(s->masks + s->masks_len, mask, (size_t)K);
         s->masks_len += (size_t)K;

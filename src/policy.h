@@ -24,7 +24,7 @@ typedef struct ar_decision_rec {
     int forced;      /* 1: drawn by an exploration rule, not the policy */
     size_t x_off;    /* offsets into the rollout's feature pool */
     size_t c_off;
-    size_t cand_off; /* candidate rows (every head has them in schema 4) */
+    size_t cand_off; /* (size_t)-1 when none */
     size_t mask_off;
 } ar_decision_rec;
 

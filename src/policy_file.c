@@ -1,15 +1,15 @@
 /* policy_file.c -- encode / decode / save / load of the binary policy file.
  * Layout (all integers little-endian, independent of the host):
  *     0  magic "ARPOL\0\0\1"                       8 bytes
- *     8  format version V (1 or 2)                  u32
- *    12  network sizes, ar_nn_config field order    Z x u32 (Z = 10 in V1, 11 in V2)
- *  12+4Z feature-schema version                     u32
- *  16+4Z parameter count N                          u64
- *  B     parameters, IEEE-754 binary64              N x 8 bytes (B = 24+4Z: 64 or 68)
- *  B+8N  metadata length M                          u32
- *  B+8N+4 metadata, one UTF-8 JSON value (no NUL)   M bytes
- *  B+8N+4+M CRC-32 (IEEE) of every byte before it   u32
- * Format 1 has no tp_cands field (it is 0).  See docs/formats.md, "Policy file". */
+ *     8  format version (1)                         u32
+ *    12  network sizes, ar_nn_config field order    10 x u32
+ *    52  feature-schema version                     u32
+ *    56  parameter count N                          u64
+ *    64  parameters, IEEE-754 binary64              N x 8 bytes
+ *  64+8N metadata length M                          u32
+ *  68+8N metadata, one UTF-8 JSON value (no NUL)    M bytes
+ *  68+8N+M CRC-32 (IEEE) of every byte before it    u32
+ * See docs/formats.md, "Policy file". */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,9 +95,8 @@ int ar_policy_encode(ar_buf *out, const ar_nn *n, uint32_t schema_version, const
     const ar_nn_config *cfg;
     const double *p;
     size_t np, mlen = meta_json ? strlen(meta_json) : 0, i, start;
-    int fields[AR_NN_CONFIG_FIELDS], st, nf;
+    int fields[AR_NN_CONFIG_FIELDS], st;
     unsigned char hdr[AR_POLICY_HEADER_BYTES], b8[8];
-    uint32_t version;
     if (!out || !n) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "policy encode: NULL argument");
     cfg = ar_nn_get_config(n);
     p = ar_nn_params_const(n);
@@ -110,17 +109,14 @@ int ar_policy_encode(ar_buf *out, const ar_nn *n, uint32_t schema_version, const
     for (i = 0; i < np; i++)
         if (!isfinite(p[i]))
             return ar_error(ARACHNE_E_INVALID_ARGUMENT, "policy encode: parameter %zu is not finite", i);
-    /* format 1 for networks it can describe, so their files keep their bytes */
-    version = cfg->tp_cands ? AR_POLICY_FORMAT_VERSION : 1u;
-    nf = version == 1u ? AR_NN_CONFIG_FIELDS_V1 : AR_NN_CONFIG_FIELDS;
     memcpy(hdr, AR_POLICY_MAGIC, 8);
-    put_u32(hdr + 8, version);
+    put_u32(hdr + 8, AR_POLICY_FORMAT_VERSION);
     ar_nn_config_to_array(cfg, fields);
-    for (i = 0; i < (size_t)nf; i++) put_u32(hdr + 12 + 4 * i, (uint32_t)fields[i]);
-    put_u32(hdr + 12 + 4 * nf, schema_version);
-    put_u64(hdr + 16 + 4 * nf, (uint64_t)np);
+    for (i = 0; i < AR_NN_CONFIG_FIELDS; i++) put_u32(hdr + 12 + 4 * i, (uint32_t)fields[i]);
+    put_u32(hdr + 52, schema_version);
+    put_u64(hdr + 56, (uint64_t)np);
     start = out->len;
-    ar_buf_put(out, (const char *)hdr, (size_t)(24 + 4 * nf));
+    ar_buf_put(out, (const char *)hdr, sizeof hdr);
     for (i = 0; i < np; i++) {
         uint64_t bits;
         memcpy(&bits, &p[i], 8);
@@ -142,10 +138,10 @@ int ar_policy_decode(ar_nn **out, const void *data, size_t len, const char *name
     const unsigned char *d = data;
     ar_nn_config cfg;
     ar_nn *n = NULL;
-    int fields[AR_NN_CONFIG_FIELDS], i, st, nf;
+    int fields[AR_NN_CONFIG_FIELDS], i, st;
     uint32_t version, schema, stored, computed, mlen;
     uint64_t np64;
-    size_t np, rest, k, hb;
+    size_t np, rest, k;
     char msg[256];
     char *meta = NULL;
     double *p;
@@ -157,23 +153,21 @@ int ar_policy_decode(ar_nn **out, const void *data, size_t len, const char *name
         return ar_error(ARACHNE_E_CORRUPT, "%s: not a policy file (bad magic)", name);
     if (len < 12)
         return ar_error(ARACHNE_E_CORRUPT, "%s: truncated policy file (%zu bytes, header needs %u)", name, len,
-                        AR_POLICY_HEADER_BYTES_V1);
+                        AR_POLICY_HEADER_BYTES);
     version = get_u32(d + 8);
-    if (version != 1u && version != AR_POLICY_FORMAT_VERSION)
-        return ar_error(ARACHNE_E_UNSUPPORTED, "%s: policy file format version %u is not supported (this build reads 1 and %u)",
+    if (version != AR_POLICY_FORMAT_VERSION)
+        return ar_error(ARACHNE_E_UNSUPPORTED, "%s: policy file format version %u is not supported (this build reads %u)",
                         name, version, AR_POLICY_FORMAT_VERSION);
-    nf = version == 1u ? AR_NN_CONFIG_FIELDS_V1 : AR_NN_CONFIG_FIELDS;
-    hb = (size_t)(24 + 4 * nf);
-    if (len < hb + 8)
-        return ar_error(ARACHNE_E_CORRUPT, "%s: truncated policy file (%zu bytes, at least %zu needed)", name, len,
-                        hb + 8);
-    np64 = get_u64(d + 16 + 4 * nf);
-    if (np64 > (uint64_t)((len - hb - 8) / 8))
+    if (len < AR_POLICY_HEADER_BYTES + 8)
+        return ar_error(ARACHNE_E_CORRUPT, "%s: truncated policy file (%zu bytes, at least %u needed)", name, len,
+                        AR_POLICY_HEADER_BYTES + 8);
+    np64 = get_u64(d + 56);
+    if (np64 > (uint64_t)((len - AR_POLICY_HEADER_BYTES - 8) / 8))
         return ar_error(ARACHNE_E_CORRUPT, "%s: truncated policy file (%zu bytes cannot hold the %llu parameters declared)",
                         name, len, (unsigned long long)np64);
     np = (size_t)np64;
-    mlen = get_u32(d + hb + 8 * np);
-    rest = len - hb - 8 * np - 8; /* bytes left for the metadata */
+    mlen = get_u32(d + AR_POLICY_HEADER_BYTES + 8 * np);
+    rest = len - AR_POLICY_HEADER_BYTES - 8 * np - 8; /* bytes left for the metadata */
     if (mlen > rest)
         return ar_error(ARACHNE_E_CORRUPT, "%s: truncated policy file (%zu bytes; %u metadata bytes declared, %zu present)",
                         name, len, (unsigned)mlen, rest);
@@ -184,8 +178,7 @@ int ar_policy_decode(ar_nn **out, const void *data, size_t len, const char *name
     if (stored != computed)
         return ar_error(ARACHNE_E_CORRUPT, "%s: checksum mismatch (stored 0x%08x, computed 0x%08x)", name,
                         (unsigned)stored, (unsigned)computed);
-    fields[AR_NN_CONFIG_FIELDS - 1] = 0; /* tp_cands: absent in format 1 */
-    for (i = 0; i < nf; i++) {
+    for (i = 0; i < AR_NN_CONFIG_FIELDS; i++) {
         uint32_t v = get_u32(d + 12 + 4 * i);
         fields[i] = v > (uint32_t)AR_NN_MAX_DIM ? -1 : (int)v;
     }
@@ -197,18 +190,18 @@ int ar_policy_decode(ar_nn **out, const void *data, size_t len, const char *name
     if (ar_nn_config_param_count(&cfg) != np)
         return ar_error(ARACHNE_E_CORRUPT, "%s: %zu parameters stored, the network sizes need %zu", name, np,
                         ar_nn_config_param_count(&cfg));
-    schema = get_u32(d + 12 + 4 * nf);
+    schema = get_u32(d + 52);
     if (expect_schema != AR_POLICY_SCHEMA_ANY && schema != expect_schema)
         return ar_error(ARACHNE_E_UNSUPPORTED,
                         "%s: policy was trained for feature schema %u, this build uses schema %u", name,
                         (unsigned)schema, (unsigned)expect_schema);
-    st = check_meta(d + hb + 8 * np + 4, mlen, name, ARACHNE_E_CORRUPT);
+    st = check_meta(d + AR_POLICY_HEADER_BYTES + 8 * np + 4, mlen, name, ARACHNE_E_CORRUPT);
     if (st) return st;
     st = ar_nn_create(&n, &cfg, 0);
     if (st) return st;
     p = ar_nn_params(n);
     for (k = 0; k < np; k++) {
-        uint64_t bits = get_u64(d + hb + 8 * k);
+        uint64_t bits = get_u64(d + AR_POLICY_HEADER_BYTES + 8 * k);
         memcpy(&p[k], &bits, 8);
         if (!isfinite(p[k])) {
             ar_nn_destroy(n);
@@ -221,7 +214,7 @@ int ar_policy_decode(ar_nn **out, const void *data, size_t len, const char *name
             ar_nn_destroy(n);
             return ARACHNE_E_NO_MEMORY;
         }
-        memcpy(meta, d + hb + 8 * np + 4, mlen);
+        memcpy(meta, d + AR_POLICY_HEADER_BYTES + 8 * np + 4, mlen);
         meta[mlen] = '\0';
         *meta_out = meta;
     }

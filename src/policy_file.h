@@ -13,16 +13,12 @@
 #include "util.h"
 
 #define AR_POLICY_MAGIC "ARPOL\0\0\1"   /* 8 bytes */
-#define AR_POLICY_FORMAT_VERSION 2u      /* newest format; 1 is still read */
+#define AR_POLICY_FORMAT_VERSION 1u
 #define AR_POLICY_SCHEMA_ANY UINT32_MAX  /* load: accept any feature-schema version */
-#define AR_POLICY_HEADER_BYTES_V1 64u    /* magic .. parameter count, 10 network sizes */
-#define AR_POLICY_HEADER_BYTES 68u       /* the same in format 2: 11 network sizes */
+#define AR_POLICY_HEADER_BYTES 64u       /* magic .. parameter count */
 #define AR_POLICY_META_MAX ((size_t)1 << 24) /* metadata bytes */
 
-/* Appends the file image of n's parameters to out.  A network without the
- * TP feature path (tp_cands = 0) is written in format 1, so files of such
- * networks keep their bytes; one with it in format 2, whose header adds the
- * tp_cands field.  meta_json (NULL = none)
+/* Appends the file image of n's parameters to out.  meta_json (NULL = none)
  * is stored verbatim; it must be one JSON value (checked with the JSON
  * reader: UTF-8, no NUL) of at most AR_POLICY_META_MAX bytes; "" = none.
  * ARACHNE_E_INVALID_ARGUMENT (bad metadata, a non-finite parameter),
@@ -39,7 +35,7 @@ int ar_policy_encode(ar_buf *out, const ar_nn *n, uint32_t schema_version, const
  *                          or over-long file; checksum mismatch; sizes and
  *                          count that contradict each other; metadata that
  *                          is not JSON; a non-finite parameter;
- *   ARACHNE_E_UNSUPPORTED  format version other than 1 and 2;
+ *   ARACHNE_E_UNSUPPORTED  format version other than AR_POLICY_FORMAT_VERSION;
  *                          feature-schema version other than expect_schema;
  *   ARACHNE_E_NO_MEMORY. */
 int ar_policy_decode(ar_nn **out, const void *data, size_t len, const char *name, uint32_t expect_schema,

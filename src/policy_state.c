@@ -15,64 +15,24 @@
 static double clamp01(double v) { return v < 0 ? 0 : (v > 1 ? 1 : v); }
 static double log2p1(double v) { return log2(1.0 + (v > 0 ? v : 0)); }
 
-static const int mbs_list[] = { 1, 2, 4, 8, 16, 32 };
-
-/* The profile entry of a dense (or MoE) block at this TP on a type with the
- * smallest micro-batch it has, or NULL. */
-static const ar_profile_entry *block_entry(const arachne_cost_model *cm, int type, int tp, int *mbs)
+/* Seconds per dense (or MoE) block at tp 1 on a type, from the profile:
+ * the smallest micro-batch with an entry, per sample. */
+static double block_time(const arachne_cost_model *cm, int type)
 {
     const arachne_model *m = cm->model;
     int kind = m->experts > 0 && m->dense_prefix < m->blocks ? AR_LAYER_MOE : AR_LAYER_DENSE;
-    size_t i;
-    for (i = 0; i < AR_COUNT(mbs_list); i++) {
-        const ar_profile_entry *e = ar_profile_find(cm->profile, cm->cluster->types[type].name, kind, tp, mbs_list[i]);
-        if (e) {
-            *mbs = mbs_list[i];
-            return e;
+    static const int mbs_list[] = { 1, 2, 4, 8, 16, 32 };
+    const int tps[] = { 1, 2, 4, 8 };
+    size_t i, k;
+    for (k = 0; k < AR_COUNT(tps); k++) {
+        for (i = 0; i < AR_COUNT(mbs_list); i++) {
+            const ar_profile_entry *e =
+                ar_profile_find(cm->profile, cm->cluster->types[type].name, kind, tps[k], mbs_list[i]);
+            if (e) return (e->fwd_s + e->bwd_s + e->tp_comm_s) * tps[k] / mbs_list[i];
         }
-    }
-    return NULL;
-}
-
-/* GPU-seconds per sample of one block at TP tp (time x tp / micro-batch), or
- * 0 without a profile entry. */
-static double block_gpu_time(const arachne_cost_model *cm, int type, int tp)
-{
-    int mbs = 1;
-    const ar_profile_entry *e = block_entry(cm, type, tp, &mbs);
-    return e ? (e->fwd_s + e->bwd_s + e->tp_comm_s) * tp / mbs : 0.0;
-}
-
-/* Seconds per dense (or MoE) block at tp 1 on a type, from the profile:
- * the smallest micro-batch with an entry, per sample (the first TP of
- * 1, 2, 4, 8 with an entry, in GPU-seconds). */
-static double block_time(const arachne_cost_model *cm, int type)
-{
-    int tp;
-    for (tp = 1; tp <= 8; tp *= 2) {
-        double t = block_gpu_time(cm, type, tp);
-        if (t > 0) return t;
     }
     /* No entry: fall back on peak FLOP/s so the feature stays defined. */
     return 1e12 / cm->cluster->types[type].flops;
-}
-
-/* TP efficiency and communication share per type and TP option, for the TP
- * head's candidate rows: efficiency = GPU-time per sample at TP 1 over the
- * same at TP 2^k (1 = TP costs nothing; 0 when either has no entry). */
-static void tp_profile_init(ar_state_static *st, const arachne_cost_model *cm)
-{
-    int t, k;
-    for (t = 0; t < cm->cluster->ntypes; t++) {
-        double t1 = block_gpu_time(cm, t, 1);
-        for (k = 0; k < AR_STATE_TPS; k++) {
-            int mbs = 1;
-            const ar_profile_entry *e = block_entry(cm, t, 1 << k, &mbs);
-            double tk = block_gpu_time(cm, t, 1 << k), all = e ? e->fwd_s + e->bwd_s + e->tp_comm_s : 0.0;
-            st->tp_eff[t][k] = t1 > 0 && tk > 0 ? clamp01(t1 / tk) : 0.0;
-            st->tp_comm[t][k] = all > 0 ? clamp01(e->tp_comm_s / all) : 0.0;
-        }
-    }
 }
 
 int ar_state_static_init(ar_state_static *st, const arachne_cost_model *cm)
@@ -152,7 +112,6 @@ int ar_state_static_init(ar_state_static *st, const arachne_cost_model *cm)
         double cap = c->types[i].mem_bytes * c->type_max_node[i];
         if (cap > st->max_stage_mem) st->max_stage_mem = cap;
     }
-    tp_profile_init(st, cm);
     return ARACHNE_OK;
 }
 
@@ -190,42 +149,6 @@ static void depth_schedule_features(const ar_state_static *st, const ar_dec_ctx 
     f[3] = log2((double)tp) / 4.0;
 }
 
-/* Share of the free GPUs that replicas of the template would occupy if its
- * stages so far (ctx->types/tps[0..stage)) plus one stage of type add_type
- * at TP add_tp were the whole template: replicas R = min over its types of
- * free / GPUs per replica, usage = R x GPUs per replica / free GPUs.  The
- * best plans on large mixed clusters are often one template whose per-replica
- * mix of types matches the free mix, so that its replicas use every GPU;
- * this measures how close the template is to that. */
-static double template_usage(const ar_dec_ctx *ctx, int add_type, int add_tp)
-{
-    const arachne_cluster *c = ctx->cm->cluster;
-    const ar_avail *a = ctx->avail;
-    int g[AR_MAX_TYPES] = { 0 }, t, s, per = 0, free_total = 0;
-    double reps = 1e300;
-    for (s = 0; s < ctx->stage; s++) g[ctx->types[s]] += ctx->tps[s];
-    g[add_type] += add_tp;
-    for (t = 0; t < c->ntypes; t++) {
-        free_total += a->type_free[t];
-        if (g[t] <= 0) continue;
-        per += g[t];
-        reps = AR_MIN(reps, floor((double)a->type_free[t] / g[t]));
-    }
-    reps = AR_MIN(reps, (double)ctx->cm->setup.global_batch); /* a replica needs a sample */
-    return free_total > 0 && per > 0 ? clamp01(reps * per / free_total) : 0.0;
-}
-
-/* The smallest power-of-two TP whose 70 % memory holds a stage's share of
- * the model state on a type, capped at the type's largest free node. */
-static int memory_tp(const ar_state_static *st, const ar_dec_ctx *ctx, int type)
-{
-    const arachne_cluster *c = ctx->cm->cluster;
-    double share = st->state_bytes / (ctx->depth > 0 ? ctx->depth : 1);
-    int tp = 1, node = AR_MAX(1, ctx->avail->type_max_free[type]);
-    while (tp < node && 0.7 * c->types[type].mem_bytes * tp < share) tp *= 2;
-    return tp;
-}
-
 /* How a GPU type compares with the others still free, for the device head:
  * the per-type properties alone (speed, memory) do not say whether a type is
  * the best one left, which is what the choice of a stage's type turns on.
@@ -241,11 +164,12 @@ static void device_rank_features(const ar_state_static *st, const ar_dec_ctx *ct
 {
     const arachne_cluster *c = ctx->cm->cluster;
     const ar_avail *a = ctx->avail;
-    double prev = 0.0, need;
+    double compute = 0.0, prev = 0.0, need;
     int left[AR_MAX_TYPES], t, u, nfree = 0, nprev = 0;
     for (t = 0; t < c->ntypes; t++) {
         left[t] = AR_MAX(0, ctx->type_left ? ctx->type_left[t] : a->type_free[t]);
         nfree += left[t] > 0;
+        compute += st->speed[t] * left[t];
         prev += st->speed[t] * in_tmpl[t];
         nprev += in_tmpl[t];
     }
@@ -257,72 +181,8 @@ static void device_rank_features(const ar_state_static *st, const ar_dec_ctx *ct
             if (u != t && left[u] > 0 && st->speed[u] < st->speed[t]) slower++;
         f[4 * t + 0] = left[t] == 0 ? 0.0 : nfree > 1 ? (double)slower / (nfree - 1) : 1.0;
         f[4 * t + 1] = need > 0 ? clamp01(offer / need) : 1.0;
-        f[4 * t + 2] = left[t] > 0 ? template_usage(ctx, t, AR_MIN(memory_tp(st, ctx, t), left[t])) : 0.0;
+        f[4 * t + 2] = compute > 0 ? st->speed[t] * left[t] / compute : 0.0;
         f[4 * t + 3] = nprev > 0 ? clamp01(0.5 * st->speed[t] / (prev / nprev)) : 0.5;
-    }
-}
-
-/* Candidate rows of a TP decision: what TP 2^k would do to the stage being
- * decided (type ctx->types[ctx->stage]) and to the template.  Before these
- * rows the TP head scored its options from the backbone alone and chose TP
- * by position; the rows give it the quantities TP trades against each
- * other: memory headroom, per-GPU efficiency and communication (profile),
- * and GPUs per replica, hence replicas, pipeline bubble and how much of the
- * cluster the replicas cover.  Entries:
- *   0  template_usage with this stage at tp (the head's per-option bias
- *      already tells the options apart by position)
- *   1  memory: 70 % of tp GPUs' memory over a stage's share of the model
- *      state (state / depth), capped at 1
- *   2  per-GPU efficiency against TP 1 (tp_eff)
- *   3  tp over the largest free node of the type
- *   4  log2(1 + free GPUs of the type / tp) / 12
- *   5-7 the 1F1B estimate of depth_schedule_features with GPUs per replica =
- *      the TPs chosen so far + tp for every stage still to decide: 1 - bubble,
- *      share of replicas with work, log2(1 + micro-batches) / 10
- *   8  tp equals the previous stage's
- *   9  (log2 tp - log2 tp_mem) / 4 in [-1, 1], tp_mem the smallest power of
- *      two whose 70 % memory holds the stage's share
- *  10  share of the block time in TP communication (tp_comm)
- *  11  the stage's compute (speed x tp x efficiency) against the mean of the
- *      stages chosen so far, halved and capped at 1 (0.5 at the first stage) */
-static void tp_rows(const ar_state_static *st, const ar_dec_ctx *ctx, int free_total, double *cand)
-{
-    const arachne_cluster *c = ctx->cm->cluster;
-    const ar_avail *a = ctx->avail;
-    int ty = ctx->types[ctx->stage], d = ctx->depth > 0 ? ctx->depth : 1, s, k, gpus_before = 0, tp_mem = 1;
-    int left = AR_MAX(0, ctx->type_left ? ctx->type_left[ty] : a->type_free[ty]);
-    double mem = c->types[ty].mem_bytes, share = st->state_bytes / d, batch = ctx->cm->setup.global_batch;
-    double prev = 0.0;
-    for (s = 0; s < ctx->stage; s++) {
-        int pt = ctx->types[s], pk = 0;
-        while (pk + 1 < AR_STATE_TPS && (1 << pk) < ctx->tps[s]) pk++;
-        gpus_before += ctx->tps[s];
-        prev += st->speed[pt] * ctx->tps[s] * st->tp_eff[pt][pk];
-    }
-    if (ctx->stage > 0) prev /= ctx->stage;
-    while (tp_mem < 1024 && 0.7 * mem * tp_mem < share) tp_mem *= 2;
-    memset(cand, 0, sizeof(double) * AR_STATE_TPS * AR_STATE_CAND);
-    for (k = 0; k < AR_STATE_TPS && k < ctx->n; k++) {
-        double *f = cand + k * AR_STATE_CAND, reps, m, mine;
-        int tp = 1 << k, gpr = gpus_before + tp * (d - ctx->stage);
-        f[0] = template_usage(ctx, ty, tp);
-        f[1] = share > 0 ? clamp01(0.7 * mem * tp / share) : 1.0;
-        f[2] = st->tp_eff[ty][k];
-        f[3] = a->type_max_free[ty] > 0 ? clamp01((double)tp / a->type_max_free[ty]) : 1.0;
-        f[4] = log2p1((double)left / tp) / 12.0;
-        reps = floor((double)free_total / gpr);
-        if (reps >= 1) {
-            m = batch / reps;
-            f[5] = 1.0 - (d - 1.0) / ((m > 1 ? m : 1.0) + d - 1.0);
-            f[6] = clamp01(batch / reps);
-            f[7] = log2p1(m) / 10.0;
-        }
-        f[8] = ctx->stage > 0 && ctx->tps[ctx->stage - 1] == tp;
-        f[9] = (k - log2((double)tp_mem)) / 4.0;
-        f[9] = f[9] < -1 ? -1 : (f[9] > 1 ? 1 : f[9]);
-        f[10] = st->tp_comm[ty][k];
-        mine = st->speed[ty] * tp * st->tp_eff[ty][k];
-        f[11] = ctx->stage > 0 && prev > 0 ? clamp01(0.5 * mine / prev) : 0.5;
     }
 }
 
@@ -418,7 +278,5 @@ void ar_state_encode(const ar_state_static *st, const ar_dec_ctx *ctx, double *x
             f[6] = i == prev_type;
             f[7] = ctx->depth > 0 ? (double)in_tmpl[i] / ctx->depth : 0.0;
         }
-    } else {
-        tp_rows(st, ctx, free_total, cand);
     }
 }

@@ -8,16 +8,14 @@
 #include "construct.h"
 #include "plan.h"
 
-#define AR_STATE_VERSION 4    /* feature-schema version stored in policy files (2: 12 candidate features;
-                                 * 3: device rows rank the free types, entries 8-11;
-                                 * 4: TP options get candidate rows too) */
+#define AR_STATE_VERSION 3    /* feature-schema version stored in policy files (2: 12 candidate features;
+                                 * 3: device rows rank the free types, entries 8-11) */
 #define AR_STATE_DIM 128      /* x */
 #define AR_STATE_COMP 16      /* c: composition summary */
 #define AR_STATE_CAND 12      /* F: features per depth/device candidate */
 #define AR_STATE_SLOTS 8      /* per-type slots in x (types beyond are summarised by the device head only) */
 #define AR_STATE_SLOT_FEATS 10
 #define AR_STATE_DEPTHS 16    /* GPUs-left-over-depth entries */
-#define AR_STATE_TPS 11       /* TP options 1, 2, 4, ..., 1024 (the policy's TP head) */
 
 /* Features that depend only on the composition (model x cluster x setup):
  * computed once per planning call. */
@@ -31,16 +29,12 @@ typedef struct ar_state_static {
     double thr_ref;                  /* iter/s scale: ideal throughput at 40 % MFU */
     double state_bytes;              /* weights + grads + optimizer of the whole model, bytes */
     double max_stage_mem;            /* largest memory one TP group can offer, bytes */
-    double tp_eff[AR_MAX_TYPES][AR_STATE_TPS];  /* per-GPU efficiency of TP 2^k against TP 1, from the profile (0: no entry) */
-    double tp_comm[AR_MAX_TYPES][AR_STATE_TPS]; /* share of a block's time spent in TP communication at TP 2^k */
 } ar_state_static;
 
 int ar_state_static_init(ar_state_static *st, const arachne_cost_model *cm);
 
-/* Encodes the state of decision ctx into x (AR_STATE_DIM) and, when cand is
- * not NULL, the candidate rows: ctx->n x AR_STATE_CAND for DEPTH and TYPE
- * decisions, AR_STATE_TPS x AR_STATE_CAND for TP decisions (rows of options
- * beyond ctx->n are zero). */
+/* Encodes the state of decision ctx into x (AR_STATE_DIM) and, for DEPTH and
+ * TYPE decisions, the candidate rows cand (ctx->n x AR_STATE_CAND). */
 void ar_state_encode(const ar_state_static *st, const ar_dec_ctx *ctx, double *x, double *cand);
 
 #endif

@@ -143,7 +143,7 @@ int ar_sil_replay(const arachne_cost_model *cm, const ar_sil_plan *p, int max_st
 /* ---- checkpoints (train_ckpt.c) ----------------------------------------- */
 
 #define AR_CKPT_MAGIC "ARCKPT\0\1"
-#define AR_CKPT_VERSION 2u
+#define AR_CKPT_VERSION 1u
 
 /* Appends the checkpoint image of t to b (arachne_trainer_save_checkpoint
  * writes it atomically).  ARACHNE_E_NO_MEMORY. */

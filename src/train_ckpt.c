@@ -204,7 +204,7 @@ static int get_plan(rd *r, ar_sil_plan *p, const char *path)
             return ar_error(ARACHNE_E_CORRUPT, "%s: offset %zu: bad decision record %d", path, r->pos, i);
         d->in_off = want_in;
         d->mask_off = want_masks;
-        want_in += AR_STATE_DIM + AR_STATE_COMP + (size_t)d->K * AR_STATE_CAND;
+        want_in += AR_STATE_DIM + AR_STATE_COMP + (d->head == AR_HEAD_TP ? 0 : (size_t)d->K * AR_STATE_CAND);
         want_masks += (size_t)d->K;
     }
     in_len = get_u64(r);

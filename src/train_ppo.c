@@ -137,7 +137,7 @@ int ar_train_ppo_grad(const arachne_trainer *t, int ci, ar_nn_ws *ws, double *gr
             A = s->adv[r->step];
             ar_nn_ws_reset(ws);
             rec = ar_nn_forward(nn, ws, (ar_head)r->head, src->pool + r->x_off, src->pool + r->c_off,
-                                src->pool + r->cand_off, r->K, mask, logp);
+                                r->head == AR_HEAD_TP ? NULL : src->pool + r->cand_off, r->K, mask, logp);
             if (rec < 0) return rec;
             ratio = exp(logp[r->choice] - r->logp);
             /* d/dlogp of min(ratio A, clip(ratio) A): ratio A, or 0 where the clip is active.

@@ -48,7 +48,7 @@ int ar_sil_plan_from_src(ar_sil_plan *dst, const ar_policy_src *src, double iter
     memset(&n, 0, sizeof n);
     for (i = 0; i < src->nrecs; i++) {
         const ar_decision_rec *r = &src->recs[i];
-        in_len += AR_STATE_DIM + AR_STATE_COMP + (size_t)r->K * AR_STATE_CAND;
+        in_len += AR_STATE_DIM + AR_STATE_COMP + (r->head == AR_HEAD_TP ? 0 : (size_t)r->K * AR_STATE_CAND);
         masks_len += (size_t)r->K;
     }
     n.iter_per_s = iter_per_s;
@@ -64,6 +64,7 @@ int ar_sil_plan_from_src(ar_sil_plan *dst, const ar_policy_src *src, double iter
     for (i = 0; i < src->nrecs; i++) {
         const ar_decision_rec *r = &src->recs[i];
         ar_sil_dec *d = &n.dec[i];
+        size_t nx = AR_STATE_DIM + AR_STATE_COMP;
         d->head = r->head;
         d->K = r->K;
         d->choice = r->choice;
@@ -73,7 +74,12 @@ int ar_sil_plan_from_src(ar_sil_plan *dst, const ar_policy_src *src, double iter
          * after x) but copy them by offset to depend on nothing. */
         for (k = 0; k < AR_STATE_DIM; k++) n.in[n.in_len++] = (float)src->pool[r->x_off + k];
         for (k = 0; k < AR_STATE_COMP; k++) n.in[n.in_len++] = (float)src->pool[r->c_off + k];
-        for (k = 0; k < (size_t)r->K * AR_STATE_CAND; k++) n.in[n.in_len++] = (float)src->pool[r->cand_off + k];
+        if (r->head != AR_HEAD_TP) {
+            size_t nc = (size_t)r->K * AR_STATE_CAND;
+            for (k = 0; k < nc; k++) n.in[n.in_len++] = (float)src->pool[r->cand_off + k];
+            nx += nc;
+        }
+        (void)nx;
         d->mask_off = n.masks_len;
         memcpy(n.masks + n.masks_len, src->masks + r->mask_off, (size_t)r->K);
         n.masks_len += (size_t)r->K;
@@ -147,11 +153,13 @@ static int plan_grad(const ar_nn *nn, ar_nn_ws *ws, const ar_sil_plan *p, double
         const ar_sil_dec *d = &p->dec[i];
         const float *in = p->in + d->in_off;
         const unsigned char *mask = p->masks + d->mask_off;
+        int has_cand = d->head != AR_HEAD_TP;
         for (k = 0; k < AR_STATE_DIM; k++) x[k] = in[k];
         for (k = 0; k < AR_STATE_COMP; k++) c[k] = in[AR_STATE_DIM + k];
-        for (k = 0; k < d->K * AR_STATE_CAND; k++) cand[k] = in[AR_STATE_DIM + AR_STATE_COMP + k];
+        if (has_cand)
+            for (k = 0; k < d->K * AR_STATE_CAND; k++) cand[k] = in[AR_STATE_DIM + AR_STATE_COMP + k];
         ar_nn_ws_reset(ws);
-        rec = ar_nn_forward(nn, ws, (ar_head)d->head, x, c, cand, d->K, mask, logp);
+        rec = ar_nn_forward(nn, ws, (ar_head)d->head, x, c, has_cand ? cand : NULL, d->K, mask, logp);
         if (rec < 0) return rec;
         st = ar_cat_grad(logp, mask, d->K, d->choice, -w, 0.0, dl);
         if (st) return st;

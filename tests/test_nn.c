@@ -24,7 +24,6 @@ static void small_config(ar_nn_config *c, int layers)
     c->max_depth_cands = 9;
     c->max_type_cands = 5;
     c->n_tp = 6;
-    c->tp_cands = 1; /* the gradient checks cover the TP direct path */
 }
 
 /* Randomises every parameter (FiLM included) so that no path is inert. */
@@ -81,7 +80,8 @@ static double construction_loss(const ar_nn *n, ar_nn_ws *ws, const decision *d,
     int i;
     ar_nn_ws_reset(ws);
     for (i = 0; i < nd; i++) {
-        int rec = ar_nn_forward(n, ws, d[i].head, d[i].x, d[i].c, d[i].cand, d[i].K, d[i].mask, logp);
+        int rec = ar_nn_forward(n, ws, d[i].head, d[i].x, d[i].c, d[i].head == AR_HEAD_TP ? NULL : d[i].cand,
+                                d[i].K, d[i].mask, logp);
         if (rec < 0) return NAN;
         loss += (with_entropy ? d[i].a : 1.0) * logp[d[i].chosen];
         if (with_entropy) {
@@ -399,23 +399,6 @@ static double tget(const ar_nn *n, const char *name, int i, int j)
     return ar_nn_params_const(n)[t->offset + (size_t)i * (size_t)t->cols + (size_t)j];
 }
 
-/* The direct path of head prefix hn: (Wb h + wf) . f. */
-static double ref_direct(const ar_nn *n, const char *hn, const double *h, const double *f)
-{
-    const ar_nn_config *c = ar_nn_get_config(n);
-    char wb[16], wf[16];
-    double s = 0.0;
-    int i, j;
-    snprintf(wb, sizeof wb, "%s.wb", hn);
-    snprintf(wf, sizeof wf, "%s.wf", hn);
-    for (i = 0; i < c->cand_dim; i++) {
-        double v = tget(n, wf, i, 0);
-        for (j = 0; j < c->hidden; j++) v += tget(n, wb, i, j) * h[j];
-        s += v * f[i];
-    }
-    return s;
-}
-
 static void ref_forward(const ar_nn *n, ar_head head, const double *x, const double *cv, const double *cand,
                         int K, int use_film, double *logits)
 {
@@ -456,7 +439,6 @@ static void ref_forward(const ar_nn *n, ar_head head, const double *x, const dou
         for (k = 0; k < K; k++) {
             double s = tget(n, "tp.b2", k, 0);
             for (i = 0; i < c->head_hidden; i++) s += tget(n, "tp.w2", k, i) * hid[i];
-            if (c->tp_cands) s += ref_direct(n, "tp", in, cand + k * c->cand_dim);
             logits[k] = s;
         }
         return;
@@ -464,7 +446,9 @@ static void ref_forward(const ar_nn *n, ar_head head, const double *x, const dou
     for (k = 0; k < K; k++) {
         const char *hn = head == AR_HEAD_DEPTH ? "depth" : "device";
         double s2;
-        char w1h[16], w1f[16], b1[16], w2[16], b2[16];
+        char w1h[16], w1f[16], b1[16], w2[16], b2[16], wb[16], wf[16];
+        snprintf(wb, sizeof wb, "%s.wb", hn);
+        snprintf(wf, sizeof wf, "%s.wf", hn);
         snprintf(w1h, sizeof w1h, "%s.w1h", hn);
         snprintf(w1f, sizeof w1f, "%s.w1f", hn);
         snprintf(b1, sizeof b1, "%s.b1", hn);
@@ -477,7 +461,13 @@ static void ref_forward(const ar_nn *n, ar_head head, const double *x, const dou
             for (j = 0; j < c->cand_dim; j++) s += tget(n, w1f, i, j) * cand[k * c->cand_dim + j];
             s2 += tget(n, w2, i, 0) * tanh((1 + fo[site + i]) * s + fo[site + c->head_hidden + i]);
         }
-        logits[k] = s2 + ref_direct(n, hn, in, cand + k * c->cand_dim);
+        /* direct path: (Wb h + wf) . f_k */
+        for (i = 0; i < c->cand_dim; i++) {
+            double v = tget(n, wf, i, 0);
+            for (j = 0; j < c->hidden; j++) v += tget(n, wb, i, j) * in[j];
+            s2 += v * cand[k * c->cand_dim + i];
+        }
+        logits[k] = s2;
     }
 }
 
@@ -642,21 +632,16 @@ TEST(tape_grows_and_resets)
     ar_nn_config c;
     ar_nn *n = NULL;
     ar_nn_ws *ws = NULL;
-    double x[9], cv[5], first[6], cand[6 * 4];
+    double x[9], cv[5], first[6];
     int i;
     small_config(&c, 2);
-    for (i = 0; i < 6 * 4; i++) cand[i] = 0.1 * i;
     ASSERT_OK(ar_nn_create(&n, &c, 81));
     ASSERT_OK(ar_nn_ws_create(&ws, n));
     for (i = 0; i < 9; i++) x[i] = 0.5;
     for (i = 0; i < 5; i++) cv[i] = -0.5;
-    /* with tp_cands the TP head needs its rows */
-    ASSERT_STATUS(ar_nn_forward(n, ws, AR_HEAD_TP, x, cv, NULL, 6, NULL, NULL), ARACHNE_E_INVALID_ARGUMENT);
-    ASSERT_CONTAINS(arachne_last_error(), "needs candidate features");
-    ASSERT_EQ(ar_nn_ws_count(ws), 0);
     for (i = 0; i < 100; i++) {
         x[0] = 0.01 * i;
-        ASSERT_EQ(ar_nn_forward(n, ws, AR_HEAD_TP, x, cv, cand, 6, NULL, NULL), i);
+        ASSERT_EQ(ar_nn_forward(n, ws, AR_HEAD_TP, x, cv, NULL, 6, NULL, NULL), i);
     }
     ASSERT_EQ(ar_nn_ws_count(ws), 100);
     ASSERT_EQ(ar_nn_ws_k(ws, 99), 6);
@@ -664,7 +649,7 @@ TEST(tape_grows_and_resets)
     ar_nn_ws_reset(ws);
     ASSERT_EQ(ar_nn_ws_count(ws), 0);
     x[0] = 0.0;
-    ASSERT_EQ(ar_nn_forward(n, ws, AR_HEAD_TP, x, cv, cand, 6, NULL, NULL), 0);
+    ASSERT_EQ(ar_nn_forward(n, ws, AR_HEAD_TP, x, cv, NULL, 6, NULL, NULL), 0);
     ASSERT(memcmp(first, ar_nn_ws_logits(ws, 0), sizeof first) == 0);
     ar_nn_ws_destroy(ws);
     ar_nn_ws_destroy(NULL);

@@ -238,70 +238,43 @@ TEST(state_is_finite_bounded_and_independent_of_cluster_size)
     }
 }
 
-/* A decision on qwen3-32b at a6000:2x4,h100:2x8,a100-40:2x4: stage 1 of a
- * 2-stage template whose stage 0 is an H100 stage at TP tp0, the free GPUs
- * after it in left (the caller adjusts them). */
-typedef struct decision_env {
+/* The device rows' ranking entries (8-11) order the free types: speed rank
+ * 1 for the fastest and 0 for the slowest, the memory fit of a stage's
+ * state share, shares of free compute that sum to 1, and the speed against
+ * the stages already in the template (0.5 = the same type). */
+TEST(device_rows_rank_the_free_types)
+{
     env e;
     ar_state_static st;
     ar_avail av;
     ar_dec_ctx ctx;
     unsigned char mask[AR_MAX_DEPTH + 1];
-    int types[2], tps[2], left[AR_MAX_TYPES], h, a, v;
-} decision_env;
-
-static int decision_env_open(decision_env *d, ar_dec_kind kind, int tp0)
-{
-    int st, i;
-    memset(d, 0, sizeof *d);
-    if ((st = env_open(&d->e, "qwen3-32b", "a6000:2x4,h100:2x8,a100-40:2x4"))) return st;
-    d->h = ar_cluster_type_index(d->e.c, "H100");
-    d->a = ar_cluster_type_index(d->e.c, "A100-40");
-    d->v = ar_cluster_type_index(d->e.c, "A6000");
-    if ((st = ar_state_static_init(&d->st, d->e.cm)) || (st = ar_avail_init(&d->av, d->e.c))) {
-        env_close(&d->e);
-        return st;
-    }
-    for (i = 0; i < d->e.c->ntypes; i++) d->left[i] = d->av.type_free[i];
-    memset(d->mask, 1, sizeof d->mask);
-    d->types[0] = d->h;
-    d->tps[0] = tp0;
-    d->ctx.kind = kind;
-    d->ctx.avail = &d->av;
-    d->ctx.cm = d->e.cm;
-    d->ctx.max_depth = 16;
-    d->ctx.depth = 2;
-    d->ctx.stage = 1;
-    d->ctx.types = d->types;
-    d->ctx.tps = d->tps;
-    d->ctx.type_left = d->left;
-    d->ctx.n = kind == AR_DEC_TP ? AR_STATE_TPS : d->e.c->ntypes;
-    d->ctx.mask = d->mask;
-    return ARACHNE_OK;
-}
-
-static void decision_env_close(decision_env *d)
-{
-    ar_avail_free(&d->av);
-    env_close(&d->e);
-}
-
-/* The device rows' ranking entries (8-11) order the free types: speed rank
- * 1 for the fastest and 0 for the slowest, the memory fit of a stage's
- * state share, the share of the GPUs the template's replicas would use, and the speed against
- * the stages already in the template (0.5 = the same type). */
-TEST(device_rows_rank_the_free_types)
-{
-    decision_env d;
-    double x[AR_STATE_DIM], cand[(AR_MAX_DEPTH + 1) * AR_STATE_CAND];
-    int h, a, v;
-    ASSERT_OK(decision_env_open(&d, AR_DEC_TYPE, 1));
-    h = d.h;
-    a = d.a;
-    v = d.v;
+    double x[AR_STATE_DIM], cand[(AR_MAX_DEPTH + 1) * AR_STATE_CAND], share = 0;
+    int types[2], tps[2] = { 1, 1 }, left[AR_MAX_TYPES], h, a, v, i;
+    ASSERT_OK(env_open(&e, "qwen3-32b", "a6000:2x4,h100:2x8,a100-40:2x4"));
+    h = ar_cluster_type_index(e.c, "H100");
+    a = ar_cluster_type_index(e.c, "A100-40");
+    v = ar_cluster_type_index(e.c, "A6000");
     ASSERT(h >= 0 && a >= 0 && v >= 0);
-    ASSERT(d.st.speed[h] > d.st.speed[a] && d.st.speed[a] > d.st.speed[v]);
-    ar_state_encode(&d.st, &d.ctx, x, cand);
+    ASSERT_OK(ar_state_static_init(&st, e.cm));
+    ASSERT_OK(ar_avail_init(&av, e.c));
+    ASSERT(st.speed[h] > st.speed[a] && st.speed[a] > st.speed[v]);
+    for (i = 0; i < e.c->ntypes; i++) left[i] = av.type_free[i];
+    memset(&ctx, 0, sizeof ctx);
+    memset(mask, 1, sizeof mask);
+    types[0] = h;
+    ctx.kind = AR_DEC_TYPE;
+    ctx.avail = &av;
+    ctx.cm = e.cm;
+    ctx.max_depth = 16;
+    ctx.depth = 2;
+    ctx.stage = 1; /* stage 0 is an H100 stage */
+    ctx.types = types;
+    ctx.tps = tps;
+    ctx.type_left = left;
+    ctx.n = e.c->ntypes;
+    ctx.mask = mask;
+    ar_state_encode(&st, &ctx, x, cand);
 #define F(t, k) cand[(t) * AR_STATE_CAND + 8 + (k)]
     ASSERT_NEAR(F(h, 0), 1.0, 1e-12);
     ASSERT_NEAR(F(a, 0), 0.5, 1e-12);
@@ -309,74 +282,21 @@ TEST(device_rows_rank_the_free_types)
     /* 2 stages of a 32B model: half its state per stage; an 8-GPU H100 node
      * holds it, the 4-GPU A6000 node about half, the 4-GPU A100-40 node less */
     ASSERT(F(h, 1) > F(v, 1) && F(v, 1) > F(a, 1) && F(a, 1) > 0);
-    /* usage of the 32 GPUs if the template were stage 0 (one H100) plus one
-     * stage of the type at the TP its memory needs (H100 TP 8: one replica of
-     * 9 GPUs; A100-40 and A6000 TP 4, capped by their 4-GPU nodes: two
-     * replicas of 5) */
-    ASSERT_NEAR(F(h, 2), 9.0 / 32.0, 1e-12);
-    ASSERT_NEAR(F(a, 2), 10.0 / 32.0, 1e-12);
-    ASSERT_NEAR(F(v, 2), 10.0 / 32.0, 1e-12);
+    for (i = 0; i < e.c->ntypes; i++) share += F(i, 2);
+    ASSERT_NEAR(share, 1.0, 1e-12);
+    ASSERT(F(h, 2) > F(a, 2));
     ASSERT_NEAR(F(h, 3), 0.5, 1e-12);
     ASSERT(F(v, 3) < F(a, 3) && F(a, 3) < 0.5);
-    /* a type without free GPUs has no usage and drops out of the rank */
-    d.left[h] = 0;
-    ar_state_encode(&d.st, &d.ctx, x, cand);
+    /* a type without free GPUs has no compute share and drops out of the rank */
+    left[h] = 0;
+    ar_state_encode(&st, &ctx, x, cand);
     ASSERT_EQ(F(h, 2), 0.0);
     ASSERT_EQ(F(h, 0), 0.0);
     ASSERT_NEAR(F(a, 0), 1.0, 1e-12);
     ASSERT_NEAR(F(v, 0), 0.0, 1e-12);
 #undef F
-    decision_env_close(&d);
-}
-
-/* TP rows (schema 4): what each TP option does to the stage being decided.
- * Stage 1 of a 2-stage qwen3-32b template on 4-GPU A100-40 nodes, after an
- * H100 stage at TP 2. */
-TEST(tp_rows_describe_the_options)
-{
-    decision_env d;
-    double x[AR_STATE_DIM], cand[(AR_MAX_DEPTH + 1) * AR_STATE_CAND];
-    int i, k;
-    ASSERT_OK(decision_env_open(&d, AR_DEC_TP, 2));
-    ASSERT(d.h >= 0 && d.a >= 0);
-    d.left[d.h] -= 2;
-    d.types[1] = d.a;
-    for (i = 0; i < (AR_MAX_DEPTH + 1) * AR_STATE_CAND; i++) cand[i] = 99.0;
-    ar_state_encode(&d.st, &d.ctx, x, cand);
-#define F(k, j) cand[(k) * AR_STATE_CAND + (j)]
-    for (k = 0; k < AR_STATE_TPS; k++) {
-        for (i = 0; i < AR_STATE_CAND; i++) ASSERT(F(k, i) >= -1.0 && F(k, i) <= 1.0);
-        ASSERT_EQ(F(k, 8), k == 1 ? 1.0 : 0.0); /* the previous stage's TP 2 */
-        if (k > 0) ASSERT(F(k, 1) >= F(k - 1, 1));
-        if (k > 0) ASSERT(F(k, 9) >= F(k - 1, 9));
-    }
-    /* usage of the 32 GPUs by replicas of [H100 x 2, A100-40 x tp]: 8 replicas
-     * of 3 GPUs at TP 1, 4 of 4 at TP 2, 2 of 6 at TP 4, 1 of 10 at TP 8 */
-    ASSERT_NEAR(F(0, 0), 24.0 / 32.0, 1e-12);
-    ASSERT_NEAR(F(1, 0), 16.0 / 32.0, 1e-12);
-    ASSERT_NEAR(F(2, 0), 12.0 / 32.0, 1e-12);
-    ASSERT_NEAR(F(3, 0), 10.0 / 32.0, 1e-12);
-    ASSERT_EQ(F(4, 0), 0.0); /* TP 16 fits no replica */
-    /* half of a 32B model's state is ~260 GB: TP 1 holds a tenth of it in
-     * 70 % of 40 GB, and TP doubles the offer until the cap */
-    ASSERT(F(0, 1) > 0.05 && F(0, 1) < 0.2);
-    ASSERT_NEAR(F(1, 1), 2 * F(0, 1), 1e-12);
-    ASSERT_EQ(F(AR_STATE_TPS - 1, 1), 1.0);
-    ASSERT_EQ(F(0, 9), -1.0);                /* far below the TP memory needs */
-    ASSERT_NEAR(F(0, 2), 1.0, 1e-12);        /* TP 1 against itself */
-    ASSERT(F(2, 2) > 0.0 && F(2, 2) < 1.0);  /* TP 4 costs something per GPU */
-    ASSERT(F(2, 10) > F(0, 10));             /* and spends time communicating */
-    ASSERT_NEAR(F(0, 3), 0.25, 1e-12);       /* one GPU of a 4-GPU node */
-    ASSERT_NEAR(F(2, 3), 1.0, 1e-12);
-    ASSERT(F(1, 11) < 0.5);                  /* two A100s are slower than two H100s */
-    ASSERT(F(0, 5) > 0.0 && F(0, 5) <= 1.0); /* 1F1B efficiency of a 2-stage replica */
-    /* fewer options than rows: the rest stay zero */
-    d.ctx.n = 3;
-    ar_state_encode(&d.st, &d.ctx, x, cand);
-    for (k = 3; k < AR_STATE_TPS; k++)
-        for (i = 0; i < AR_STATE_CAND; i++) ASSERT_EQ(F(k, i), 0.0);
-#undef F
-    decision_env_close(&d);
+    ar_avail_free(&av);
+    env_close(&e);
 }
 
 /* Exploration rules draw some choices uniformly (the first template's
@@ -426,7 +346,7 @@ TEST(forced_choices_record_the_behaviour_probability)
     env_close(&e);
 }
 
-SUITE(policy, T(forced_choices_record_the_behaviour_probability), T(device_rows_rank_the_free_types), T(tp_rows_describe_the_options),
+SUITE(policy, T(forced_choices_record_the_behaviour_probability), T(device_rows_rank_the_free_types),
       T(untrained_policy_plans_every_preset_on_the_paper_mix),
       T(same_seed_same_plan_and_best_of_k_is_no_worse_than_greedy),
       T(saved_and_loaded_policy_gives_bit_identical_plans),

@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     img = (uint8_t *)fuzz_copy(data + 1, len);
     if (!img) return 0;
     if ((mode & 2) && len >= 12) {
-        uint32_t v = (mode & 8) ? 1u : AR_POLICY_FORMAT_VERSION;
+        uint32_t v = AR_POLICY_FORMAT_VERSION;
         memcpy(img, AR_POLICY_MAGIC, 8);
         img[8] = (uint8_t)v; img[9] = (uint8_t)(v >> 8); img[10] = (uint8_t)(v >> 16); img[11] = (uint8_t)(v >> 24);
     }
