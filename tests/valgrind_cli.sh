@@ -93,6 +93,13 @@ JSON
 run 0 train --config "$tmp/train.json" --stop-after 1
 run 0 train --config "$tmp/train.json" --resume "$tmp/t.ckpt"
 run 1 train --config "$tmp/train.json" --resume "$tmp/t.csv"
+# model selection on a validation list; a bad validation entry fails after
+# the training compositions are built (their cleanup path)
+sed -e 's|"output": {|"validation": [ { "model": "qwen3-8b", "cluster": "'"$small"'", "name": "val" } ],\n  "output": {|' \
+    -e 's|"checkpoint": "[^"]*" }|"select_every": 1 }|' -e "s|$tmp/t\.|$tmp/v.|g" "$tmp/train.json" > "$tmp/trainv.json"
+run 0 train --config "$tmp/trainv.json"
+sed -e 's|"name": "val"|"name": "val", "setup": { "seq_len": 0 }|' "$tmp/trainv.json" > "$tmp/trainv_bad.json"
+run 1 train --config "$tmp/trainv_bad.json"
 run 1 train --config "$tmp/plan.svg"
 . "$(dirname "$0")/tiny_eval_config.sh"
 tiny_eval_config "$tmp"
