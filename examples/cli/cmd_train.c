@@ -43,7 +43,7 @@ typedef struct run_ctx {
     const char *ckpt;
     long ckpt_every;
     int failed;
-    /* model selection ("select_every"): the greedy plans are scored every
+    /* model selection ("select_every"): the plans are scored every
      * select_every updates and the best-scoring weights kept in snap_path;
      * the score is validation_score on the "validation" compositions
      * (envs[ncomp .. ncomp + nval)) when the config has them, else the
@@ -406,7 +406,7 @@ static int select_score(const run_ctx *r, const arachne_policy *pol, double *out
     return greedy_mean(pol, r->t, r->envs, r->ncomp, out);
 }
 
-/* Scores the greedy plans of the current weights; when they beat the best
+/* Scores the plans of the current weights (select_score); when they beat the best
  * so far, writes the weights (with the score in the metadata) to the
  * snapshot file.  Returns nonzero after printing an error. */
 static int select_step(run_ctx *r, int update)
@@ -414,7 +414,7 @@ static int select_step(run_ctx *r, int update)
     double score = 0;
     char meta[96];
     int st = select_score(r, r->pol, &score);
-    if (st) return cli_lib_fail(st, "train: scoring the greedy plans");
+    if (st) return cli_lib_fail(st, "train: scoring the plans for model selection");
     if (score <= r->best_score) return 0;
     snprintf(meta, sizeof meta, "{\"select_score\":%.17g,\"select_update\":%d}", score, update);
     if ((st = arachne_policy_set_metadata(r->pol, meta)) ||
@@ -585,7 +585,7 @@ int cmd_train(int argc, char **argv)
         if ((st = greedy_mean(pol, t, envs, n, &greedy1))) goto lib_fail;
         if (select_every > 0 && (st = select_score(&r, pol, &final_score))) goto lib_fail;
         if (select_every > 0 && run_to == updates && r.best_score > final_score) {
-            /* model selection: the weights whose greedy plans scored best */
+            /* model selection: the weights whose plans scored best */
             if ((st = arachne_policy_load(&chosen, r.snap_path))) { rc = cli_lib_fail(st, "train: reading the selection snapshot"); goto done; }
             fprintf(stderr, "arachne: train: keeping the weights of update %ld (%s %.4g; last update %.4g)\n",
                     r.best_update, r.nval ? "validation score, iter/s" : "greedy plans x reference", r.best_score,
