@@ -357,16 +357,26 @@ static int write_svg(const run_ctx *r, const char *path, const char *title)
 }
 
 /* Mean over compositions of the greedy plan's iter/s over the reference. */
+/* iter/s of pol's plan for cm with `samples` constructions (1: greedy). */
+static int plan_iter_per_s(const arachne_policy *pol, const arachne_cost_model *cm, int samples, uint64_t seed,
+                           double *v)
+{
+    arachne_plan *p = NULL;
+    int st = arachne_plan_build(&p, pol, cm, samples, seed);
+    *v = 0;
+    if (st) return st;
+    arachne_plan_get(p, ARACHNE_PLAN_ITER_PER_S, v);
+    arachne_plan_destroy(p);
+    return ARACHNE_OK;
+}
+
 static int greedy_mean(const arachne_policy *pol, const arachne_trainer *t, const comp_env *envs, int n, double *out)
 {
     double s = 0;
     int i, st;
     for (i = 0; i < n; i++) {
-        arachne_plan *p = NULL;
         double v = 0, ref = 1;
-        if ((st = arachne_plan_build(&p, pol, envs[i].cm, 1, 0))) return st;
-        arachne_plan_get(p, ARACHNE_PLAN_ITER_PER_S, &v);
-        arachne_plan_destroy(p);
+        if ((st = plan_iter_per_s(pol, envs[i].cm, 1, 0, &v))) return st;
         arachne_trainer_get(t, i, ARACHNE_TRAIN_REF_ITER_PER_S, &ref);
         s += v / ref;
     }
@@ -387,11 +397,8 @@ static int validation_score(const arachne_policy *pol, const comp_env *envs, int
     int i, k, st;
     for (i = 0; i < n; i++) {
         for (k = 0; k < 2; k++) {
-            arachne_plan *p = NULL;
             double v = 0;
-            if ((st = arachne_plan_build(&p, pol, envs[i].cm, k ? VAL_SAMPLES : 1, 1))) return st;
-            arachne_plan_get(p, ARACHNE_PLAN_ITER_PER_S, &v);
-            arachne_plan_destroy(p);
+            if ((st = plan_iter_per_s(pol, envs[i].cm, k ? VAL_SAMPLES : 1, 1, &v))) return st;
             s += 0.5 * log(v > 1e-9 ? v : 1e-9);
         }
     }
@@ -519,10 +526,11 @@ int cmd_train(int argc, char **argv)
     }
     envs = calloc(MAX_COMPS, sizeof *envs);
     if (!envs) { rc = cli_fail("train: out of memory"); goto done; }
+    /* envs[0 .. n): training, envs[n .. nall): validation; nall counts every built one */
     for (k = 0; k < comps->count; k++)
-        if ((st = add_entry(comps->items[k], &global, envs, &n))) goto lib_fail;
+        if ((st = add_entry(comps->items[k], &global, envs, &nall))) goto lib_fail;
+    n = nall;
     if (n == 0) { rc = cli_fail("train: %s: no compositions", config); goto done; }
-    nall = n;
     for (k = 0; vals && k < vals->count; k++)
         if ((st = add_entry(vals->items[k], &global, envs, &nall))) goto lib_fail;
     if (vals && nall == n) { rc = cli_fail("train: %s: 'validation' lists no compositions", config); goto done; }
@@ -583,14 +591,17 @@ int cmd_train(int argc, char **argv)
         double nb = 0;
         arachne_trainer_get(t, -1, ARACHNE_TRAIN_MEAN_NORM_BEST, &nb);
         if ((st = greedy_mean(pol, t, envs, n, &greedy1))) goto lib_fail;
-        if (select_every > 0 && (st = select_score(&r, pol, &final_score))) goto lib_fail;
+        final_score = greedy1; /* select_score without a validation list */
+        if (r.nval > 0 && (st = select_score(&r, pol, &final_score))) goto lib_fail;
         if (select_every > 0 && run_to == updates && r.best_score > final_score) {
             /* model selection: the weights whose plans scored best */
             if ((st = arachne_policy_load(&chosen, r.snap_path))) { rc = cli_lib_fail(st, "train: reading the selection snapshot"); goto done; }
             fprintf(stderr, "arachne: train: keeping the weights of update %ld (%s %.4g; last update %.4g)\n",
                     r.best_update, r.nval ? "validation score, iter/s" : "greedy plans x reference", r.best_score,
                     final_score);
-            if ((st = greedy_mean(chosen, t, envs, n, &greedy1))) goto lib_fail;
+            /* without a validation list the kept score is that greedy mean */
+            if (r.nval == 0) greedy1 = r.best_score;
+            else if ((st = greedy_mean(chosen, t, envs, n, &greedy1))) goto lib_fail;
             final_score = r.best_score;
         }
         ar_buf_init(&meta);
@@ -649,7 +660,7 @@ done:
     arachne_policy_destroy(chosen);
     free(r.snap_path);
     if (envs)
-        for (i = 0; i < (nall > n ? nall : n); i++) free_env(&envs[i]); /* training, then validation */
+        for (i = 0; i < nall; i++) free_env(&envs[i]);
     free(envs);
     free(r.rows);
     ar_json_free(cfg);
