@@ -919,7 +919,12 @@ typedef enum arachne_train_option {
     ARACHNE_TRAIN_UNIFORM_TYPE_ROLLOUTS = 17, /**< rollouts per group that draw GPU types uniformly, integer 0..G [1] */
     ARACHNE_TRAIN_THREADS = 18,           /**< OpenMP threads for rollouts and gradients, integer 0..1024
                                                (0: the OpenMP default; ignored without OpenMP) [0] */
-    ARACHNE_TRAIN_PCGRAD = 19             /**< 1: combine per-composition gradients with PCGrad; 0: plain sum [1] */
+    ARACHNE_TRAIN_PCGRAD = 19,            /**< 1: combine per-composition gradients with PCGrad; 0: plain sum [1] */
+    ARACHNE_TRAIN_SIL_TOP = 20,           /**< self-imitation imitates only kept plans with at least this share of
+                                               their composition's best throughput, [0, 1] [0.9] */
+    ARACHNE_TRAIN_GREEDY_ROLLOUTS = 21    /**< rollouts per group (the last ones) that take the policy's most likely
+                                               choice at every decision, without exploration rules, integer
+                                               0..G-1 [0] */
 } arachne_train_option;
 
 /** Statistics for arachne_trainer_get.  Values are pinned.  "comp" fields

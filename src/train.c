@@ -40,6 +40,8 @@ static const opt_spec OPTS[AR_TRAIN_NOPT] = {
     { "UNIFORM_TYPE_ROLLOUTS", 0, 1024, 0, 1, 1 },
     { "THREADS", 0, 1024, 0, 1, 0 },
     { "PCGRAD", 0, 1, 0, 1, 1 },
+    { "SIL_TOP", 0, 1, 0, 0, 0.9 },
+    { "GREEDY_ROLLOUTS", 0, 1023, 0, 1, 0 },
 };
 
 int arachne_trainer_create(arachne_trainer **out, arachne_policy *policy, uint64_t seed)
@@ -400,12 +402,17 @@ static void run_rollout(arachne_trainer *t, int k, double force_p)
     ar_train_comp *c = &t->comp[i];
     ar_explore ex;
     long ev0 = s->b.fills + s->b.check_fills;
-    int st;
+    int st, greedy;
+    /* The last GREEDY_ROLLOUTS members decode greedily: the plan the policy
+     * would return joins the group, so its decisions get the group-relative
+     * advantage like any sampled plan's and a sampled plan that beats it
+     * pulls the most likely choices its way. */
+    greedy = g >= G - (int)t->opt[ARACHNE_TRAIN_GREEDY_ROLLOUTS];
     ex.force_depth_p = force_p;
     ex.uniform_types = g < (int)t->opt[ARACHNE_TRAIN_UNIFORM_TYPE_ROLLOUTS];
     s->b.opts.max_steps = (int)t->opt[ARACHNE_TRAIN_MAX_STEPS];
     s->b.opts.penalty = c->penalty;
-    ar_policy_src_reset(&s->src, rollout_seed(t->seed, t->updates_done, i, g), 0, &ex);
+    ar_policy_src_reset(&s->src, rollout_seed(t->seed, t->updates_done, i, g), greedy, greedy ? NULL : &ex);
     st = ar_builder_run(&s->b, ar_policy_decide, &s->src, &s->plan, &s->trace);
     if (st == ARACHNE_E_INFEASIBLE && s->trace.nsteps == 1 && !s->trace.steps[0].feasible) st = ARACHNE_OK;
     s->status = st;
@@ -582,6 +589,10 @@ int arachne_trainer_run(arachne_trainer *t, int updates, arachne_train_callback 
     if (t->ncomp < 1) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_trainer_run: no composition added");
     if ((int)t->opt[ARACHNE_TRAIN_GROUP_SIZE] > 1024)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_trainer_run: group size above 1024");
+    if (t->opt[ARACHNE_TRAIN_GREEDY_ROLLOUTS] >= t->opt[ARACHNE_TRAIN_GROUP_SIZE])
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                        "arachne_trainer_run: GREEDY_ROLLOUTS = %g leaves no sampled rollout in a group of %g",
+                        t->opt[ARACHNE_TRAIN_GREEDY_ROLLOUTS], t->opt[ARACHNE_TRAIN_GROUP_SIZE]);
     st = prepare(t);
     if (st) {
         free_slots(t); /* a half-built set would be reused by the next call */

@@ -7,10 +7,10 @@
 
 #include "policy.h"
 
-#define AR_TRAIN_NOPT 20          /* arachne_train_option values 0..19 */
+#define AR_TRAIN_NOPT 22          /* arachne_train_option values 0..21 */
+#define AR_TRAIN_NOPT_V1 20       /* options in a checkpoint written before SIL_TOP and GREEDY_ROLLOUTS */
 #define AR_TRAIN_MAX_COMPS 4096
 #define AR_TRAIN_MAX_SIL 16       /* ARACHNE_TRAIN_SIL_PER_DEPTH at most */
-#define AR_SIL_TOP 0.9            /* self-imitation: kept plans within this share of the best found */
 #define AR_PPO_DUAL_CLIP 3.0      /* dual-clip bound c of the PPO ratio for negative advantages */
 
 /* One decision of a plan kept for self-imitation: the inputs the network

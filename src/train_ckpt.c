@@ -264,7 +264,7 @@ int arachne_trainer_load_checkpoint(arachne_trainer *t, const char *path)
     size_t len = 0, P, p;
     rd r;
     int st, i, d, k, cfg[AR_NN_CONFIG_FIELDS], mine[AR_NN_CONFIG_FIELDS];
-    uint32_t crc, ver;
+    uint32_t crc, ver, nopt;
     double *w = NULL, *m = NULL, *v = NULL, opt[AR_TRAIN_NOPT], stats[3];
     uint64_t adam_t, seed, rng[4], upd;
     ckpt_comp *cc = NULL;
@@ -338,11 +338,19 @@ int arachne_trainer_load_checkpoint(arachne_trainer *t, const char *path)
     for (i = 0; i < 4; i++) rng[i] = get_u64(&r);
     upd = get_u64(&r);
     if (r.bad) goto trunc;
-    if (get_u32(&r) != AR_TRAIN_NOPT) {
-        st = ar_error(ARACHNE_E_CORRUPT, "%s: option count is not %d", path, AR_TRAIN_NOPT);
+    nopt = get_u32(&r);
+    if (nopt != AR_TRAIN_NOPT && nopt != AR_TRAIN_NOPT_V1) {
+        st = ar_error(ARACHNE_E_CORRUPT, "%s: option count is %u, not %d (or %d before SIL_TOP)", path, nopt,
+                      AR_TRAIN_NOPT, AR_TRAIN_NOPT_V1);
         goto done;
     }
-    for (i = 0; i < AR_TRAIN_NOPT; i++) opt[i] = get_f64(&r);
+    for (i = 0; i < (int)nopt; i++) opt[i] = get_f64(&r);
+    /* a run checkpointed before these options existed imitated plans within
+     * 90 % of the best and decoded no rollout greedily */
+    if (nopt == AR_TRAIN_NOPT_V1) {
+        opt[ARACHNE_TRAIN_SIL_TOP] = 0.9;
+        opt[ARACHNE_TRAIN_GREEDY_ROLLOUTS] = 0;
+    }
     for (i = 0; i < 3; i++) stats[i] = get_f64(&r);
     if (r.bad) goto trunc;
     if (adam_t > (uint64_t)1 << 40 || upd > (uint64_t)1 << 40) {

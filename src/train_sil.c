@@ -174,6 +174,7 @@ int ar_sil_grad(const arachne_trainer *t, int ci, ar_nn_ws *ws, double *grad, in
 {
     const ar_nn *nn = t->policy->nn;
     double clip = t->opt[ARACHNE_TRAIN_SIL_CLIP], weight = t->opt[ARACHNE_TRAIN_SIL_WEIGHT];
+    double top = t->opt[ARACHNE_TRAIN_SIL_TOP];
     int pass, n = 0, used = 0, j, d, k, st;
     *nplans = 0;
     /* pass 0 counts the plans with a positive weight, pass 1 adds them */
@@ -190,7 +191,7 @@ int ar_sil_grad(const arachne_trainer *t, int ci, ar_nn_ws *ws, double *grad, in
                     double w = ar_train_sil_weight(p->iter_per_s, c->mean_return, c->std_return, clip);
                     /* only plans close to the best found: a weak plan kept as
                      * the anchor of its depth would pull the policy away */
-                    if (!(w > 0) || p->iter_per_s < AR_SIL_TOP * c->best.iter_per_s) continue;
+                    if (!(w > 0) || p->iter_per_s < top * c->best.iter_per_s) continue;
                     if (pass == 0) {
                         n++;
                     } else {

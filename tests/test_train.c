@@ -8,6 +8,7 @@
 
 #include "harness.h"
 #include "fixture.h"
+#include "crc32.h"
 #include "train.h"
 
 
@@ -386,6 +387,164 @@ TEST(corrupt_or_foreign_checkpoints_are_rejected)
     env_close(&e2);
 }
 
+/* SIL_TOP is the share of the best plan a kept plan needs to be imitated:
+ * at 1 only plans as fast as the best count, at 0 every plan above the
+ * group mean does, and the counts are ordered in between. */
+TEST(sil_top_selects_the_plans_imitated)
+{
+    env e1, e2;
+    arachne_policy *pol = NULL;
+    arachne_trainer *t = NULL;
+    ar_nn_ws *ws = NULL;
+    double *grad;
+    int n_all = 0, n_mid = 0, n_best = 0, ci, any_spread = 0;
+    ASSERT_OK(env_open(&e1, "llama3-8b", SMALL));
+    ASSERT_OK(env_open(&e2, "qwen3-8b", "a6000:2x4,h100:1x8"));
+    ASSERT_OK(setup_small(&t, &pol, &e1, &e2));
+    ASSERT_OK(arachne_trainer_run(t, 3, NULL, NULL));
+    grad = calloc(ar_nn_param_count(pol->nn), sizeof *grad);
+    ASSERT(grad != NULL);
+    ASSERT_OK(ar_nn_ws_create(&ws, pol->nn));
+    for (ci = 0; ci < 2; ci++) {
+        ASSERT_OK(arachne_trainer_set(t, ARACHNE_TRAIN_SIL_TOP, 0));
+        ASSERT_OK(ar_sil_grad(t, ci, ws, grad, &n_all));
+        ASSERT_OK(arachne_trainer_set(t, ARACHNE_TRAIN_SIL_TOP, 0.9));
+        ASSERT_OK(ar_sil_grad(t, ci, ws, grad, &n_mid));
+        ASSERT_OK(arachne_trainer_set(t, ARACHNE_TRAIN_SIL_TOP, 1));
+        ASSERT_OK(ar_sil_grad(t, ci, ws, grad, &n_best));
+        ASSERT_LE(n_mid, n_all);
+        ASSERT_LE(n_best, n_mid);
+        any_spread |= n_all > n_best;
+    }
+    ASSERT_MSG(any_spread, "three updates kept no plan below the best: the test shows nothing");
+    ar_nn_ws_destroy(ws);
+    free(grad);
+    arachne_trainer_destroy(t);
+    arachne_policy_destroy(pol);
+    env_close(&e1);
+    env_close(&e2);
+}
+
+static void put_le32(unsigned char *p, uint32_t v)
+{
+    int i;
+    for (i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* A checkpoint written before SIL_TOP existed holds 20 options; it loads,
+ * and the run goes on with the share those runs used (0.9). */
+TEST(checkpoint_without_sil_top_loads_with_the_old_share)
+{
+    env e1, e2;
+    arachne_policy *pol = NULL;
+    arachne_trainer *t = NULL;
+    char ck[512], old[512];
+    unsigned char *x = NULL, *y;
+    size_t n = 0, off, m;
+    double v = 0;
+    const char *dir = th_tmpdir();
+    snprintf(ck, sizeof ck, "%s/top.ckpt", dir);
+    snprintf(old, sizeof old, "%s/top-v1.ckpt", dir);
+    ASSERT_OK(env_open(&e1, "llama3-8b", SMALL));
+    ASSERT_OK(env_open(&e2, "qwen3-8b", "a6000:2x4,h100:1x8"));
+    ASSERT_OK(setup_small(&t, &pol, &e1, &e2));
+    ASSERT_OK(arachne_trainer_set(t, ARACHNE_TRAIN_SIL_TOP, 0.5));
+    ASSERT_OK(arachne_trainer_run(t, 1, NULL, NULL));
+    ASSERT_OK(arachne_trainer_save_checkpoint(t, ck));
+    /* magic, version, reserved, network config, parameter count, weights
+     * and the two Adam moments, Adam steps, seed, RNG, updates done */
+    off = 8 + 4 + 4 + 4 * AR_NN_CONFIG_FIELDS + 8 + 24 * ar_nn_param_count(pol->nn) + 8 + 8 + 32 + 8;
+    ASSERT_EQ(file_bytes(ck, &x, &n), 0);
+    ASSERT_GT(n, off + 4 + 8 * AR_TRAIN_NOPT + 4);
+    ASSERT_EQ(x[off] | x[off + 1] << 8 | x[off + 2] << 16 | (uint32_t)x[off + 3] << 24, AR_TRAIN_NOPT);
+    /* the same file with the last option cut out */
+    y = malloc(n);
+    ASSERT(y != NULL);
+    memcpy(y, x, off);
+    put_le32(y + off, AR_TRAIN_NOPT_V1);
+    memcpy(y + off + 4, x + off + 4, 8 * AR_TRAIN_NOPT_V1);
+    m = off + 4 + 8 * AR_TRAIN_NOPT_V1;
+    memcpy(y + m, x + off + 4 + 8 * AR_TRAIN_NOPT, n - 4 - (off + 4 + 8 * AR_TRAIN_NOPT));
+    m += n - 4 - (off + 4 + 8 * AR_TRAIN_NOPT);
+    put_le32(y + m, ar_crc32(y, m));
+    ASSERT_EQ(write_bytes(old, y, m + 4), 0);
+    free(x);
+    free(y);
+    /* the new file restores its share; the old one the share of its time */
+    ASSERT_OK(arachne_trainer_set(t, ARACHNE_TRAIN_SIL_TOP, 0.25));
+    ASSERT_OK(arachne_trainer_load_checkpoint(t, ck));
+    ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_SIL_TOP, &v));
+    ASSERT_NEAR(v, 0.5, 1e-15);
+    ASSERT_OK(arachne_trainer_load_checkpoint(t, old));
+    ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_SIL_TOP, &v));
+    ASSERT_NEAR(v, 0.9, 1e-15);
+    ASSERT_OK(arachne_trainer_get(t, -1, ARACHNE_TRAIN_UPDATES_DONE, &v));
+    ASSERT_EQ(v, 1);
+    ASSERT_OK(arachne_trainer_run(t, 1, NULL, NULL));
+    arachne_trainer_destroy(t);
+    arachne_policy_destroy(pol);
+    env_close(&e1);
+    env_close(&e2);
+}
+
+/* Best throughput a rollout passed through (what plan_build would keep). */
+static double rollout_best(const ar_train_slot *s)
+{
+    double best = 0;
+    int i;
+    for (i = 0; i < s->trace.nsteps; i++)
+        if (s->trace.steps[i].depth > 0 && s->trace.steps[i].feasible && s->trace.steps[i].thr_after > best)
+            best = s->trace.steps[i].thr_after;
+    return best;
+}
+
+/* GREEDY_ROLLOUTS: the last member of every group is the policy's greedy
+ * construction, whatever the trainer seed; the others still sample. */
+TEST(greedy_rollouts_put_the_greedy_plan_in_every_group)
+{
+    env e1, e2;
+    arachne_policy *pol[2] = { NULL, NULL };
+    arachne_trainer *t[2] = { NULL, NULL };
+    double want[2];
+    int k, ci, g, differ = 0;
+    ASSERT_OK(env_open(&e1, "llama3-8b", SMALL));
+    ASSERT_OK(env_open(&e2, "qwen3-8b", "a6000:2x4,h100:1x8"));
+    for (k = 0; k < 2; k++) {
+        ASSERT_OK(arachne_policy_create(&pol[k], 9, 32, 1));
+        ASSERT_OK(arachne_trainer_create(&t[k], pol[k], 100 + (uint64_t)k));
+        ASSERT_OK(arachne_trainer_add_composition(t[k], e1.cm, "a"));
+        ASSERT_OK(arachne_trainer_add_composition(t[k], e2.cm, "b"));
+        ASSERT_OK(arachne_trainer_set(t[k], ARACHNE_TRAIN_GROUP_SIZE, 4));
+        ASSERT_OK(arachne_trainer_set(t[k], ARACHNE_TRAIN_GREEDY_ROLLOUTS, 1));
+    }
+    want[0] = greedy_iter_per_s(pol[0], e1.cm);
+    want[1] = greedy_iter_per_s(pol[0], e2.cm);
+    ASSERT_GT(want[0], 0);
+    ASSERT_GT(want[1], 0);
+    for (k = 0; k < 2; k++) ASSERT_OK(arachne_trainer_run(t[k], 1, NULL, NULL));
+    for (ci = 0; ci < 2; ci++) {
+        const ar_train_slot *a = &t[0]->slots[ci * 4 + 3], *b = &t[1]->slots[ci * 4 + 3];
+        ASSERT_NEAR(rollout_best(a), want[ci], 1e-12);
+        ASSERT_EQ(a->src.nrecs, b->src.nrecs);
+        for (k = 0; k < a->src.nrecs; k++) ASSERT_EQ(a->src.recs[k].choice, b->src.recs[k].choice);
+        for (g = 0; g < 3; g++)
+            differ |= t[0]->slots[ci * 4 + g].src.nrecs != t[1]->slots[ci * 4 + g].src.nrecs ||
+                      rollout_best(&t[0]->slots[ci * 4 + g]) != rollout_best(&t[1]->slots[ci * 4 + g]);
+    }
+    ASSERT_MSG(differ, "the sampled members of two seeds agree: they are not sampled");
+    /* a group needs at least one sampled member */
+    ASSERT_OK(arachne_trainer_set(t[0], ARACHNE_TRAIN_GREEDY_ROLLOUTS, 4));
+    ASSERT_STATUS(arachne_trainer_run(t[0], 1, NULL, NULL), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "GREEDY_ROLLOUTS");
+    ASSERT_STATUS(arachne_trainer_set(t[0], ARACHNE_TRAIN_GREEDY_ROLLOUTS, 0.5), ARACHNE_E_INVALID_ARGUMENT);
+    for (k = 0; k < 2; k++) {
+        arachne_trainer_destroy(t[k]);
+        arachne_policy_destroy(pol[k]);
+    }
+    env_close(&e1);
+    env_close(&e2);
+}
+
 TEST(trainer_rejects_bad_options_and_calls)
 {
     env e;
@@ -405,9 +564,14 @@ TEST(trainer_rejects_bad_options_and_calls)
     ASSERT_NEAR(v, 0.8, 1e-15);
     ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_FORCE_DEPTH_END, &v));
     ASSERT_NEAR(v, 0.25, 1e-15);
+    ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_SIL_TOP, &v));
+    ASSERT_NEAR(v, 0.9, 1e-15);
     /* bad keys and values */
     ASSERT_STATUS(arachne_trainer_set(t, -1, 1), ARACHNE_E_INVALID_ARGUMENT);
-    ASSERT_STATUS(arachne_trainer_set(t, 20, 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_trainer_set(t, 22, 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_SIL_TOP, 1.01), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "SIL_TOP");
+    ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_SIL_TOP, -0.1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_GROUP_SIZE, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "GROUP_SIZE");
     ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_GROUP_SIZE, 4.5), ARACHNE_E_INVALID_ARGUMENT);
@@ -470,5 +634,6 @@ TEST(a_composition_with_no_feasible_plan_is_refused)
 SUITE(train, T(tiny_training_run_improves_the_greedy_plan), T(best_plan_replays_to_the_recorded_throughput),
       T(advantages_are_group_relative_returns_to_go), T(pcgrad_removes_conflicts_and_keeps_agreeing_gradients),
       T(self_imitation_weight_counts_only_better_plans), T(checkpoint_resume_is_bit_identical),
-      T(corrupt_or_foreign_checkpoints_are_rejected), T(trainer_rejects_bad_options_and_calls),
+      T(corrupt_or_foreign_checkpoints_are_rejected), T(sil_top_selects_the_plans_imitated),
+      T(checkpoint_without_sil_top_loads_with_the_old_share), T(greedy_rollouts_put_the_greedy_plan_in_every_group), T(trainer_rejects_bad_options_and_calls),
       T(a_composition_with_no_feasible_plan_is_refused));

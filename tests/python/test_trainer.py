@@ -31,6 +31,13 @@ class TrainerTest(unittest.TestCase):
             self.assertAlmostEqual(t.get_option("clip"), 0.1)
             self.assertEqual(t.get_option("pcgrad"), 0)
             self.assertEqual(t.options["ppo_epochs"], 3)        # default
+            self.assertAlmostEqual(t.options["sil_top"], 0.9)   # default
+            self.assertEqual(t.options["greedy_rollouts"], 0)   # default
+            t.set(sil_top=0.97, greedy_rollouts=1)
+            self.assertAlmostEqual(t.get_option("sil_top"), 0.97)
+            self.assertEqual(t.get_option(arachne.TRAIN_OPTIONS["greedy_rollouts"]), 1)
+            with self.assertRaises(arachne.Error):
+                t.set(greedy_rollouts=1.5)                        # not an integer
             self.assertIs(t.set("ppo_epochs", 2), t)
             self.assertEqual(t.get_option(arachne.TRAIN_OPTIONS["ppo_epochs"]), 2)
             with self.assertRaises(arachne.Error) as e:
