@@ -238,6 +238,13 @@ static int write_bytes(const char *path, const unsigned char *b, size_t n)
     return fclose(f);
 }
 
+/* The two small compositions the trainer tests share. */
+static int open_pair(env *e1, env *e2)
+{
+    int st = env_open(e1, "llama3-8b", SMALL);
+    return st ? st : env_open(e2, "qwen3-8b", "a6000:2x4,h100:1x8");
+}
+
 static int setup_small(arachne_trainer **t, arachne_policy **pol, env *e1, env *e2)
 {
     int st;
@@ -266,8 +273,7 @@ TEST(checkpoint_resume_is_bit_identical)
     snprintf(pb_path, sizeof pb_path, "%s/resumed.arpol", dir);
     snprintf(ck, sizeof ck, "%s/half.ckpt", dir);
     snprintf(ck2, sizeof ck2, "%s/end.ckpt", dir);
-    ASSERT_OK(env_open(&e1, "llama3-8b", SMALL));
-    ASSERT_OK(env_open(&e2, "qwen3-8b", "a6000:2x4,h100:1x8"));
+    ASSERT_OK(open_pair(&e1, &e2));
     /* straight: 4 updates */
     ASSERT_OK(setup_small(&ta, &pa, &e1, &e2));
     ASSERT_OK(arachne_trainer_run(ta, 4, NULL, NULL));
@@ -327,8 +333,7 @@ TEST(corrupt_or_foreign_checkpoints_are_rejected)
     const char *dir = th_tmpdir();
     snprintf(ck, sizeof ck, "%s/t.ckpt", dir);
     snprintf(bad, sizeof bad, "%s/bad.ckpt", dir);
-    ASSERT_OK(env_open(&e1, "llama3-8b", SMALL));
-    ASSERT_OK(env_open(&e2, "qwen3-8b", "a6000:2x4,h100:1x8"));
+    ASSERT_OK(open_pair(&e1, &e2));
     ASSERT_OK(setup_small(&t, &pol, &e1, &e2));
     ASSERT_OK(arachne_trainer_run(t, 2, NULL, NULL));
     ASSERT_OK(arachne_trainer_save_checkpoint(t, ck));
@@ -398,8 +403,7 @@ TEST(sil_top_selects_the_plans_imitated)
     ar_nn_ws *ws = NULL;
     double *grad;
     int n_all = 0, n_mid = 0, n_best = 0, ci, any_spread = 0;
-    ASSERT_OK(env_open(&e1, "llama3-8b", SMALL));
-    ASSERT_OK(env_open(&e2, "qwen3-8b", "a6000:2x4,h100:1x8"));
+    ASSERT_OK(open_pair(&e1, &e2));
     ASSERT_OK(setup_small(&t, &pol, &e1, &e2));
     ASSERT_OK(arachne_trainer_run(t, 3, NULL, NULL));
     grad = calloc(ar_nn_param_count(pol->nn), sizeof *grad);
@@ -445,8 +449,7 @@ TEST(checkpoint_without_sil_top_loads_with_the_old_share)
     const char *dir = th_tmpdir();
     snprintf(ck, sizeof ck, "%s/top.ckpt", dir);
     snprintf(old, sizeof old, "%s/top-v1.ckpt", dir);
-    ASSERT_OK(env_open(&e1, "llama3-8b", SMALL));
-    ASSERT_OK(env_open(&e2, "qwen3-8b", "a6000:2x4,h100:1x8"));
+    ASSERT_OK(open_pair(&e1, &e2));
     ASSERT_OK(setup_small(&t, &pol, &e1, &e2));
     ASSERT_OK(arachne_trainer_set(t, ARACHNE_TRAIN_SIL_TOP, 0.5));
     ASSERT_OK(arachne_trainer_run(t, 1, NULL, NULL));
@@ -507,8 +510,7 @@ TEST(greedy_rollouts_put_the_greedy_plan_in_every_group)
     arachne_trainer *t[2] = { NULL, NULL };
     double want[2];
     int k, ci, g, differ = 0;
-    ASSERT_OK(env_open(&e1, "llama3-8b", SMALL));
-    ASSERT_OK(env_open(&e2, "qwen3-8b", "a6000:2x4,h100:1x8"));
+    ASSERT_OK(open_pair(&e1, &e2));
     for (k = 0; k < 2; k++) {
         ASSERT_OK(arachne_policy_create(&pol[k], 9, 32, 1));
         ASSERT_OK(arachne_trainer_create(&t[k], pol[k], 100 + (uint64_t)k));
