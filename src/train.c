@@ -212,6 +212,11 @@ int arachne_trainer_get_option(const arachne_trainer *t, int option, double *out
     return ARACHNE_OK;
 }
 
+double ar_train_option_default(int option)
+{
+    return option >= 0 && option < AR_TRAIN_NOPT ? OPTS[option].def : 0.0;
+}
+
 double ar_train_force_p(const arachne_trainer *t)
 {
     double a = t->opt[ARACHNE_TRAIN_FORCE_DEPTH_START], b = t->opt[ARACHNE_TRAIN_FORCE_DEPTH_END];

@@ -89,6 +89,9 @@ struct arachne_trainer {
 void ar_train_comp_clear_plans(ar_train_comp *c);
 /* Forced-depth probability of the next update (linear schedule). */
 double ar_train_force_p(const arachne_trainer *t);
+/* The default of an arachne_train_option; options added after a checkpoint
+ * format was written default to what runs did before they existed. */
+double ar_train_option_default(int option);
 
 /* ---- pieces with unit tests --------------------------------------------- */
 

@@ -340,17 +340,14 @@ int arachne_trainer_load_checkpoint(arachne_trainer *t, const char *path)
     if (r.bad) goto trunc;
     nopt = get_u32(&r);
     if (nopt != AR_TRAIN_NOPT && nopt != AR_TRAIN_NOPT_V1) {
-        st = ar_error(ARACHNE_E_CORRUPT, "%s: option count is %u, not %d (or %d before SIL_TOP)", path, nopt,
-                      AR_TRAIN_NOPT, AR_TRAIN_NOPT_V1);
+        st = ar_error(ARACHNE_E_CORRUPT, "%s: option count is %u, not %d (or %d in files written before SIL_TOP)",
+                      path, nopt, AR_TRAIN_NOPT, AR_TRAIN_NOPT_V1);
         goto done;
     }
     for (i = 0; i < (int)nopt; i++) opt[i] = get_f64(&r);
-    /* a run checkpointed before these options existed imitated plans within
-     * 90 % of the best and decoded no rollout greedily */
-    if (nopt == AR_TRAIN_NOPT_V1) {
-        opt[ARACHNE_TRAIN_SIL_TOP] = 0.9;
-        opt[ARACHNE_TRAIN_GREEDY_ROLLOUTS] = 0;
-    }
+    /* options newer than the file take their defaults, which are what the
+     * runs that wrote such files did (SIL_TOP 0.9, no greedy members) */
+    for (; i < AR_TRAIN_NOPT; i++) opt[i] = ar_train_option_default(i);
     for (i = 0; i < 3; i++) stats[i] = get_f64(&r);
     if (r.bad) goto trunc;
     if (adam_t > (uint64_t)1 << 40 || upd > (uint64_t)1 << 40) {

@@ -357,7 +357,6 @@ static int write_svg(const run_ctx *r, const char *path, const char *title)
     return st;
 }
 
-/* Mean over compositions of the greedy plan's iter/s over the reference. */
 /* iter/s of pol's plan for cm with `samples` constructions (1: greedy). */
 static int plan_iter_per_s(const arachne_policy *pol, const arachne_cost_model *cm, int samples, uint64_t seed,
                            double *v)
@@ -371,6 +370,7 @@ static int plan_iter_per_s(const arachne_policy *pol, const arachne_cost_model *
     return ARACHNE_OK;
 }
 
+/* Mean over compositions of the greedy plan's iter/s over the reference. */
 static int greedy_mean(const arachne_policy *pol, const arachne_trainer *t, const comp_env *envs, int n, double *out)
 {
     double s = 0;
