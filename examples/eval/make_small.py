@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Draws the small held-out compositions of examples/eval/small.json.
+
+The rule was fixed before any policy was evaluated on its output:
+  - a model preset the policy was trained on (llama3-8b, qwen3-8b, qwen3-32b,
+    qwen3-30b-a3b, mixtral-8x7b);
+  - 2 or 3 GPU types from those in the training compositions;
+  - per type 4-16 GPUs in nodes of 1, 2, 4 or 8 GPUs (a type gets a second
+    node size with probability 0.3), 16-40 GPUs in all, so exhaustive search
+    over one template of depth <= 6 finishes or nearly does in 60 s;
+  - global batch 256;
+  - not a training or held-out composition of examples/train/default.json,
+    examples/train/extended.json or examples/eval/heldout.json, and the
+    cluster must admit a plan (arachne plan succeeds).
+Usage: make_small.py ARACHNE_BIN [COUNT] [SEED] > small-compositions.json
+"""
+import json
+import random
+import subprocess
+import sys
+
+MODELS = ["llama3-8b", "qwen3-8b", "qwen3-32b", "qwen3-30b-a3b", "mixtral-8x7b"]
+TYPES = ["a100-40", "a100-80", "h100", "h100-pcie", "a6000", "a5000", "rtx-pro-6000", "l40s", "v100-16",
+         "gh-96", "rtx-3090"]
+SIZES = [1, 2, 4, 8]
+
+
+def key(model, cluster):
+    """The same composition whatever the order of its types."""
+    return model, tuple(sorted(cluster.split(",")))
+
+
+def known():
+    seen = set()
+    for path in ("examples/train/default.json", "examples/train/extended.json"):
+        for c in json.load(open(path))["compositions"]:
+            seen.add(key(c["model"], c["cluster"]))
+    for c in json.load(open("examples/eval/heldout.json"))["compositions"]:
+        seen.add(key(c["model"], c["cluster"]))
+    return seen
+
+
+def draw_type(rng, name):
+    """One type's part of a cluster spec and its GPU count."""
+    while True:
+        sizes = [rng.choice(SIZES)]
+        if rng.random() < 0.3:
+            sizes.append(rng.choice([s for s in SIZES if s != sizes[0]]))
+        parts, total = [], 0
+        for s in sorted(sizes):
+            n = rng.randint(1, max(1, 8 // s))
+            parts.append("%dx%d" % (n, s))
+            total += n * s
+        if 4 <= total <= 16:
+            return "%s:%s" % (name, "+".join(parts)), total
+
+
+def main():
+    binary = sys.argv[1]
+    count = int(sys.argv[2]) if len(sys.argv) > 2 else 9
+    rng = random.Random(int(sys.argv[3]) if len(sys.argv) > 3 else 6)
+    seen, out = known(), []
+    while len(out) < count:
+        model = rng.choice(MODELS)
+        types = rng.sample(TYPES, rng.choice([2, 3]))
+        parts = [draw_type(rng, t) for t in types]
+        gpus = sum(n for _, n in parts)
+        cluster = ",".join(p for p, _ in parts)
+        if not 16 <= gpus <= 40 or key(model, cluster) in seen:
+            continue
+        ok = subprocess.run([binary, "plan", "--model", model, "--cluster", cluster, "--global-batch", "256"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+        if not ok:
+            continue
+        seen.add(key(model, cluster))
+        name = "small-%s-%d" % (model, gpus)
+        while any(c["name"] == name for c in out):
+            name += "b"
+        out.append({"name": name, "model": model, "cluster": cluster,
+                    "global_batch": 256})
+    json.dump(out, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
