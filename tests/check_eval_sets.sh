@@ -7,22 +7,19 @@ bin=${ARACHNE_BIN:-bin/arachne}
 fail() { echo "$*"; exit 1; }
 command -v python3 >/dev/null 2>&1 || { echo "no python3"; exit 77; }
 drawn=$(python3 examples/eval/make_small.py "$bin" 9 6) || fail "make_small.py: exit $?"
-printf '%s\n' "$drawn" | python3 -c '
+printf '%s\n' "$drawn" | python3 -B -c '
 import json, sys
+sys.path.insert(0, "examples/eval")
+from make_small import TRAINING, key, keys_of
 drawn = json.load(sys.stdin)
 small = json.load(open("examples/eval/small.json"))["compositions"]
 held = json.load(open("examples/eval/heldout.json"))["compositions"]
-train = []
-for path in ("examples/train/default.json", "examples/train/extended.json"):
-    train += json.load(open(path))["compositions"]
-def key(c):
-    return c["model"], tuple(sorted(c["cluster"].split(",")))
 three = [c for c in held if c["name"].startswith("small-")]
 assert len(three) == 3 and small[:3] == three, "small.json must start with the three small held-out compositions"
 assert small[3:] == drawn, "small.json differs from make_small.py seed 6:\n%s" % json.dumps(drawn)
-seen = {key(c) for c in train}
+seen = keys_of(TRAINING)
 for c in held + small:
-    assert key(c) not in seen, "held-out composition %s is a training composition" % c["name"]
+    assert key(c["model"], c["cluster"]) not in seen, "held-out composition %s is a training composition" % c["name"]
 assert len({c["name"] for c in small}) == len(small), "duplicate names in small.json"
 ' || fail "held-out sets"
 exit 0

@@ -25,19 +25,19 @@ TYPES = ["a100-40", "a100-80", "h100", "h100-pcie", "a6000", "a5000", "rtx-pro-6
 SIZES = [1, 2, 4, 8]
 
 
+# Compositions the drawn ones must differ from.
+TRAINING = ("examples/train/default.json", "examples/train/extended.json")
+HELD_OUT = ("examples/eval/heldout.json",)
+
+
 def key(model, cluster):
     """The same composition whatever the order of its types."""
     return model, tuple(sorted(cluster.split(",")))
 
 
-def known():
-    seen = set()
-    for path in ("examples/train/default.json", "examples/train/extended.json"):
-        for c in json.load(open(path))["compositions"]:
-            seen.add(key(c["model"], c["cluster"]))
-    for c in json.load(open("examples/eval/heldout.json"))["compositions"]:
-        seen.add(key(c["model"], c["cluster"]))
-    return seen
+def keys_of(paths):
+    """The composition keys of the configs at paths."""
+    return {key(c["model"], c["cluster"]) for path in paths for c in json.load(open(path))["compositions"]}
 
 
 def draw_type(rng, name):
@@ -48,7 +48,7 @@ def draw_type(rng, name):
             sizes.append(rng.choice([s for s in SIZES if s != sizes[0]]))
         parts, total = [], 0
         for s in sorted(sizes):
-            n = rng.randint(1, max(1, 8 // s))
+            n = rng.randint(1, 8 // s)
             parts.append("%dx%d" % (n, s))
             total += n * s
         if 4 <= total <= 16:
@@ -59,20 +59,21 @@ def main():
     binary = sys.argv[1]
     count = int(sys.argv[2]) if len(sys.argv) > 2 else 9
     rng = random.Random(int(sys.argv[3]) if len(sys.argv) > 3 else 6)
-    seen, out = known(), []
+    seen, out = keys_of(TRAINING + HELD_OUT), []
     while len(out) < count:
         model = rng.choice(MODELS)
         types = rng.sample(TYPES, rng.choice([2, 3]))
         parts = [draw_type(rng, t) for t in types]
         gpus = sum(n for _, n in parts)
         cluster = ",".join(p for p, _ in parts)
-        if not 16 <= gpus <= 40 or key(model, cluster) in seen:
+        k = key(model, cluster)
+        if not 16 <= gpus <= 40 or k in seen:
             continue
         ok = subprocess.run([binary, "plan", "--model", model, "--cluster", cluster, "--global-batch", "256"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
         if not ok:
             continue
-        seen.add(key(model, cluster))
+        seen.add(k)
         name = "small-%s-%d" % (model, gpus)
         while any(c["name"] == name for c in out):
             name += "b"
