@@ -71,6 +71,7 @@ void ar_construct_opts_default(ar_construct_opts *o)
     o->lookahead = 1;
     o->lookahead_budget = 48;
     o->penalty = 1.0;
+    o->replica_first = 0;
 }
 
 static int ilog2(int v)
@@ -145,6 +146,7 @@ typedef struct look {
     double fcap[AR_MAX_DEPTH + 1]; /* samples in flight at least (capped by depth - stage) */
     double gpu_cap[AR_MAX_TYPES];  /* usable bytes of one GPU after the fixed overhead */
     double stage_cap;              /* most bytes one stage can hold (one replica) */
+    int rep;                       /* replicas every candidate template must pack (>= 1) */
 } look;
 
 /* Memory bounds of one replica (weights, gradients, optimizer state, one
@@ -335,13 +337,13 @@ static void look_supply(look *L)
     }
 }
 
-/* Adds (sign +1) or removes (-1) one group of tp GPUs of type t from the
- * one-replica demand; on add, returns 0 (and undoes) when it no longer packs. */
+/* Adds one group of tp GPUs of type t to the one-replica demand; returns 0
+ * (and changes nothing) when L->rep replicas of the demand no longer pack. */
 static int demand_push(look *L, int t, int tp)
 {
     int k = ilog2(tp), m;
     for (m = 0; m <= k; m++)
-        if (L->demand[t][m] + (tp >> m) > L->supply[t][m]) return 0;
+        if ((L->demand[t][m] + (tp >> m)) * L->rep > L->supply[t][m]) return 0;
     for (m = 0; m <= k; m++) L->demand[t][m] += tp >> m;
     return 1;
 }
@@ -362,11 +364,12 @@ static void demand_set(look *L, int n, const int *types, const int *tps)
     }
 }
 
-static int witness_match(const ar_builder *b, int depth, int nfixed, int fixed_type)
+static int witness_match(const look *L, int depth, int nfixed, int fixed_type)
 {
+    const ar_builder *b = L->b;
     int w, s;
     for (w = 0; w < b->wn; w++) {
-        if (b->wit[w].depth != depth) continue;
+        if (b->wit[w].depth != depth || b->wit[w].rmax < L->rep) continue;
         for (s = 0; s < nfixed; s++)
             if (b->wit[w].types[s] != b->q_types[s] || b->wit[w].tps[s] != b->q_tps[s]) break;
         if (s < nfixed) continue;
@@ -394,6 +397,7 @@ static int dfs(look *L, int depth, int i, int fixed_type, double cap, double nb)
             return 0;
         if (b->wn < AR_MAX_WITNESS) {
             b->wit[b->wn].depth = depth;
+            b->wit[b->wn].rmax = prefix_replicas(L);
             memcpy(b->wit[b->wn].types, b->q_types, (size_t)depth * sizeof(int));
             memcpy(b->wit[b->wn].tps, b->q_tps, (size_t)depth * sizeof(int));
             b->wn++;
@@ -429,7 +433,7 @@ static int query(look *L, int depth, int nfixed, int fixed_type)
     int found, s;
     double cap = 0.0, nb = 0.0;
     b->queries++;
-    if (witness_match(b, depth, nfixed, fixed_type)) return 1;
+    if (witness_match(L, depth, nfixed, fixed_type)) return 1;
     /* replay the prefix exactly as the search that found it did, stage by
      * stage, so the pruning along a witness's path is the same */
     memset(L->demand, 0, sizeof L->demand);
@@ -487,6 +491,7 @@ static int infeasible_start(ar_builder *b, arachne_plan *plan)
         memset(&L, 0, sizeof L);
         L.b = b;
         L.plan = plan;
+        L.rep = 1;
         look_supply(&L);
         look_bounds(&L);
         for (d = 0; d < b->max_depth; d++) {
@@ -528,13 +533,59 @@ static int decide(ar_decide_fn fn, void *user, ar_dec_ctx *c, ar_trace *trace, i
     return trace_add(trace, c, *choice);
 }
 
+/* The REPLICAS decision of a step (opts.replica_first).  On entry mask holds
+ * the DEPTH mask for one replica (at least one depth allowed); choice k is
+ * allowed when some template of 2^k replicas has a completion (the count is
+ * monotone: what does not pack for r does not for 2r, so the scan stops at
+ * the first failure).  Then the DEPTH mask is redone for the chosen count
+ * and left in mask (STOP kept as it was); L->rep, c->replicas and *r are set. */
+static int decide_replicas(ar_builder *b, look *L, ar_decide_fn fn, void *user, ar_dec_ctx *c, ar_trace *trace,
+                           unsigned char *mask, unsigned char *dmask, int *rep_min_depth, int *r)
+{
+    int free_total = ar_avail_total(&b->avail), k, d, choice, st;
+    int batch_left = b->cm->setup.global_batch - ar_plan_batch_floor(L->plan);
+    memcpy(dmask, mask, AR_MAX_CHOICES);
+    memset(mask, 0, AR_MAX_CHOICES);
+    for (d = 1; d <= b->max_depth && !dmask[d]; d++) {}
+    mask[0] = 1;
+    rep_min_depth[0] = d;
+    for (k = 1; k < AR_REP_CHOICES; k++) {
+        int rk = 1 << k, found = 0;
+        if (rk > free_total || rk > batch_left) break;
+        L->rep = rk;
+        for (d = 1; d <= b->max_depth && d * rk <= free_total && !found; d++)
+            if (query(L, d, 0, -1)) found = d;
+        if (!found) break;
+        mask[k] = 1;
+        rep_min_depth[k] = found;
+    }
+    c->kind = AR_DEC_REPLICAS;
+    c->n = k;
+    c->rep_min_depth = rep_min_depth;
+    st = decide(fn, user, c, trace, &choice);
+    if (st) return st;
+    *r = 1 << choice;
+    L->rep = *r;
+    c->replicas = *r;
+    c->rep_min_depth = NULL;
+    c->kind = AR_DEC_DEPTH;
+    c->n = b->max_depth + 1;
+    memset(mask, 0, AR_MAX_CHOICES);
+    mask[0] = dmask[0];
+    for (d = 1; d <= b->max_depth; d++) {
+        if (!dmask[d] || d * *r > free_total) continue;
+        if (*r == 1 || query(L, d, 0, -1)) mask[d] = 1;
+    }
+    return ARACHNE_OK;
+}
+
 int ar_builder_run(ar_builder *b, ar_decide_fn fn, void *user, arachne_plan *out, ar_trace *trace)
 {
     const arachne_cost_model *cm;
     const arachne_cluster *cl;
     look L;
-    unsigned char mask[AR_MAX_CHOICES];
-    int types[AR_MAX_DEPTH], tps[AR_MAX_DEPTH], type_left[AR_MAX_TYPES];
+    unsigned char mask[AR_MAX_CHOICES], dmask[AR_MAX_CHOICES];
+    int types[AR_MAX_DEPTH], tps[AR_MAX_DEPTH], type_left[AR_MAX_TYPES], rep_min_depth[AR_REP_CHOICES];
     int step, st, i;
     ar_dec_ctx c;
 
@@ -551,9 +602,10 @@ int ar_builder_run(ar_builder *b, ar_decide_fn fn, void *user, arachne_plan *out
     memset(&L, 0, sizeof L);
     L.b = b;
     L.plan = out;
+    L.rep = 1;
 
     for (step = 0; step < b->opts.max_steps; step++) {
-        int depth, s, any = 0, free_total = ar_avail_total(&b->avail);
+        int depth, s, any = 0, free_total = ar_avail_total(&b->avail), r = 1;
         long outs0 = b->budget_outs;
         ar_step_rec *rec = trace ? &trace->steps[trace->nsteps] : NULL;
         double before = out->ntemplates > 0 ? out->iter_per_s : 0.0;
@@ -565,6 +617,7 @@ int ar_builder_run(ar_builder *b, ar_decide_fn fn, void *user, arachne_plan *out
         c.step = step; c.avail = &b->avail; c.plan = out; c.cm = cm; c.max_depth = b->max_depth;
         c.types = types; c.tps = tps; c.type_left = type_left; c.mask = mask;
         for (i = 0; i < cl->ntypes; i++) type_left[i] = b->avail.type_free[i];
+        L.rep = 1;
 
         /* depth */
         c.kind = AR_DEC_DEPTH;
@@ -597,6 +650,10 @@ int ar_builder_run(ar_builder *b, ar_decide_fn fn, void *user, arachne_plan *out
             break; /* nothing but STOP: the step is STOP */
         }
         mask[0] = step > 0;
+        if (b->opts.replica_first) {
+            st = decide_replicas(b, &L, fn, user, &c, trace, mask, dmask, rep_min_depth, &r);
+            if (st) return st;
+        }
         st = decide(fn, user, &c, trace, &depth);
         if (st) return st;
         if (depth == 0) {
@@ -613,7 +670,7 @@ int ar_builder_run(ar_builder *b, ar_decide_fn fn, void *user, arachne_plan *out
             c.n = cl->ntypes;
             memset(mask, 0, sizeof mask);
             for (t = 0; t < cl->ntypes; t++) {
-                if (type_left[t] <= 0) continue;
+                if (type_left[t] < r) continue;
                 if (b->opts.lookahead) {
                     memcpy(b->q_types, types, (size_t)s * sizeof(int));
                     memcpy(b->q_tps, tps, (size_t)s * sizeof(int));
@@ -632,7 +689,7 @@ int ar_builder_run(ar_builder *b, ar_decide_fn fn, void *user, arachne_plan *out
             memset(mask, 0, sizeof mask);
             for (k = 0; k < b->ntp; k++) {
                 int tp = 1 << k;
-                if (tp > b->avail.type_max_free[choice] || tp > type_left[choice]) continue;
+                if (tp > b->avail.type_max_free[choice] || tp * r > type_left[choice]) continue;
                 if (b->opts.lookahead) {
                     memcpy(b->q_types, types, (size_t)(s + 1) * sizeof(int));
                     memcpy(b->q_tps, tps, (size_t)s * sizeof(int));
@@ -648,7 +705,7 @@ int ar_builder_run(ar_builder *b, ar_decide_fn fn, void *user, arachne_plan *out
             st = decide(fn, user, &c, trace, &k);
             if (st) return st;
             tps[s] = 1 << k;
-            type_left[choice] -= tps[s];
+            type_left[choice] -= tps[s] * r;
         }
         st = ar_fill_template_ws(&b->ws, &b->avail, out, depth, types, tps, AR_FILL_BEST);
         if (st == ARACHNE_E_INFEASIBLE) goto template_infeasible;
@@ -790,6 +847,7 @@ static int enum_step(enum_ctx *E, int step)
     memset(&L, 0, sizeof L);
     L.b = b;
     L.plan = E->plan;
+    L.rep = 1;
     look_supply(&L);
     look_bounds(&L);
     for (d = 1; d <= b->max_depth && d <= free_total; d++) {

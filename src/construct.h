@@ -2,7 +2,9 @@
  * search and exhaustive search (DESIGN.md section 7).
  *
  * A plan is built one structural template per step.  A step asks a
- * decision callback for a depth (choice 0 = STOP, d = depth d), then per
+ * decision callback (with opts.replica_first, first for the replicas the
+ * template must fit: choice k = at least 2^k) for a depth (choice 0 = STOP,
+ * d = depth d), then per
  * stage a GPU type (choice = cluster type index) and a TP degree (choice k
  * means tp = 2^k).  Before every decision a mask removes the choices that
  * cannot run; with the lookahead on (the default) a choice stays only if the
@@ -18,7 +20,11 @@
 
 #include "fill.h"
 
-typedef enum ar_dec_kind { AR_DEC_DEPTH = 0, AR_DEC_TYPE = 1, AR_DEC_TP = 2 } ar_dec_kind;
+typedef enum ar_dec_kind { AR_DEC_DEPTH = 0, AR_DEC_TYPE = 1, AR_DEC_TP = 2, AR_DEC_REPLICAS = 3 } ar_dec_kind;
+
+/* REPLICAS choices (with opts.replica_first): choice k asks for a template
+ * of which at least 2^k replicas pack into the free GPUs. */
+#define AR_REP_CHOICES 12
 
 /* Most choices of one decision: STOP + AR_MAX_DEPTH depths (types <=
  * AR_MAX_TYPES, TP degrees <= AR_MAX_TP_LOG + 1 are fewer). */
@@ -29,10 +35,14 @@ typedef struct ar_dec_ctx {
     ar_dec_kind kind;
     int step;                 /* 0-based step (= templates placed so far) */
     int stage;                /* stage being decided (TYPE, TP); 0 for DEPTH */
-    int depth;                /* depth chosen in this step; 0 during DEPTH */
+    int depth;                /* depth chosen in this step; 0 during DEPTH and REPLICAS */
+    int replicas;             /* with replica_first: replicas asked for in this step (0 during REPLICAS);
+                               * 0 without replica_first */
+    const int *rep_min_depth; /* REPLICAS: per choice, the least depth found to fit that many replicas */
     const int *types;         /* types[0..stage) chosen in this step; for TP also types[stage] */
     const int *tps;           /* tps[0..stage) chosen in this step (TP degrees, not exponents) */
-    const int *type_left;     /* free GPUs per type after one replica of stages [0, stage) */
+    const int *type_left;     /* free GPUs per type after one replica (replica_first: `replicas`
+                               * replicas) of stages [0, stage) */
     const ar_avail *avail;    /* free GPUs before this template */
     const arachne_plan *plan; /* plan so far, priced (ntemplates == 0 at step 0) */
     const arachne_cost_model *cm;
@@ -78,6 +88,9 @@ typedef struct ar_construct_opts {
     int lookahead;          /* 1 (default): mask choices with no feasible completion */
     int lookahead_budget;   /* DFS nodes per query on top of 2 x depth (default 48) */
     double penalty;         /* delta: reward of an infeasible first template is -delta (default 1.0) */
+    int replica_first;      /* 1: every step first decides how many replicas its template must fit
+                             * (AR_DEC_REPLICAS), then depth, types and TP under that width; the
+                             * fill still places the most replicas that pack (default 0) */
 } ar_construct_opts;
 
 void ar_construct_opts_default(ar_construct_opts *o);
@@ -96,7 +109,7 @@ typedef struct ar_builder {
     /* lookahead state of the current step */
     int budget_left;
     int wn;                  /* witnesses found in this step */
-    struct { int depth; int types[AR_MAX_DEPTH], tps[AR_MAX_DEPTH]; } wit[AR_MAX_WITNESS];
+    struct { int depth; double rmax; int types[AR_MAX_DEPTH], tps[AR_MAX_DEPTH]; } wit[AR_MAX_WITNESS];
     int q_types[AR_MAX_DEPTH], q_tps[AR_MAX_DEPTH];
     /* statistics (cumulative) */
     long fills;              /* templates placed */

@@ -190,6 +190,12 @@ static int draw_uniform(ar_rng *rng, const unsigned char *mask, int K)
     return -1;
 }
 
+void ar_policy_construct_opts(ar_construct_opts *o)
+{
+    ar_construct_opts_default(o);
+    o->replica_first = AR_STATE_VERSION >= 4;
+}
+
 int ar_policy_decide(void *user, const ar_dec_ctx *ctx, int *choice)
 {
     ar_policy_src *s = user;
@@ -198,7 +204,9 @@ int ar_policy_decide(void *user, const ar_dec_ctx *ctx, int *choice)
     int K, head, rec, i, pick = -1, forced = 0, has_cand;
     if (ctx->n > AR_MAX_DEPTH + 1 || ctx->n < 1)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "policy: decision with %d choices", ctx->n);
-    head = ctx->kind == AR_DEC_DEPTH ? AR_HEAD_DEPTH : ctx->kind == AR_DEC_TYPE ? AR_HEAD_DEVICE : AR_HEAD_TP;
+    /* the replica count is scored by the depth head, on candidate rows of its own */
+    head = ctx->kind == AR_DEC_DEPTH || ctx->kind == AR_DEC_REPLICAS ? AR_HEAD_DEPTH
+         : ctx->kind == AR_DEC_TYPE ? AR_HEAD_DEVICE : AR_HEAD_TP;
     has_cand = head != AR_HEAD_TP;
     K = head == AR_HEAD_TP ? AR_POLICY_TP : ctx->n;
     if (head == AR_HEAD_TP && ctx->n > AR_POLICY_TP)

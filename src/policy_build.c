@@ -66,7 +66,7 @@ int arachne_plan_build(arachne_plan **out, const arachne_policy *policy, const a
     memset(&trial, 0, sizeof trial);
     memset(&src, 0, sizeof src);
     ar_trace_init(&tr);
-    ar_construct_opts_default(&opts);
+    ar_policy_construct_opts(&opts);
     st = ar_builder_init(&b, cm, &opts);
     if (st) return st;
     best = ar_calloc(1, sizeof *best);

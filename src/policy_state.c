@@ -188,6 +188,38 @@ static void device_rank_features(const ar_state_static *st, const ar_dec_ctx *ct
 
 static double plan_thr(const arachne_plan *p) { return p && p->ntemplates > 0 ? p->iter_per_s : 0.0; }
 
+/* Rows of the REPLICAS decision, choice k = at least r = 2^k replicas
+ * (entry 7 = -1 tells them from depth rows, where it is 1, and STOP, 0):
+ * log r; GPUs one replica may use at most; the least depth that fits r
+ * replicas (from the construction's lookahead) over Dmax; samples of the
+ * global batch left per replica; r == 1; the pipeline bubble of the least
+ * depth at one sample per micro-batch; the whole model state times r over
+ * the free memory (the memory r replicas ask of the cluster); r over the
+ * free GPUs. */
+static void replica_features(const ar_state_static *st, const ar_dec_ctx *ctx, int free_total, double *cand)
+{
+    const arachne_cluster *c = ctx->cm->cluster;
+    double mem = 0.0, batch = ctx->cm->setup.global_batch - ar_plan_batch_floor(ctx->plan);
+    int i, t;
+    for (t = 0; t < c->ntypes; t++) mem += (double)ctx->avail->type_free[t] * c->types[t].mem_bytes;
+    if (batch < 1.0) batch = 1.0;
+    for (i = 0; i < ctx->n; i++) {
+        double *f = cand + i * AR_STATE_CAND, r = (double)(1 << i), m = batch / r;
+        int d = ctx->rep_min_depth ? ctx->rep_min_depth[i] : 1;
+        memset(f, 0, sizeof(double) * AR_STATE_CAND);
+        if (!ctx->mask[i]) continue;
+        f[1] = i / 11.0;
+        f[2] = log2p1((double)free_total / r) / 12.0;
+        f[3] = (double)d / ctx->max_depth;
+        f[4] = log2p1(m) / 11.0;
+        f[5] = i == 0;
+        f[6] = (d - 1.0) / (AR_MAX(m, 1.0) + d - 1.0);
+        f[7] = -1.0;
+        f[8] = mem > 0 ? clamp01(st->state_bytes * r / mem) : 1.0;
+        f[9] = free_total > 0 ? clamp01(r / free_total) : 1.0;
+    }
+}
+
 void ar_state_encode(const ar_state_static *st, const ar_dec_ctx *ctx, double *x, double *cand)
 {
     const arachne_cluster *c = ctx->cm->cluster;
@@ -243,9 +275,17 @@ void ar_state_encode(const ar_state_static *st, const ar_dec_ctx *ctx, double *x
     for (d = 1; d <= AR_STATE_DEPTHS; d++) x[103 + d] = log2p1((double)free_total / d) / 12.0;
     /* [120, 128): composition summary repeated for the backbone's own use. */
     for (i = 0; i < 8; i++) x[120 + i] = st->comp[i < 1 ? 0 : 8 + i];
+    /* replica-first construction: the last two entries say whether this is
+     * the REPLICAS decision and the replicas asked for in this step */
+    if (ctx->kind == AR_DEC_REPLICAS || ctx->replicas > 0) {
+        x[126] = ctx->kind == AR_DEC_REPLICAS;
+        x[127] = ctx->replicas > 0 ? log2((double)ctx->replicas) / 11.0 : 0.0;
+    }
 
     if (!cand) return;
-    if (ctx->kind == AR_DEC_DEPTH) {
+    if (ctx->kind == AR_DEC_REPLICAS) {
+        replica_features(st, ctx, free_total, cand);
+    } else if (ctx->kind == AR_DEC_DEPTH) {
         for (i = 0; i < ctx->n; i++) {
             double *f = cand + i * AR_STATE_CAND;
             memset(f, 0, sizeof(double) * AR_STATE_CAND);
@@ -255,7 +295,7 @@ void ar_state_encode(const ar_state_static *st, const ar_dec_ctx *ctx, double *x
                 continue;
             }
             f[1] = (double)i / dmax;
-            f[2] = log2p1((double)free_total / i) / 12.0;
+            f[2] = log2p1((double)free_total / (i * AR_MAX(ctx->replicas, 1))) / 12.0;
             f[3] = (double)ctx->cm->model->blocks / i / 64.0;
             f[4] = clamp01(st->state_bytes / i / st->max_stage_mem / 4.0);
             f[5] = i == 1;

@@ -344,7 +344,7 @@ static int prepare(arachne_trainer *t)
             ar_train_slot *s = &t->slots[k];
             const arachne_cost_model *cm = t->comp[k / G].cm;
             ar_construct_opts o;
-            ar_construct_opts_default(&o);
+            ar_policy_construct_opts(&o);
             if ((st = ar_builder_init(&s->b, cm, &o))) { ar_builder_free(&s->b); return st; }
             if ((st = ar_policy_src_init(&s->src, t->policy->nn, cm, 0, 0, 1))) {
                 ar_builder_free(&s->b);

@@ -231,7 +231,7 @@ int ar_sil_replay(const arachne_cost_model *cm, const ar_sil_plan *p, int max_st
     ar_construct_opts o;
     replay_ctx r;
     int st;
-    ar_construct_opts_default(&o);
+    ar_policy_construct_opts(&o);
     o.max_steps = max_steps;
     st = ar_builder_init(&b, cm, &o);
     if (st) return st;

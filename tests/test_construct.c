@@ -14,6 +14,7 @@
 typedef struct rnd {
     ar_rng rng;
     int bad;             /* a mask rule was broken */
+    int asked, wide;     /* REPLICAS decisions seen; templates completed under more than one replica */
     char why[160];
 } rnd;
 
@@ -27,7 +28,29 @@ static int rnd_decide(void *user, const ar_dec_ctx *c, int *choice)
     if (c->kind == AR_DEC_DEPTH && c->step > 0 && !c->mask[0]) { u->bad = 1; snprintf(u->why, sizeof u->why, "STOP masked at step %d", c->step); }
     if (c->kind == AR_DEC_TYPE) {
         for (i = 0; i < c->n; i++)
-            if (c->mask[i] && c->type_left[i] <= 0) { u->bad = 1; snprintf(u->why, sizeof u->why, "type %d allowed with no GPU left", i); }
+            if (c->mask[i] && c->type_left[i] < AR_MAX(c->replicas, 1)) {
+                u->bad = 1; snprintf(u->why, sizeof u->why, "type %d allowed with %d GPUs left", i, c->type_left[i]);
+            }
+    }
+    if (c->kind == AR_DEC_REPLICAS) {
+        /* allowed counts are 1, 2, 4, ... up to the largest that fits */
+        for (i = 0; i < c->n; i++)
+            if (!c->mask[i] || c->rep_min_depth[i] < 1) { u->bad = 1; snprintf(u->why, sizeof u->why, "replica choice %d masked", i); }
+        u->asked = 1;
+    }
+    if (c->kind == AR_DEC_TP && c->replicas > 0 && c->stage == c->depth - 1) {
+        /* every allowed TP degree of the last stage completes a template of
+         * which the asked replicas pack into the free GPUs */
+        int tps[AR_MAX_DEPTH];
+        memcpy(tps, c->tps, sizeof(int) * (size_t)c->stage);
+        for (i = 0; i < c->n; i++) {
+            if (!c->mask[i]) continue;
+            tps[c->stage] = 1 << i;
+            if (ar_pack_max_replicas(c->cm->cluster, c->avail, c->depth, c->types, tps) < c->replicas) {
+                u->bad = 1; snprintf(u->why, sizeof u->why, "TP %d allowed but %d replicas do not pack", 1 << i, c->replicas);
+            }
+        }
+        if (c->replicas > 1) u->wide++;
     }
     if (c->kind == AR_DEC_TP) {
         for (i = 0; i < c->n; i++)
@@ -82,7 +105,7 @@ TEST(random_rollouts_never_reach_a_dead_end)
 {
     ar_rng r;
     int presets = arachne_model_preset_count(), cl, k, rollouts = 0, infeasible = 0, big = 0, placed = 0, unproven = 0;
-    int seen_model[16];
+    int seen_model[16], wide = 0;
     /* 500 clusters x 20 rollouts = 10,000.  A sanitizer build runs a fifth
      * of the clusters; a quick run (th_quick: check-tsan, check-valgrind)
      * runs those 100 clusters (every preset, one cluster over 1024 GPUs)
@@ -122,6 +145,7 @@ TEST(random_rollouts_never_reach_a_dead_end)
         if (ar_rng_int(&r, 4) == 0) ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_EXPERT_TILING, 0));
         ar_construct_opts_default(&o);
         o.max_steps = 1 + ar_rng_int(&r, e.c->total_gpus > 512 ? 3 : 6);
+        o.replica_first = cl % 2; /* both constructions: the policy's (replica first) and the searches' */
         ASSERT_OK(ar_builder_init(&b, e.cm, &o));
         memset(&p, 0, sizeof p);
         for (k = 0; k < per; k++) {
@@ -134,6 +158,8 @@ TEST(random_rollouts_never_reach_a_dead_end)
             st = ar_builder_run(&b, rnd_decide, &u, &p, &tr);
             rollouts++;
             ASSERT_MSG(!u.bad, "%s on '%s': %s", e.m->name, spec, u.why);
+            ASSERT_EQ(u.asked > 0, o.replica_first && st == ARACHNE_OK);
+            wide += u.wide;
             if (st == ARACHNE_E_INFEASIBLE) {
                 double need, have;
                 char msg[512];
@@ -176,6 +202,7 @@ TEST(random_rollouts_never_reach_a_dead_end)
     }
     for (k = 0; k < presets; k++) ASSERT_MSG(seen_model[k], "model %d not covered", k);
     ASSERT(big);
+    ASSERT_GT(wide, nclusters * per / 8);
     ASSERT_GT(placed, nclusters * per / 2);
     ASSERT(infeasible < nclusters / 2);
     ASSERT_MSG(unproven <= unproven_max, "%d clusters infeasible without a proof", unproven);

@@ -346,7 +346,72 @@ TEST(forced_choices_record_the_behaviour_probability)
     env_close(&e);
 }
 
-SUITE(policy, T(forced_choices_record_the_behaviour_probability), T(device_rows_rank_the_free_types),
+/* Takes the widest allowed width, else the policy's choice. */
+static int widest_then_policy(void *user, const ar_dec_ctx *c, int *choice)
+{
+    int st = ar_policy_decide(user, c, choice), k;
+    if (st == ARACHNE_OK && c->kind == AR_DEC_REPLICAS)
+        for (k = 0; k < c->n; k++) if (c->mask[k]) *choice = k;
+    return st;
+}
+
+/* The policy's construction (feature schema 4) asks for the width first:
+ * every step opens with a REPLICAS decision scored by the depth head on
+ * rows of its own (entry 7 = -1) with x[126] set, and the template that
+ * follows packs at least that many replicas. */
+TEST(width_decision_comes_first_and_narrows_the_template)
+{
+    env e;
+    arachne_policy *pol = NULL;
+    ar_policy_src src;
+    ar_builder b;
+    ar_construct_opts o;
+    ar_trace tr;
+    ar_avail a;
+    arachne_plan plan;
+    int i, s, r, steps, tps[AR_MAX_DEPTH], types[AR_MAX_DEPTH], widths = 0;
+    ASSERT_OK(env_open(&e, "llama3-8b", "a100-40:4x4,h100:2x8"));
+    ASSERT_OK(arachne_policy_create(&pol, 3, 0, 0));
+    ASSERT_OK(ar_policy_src_init(&src, pol->nn, e.cm, 1, 0, 1));
+    ar_policy_construct_opts(&o);
+    ASSERT_EQ(o.replica_first, 1);
+    ASSERT_OK(ar_builder_init(&b, e.cm, &o));
+    memset(&plan, 0, sizeof plan);
+    memset(&a, 0, sizeof a);
+    ar_trace_init(&tr);
+    ar_policy_src_reset(&src, 5, 0, NULL);
+    ASSERT_OK(ar_builder_run(&b, widest_then_policy, &src, &plan, &tr));
+    for (s = 0, steps = 0; s < tr.nsteps; s++) {
+        if (tr.steps[s].ndec == 0) continue; /* nothing fits: the step ended without a decision */
+        ASSERT_EQ(tr.dec[tr.steps[s].first_dec].kind, AR_DEC_REPLICAS);
+        steps++;
+    }
+    ASSERT(steps >= 1);
+    for (i = 0; i < src.nrecs; i++) {
+        const ar_decision_rec *rec = &src.recs[i];
+        const double *x = src.pool + rec->x_off;
+        if (x[126] != 1.0) continue;
+        widths++;
+        ASSERT_EQ(rec->head, AR_HEAD_DEPTH);
+        ASSERT_EQ(src.pool[rec->cand_off + 7], -1.0);
+    }
+    ASSERT_EQ(widths, steps);
+    /* the first template against the whole cluster */
+    r = 1 << tr.dec[0].choice;
+    ASSERT(r >= 8);
+    for (s = 0; s < plan.t[0].depth; s++) { types[s] = plan.t[0].stages[s].type; tps[s] = plan.t[0].stages[s].tp; }
+    ASSERT_OK(ar_avail_init(&a, e.c));
+    ASSERT(ar_pack_max_replicas(e.c, &a, plan.t[0].depth, types, tps) >= r);
+    ar_avail_free(&a);
+    ar_trace_free(&tr);
+    ar_plan_clear(&plan);
+    ar_builder_free(&b);
+    ar_policy_src_free(&src);
+    arachne_policy_destroy(pol);
+    env_close(&e);
+}
+
+SUITE(policy, T(forced_choices_record_the_behaviour_probability), T(width_decision_comes_first_and_narrows_the_template), T(device_rows_rank_the_free_types),
       T(untrained_policy_plans_every_preset_on_the_paper_mix),
       T(same_seed_same_plan_and_best_of_k_is_no_worse_than_greedy),
       T(saved_and_loaded_policy_gives_bit_identical_plans),
