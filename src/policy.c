@@ -193,7 +193,7 @@ static int draw_uniform(ar_rng *rng, const unsigned char *mask, int K)
 void ar_policy_construct_opts(ar_construct_opts *o)
 {
     ar_construct_opts_default(o);
-    o->replica_first = AR_STATE_VERSION >= 4;
+    o->replica_first = 1; /* feature schema 6 */
 }
 
 int ar_policy_decide(void *user, const ar_dec_ctx *ctx, int *choice)

@@ -60,9 +60,9 @@ void ar_policy_src_free(ar_policy_src *s);
 /* The ar_decide_fn of the construction loop (user = ar_policy_src *). */
 int ar_policy_decide(void *user, const ar_dec_ctx *ctx, int *choice);
 
-/* Construction options the policy was trained with (the defaults, and
- * replica_first from feature schema 4 on): every path that runs the policy
- * or replays its decisions builds with these. */
+/* Construction options of the policy (the defaults plus replica_first:
+ * feature schema 6 asks for the width first): every path that runs the
+ * policy or replays its decisions builds with these. */
 void ar_policy_construct_opts(ar_construct_opts *o);
 
 /* Fixed TP head width: options 1, 2, ..., 2^(AR_POLICY_TP-1). */

@@ -8,9 +8,10 @@
 #include "construct.h"
 #include "plan.h"
 
-#define AR_STATE_VERSION 4    /* feature-schema version stored in policy files (2: 12 candidate features;
-                                 * 3: device rows rank the free types, entries 8-11; 4: replica-first
-                                 * construction, REPLICAS rows, x[126..127]) */
+#define AR_STATE_VERSION 6    /* feature-schema version stored in policy files (2: 12 candidate features;
+                                 * 3: device rows rank the free types, entries 8-11; 6: the width
+                                 * decision first (replica_first), its rows, x[126..127].  4 and 5 were
+                                 * experiments that never shipped: skipped so no such file loads) */
 #define AR_STATE_DIM 128      /* x */
 #define AR_STATE_COMP 16      /* c: composition summary */
 #define AR_STATE_CAND 12      /* F: features per depth/device candidate */

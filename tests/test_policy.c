@@ -355,7 +355,7 @@ static int widest_then_policy(void *user, const ar_dec_ctx *c, int *choice)
     return st;
 }
 
-/* The policy's construction (feature schema 4) asks for the width first:
+/* The policy's construction (feature schema 6) asks for the width first:
  * every step opens with a REPLICAS decision scored by the depth head on
  * rows of its own (entry 7 = -1) with x[126] set, and the template that
  * follows packs at least that many replicas. */
