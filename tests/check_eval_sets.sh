@@ -9,9 +9,11 @@
 bin=${ARACHNE_BIN:-bin/arachne}
 fail() { echo "$*"; exit 1; }
 command -v python3 >/dev/null 2>&1 || { echo "no python3"; exit 77; }
+val_draw=$(mktemp) || fail "mktemp"
+trap 'rm -f "$val_draw"' EXIT
 drawn=$(python3 examples/eval/make_small.py "$bin" 9 6) || fail "make_small.py: exit $?"
-python3 examples/eval/make_small.py "$bin" 12 8 > "${TMPDIR:-/tmp}/arachne-val.$$" || fail "make_small.py seed 8: exit $?"
-printf '%s\n' "$drawn" | VAL="${TMPDIR:-/tmp}/arachne-val.$$" python3 -B -c '
+python3 examples/eval/make_small.py "$bin" 12 8 > "$val_draw" || fail "make_small.py seed 8: exit $?"
+printf '%s\n' "$drawn" | VAL="$val_draw" python3 -B -c '
 import os
 import json, sys
 sys.path.insert(0, "examples/eval")
@@ -34,6 +36,5 @@ held_keys = {key(c["model"], c["cluster"]) for c in held + small}
 for c in val:
     k = key(c["model"], c["cluster"])
     assert k not in seen and k not in held_keys, "validation composition %s is a training or held-out one" % c["name"]
-' || { rm -f "${TMPDIR:-/tmp}/arachne-val.$$"; fail "held-out sets"; }
-rm -f "${TMPDIR:-/tmp}/arachne-val.$$"
+' || fail "held-out sets"
 exit 0
