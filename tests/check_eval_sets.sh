@@ -14,8 +14,7 @@ trap 'rm -f "$val_draw"' EXIT
 drawn=$(python3 examples/eval/make_small.py "$bin" 9 6) || fail "make_small.py: exit $?"
 python3 examples/eval/make_small.py "$bin" 12 8 > "$val_draw" || fail "make_small.py seed 8: exit $?"
 printf '%s\n' "$drawn" | VAL="$val_draw" python3 -B -c '
-import os
-import json, sys
+import json, os, sys
 sys.path.insert(0, "examples/eval")
 from make_small import TRAINING, key, keys_of
 drawn = json.load(sys.stdin)

@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Draws the small held-out compositions of examples/eval/small.json.
+"""Draws small compositions: the nine of examples/eval/small.json (seed 6)
+and the validation set examples/eval/validation.json (12 with seed 8, names
+prefixed val- there).
 
 The rule was fixed before any policy was evaluated on its output:
   - a model preset the policy was trained on (llama3-8b, qwen3-8b, qwen3-32b,
