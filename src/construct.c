@@ -572,9 +572,13 @@ static int decide_replicas(ar_builder *b, look *L, ar_decide_fn fn, void *user, 
     c->n = b->max_depth + 1;
     memset(mask, 0, AR_MAX_CHOICES);
     mask[0] = dmask[0];
+    /* Under a width r > 1 a depth is allowed when it completes with r
+     * replicas, even if the width-free mask refused it: that search can run
+     * out of budget where the r-replica one, which prunes more, does not --
+     * and the width may have been allowed on such a depth alone. */
     for (d = 1; d <= b->max_depth; d++) {
-        if (!dmask[d] || d * *r > free_total) continue;
-        if (*r == 1 || query(L, d, 0, -1)) mask[d] = 1;
+        if (d * *r > free_total) continue;
+        if (*r == 1 ? dmask[d] : query(L, d, 0, -1)) mask[d] = 1;
     }
     return ARACHNE_OK;
 }

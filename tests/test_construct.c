@@ -209,6 +209,57 @@ TEST(random_rollouts_never_reach_a_dead_end)
     ASSERT_EQ(rollouts, nclusters * per - infeasible * per + infeasible);
 }
 
+/* rnd_decide, except that every width decision takes choice `width`
+ * (or the widest allowed when fewer are). */
+typedef struct width_pick {
+    rnd u;
+    int width;
+} width_pick;
+
+static int pick_width(void *user, const ar_dec_ctx *c, int *choice)
+{
+    width_pick *w = (width_pick *)user;
+    int st = rnd_decide(&w->u, c, choice);
+    if (!st && c->kind == AR_DEC_REPLICAS) *choice = AR_MIN(w->width, c->n - 1);
+    return st;
+}
+
+/* A cluster where the width-free depth search ran out of budget at a depth
+ * that a wider template then completed: the width was allowed on that depth
+ * alone and the depth mask after it was empty (found by training on drawn
+ * small clusters). */
+TEST(every_width_leaves_a_depth)
+{
+    env e;
+    ar_builder b;
+    ar_construct_opts o;
+    arachne_plan p;
+    int k, seed, widest = 0;
+    ASSERT_OK(env_open(&e, "qwen3-30b-a3b", "a5000:1x8,a100-40:2x1+1x8,h100-pcie:4x1"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
+    ar_construct_opts_default(&o);
+    o.replica_first = 1;
+    ASSERT_OK(ar_builder_init(&b, e.cm, &o));
+    memset(&p, 0, sizeof p);
+    for (k = 0; k < AR_REP_CHOICES; k++)
+        for (seed = 0; seed < 8; seed++) {
+            width_pick w;
+            int j;
+            memset(&w, 0, sizeof w);
+            w.width = k;
+            ar_rng_seed(&w.u.rng, (uint64_t)(k * 100 + seed));
+            ASSERT_MSG(ar_builder_run(&b, pick_width, &w, &p, NULL) == ARACHNE_OK, "width %d, seed %d: %s", k, seed,
+                       arachne_last_error());
+            ASSERT_MSG(!w.u.bad, "width %d, seed %d: %s", k, seed, w.u.why);
+            ASSERT_OK(ar_plan_validate(e.cm, &p));
+            for (j = 0; j < p.ntemplates; j++) widest = AR_MAX(widest, p.t[j].replicas);
+        }
+    ASSERT_GT(widest, 1);
+    ar_plan_clear(&p);
+    ar_builder_free(&b);
+    env_close(&e);
+}
+
 TEST(trace_records_decisions_and_rewards)
 {
     env e;
@@ -402,6 +453,6 @@ TEST(only_stop_left_ends_the_plan)
     env_close(&e);
 }
 
-SUITE(construct, T(random_rollouts_never_reach_a_dead_end), T(trace_records_decisions_and_rewards),
+SUITE(construct, T(random_rollouts_never_reach_a_dead_end), T(every_width_leaves_a_depth), T(trace_records_decisions_and_rewards),
       T(same_seed_same_plan), T(callback_errors_and_masked_choices), T(infeasible_model_reports_memory),
       T(without_lookahead_the_first_infeasible_template_is_penalised), T(only_stop_left_ends_the_plan));
