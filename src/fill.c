@@ -7,7 +7,9 @@
  *      global batch;
  *   2. micro-batch size: every profiled power of two (largest first);
  *   3. layer split: balanced from the profiled block times (fill_split.c);
- *      when it does not fit, a fixed list of alternatives (the balanced
+ *      when it does not fit, the balanced split within each stage's block
+ *      capacity (estimated from its memory, lowered on overflow up to
+ *      AR_FILL_MAX_CAPPED times), then a fixed list of alternatives (the balanced
  *      split shifted by 1..AR_FILL_MAX_SHIFT blocks off the overflowing
  *      stage towards either neighbour, the even split, the split in
  *      proportion to each stage's memory), keeping the fastest that fits;
@@ -435,7 +437,7 @@ static void capacity_weights(const fill_ctx *c, double *w)
 /* All splits of one micro-batch size.  Returns OK when one fitted. */
 static int eval_mbs(fill_ctx *c, fill_cand *best, oom_info *first_oom)
 {
-    int base[AR_MAX_DEPTH + 1], alt[AR_MAX_DEPTH + 1];
+    int base[AR_MAX_DEPTH + 1], alt[AR_MAX_DEPTH + 1], caps[AR_MAX_DEPTH];
     double w[AR_MAX_DEPTH];
     oom_info oi, oi2;
     int st, k, dir, s, fitted = 0;
@@ -447,6 +449,23 @@ static int eval_mbs(fill_ctx *c, fill_cand *best, oom_info *first_oom)
     if (st == ARACHNE_OK) return ARACHNE_OK;
     if (st != ARACHNE_E_OUT_OF_MEMORY_PLAN) return st;
     *first_oom = oi;
+    /* the balanced split within each stage's block capacity; a cap the
+     * estimate set too high is lowered to what the overflowing stage held
+     * less one, and the split searched again */
+    capacity_weights(c, w);
+    for (s = 0; s < c->depth; s++) caps[s] = w[s] >= (double)m->blocks ? m->blocks : (int)w[s];
+    for (k = 0; k < AR_FILL_MAX_CAPPED; k++) {
+        if (!ar_split_balanced_capped(m, c->depth, c->sp, caps, alt)) break;
+        oi2.stage = -1;
+        st = eval_split(c, alt, best, &oi2);
+        if (st == ARACHNE_OK) {
+            fitted = 1;
+            if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
+            break;
+        }
+        if (st != ARACHNE_E_OUT_OF_MEMORY_PLAN || oi2.stage < 0) break;
+        caps[oi2.stage] = alt[oi2.stage + 1] - alt[oi2.stage] - 1;
+    }
     /* fixed alternatives */
     if (oi.stage >= 0) {
         /* shifting k blocks off the stage frees about k blocks' share of its

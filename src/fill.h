@@ -16,6 +16,9 @@
 #define AR_MAX_TILES 48
 /* Alternative layer splits priced when the balanced split does not fit. */
 #define AR_FILL_MAX_SHIFT 4
+/* Searches of the balanced split within the stages' block capacities (each
+ * retry lowers the cap of the stage that overflowed). */
+#define AR_FILL_MAX_CAPPED 4
 
 /* --- availability (avail.c) -------------------------------------------- */
 /* ar_avail_copy (plan.h) needs dst all-zero or initialised; it reuses dst's
@@ -55,6 +58,12 @@ int ar_stage_speed_get(const arachne_cost_model *cm, int type, int tp, int mbs, 
  * every stage gets at least one block.  firsts[depth+1] gets block starts
  * (firsts[depth] = blocks). */
 void ar_split_balanced(const arachne_model *m, int depth, const ar_stage_speed *sp, int *firsts);
+/* The same with at most caps[s] blocks on stage s (the blocks its memory
+ * holds): the split that minimises the largest stage time among those
+ * within the caps.  Returns 0 (firsts undefined) when the caps hold fewer
+ * blocks than the model has, or a cap is below 1. */
+int ar_split_balanced_capped(const arachne_model *m, int depth, const ar_stage_speed *sp, const int *caps,
+                             int *firsts);
 /* Even split (remainder to the middle stages). */
 void ar_split_even(int blocks, int depth, int *firsts);
 /* Split proportional to weights w[s] > 0 (largest remainder, >= 1 each). */

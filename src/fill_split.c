@@ -37,10 +37,16 @@ static double range_s(const arachne_model *m, const ar_stage_speed *sp, int b0, 
 }
 
 /* Greedy from the last stage backwards: each stage takes as many blocks as
- * keep it within T (at least one, leaving one per earlier stage); the first
- * stage takes the rest.  Returns 1 and fills firsts when the first stage
- * also stays within T. */
-static int greedy_back(const arachne_model *m, int depth, const ar_stage_speed *sp, double T, int *firsts)
+ * keep it within T and within its cap (caps may be NULL: no cap), at least
+ * one, leaving one per earlier stage; the first stage takes the rest.
+ * Returns 1 and fills firsts when the first stage also stays within T and
+ * its cap.  Taking as much as possible from the back leaves the shortest
+ * prefix to the earlier stages; since a stage that fits a range also fits
+ * any range inside it (time and memory only grow with blocks), no other
+ * split within T exists when this one fails, so the binary search below
+ * finds the least T. */
+static int greedy_back(const arachne_model *m, int depth, const ar_stage_speed *sp, const int *caps, double T,
+                       int *firsts)
 {
     int s, end = m->blocks;
     firsts[depth] = m->blocks;
@@ -48,6 +54,7 @@ static int greedy_back(const arachne_model *m, int depth, const ar_stage_speed *
         double extra = s == depth - 1 ? sp[s].block_s[AR_LAYER_HEAD] : 0.0;
         double t = extra;
         int b = end, minb = s; /* leave >= 1 block to each of stages 0..s-1 */
+        if (caps && end - caps[s] > minb) minb = end - caps[s];
         /* take at least one block */
         t += range_s(m, &sp[s], b - 1, b);
         b--;
@@ -62,6 +69,7 @@ static int greedy_back(const arachne_model *m, int depth, const ar_stage_speed *
         end = b;
     }
     firsts[0] = 0;
+    if (caps && end > caps[0]) return 0;
     {
         double t = range_s(m, &sp[0], 0, end) + sp[0].block_s[AR_LAYER_EMBED] +
                    (depth == 1 ? sp[0].block_s[AR_LAYER_HEAD] : 0.0);
@@ -69,23 +77,43 @@ static int greedy_back(const arachne_model *m, int depth, const ar_stage_speed *
     }
 }
 
-void ar_split_balanced(const arachne_model *m, int depth, const ar_stage_speed *sp, int *firsts)
+/* Binary search on the slowest stage's time T with greedy_back. */
+static int split_search(const arachne_model *m, int depth, const ar_stage_speed *sp, const int *caps, int *firsts)
 {
     double lo = 0.0, hi = 0.0;
     int s, it;
-    if (depth == 1) { firsts[0] = 0; firsts[1] = m->blocks; return; }
     for (s = 0; s < depth; s++) {
         double t = range_s(m, &sp[s], 0, m->blocks) + sp[s].block_s[AR_LAYER_EMBED] + sp[s].block_s[AR_LAYER_HEAD];
         if (t > hi) hi = t;
     }
     hi = hi * 1.000001 + 1e-12;
-    if (!greedy_back(m, depth, sp, hi, firsts)) { ar_split_even(m->blocks, depth, firsts); return; }
+    if (!greedy_back(m, depth, sp, caps, hi, firsts)) return 0;
     for (it = 0; it < 64; it++) {
         double mid = 0.5 * (lo + hi);
         if (mid <= lo || mid >= hi) break;
-        if (greedy_back(m, depth, sp, mid, firsts)) hi = mid; else lo = mid;
+        if (greedy_back(m, depth, sp, caps, mid, firsts)) hi = mid; else lo = mid;
     }
-    (void)greedy_back(m, depth, sp, hi, firsts);
+    (void)greedy_back(m, depth, sp, caps, hi, firsts);
+    return 1;
+}
+
+void ar_split_balanced(const arachne_model *m, int depth, const ar_stage_speed *sp, int *firsts)
+{
+    if (depth == 1) { firsts[0] = 0; firsts[1] = m->blocks; return; }
+    if (!split_search(m, depth, sp, NULL, firsts)) ar_split_even(m->blocks, depth, firsts);
+}
+
+int ar_split_balanced_capped(const arachne_model *m, int depth, const ar_stage_speed *sp, const int *caps,
+                             int *firsts)
+{
+    int s, total = 0;
+    for (s = 0; s < depth; s++) {
+        if (caps[s] < 1) return 0;
+        total += caps[s] > m->blocks ? m->blocks : caps[s];
+    }
+    if (depth > m->blocks || total < m->blocks) return 0;
+    if (depth == 1) { firsts[0] = 0; firsts[1] = m->blocks; return 1; }
+    return split_search(m, depth, sp, caps, firsts);
 }
 
 void ar_split_even(int blocks, int depth, int *firsts)

@@ -160,6 +160,102 @@ TEST(splits_cover_every_block_once)
     env_close(&e);
 }
 
+/* Time of stage s of a split: its blocks plus the embedding (first stage)
+ * and the head (last stage), as the balanced split counts them. */
+static double split_stage_s(const arachne_model *m, const ar_stage_speed *sp, const int *f, int depth, int s)
+{
+    double t = 0.0;
+    int b;
+    for (b = f[s]; b < f[s + 1]; b++) t += sp[s].block_s[ar_model_block_kind(m, b)];
+    if (s == 0) t += sp[s].block_s[AR_LAYER_EMBED];
+    if (s == depth - 1) t += sp[s].block_s[AR_LAYER_HEAD];
+    return t;
+}
+
+static double split_max_s(const arachne_model *m, const ar_stage_speed *sp, const int *f, int depth)
+{
+    double worst = 0.0;
+    int s;
+    for (s = 0; s < depth; s++) {
+        double t = split_stage_s(m, sp, f, depth, s);
+        if (t > worst) worst = t;
+    }
+    return worst;
+}
+
+/* Least slowest-stage time over every split within the caps (stage s of
+ * depth holds blocks [f[s], f[s+1])), by enumeration; -1 when none. */
+static double bf_capped(const arachne_model *m, const ar_stage_speed *sp, const int *caps, int depth, int *f, int s)
+{
+    double best = -1.0;
+    int e, lo, hi;
+    if (s == depth - 1) {
+        f[depth] = m->blocks;
+        if (f[depth] - f[s] < 1 || f[depth] - f[s] > caps[s]) return -1.0;
+        return split_max_s(m, sp, f, depth);
+    }
+    lo = f[s] + 1;
+    hi = m->blocks - (depth - 1 - s);
+    if (hi > f[s] + caps[s]) hi = f[s] + caps[s];
+    for (e = lo; e <= hi; e++) {
+        double t;
+        f[s + 1] = e;
+        t = bf_capped(m, sp, caps, depth, f, s + 1);
+        if (t >= 0 && (best < 0 || t < best)) best = t;
+    }
+    return best;
+}
+
+TEST(capped_split_is_the_fastest_within_the_caps)
+{
+    static const char *models[] = { "llama3-8b", "mixtral-8x7b" };
+    size_t mi;
+    ar_rng rng;
+    ar_rng_seed(&rng, 5);
+    for (mi = 0; mi < AR_COUNT(models); mi++) {
+        env e;
+        int it;
+        ASSERT_OK(env_open(&e, models[mi], "a6000:2x4,h100:2x4"));
+        for (it = 0; it < 40; it++) {
+            int depth = 2 + ar_rng_int(&rng, 3), s, caps[AR_MAX_DEPTH], f[AR_MAX_DEPTH + 1], g[AR_MAX_DEPTH + 1];
+            int total = 0;
+            ar_stage_speed sp[AR_MAX_DEPTH];
+            double want, got;
+            for (s = 0; s < depth; s++) {
+                ASSERT(ar_stage_speed_get(e.cm, ar_rng_int(&rng, 2), 1 << ar_rng_int(&rng, 3), 1, &sp[s]));
+                caps[s] = 1 + ar_rng_int(&rng, e.m->blocks);
+                total += caps[s];
+            }
+            g[0] = 0;
+            want = bf_capped(e.m, sp, caps, depth, g, 0);
+            if (total < e.m->blocks) {
+                ASSERT(want < 0);
+                ASSERT_EQ(ar_split_balanced_capped(e.m, depth, sp, caps, f), 0);
+                continue;
+            }
+            ASSERT(want > 0);
+            ASSERT_MSG(ar_split_balanced_capped(e.m, depth, sp, caps, f), "%s depth %d", models[mi], depth);
+            ASSERT(split_ok(f, depth, e.m->blocks));
+            for (s = 0; s < depth; s++) ASSERT(f[s + 1] - f[s] <= caps[s]);
+            got = split_max_s(e.m, sp, f, depth);
+            ASSERT_MSG(got <= want * (1.0 + 1e-9), "%s depth %d: %.9g s, brute force %.9g s", models[mi], depth, got, want);
+            /* caps that bind nowhere give the uncapped balanced split */
+            for (s = 0; s < depth; s++) caps[s] = e.m->blocks;
+            ASSERT(ar_split_balanced_capped(e.m, depth, sp, caps, f));
+            ar_split_balanced(e.m, depth, sp, g);
+            ASSERT(memcmp(f, g, (size_t)(depth + 1) * sizeof(int)) == 0);
+        }
+        {
+            int caps[2] = { 0, 64 }, f[3];
+            ar_stage_speed sp[2];
+            ASSERT(ar_stage_speed_get(e.cm, 0, 1, 1, &sp[0]));
+            sp[1] = sp[0];
+            ASSERT_EQ(ar_split_balanced_capped(e.m, 2, sp, caps, f), 0);
+        }
+        env_close(&e);
+    }
+}
+
 TEST(tiles_are_every_valid_factorisation)
 {
     static const int ws[] = { 1, 2, 4, 6, 8, 12, 16, 36, 64, 512 };
@@ -488,7 +584,8 @@ TEST(avail_copy_is_independent)
 }
 
 SUITE(fill, T(pack_max_replicas_matches_brute_force), T(pack_prefers_exact_node_then_smallest_larger),
-      T(splits_cover_every_block_once), T(tiles_are_every_valid_factorisation),
+      T(splits_cover_every_block_once), T(capped_split_is_the_fastest_within_the_caps),
+      T(tiles_are_every_valid_factorisation),
       T(fill_places_a_valid_maximal_template), T(fill_replicas_match_brute_force_on_small_clusters),
       T(fill_failure_changes_nothing_and_says_why), T(fill_micro_batch_is_the_fastest_profiled_one),
       T(expert_tiling_is_never_beaten_by_another_factorisation), T(no_expert_tiling_keeps_ep_one),
