@@ -6,7 +6,10 @@
  * the one-replica packing test -- that ends in a trial fill (AR_FILL_CHECK)
  * that succeeds.  The search has a node budget; when it runs out the choice
  * is masked, which is conservative.  Every completion found is kept as a
- * witness for the rest of the step.
+ * witness for the rest of the step.  When no depth of the first template
+ * has a completion within the budget, the search runs again with 64 times
+ * the budget, and then once more trying the stage options least memory
+ * first, before the model is called infeasible.
  *
  * Why a rollout never reaches a dead end: an allowed choice has a witness
  * W.  At the next decision the search for W's next choice explores a
@@ -147,6 +150,7 @@ typedef struct look {
     double gpu_cap[AR_MAX_TYPES];  /* usable bytes of one GPU after the fixed overhead */
     double stage_cap;              /* most bytes one stage can hold (one replica) */
     int rep;                       /* replicas every candidate template must pack (>= 1) */
+    int ascending;                 /* 1: the search tries the stage options least memory first */
 } look;
 
 /* Memory bounds of one replica (weights, gradients, optimizer state, one
@@ -405,8 +409,9 @@ static int dfs(look *L, int depth, int i, int fixed_type, double cap, double nb)
         return 1;
     }
     for (ti = 0; ti < L->nopt; ti++) {
-        int t = L->opt_type[ti], found;
-        int tp = L->opt_tp[ti];
+        int oi = L->ascending ? L->nopt - 1 - ti : ti;
+        int t = L->opt_type[oi], found;
+        int tp = L->opt_tp[oi];
         double sb;
         if (fixed_type >= 0 && t != fixed_type) continue;
         {
@@ -643,6 +648,15 @@ int ar_builder_run(ar_builder *b, ar_decide_fn fn, void *user, arachne_plan *out
                 if (query(&L, depth, 0, -1)) { mask[depth] = 1; any = 1; }
             for (depth++; depth <= b->max_depth && depth <= free_total; depth++)
                 if (query(&L, depth, 0, -1)) mask[depth] = 1;
+            if (!any && b->budget_outs > outs1) {
+                /* still nothing and not proven: the memory-first order spends
+                 * the budget on big TP groups that exhaust fragmented node
+                 * supply; try the stage options least memory first */
+                L.ascending = 1;
+                for (depth = 1; depth <= b->max_depth && depth <= free_total; depth++)
+                    if (query(&L, depth, 0, -1)) { mask[depth] = 1; any = 1; }
+                L.ascending = 0;
+            }
             b->opts.lookahead_budget = keep;
             b->infeasible_proven = b->budget_outs == outs1;
         } else if (!any && step == 0) {

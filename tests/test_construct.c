@@ -260,6 +260,41 @@ TEST(every_width_leaves_a_depth)
     env_close(&e);
 }
 
+/* A cluster of odd node sizes where the memory-first lookahead runs out of
+ * budget at every depth, even on its 64x retry, before it reaches a single
+ * trial fill; templates exist (the capped layer split fits 15 stages).  The
+ * retry that tries the stage options least memory first finds one, so the
+ * construction plans instead of calling the model infeasible. */
+TEST(fragmented_cluster_still_gets_a_first_template)
+{
+    env e;
+    ar_builder b;
+    ar_construct_opts o;
+    arachne_plan p;
+    int rf, seed;
+    ASSERT_OK(env_open(&e, "qwen3-32b", "a100-40:3x2+1x1,v100:3x5+2x1,a6000:1x7+1x2+1x1,rtx-pro-6000:1x3+1x1"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_MAX_DEPTH, 15));
+    for (rf = 0; rf <= 1; rf++) {
+        ar_construct_opts_default(&o);
+        o.replica_first = rf;
+        ASSERT_OK(ar_builder_init(&b, e.cm, &o));
+        memset(&p, 0, sizeof p);
+        for (seed = 0; seed < 4; seed++) {
+            rnd u;
+            memset(&u, 0, sizeof u);
+            ar_rng_seed(&u.rng, (uint64_t)seed);
+            ASSERT_MSG(ar_builder_run(&b, rnd_decide, &u, &p, NULL) == ARACHNE_OK, "replica_first %d, seed %d: %s", rf,
+                       seed, arachne_last_error());
+            ASSERT_MSG(!u.bad, "replica_first %d, seed %d: %s", rf, seed, u.why);
+            ASSERT_OK(ar_plan_validate(e.cm, &p));
+            ASSERT(p.ntemplates >= 1);
+        }
+        ar_plan_clear(&p);
+        ar_builder_free(&b);
+    }
+    env_close(&e);
+}
+
 TEST(trace_records_decisions_and_rewards)
 {
     env e;
@@ -453,6 +488,6 @@ TEST(only_stop_left_ends_the_plan)
     env_close(&e);
 }
 
-SUITE(construct, T(random_rollouts_never_reach_a_dead_end), T(every_width_leaves_a_depth), T(trace_records_decisions_and_rewards),
+SUITE(construct, T(random_rollouts_never_reach_a_dead_end), T(every_width_leaves_a_depth), T(fragmented_cluster_still_gets_a_first_template), T(trace_records_decisions_and_rewards),
       T(same_seed_same_plan), T(callback_errors_and_masked_choices), T(infeasible_model_reports_memory),
       T(without_lookahead_the_first_infeasible_template_is_penalised), T(only_stop_left_ends_the_plan));

@@ -13,7 +13,8 @@ The rule was fixed before any policy was evaluated on its output:
   - global batch 256;
   - not a training or held-out composition of examples/train/default.json,
     examples/train/extended.json or examples/eval/heldout.json, and the
-    cluster must admit a plan (arachne plan succeeds).
+    cluster must admit a plan (arachne plan succeeds, and the cluster is not
+    one of REJECTED_AT_DRAW, which the planner of the time could not plan).
 Usage: make_small.py ARACHNE_BIN [COUNT] [SEED] > small-compositions.json
 """
 import json
@@ -35,6 +36,25 @@ HELD_OUT = ("examples/eval/heldout.json",)
 def key(model, cluster):
     """The same composition whatever the order of its types."""
     return model, tuple(sorted(cluster.split(",")))
+
+
+# Clusters the planner could not plan when the sets were drawn (the draws
+# of seeds 6 and 8 skipped them).  The planner has since learned to plan
+# some of them (the capped layer split, docs/fill.md), which would shift
+# every later draw; the rule keeps skipping them so that the sets stay the
+# draws they were.
+REJECTED_AT_DRAW = {key(m, c) for m, c in (
+    ("mixtral-8x7b", "l40s:8x1+1x8,a6000:2x4"),
+    ("mixtral-8x7b", "v100-16:2x4,a100-40:2x4"),
+    ("qwen3-32b", "rtx-3090:7x1+1x8,l40s:8x1+1x8"),
+    ("qwen3-30b-a3b", "a100-40:4x1+2x4,rtx-3090:1x8"),
+    ("qwen3-32b", "rtx-3090:1x4+1x8,h100-pcie:8x1"),
+    ("mixtral-8x7b", "a6000:1x8,rtx-3090:4x1,l40s:4x1"),
+    ("mixtral-8x7b", "a6000:1x4,a5000:1x4+1x8"),
+    ("mixtral-8x7b", "a5000:2x1+1x4,l40s:1x4,h100-pcie:3x2"),
+    ("mixtral-8x7b", "v100-16:1x4,h100-pcie:2x4,a100-40:1x8"),
+    ("qwen3-32b", "rtx-3090:7x1+2x4,a5000:4x2+1x8,a6000:1x4"),
+)}
 
 
 def keys_of(paths):
@@ -69,7 +89,7 @@ def main():
         gpus = sum(n for _, n in parts)
         cluster = ",".join(p for p, _ in parts)
         k = key(model, cluster)
-        if not 16 <= gpus <= 40 or k in seen:
+        if not 16 <= gpus <= 40 or k in seen or k in REJECTED_AT_DRAW:
             continue
         ok = subprocess.run([binary, "plan", "--model", model, "--cluster", cluster, "--global-batch", "256"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
