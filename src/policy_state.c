@@ -15,6 +15,11 @@
 static double clamp01(double v) { return v < 0 ? 0 : (v > 1 ? 1 : v); }
 static double log2p1(double v) { return log2(1.0 + (v > 0 ? v : 0)); }
 
+double ar_state_per_replica(const ar_state_static *st, int r)
+{
+    return r <= 1 ? st->state_bytes : st->state_rep + st->state_shared / r;
+}
+
 /* Seconds per dense (or MoE) block at tp 1 on a type, from the profile:
  * the smallest micro-batch with an entry, per sample. */
 static double block_time(const arachne_cost_model *cm, int type)
@@ -97,6 +102,18 @@ int ar_state_static_init(ar_state_static *st, const arachne_cost_model *cm)
     /* Model and setup. */
     per_param = su->weight_bytes + su->grad_bytes + su->optim_bytes;
     st->state_bytes = m->total_params * per_param;
+    /* Replicas share what the fill shards across them: the routed experts
+     * (the most sharded tiling spreads EP over the stage's TP x replicas
+     * GPUs, fill_experts.c) and, with ZeRO-1, the optimizer state. */
+    {
+        double rep_pp = su->weight_bytes + su->grad_bytes + (su->dist_optimizer ? 0.0 : su->optim_bytes);
+        double experts = 0.0;
+        int k;
+        if (m->experts > 0 && su->expert_tiling)
+            for (k = 0; k < AR_LAYER_KINDS; k++) experts += ar_model_kind_count(m, k) * m->expert_params[k];
+        st->state_rep = (m->total_params - experts) * rep_pp;
+        st->state_shared = experts * rep_pp + (su->dist_optimizer ? m->total_params * su->optim_bytes : 0.0);
+    }
     st->model_feat[0] = log10(m->total_params) / 12.0;
     st->model_feat[1] = m->blocks / 128.0;
     st->model_feat[2] = m->hidden / 8192.0;
@@ -138,7 +155,7 @@ static void depth_schedule_features(const ar_state_static *st, const ar_dec_ctx 
     }
     f[0] = f[1] = f[2] = f[3] = 0.0;
     if (mem <= 0 || free_total <= 0) return;
-    need = st->state_bytes / d / (0.7 * mem);
+    need = ar_state_per_replica(st, ctx->replicas) / d / (0.7 * mem);
     while (tp < node && tp < need) tp *= 2;
     reps = floor((double)free_total / ((double)d * tp));
     if (reps < 1) return;
@@ -173,7 +190,7 @@ static void device_rank_features(const ar_state_static *st, const ar_dec_ctx *ct
         prev += st->speed[t] * in_tmpl[t];
         nprev += in_tmpl[t];
     }
-    need = st->state_bytes / (ctx->depth > 0 ? ctx->depth : 1);
+    need = ar_state_per_replica(st, ctx->replicas) / (ctx->depth > 0 ? ctx->depth : 1);
     for (t = 0; t < c->ntypes; t++) {
         double offer = 0.7 * c->types[t].mem_bytes * a->type_max_free[t];
         int slower = 0;
@@ -193,9 +210,10 @@ static double plan_thr(const arachne_plan *p) { return p && p->ntemplates > 0 ? 
  * log r; GPUs one replica may use at most; the least depth that fits r
  * replicas (from the construction's lookahead) over Dmax; samples of the
  * global batch left per replica; r == 1; the pipeline bubble of the least
- * depth at one sample per micro-batch; the whole model state times r over
- * the free memory (the memory r replicas ask of the cluster); r over the
- * free GPUs. */
+ * depth at one sample per micro-batch; the model state r replicas hold
+ * (routed experts and a ZeRO-1 optimizer once, the rest r times) over the
+ * free memory (the memory r replicas ask of the cluster); r over the free
+ * GPUs. */
 static void replica_features(const ar_state_static *st, const ar_dec_ctx *ctx, int free_total, double *cand)
 {
     const arachne_cluster *c = ctx->cm->cluster;
@@ -215,7 +233,7 @@ static void replica_features(const ar_state_static *st, const ar_dec_ctx *ctx, i
         f[5] = i == 0;
         f[6] = (d - 1.0) / (AR_MAX(m, 1.0) + d - 1.0);
         f[7] = -1.0;
-        f[8] = mem > 0 ? clamp01(st->state_bytes * r / mem) : 1.0;
+        f[8] = mem > 0 ? clamp01(ar_state_per_replica(st, 1 << i) * r / mem) : 1.0;
         f[9] = free_total > 0 ? clamp01(r / free_total) : 1.0;
     }
 }
@@ -257,7 +275,7 @@ void ar_state_encode(const ar_state_static *st, const ar_dec_ctx *ctx, double *x
     o[4] = (double)ctx->step / AR_MAX_TEMPLATES;
     o[5] = log2p1(c->nnodes) / 12.0;
     o[6] = c->ntypes / 8.0;
-    o[7] = clamp01(st->state_bytes / (st->max_stage_mem * 8.0));
+    o[7] = clamp01(ar_state_per_replica(st, ctx->replicas) / (st->max_stage_mem * 8.0));
     /* [88, 96): model. */
     memcpy(x + 88, st->model_feat, sizeof st->model_feat);
     /* [96, 104): the partial template. */
@@ -297,7 +315,7 @@ void ar_state_encode(const ar_state_static *st, const ar_dec_ctx *ctx, double *x
             f[1] = (double)i / dmax;
             f[2] = log2p1((double)free_total / (i * AR_MAX(ctx->replicas, 1))) / 12.0;
             f[3] = (double)ctx->cm->model->blocks / i / 64.0;
-            f[4] = clamp01(st->state_bytes / i / st->max_stage_mem / 4.0);
+            f[4] = clamp01(ar_state_per_replica(st, ctx->replicas) / i / st->max_stage_mem / 4.0);
             f[5] = i == 1;
             f[7] = 1.0;
             depth_schedule_features(st, ctx, i, free_total, f + 8);

@@ -299,6 +299,64 @@ TEST(device_rows_rank_the_free_types)
     env_close(&e);
 }
 
+/* Width rows, entry 8: the memory r replicas ask of the free GPUs.  A dense
+ * model holds its whole state once per replica (r replicas ask r times
+ * what one asks); a MoE model under expert tiling spreads its routed
+ * experts over the replicas, so they count once, and so does a ZeRO-1
+ * optimizer.  At r = 1 every count is the whole state. */
+static double width_memory_entry(const char *model, const char *cluster, int dist_optimizer, int tiling, int k)
+{
+    env e;
+    ar_state_static st;
+    ar_avail av;
+    ar_dec_ctx ctx;
+    arachne_plan empty;
+    unsigned char mask[AR_MAX_CHOICES];
+    int mind[AR_MAX_CHOICES], i;
+    double x[AR_STATE_DIM], cand[(AR_MAX_DEPTH + 1) * AR_STATE_CAND], v = -1.0;
+    if (env_open(&e, model, cluster)) return -2.0;
+    if (arachne_cost_model_set(e.cm, ARACHNE_OPT_DIST_OPTIMIZER, dist_optimizer) ||
+        arachne_cost_model_set(e.cm, ARACHNE_OPT_EXPERT_TILING, tiling) || ar_state_static_init(&st, e.cm) ||
+        ar_avail_init(&av, e.c)) {
+        env_close(&e);
+        return -3.0;
+    }
+    memset(&ctx, 0, sizeof ctx);
+    memset(mask, 1, sizeof mask);
+    for (i = 0; i < AR_MAX_CHOICES; i++) mind[i] = 4;
+    ctx.kind = AR_DEC_REPLICAS;
+    ctx.avail = &av;
+    ctx.cm = e.cm;
+    ctx.max_depth = 16;
+    ctx.n = 4;
+    ctx.mask = mask;
+    ctx.rep_min_depth = mind;
+    memset(&empty, 0, sizeof empty);
+    ctx.plan = &empty;
+    ar_state_encode(&st, &ctx, x, cand);
+    v = cand[k * AR_STATE_CAND + 8];
+    ar_avail_free(&av);
+    env_close(&e);
+    return v;
+}
+
+TEST(width_rows_count_shared_model_state_once)
+{
+    /* big enough that 8 replicas of mixtral's whole state do not clip at 1 */
+    const char *big = "h100:64x8";
+    double d1 = width_memory_entry("llama3-8b", big, 0, 1, 0), d8 = width_memory_entry("llama3-8b", big, 0, 1, 3);
+    double m1 = width_memory_entry("mixtral-8x7b", big, 0, 1, 0), m8 = width_memory_entry("mixtral-8x7b", big, 0, 1, 3);
+    double n8 = width_memory_entry("mixtral-8x7b", big, 0, 0, 3);
+    double z1 = width_memory_entry("llama3-8b", big, 1, 1, 0), z8 = width_memory_entry("llama3-8b", big, 1, 1, 3);
+    ASSERT(d1 > 0 && d8 < 1 && m1 > 0 && m8 < 1 && n8 < 1 && z1 > 0);
+    ASSERT_NEAR(d8, 8.0 * d1, 1e-12);
+    ASSERT_NEAR(n8, 8.0 * m1, 1e-12);              /* without tiling the experts are copied */
+    ASSERT_MSG(m8 < 0.4 * n8, "mixtral x8: %g, whole state x8: %g", m8, n8); /* most of mixtral is experts */
+    ASSERT(m8 > m1);
+    ASSERT_NEAR(z1, d1, 1e-12);                     /* one replica holds everything */
+    ASSERT(z8 < d8 && z8 > z1);                     /* ZeRO-1: the optimizer once */
+}
+
 /* Exploration rules draw some choices uniformly (the first template's
  * depth, GPU types); the recording keeps the
  * log-probability of the rule that drew each choice (-log of the choices
@@ -411,7 +469,7 @@ TEST(width_decision_comes_first_and_narrows_the_template)
     env_close(&e);
 }
 
-SUITE(policy, T(forced_choices_record_the_behaviour_probability), T(width_decision_comes_first_and_narrows_the_template), T(device_rows_rank_the_free_types),
+SUITE(policy, T(forced_choices_record_the_behaviour_probability), T(width_rows_count_shared_model_state_once), T(width_decision_comes_first_and_narrows_the_template), T(device_rows_rank_the_free_types),
       T(untrained_policy_plans_every_preset_on_the_paper_mix),
       T(same_seed_same_plan_and_best_of_k_is_no_worse_than_greedy),
       T(saved_and_loaded_policy_gives_bit_identical_plans),
