@@ -186,6 +186,21 @@ TEST(policy_api_rejects_bad_arguments)
     env_close(&e);
 }
 
+/* A decision context at the first step of an empty plan: every choice
+ * allowed, maximum depth 16. */
+static void ctx_first(ar_dec_ctx *ctx, unsigned char *mask, size_t mask_len, const ar_avail *av,
+                      const arachne_cost_model *cm, ar_dec_kind kind, int n)
+{
+    memset(ctx, 0, sizeof *ctx);
+    memset(mask, 1, mask_len);
+    ctx->kind = kind;
+    ctx->avail = av;
+    ctx->cm = cm;
+    ctx->max_depth = 16;
+    ctx->n = n;
+    ctx->mask = mask;
+}
+
 TEST(state_is_finite_bounded_and_independent_of_cluster_size)
 {
     /* Encode the first decision on a small and a huge cluster: fixed size,
@@ -202,14 +217,7 @@ TEST(state_is_finite_bounded_and_independent_of_cluster_size)
         ASSERT_OK(env_open(&e, "llama3-8b", clusters[k]));
         ASSERT_OK(ar_state_static_init(&st, e.cm));
         ASSERT_OK(ar_avail_init(&av, e.c));
-        memset(&ctx, 0, sizeof ctx);
-        memset(mask, 1, sizeof mask);
-        ctx.kind = AR_DEC_DEPTH;
-        ctx.avail = &av;
-        ctx.cm = e.cm;
-        ctx.max_depth = 16;
-        ctx.n = 17;
-        ctx.mask = mask;
+        ctx_first(&ctx, mask, sizeof mask, &av, e.cm, AR_DEC_DEPTH, 17);
         ar_state_encode(&st, &ctx, x, cand);
         for (i = 0; i < AR_STATE_DIM; i++) ASSERT_MSG(isfinite(x[i]) && x[i] >= -1 && x[i] <= 4, "x[%d] = %g", i, x[i]);
         for (i = 0; i < AR_STATE_COMP; i++) ASSERT_MSG(isfinite(st.comp[i]) && st.comp[i] >= -1 && st.comp[i] <= 4, "c[%d]", i);
@@ -260,20 +268,13 @@ TEST(device_rows_rank_the_free_types)
     ASSERT_OK(ar_avail_init(&av, e.c));
     ASSERT(st.speed[h] > st.speed[a] && st.speed[a] > st.speed[v]);
     for (i = 0; i < e.c->ntypes; i++) left[i] = av.type_free[i];
-    memset(&ctx, 0, sizeof ctx);
-    memset(mask, 1, sizeof mask);
+    ctx_first(&ctx, mask, sizeof mask, &av, e.cm, AR_DEC_TYPE, e.c->ntypes);
     types[0] = h;
-    ctx.kind = AR_DEC_TYPE;
-    ctx.avail = &av;
-    ctx.cm = e.cm;
-    ctx.max_depth = 16;
     ctx.depth = 2;
     ctx.stage = 1; /* stage 0 is an H100 stage */
     ctx.types = types;
     ctx.tps = tps;
     ctx.type_left = left;
-    ctx.n = e.c->ntypes;
-    ctx.mask = mask;
     ar_state_encode(&st, &ctx, x, cand);
 #define F(t, k) cand[(t) * AR_STATE_CAND + 8 + (k)]
     ASSERT_NEAR(F(h, 0), 1.0, 1e-12);
@@ -321,15 +322,8 @@ static double width_memory_entry(const char *model, const char *cluster, int dis
         env_close(&e);
         return -3.0;
     }
-    memset(&ctx, 0, sizeof ctx);
-    memset(mask, 1, sizeof mask);
+    ctx_first(&ctx, mask, sizeof mask, &av, e.cm, AR_DEC_REPLICAS, 4);
     for (i = 0; i < AR_MAX_CHOICES; i++) mind[i] = 4;
-    ctx.kind = AR_DEC_REPLICAS;
-    ctx.avail = &av;
-    ctx.cm = e.cm;
-    ctx.max_depth = 16;
-    ctx.n = 4;
-    ctx.mask = mask;
     ctx.rep_min_depth = mind;
     memset(&empty, 0, sizeof empty);
     ctx.plan = &empty;
