@@ -398,6 +398,38 @@ static int eval_split(fill_ctx *c, const int *firsts, fill_cand *best, oom_info 
     return ARACHNE_OK;
 }
 
+/* The splits one micro-batch size has priced, with their outcome: the
+ * capped split and the fixed alternatives often coincide, and pricing a
+ * split again (for MoE models, its whole expert-tiling search) cannot
+ * change the result, since the best candidate is only replaced by a
+ * strictly faster one. */
+#define AR_SPLIT_MEMO 24
+typedef struct split_memo {
+    int n;
+    int firsts[AR_SPLIT_MEMO][AR_MAX_DEPTH + 1];
+    int st[AR_SPLIT_MEMO];
+    oom_info oi[AR_SPLIT_MEMO];
+} split_memo;
+
+static int eval_split_once(fill_ctx *c, split_memo *mm, const int *firsts, fill_cand *best, oom_info *oi)
+{
+    size_t len = (size_t)(c->depth + 1) * sizeof(int);
+    int i, st;
+    for (i = 0; i < mm->n; i++)
+        if (memcmp(mm->firsts[i], firsts, len) == 0) {
+            *oi = mm->oi[i];
+            return mm->st[i];
+        }
+    st = eval_split(c, firsts, best, oi);
+    if (mm->n < AR_SPLIT_MEMO) {
+        memcpy(mm->firsts[mm->n], firsts, len);
+        mm->st[mm->n] = st;
+        mm->oi[mm->n] = *oi;
+        mm->n++;
+    }
+    return st;
+}
+
 /* Capacity weights: how many blocks each stage could hold, from its usable
  * memory, the sharding of its weights (TP; experts at most over the
  * stage's W = tp * replicas GPUs) and the micro-batches it keeps in flight
@@ -440,12 +472,15 @@ static int eval_mbs(fill_ctx *c, fill_cand *best, oom_info *first_oom)
     int base[AR_MAX_DEPTH + 1], alt[AR_MAX_DEPTH + 1], caps[AR_MAX_DEPTH];
     double w[AR_MAX_DEPTH];
     oom_info oi, oi2;
+    split_memo mm;
     int st, k, dir, s, fitted = 0;
     const arachne_model *m = c->cm->model;
 
+    mm.n = 0;
+    memset(&oi2, 0, sizeof oi2);
     ar_split_balanced(m, c->depth, c->sp, base);
     oi.stage = -1;
-    st = eval_split(c, base, best, &oi);
+    st = eval_split_once(c, &mm, base, best, &oi);
     if (st == ARACHNE_OK) return ARACHNE_OK;
     if (st != ARACHNE_E_OUT_OF_MEMORY_PLAN) return st;
     *first_oom = oi;
@@ -457,7 +492,7 @@ static int eval_mbs(fill_ctx *c, fill_cand *best, oom_info *first_oom)
     for (k = 0; k < AR_FILL_MAX_CAPPED; k++) {
         if (!ar_split_balanced_capped(m, c->depth, c->sp, caps, alt)) break;
         oi2.stage = -1;
-        st = eval_split(c, alt, best, &oi2);
+        st = eval_split_once(c, &mm, alt, best, &oi2);
         if (st == ARACHNE_OK) {
             fitted = 1;
             if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
@@ -477,7 +512,7 @@ static int eval_mbs(fill_ctx *c, fill_cand *best, oom_info *first_oom)
         for (k = 1; k <= kmax; k++)
             for (dir = -1; dir <= 1; dir += 2) {
                 if (!ar_split_shift(c->depth, base, oi.stage, dir, k, alt)) continue;
-                if (eval_split(c, alt, best, &oi2) == ARACHNE_OK) {
+                if (eval_split_once(c, &mm, alt, best, &oi2) == ARACHNE_OK) {
                     fitted = 1;
                     if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
                 }
@@ -485,7 +520,7 @@ static int eval_mbs(fill_ctx *c, fill_cand *best, oom_info *first_oom)
     }
     ar_split_even(m->blocks, c->depth, alt);
     if (memcmp(alt, base, (size_t)(c->depth + 1) * sizeof(int)) != 0 &&
-        eval_split(c, alt, best, &oi2) == ARACHNE_OK) {
+        eval_split_once(c, &mm, alt, best, &oi2) == ARACHNE_OK) {
         fitted = 1;
         if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
     }
@@ -493,14 +528,14 @@ static int eval_mbs(fill_ctx *c, fill_cand *best, oom_info *first_oom)
         w[s] = c->cm->cluster->types[c->types[s]].mem_bytes * (double)c->tps[s];
     ar_split_weighted(m->blocks, c->depth, w, alt);
     if (memcmp(alt, base, (size_t)(c->depth + 1) * sizeof(int)) != 0 &&
-        eval_split(c, alt, best, &oi2) == ARACHNE_OK) {
+        eval_split_once(c, &mm, alt, best, &oi2) == ARACHNE_OK) {
         fitted = 1;
         if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
     }
     capacity_weights(c, w);
     ar_split_weighted(m->blocks, c->depth, w, base);
     oi2.stage = -1;
-    st = eval_split(c, base, best, &oi2);
+    st = eval_split_once(c, &mm, base, best, &oi2);
     if (st == ARACHNE_OK) {
         fitted = 1;
         if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
@@ -508,7 +543,7 @@ static int eval_mbs(fill_ctx *c, fill_cand *best, oom_info *first_oom)
         /* rounding can leave one stage a block over: move it to a neighbour */
         for (dir = -1; dir <= 1; dir += 2) {
             if (!ar_split_shift(c->depth, base, oi2.stage, dir, 1, alt)) continue;
-            if (eval_split(c, alt, best, &oi) == ARACHNE_OK) {
+            if (eval_split_once(c, &mm, alt, best, &oi) == ARACHNE_OK) {
                 fitted = 1;
                 if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
             }
