@@ -9,7 +9,9 @@
  * witness for the rest of the step.  When no depth of the first template
  * has a completion within the budget, the search runs again with 64 times
  * the budget, and then once more trying the stage options least memory
- * first, before the model is called infeasible.
+ * first, before the model is called infeasible.  The first step's depth
+ * mask is the same for every run of a builder; it is computed once and
+ * replayed (ar_step0_cache).
  *
  * Why a rollout never reaches a dead end: an allowed choice has a witness
  * W.  At the next decision the search for W's next choice explores a
@@ -522,6 +524,40 @@ static int infeasible_start(ar_builder *b, arachne_plan *plan)
 }
 
 /* ---------------------------------------------------------------------- */
+/* the first step's depth mask, computed once per builder                  */
+
+static int step0_replay(ar_builder *b, unsigned char *mask, int *any)
+{
+    ar_step0_cache *k = &b->s0;
+    if (!k->valid || k->lookahead != b->opts.lookahead || k->budget != b->opts.lookahead_budget) return 0;
+    memcpy(mask, k->mask, sizeof k->mask);
+    *any = k->any;
+    b->wn = k->wn;
+    memcpy(b->wit, k->wit, (size_t)k->wn * sizeof b->wit[0]);
+    b->queries += k->queries;
+    b->check_fills += k->check_fills;
+    b->budget_outs += k->budget_outs;
+    if (!k->any) b->infeasible_proven = k->proven;
+    return 1;
+}
+
+static void step0_record(ar_builder *b, const unsigned char *mask, int any, long q0, long f0, long outs0)
+{
+    ar_step0_cache *k = &b->s0;
+    k->lookahead = b->opts.lookahead;
+    k->budget = b->opts.lookahead_budget;
+    memcpy(k->mask, mask, sizeof k->mask);
+    k->any = any;
+    k->proven = b->infeasible_proven;
+    k->wn = b->wn;
+    memcpy(k->wit, b->wit, (size_t)b->wn * sizeof b->wit[0]);
+    k->queries = b->queries - q0;
+    k->check_fills = b->check_fills - f0;
+    k->budget_outs = b->budget_outs - outs0;
+    k->valid = 1;
+}
+
+/* ---------------------------------------------------------------------- */
 /* the loop                                                                */
 
 static int decide(ar_decide_fn fn, void *user, ar_dec_ctx *c, ar_trace *trace, int *choice)
@@ -615,7 +651,7 @@ int ar_builder_run(ar_builder *b, ar_decide_fn fn, void *user, arachne_plan *out
 
     for (step = 0; step < b->opts.max_steps; step++) {
         int depth, s, any = 0, free_total = ar_avail_total(&b->avail), r = 1;
-        long outs0 = b->budget_outs;
+        long outs0 = b->budget_outs, q0 = b->queries, f0 = b->check_fills;
         ar_step_rec *rec = trace ? &trace->steps[trace->nsteps] : NULL;
         double before = out->ntemplates > 0 ? out->iter_per_s : 0.0;
         if (rec) { memset(rec, 0, sizeof *rec); rec->first_dec = trace->ndec; rec->thr_before = before; }
@@ -632,6 +668,7 @@ int ar_builder_run(ar_builder *b, ar_decide_fn fn, void *user, arachne_plan *out
         c.kind = AR_DEC_DEPTH;
         c.n = b->max_depth + 1;
         memset(mask, 0, sizeof mask);
+        if (step == 0 && step0_replay(b, mask, &any)) goto depth_mask_done;
         for (depth = 1; depth <= b->max_depth; depth++) {
             if (depth > free_total) break;
             if (b->opts.lookahead && !query(&L, depth, 0, -1)) continue;
@@ -662,6 +699,8 @@ int ar_builder_run(ar_builder *b, ar_decide_fn fn, void *user, arachne_plan *out
         } else if (!any && step == 0) {
             b->infeasible_proven = !b->opts.lookahead || b->budget_outs == outs0;
         }
+        if (step == 0) step0_record(b, mask, any, q0, f0, outs0);
+depth_mask_done:
         if (!any) {
             if (step == 0) { st = infeasible_start(b, out); ar_plan_clear(out); ar_plan_init(out, cm); return st; }
             if (rec) { rec->feasible = 1; rec->thr_after = before; trace->nsteps++; }

@@ -97,6 +97,24 @@ void ar_construct_opts_default(ar_construct_opts *o);
 
 #define AR_MAX_WITNESS 64
 
+/* A completion the lookahead found: a whole template that fills. */
+typedef struct ar_witness { int depth; double rmax; int types[AR_MAX_DEPTH], tps[AR_MAX_DEPTH]; } ar_witness;
+
+/* The first step's depth mask of a builder, as computed once: every run
+ * starts from the same free cluster and an empty plan, so the lookahead
+ * gives the same mask, witnesses and counts each time (its searches are
+ * deterministic).  Replaying it adds the recorded counts to the
+ * statistics, so the evaluations a run reports do not depend on whether
+ * the mask was computed or replayed. */
+typedef struct ar_step0_cache {
+    int valid;
+    int lookahead, budget;   /* the options it was computed under */
+    unsigned char mask[AR_MAX_CHOICES];
+    int any, proven, wn;
+    ar_witness wit[AR_MAX_WITNESS];
+    long queries, check_fills, budget_outs;
+} ar_step0_cache;
+
 typedef struct ar_builder {
     const arachne_cost_model *cm;
     ar_construct_opts opts;
@@ -109,7 +127,7 @@ typedef struct ar_builder {
     /* lookahead state of the current step */
     int budget_left;
     int wn;                  /* witnesses found in this step */
-    struct { int depth; double rmax; int types[AR_MAX_DEPTH], tps[AR_MAX_DEPTH]; } wit[AR_MAX_WITNESS];
+    ar_witness wit[AR_MAX_WITNESS];
     int q_types[AR_MAX_DEPTH], q_tps[AR_MAX_DEPTH];
     /* statistics (cumulative) */
     long fills;              /* templates placed */
@@ -117,6 +135,7 @@ typedef struct ar_builder {
     long queries;            /* lookahead queries */
     long budget_outs;        /* queries masked because the budget ran out */
     int infeasible_proven;   /* last run failed at step 0 with no search cut by its budget */
+    ar_step0_cache s0;       /* the first step's depth mask (see ar_step0_cache) */
 } ar_builder;
 
 int ar_builder_init(ar_builder *b, const arachne_cost_model *cm, const ar_construct_opts *opts);

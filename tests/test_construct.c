@@ -372,6 +372,75 @@ TEST(same_seed_same_plan)
     env_close(&e);
 }
 
+/* Runs one rollout of seed `seed` and returns the plan JSON (malloc'd) and
+ * what the run added to the builder's lookahead statistics. */
+static char *rollout_json(ar_builder *b, uint64_t seed, long *queries, long *checks, long *outs)
+{
+    arachne_plan p;
+    rnd u;
+    const char *j = NULL;
+    char *copy = NULL;
+    long q0 = b->queries, c0 = b->check_fills, o0 = b->budget_outs;
+    memset(&p, 0, sizeof p);
+    memset(&u, 0, sizeof u);
+    ar_rng_seed(&u.rng, seed);
+    if (ar_builder_run(b, rnd_decide, &u, &p, NULL) == ARACHNE_OK && ar_plan_finish(&p) == ARACHNE_OK &&
+        arachne_plan_to_json(&p, &j) == ARACHNE_OK && (copy = (char *)malloc(strlen(j) + 1)) != NULL)
+        strcpy(copy, j);
+    *queries = b->queries - q0;
+    *checks = b->check_fills - c0;
+    *outs = b->budget_outs - o0;
+    ar_plan_clear(&p);
+    return copy;
+}
+
+/* The first step's depth mask is computed by a builder's first run and
+ * replayed by the later ones: the same plans, and the same lookahead
+ * statistics (the evaluations a planner reports), as a builder that
+ * computes it afresh; changing the lookahead budget recomputes it.  The
+ * cluster is one where that mask costs thousands of trial fills. */
+TEST(first_step_mask_replays_exactly)
+{
+    env e;
+    ar_builder warm, cold;
+    ar_construct_opts o;
+    int seed, rf;
+    ASSERT_OK(env_open(&e, "mixtral-8x7b", "gh-96:4x2,l40s:3x2,a5000:1x8"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
+    for (rf = 0; rf <= 1; rf++) {
+        ar_construct_opts_default(&o);
+        o.replica_first = rf;
+        ASSERT_OK(ar_builder_init(&warm, e.cm, &o));
+        for (seed = 0; seed < 4; seed++) {
+            long qw, cw, ow, qc, cc, oc;
+            char *jw, *jc;
+            ASSERT_OK(ar_builder_init(&cold, e.cm, &o));
+            jw = rollout_json(&warm, (uint64_t)seed, &qw, &cw, &ow);
+            jc = rollout_json(&cold, (uint64_t)seed, &qc, &cc, &oc);
+            ASSERT(jw != NULL && jc != NULL);
+            ASSERT_STR(jw, jc);
+            ASSERT_EQ(qw, qc);
+            ASSERT_EQ(cw, cc);
+            ASSERT_EQ(ow, oc);
+            ASSERT(warm.s0.valid);
+            ASSERT_GT(warm.s0.check_fills, 1000);
+            free(jw);
+            free(jc);
+            ar_builder_free(&cold);
+        }
+        warm.opts.lookahead_budget = 96;
+        {
+            long q, c, ob;
+            char *j = rollout_json(&warm, 7, &q, &c, &ob);
+            ASSERT(j != NULL);
+            ASSERT_EQ(warm.s0.budget, 96);
+            free(j);
+        }
+        ar_builder_free(&warm);
+    }
+    env_close(&e);
+}
+
 /* Picks the largest allowed choice (deep, wide), or a fixed one. */
 static int last_allowed(void *user, const ar_dec_ctx *c, int *choice)
 {
@@ -488,6 +557,6 @@ TEST(only_stop_left_ends_the_plan)
     env_close(&e);
 }
 
-SUITE(construct, T(random_rollouts_never_reach_a_dead_end), T(every_width_leaves_a_depth), T(fragmented_cluster_still_gets_a_first_template), T(trace_records_decisions_and_rewards),
+SUITE(construct, T(random_rollouts_never_reach_a_dead_end), T(every_width_leaves_a_depth), T(fragmented_cluster_still_gets_a_first_template), T(first_step_mask_replays_exactly), T(trace_records_decisions_and_rewards),
       T(same_seed_same_plan), T(callback_errors_and_masked_choices), T(infeasible_model_reports_memory),
       T(without_lookahead_the_first_infeasible_template_is_penalised), T(only_stop_left_ends_the_plan));
