@@ -470,7 +470,7 @@ static void capacity_weights(const fill_ctx *c, double *w)
 static int eval_mbs(fill_ctx *c, fill_cand *best, oom_info *first_oom)
 {
     int base[AR_MAX_DEPTH + 1], alt[AR_MAX_DEPTH + 1], caps[AR_MAX_DEPTH];
-    double w[AR_MAX_DEPTH];
+    double w[AR_MAX_DEPTH], capw[AR_MAX_DEPTH];
     oom_info oi, oi2;
     split_memo mm;
     int st, k, dir, s, fitted = 0;
@@ -487,8 +487,8 @@ static int eval_mbs(fill_ctx *c, fill_cand *best, oom_info *first_oom)
     /* the balanced split within each stage's block capacity; a cap the
      * estimate set too high is lowered to what the overflowing stage held
      * less one, and the split searched again */
-    capacity_weights(c, w);
-    for (s = 0; s < c->depth; s++) caps[s] = w[s] >= (double)m->blocks ? m->blocks : (int)w[s];
+    capacity_weights(c, capw);
+    for (s = 0; s < c->depth; s++) caps[s] = capw[s] >= (double)m->blocks ? m->blocks : (int)capw[s];
     for (k = 0; k < AR_FILL_MAX_CAPPED; k++) {
         if (!ar_split_balanced_capped(m, c->depth, c->sp, caps, alt)) break;
         oi2.stage = -1;
@@ -519,21 +519,18 @@ static int eval_mbs(fill_ctx *c, fill_cand *best, oom_info *first_oom)
             }
     }
     ar_split_even(m->blocks, c->depth, alt);
-    if (memcmp(alt, base, (size_t)(c->depth + 1) * sizeof(int)) != 0 &&
-        eval_split_once(c, &mm, alt, best, &oi2) == ARACHNE_OK) {
+    if (eval_split_once(c, &mm, alt, best, &oi2) == ARACHNE_OK) {
         fitted = 1;
         if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
     }
     for (s = 0; s < c->depth; s++)
         w[s] = c->cm->cluster->types[c->types[s]].mem_bytes * (double)c->tps[s];
     ar_split_weighted(m->blocks, c->depth, w, alt);
-    if (memcmp(alt, base, (size_t)(c->depth + 1) * sizeof(int)) != 0 &&
-        eval_split_once(c, &mm, alt, best, &oi2) == ARACHNE_OK) {
+    if (eval_split_once(c, &mm, alt, best, &oi2) == ARACHNE_OK) {
         fitted = 1;
         if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
     }
-    capacity_weights(c, w);
-    ar_split_weighted(m->blocks, c->depth, w, base);
+    ar_split_weighted(m->blocks, c->depth, capw, base);
     oi2.stage = -1;
     st = eval_split_once(c, &mm, base, best, &oi2);
     if (st == ARACHNE_OK) {
