@@ -458,6 +458,17 @@ static int query(look *L, int depth, int nfixed, int fixed_type)
     return found;
 }
 
+/* Queries every depth of a first template that the free GPUs allow and
+ * sets mask[depth] for each that has a completion; returns whether any
+ * did. */
+static int query_depths(look *L, int free_total, unsigned char *mask)
+{
+    int depth, any = 0;
+    for (depth = 1; depth <= L->b->max_depth && depth <= free_total; depth++)
+        if (query(L, depth, 0, -1)) { mask[depth] = 1; any = 1; }
+    return any;
+}
+
 /* ---------------------------------------------------------------------- */
 /* memory bound                                                            */
 
@@ -681,17 +692,13 @@ int ar_builder_run(ar_builder *b, ar_decide_fn fn, void *user, arachne_plan *out
             int keep = b->opts.lookahead_budget;
             long outs1 = b->budget_outs;
             b->opts.lookahead_budget = keep * 64;
-            for (depth = 1; depth <= b->max_depth && depth <= free_total && !any; depth++)
-                if (query(&L, depth, 0, -1)) { mask[depth] = 1; any = 1; }
-            for (depth++; depth <= b->max_depth && depth <= free_total; depth++)
-                if (query(&L, depth, 0, -1)) mask[depth] = 1;
+            any = query_depths(&L, free_total, mask);
             if (!any && b->budget_outs > outs1) {
                 /* still nothing and not proven: the memory-first order spends
                  * the budget on big TP groups that exhaust fragmented node
                  * supply; try the stage options least memory first */
                 L.ascending = 1;
-                for (depth = 1; depth <= b->max_depth && depth <= free_total; depth++)
-                    if (query(&L, depth, 0, -1)) { mask[depth] = 1; any = 1; }
+                any = query_depths(&L, free_total, mask);
                 L.ascending = 0;
             }
             b->opts.lookahead_budget = keep;

@@ -372,6 +372,68 @@ TEST(same_seed_same_plan)
     env_close(&e);
 }
 
+/* Records the first DEPTH decision's mask (user: AR_MAX_CHOICES bytes,
+ * all zero until then), then picks the last allowed choice. */
+static int last_allowed_depth_mask(void *user, const ar_dec_ctx *c, int *choice)
+{
+    unsigned char *seen = (unsigned char *)user;
+    int i, any = 0;
+    for (i = 0; i < AR_MAX_CHOICES; i++) any |= seen[i];
+    if (c->kind == AR_DEC_DEPTH && !any)
+        for (i = 0; i < c->n; i++) seen[i] = c->mask[i] != 0;
+    for (i = c->n - 1; i >= 0; i--) if (c->mask[i]) { *choice = i; return ARACHNE_OK; }
+    return ARACHNE_E_INVALID_ARGUMENT;
+}
+
+/* The first decision's depth mask of one construction (max_steps 1). */
+static int first_depth_mask(const arachne_cost_model *cm, int budget, unsigned char *mask)
+{
+    static unsigned char seen[AR_MAX_CHOICES];
+    ar_builder b;
+    ar_construct_opts o;
+    arachne_plan p;
+    int st;
+    ar_construct_opts_default(&o);
+    o.lookahead_budget = budget;
+    o.max_steps = 1;
+    if ((st = ar_builder_init(&b, cm, &o))) return st;
+    memset(&p, 0, sizeof p);
+    memset(seen, 0, sizeof seen);
+    st = ar_builder_run(&b, last_allowed_depth_mask, seen, &p, NULL);
+    memcpy(mask, seen, sizeof seen);
+    ar_plan_clear(&p);
+    ar_builder_free(&b);
+    return st;
+}
+
+/* When no depth has a completion within the budget, the retry with 64
+ * times the budget asks about every depth.  It used to stop at the first
+ * depth it found and resume two further on, so the next depth was never
+ * asked: qwen3-32b on a100-40:5x4,v100-16:5x4,rtx-3090:1x2 with budget 64
+ * allowed depths 7 and 9 but not 8, which a budget of 4096 from the start
+ * allows (and mixtral-8x7b on h100:1x8,gh-96:5x1 lost depth 7). */
+TEST(retried_depth_mask_asks_every_depth)
+{
+    static const char *cases[][2] = { { "qwen3-32b", "a100-40:5x4,v100-16:5x4,rtx-3090:1x2" },
+                                      { "mixtral-8x7b", "h100:1x8,gh-96:5x1" } };
+    size_t i;
+    for (i = 0; i < AR_COUNT(cases); i++) {
+        env e;
+        unsigned char retried[AR_MAX_CHOICES], direct[AR_MAX_CHOICES];
+        int d, allowed = 0;
+        ASSERT_OK(env_open(&e, cases[i][0], cases[i][1]));
+        ASSERT_OK(first_depth_mask(e.cm, 64, retried));
+        ASSERT_OK(first_depth_mask(e.cm, 64 * 64, direct));
+        for (d = 1; d <= 16; d++) {
+            ASSERT_MSG(retried[d] == direct[d], "%s on %s: depth %d allowed %d after the retry, %d with the budget "
+                       "from the start", cases[i][0], cases[i][1], d, retried[d], direct[d]);
+            allowed += retried[d];
+        }
+        ASSERT_GT(allowed, 1);
+        env_close(&e);
+    }
+}
+
 /* Runs one rollout of seed `seed` and returns the plan JSON (malloc'd) and
  * what the run added to the builder's lookahead statistics. */
 static char *rollout_json(ar_builder *b, uint64_t seed, long *queries, long *checks, long *outs)
@@ -557,6 +619,6 @@ TEST(only_stop_left_ends_the_plan)
     env_close(&e);
 }
 
-SUITE(construct, T(random_rollouts_never_reach_a_dead_end), T(every_width_leaves_a_depth), T(fragmented_cluster_still_gets_a_first_template), T(first_step_mask_replays_exactly), T(trace_records_decisions_and_rewards),
+SUITE(construct, T(random_rollouts_never_reach_a_dead_end), T(every_width_leaves_a_depth), T(fragmented_cluster_still_gets_a_first_template), T(first_step_mask_replays_exactly), T(retried_depth_mask_asks_every_depth), T(trace_records_decisions_and_rewards),
       T(same_seed_same_plan), T(callback_errors_and_masked_choices), T(infeasible_model_reports_memory),
       T(without_lookahead_the_first_infeasible_template_is_penalised), T(only_stop_left_ends_the_plan));
