@@ -64,7 +64,7 @@ static int by_node_gpu(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     const char *model_name = NULL, *spec = NULL, *policy_path = NULL, *script = "train.py", *plan_out = NULL;
-    long samples = 1, seed = 0;
+    long samples = 16, seed = 0; /* best of 16, as `arachne plan` */
     arachne_model *model = NULL;
     arachne_cluster *cluster = NULL;
     arachne_profile *profile = NULL;

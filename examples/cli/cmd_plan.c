@@ -38,7 +38,7 @@ int cmd_plan(int argc, char **argv)
     cli_costenv_opts co;
     cli_costenv env;
     cli_opt opts[CLI_COSTENV_NOPTS + 5];
-    const char *policy_path = NULL, *samples_s = "1", *seed_s = "0", *svg = NULL, *pos[1];
+    const char *policy_path = NULL, *samples_s = "16", *seed_s = "0", *svg = NULL, *pos[1];
     int json = 0, npos, rc, st, nopts;
     long samples, seed;
     arachne_policy *pol = NULL;

@@ -84,7 +84,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="plan.py", description="Plan LLM training on a heterogeneous cluster.")
     ap.add_argument("--model", required=True, help="preset name or model JSON file")
     ap.add_argument("--cluster", required=True, help="compact spec (a100-40:8x4,h100:8x4) or cluster JSON file")
-    ap.add_argument("--samples", type=int, default=1, help="policy samples (1: greedy)")
+    ap.add_argument("--samples", type=int, default=16, help="policy plans, best kept (1: greedy; default 16)")
     ap.add_argument("--seed", type=int, default=0, help="sampling seed")
     ap.add_argument("--policy", help="policy file (default: the bundled policy)")
     ap.add_argument("--global-batch", type=int, help="samples per iteration (default 512)")
