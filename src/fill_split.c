@@ -26,13 +26,20 @@ int ar_stage_speed_get(const arachne_cost_model *cm, int type, int tp, int mbs, 
     return ok;
 }
 
+/* Seconds of block b on a stage: ar_model_block_kind written out, since
+ * the split search below asks for every block dozens of times per split. */
+static double block_s(const arachne_model *m, const ar_stage_speed *sp, int b)
+{
+    return sp->block_s[m->experts > 0 && b >= m->dense_prefix ? AR_LAYER_MOE : AR_LAYER_DENSE];
+}
+
 /* Seconds of blocks [b0, b1) on a stage (kinds per block). */
 static double range_s(const arachne_model *m, const ar_stage_speed *sp, int b0, int b1)
 {
     double t = 0.0;
     int b;
     if (m->experts <= 0) return (double)(b1 - b0) * sp->block_s[AR_LAYER_DENSE];
-    for (b = b0; b < b1; b++) t += sp->block_s[ar_model_block_kind(m, b)];
+    for (b = b0; b < b1; b++) t += block_s(m, sp, b);
     return t;
 }
 
@@ -56,10 +63,10 @@ static int greedy_back(const arachne_model *m, int depth, const ar_stage_speed *
         int b = end, minb = s; /* leave >= 1 block to each of stages 0..s-1 */
         if (caps && end - caps[s] > minb) minb = end - caps[s];
         /* take at least one block */
-        t += range_s(m, &sp[s], b - 1, b);
+        t += block_s(m, &sp[s], b - 1);
         b--;
         while (b - 1 >= minb) {
-            double dt = range_s(m, &sp[s], b - 1, b);
+            double dt = block_s(m, &sp[s], b - 1);
             if (t + dt > T) break;
             t += dt;
             b--;
