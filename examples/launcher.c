@@ -12,6 +12,7 @@
  * usage: launcher --model M --cluster SPEC [--policy FILE] [--samples K]
  *                 [--seed S] [--script FILE] [--plan-out FILE]
  * Exit 0 on success, 1 on a library error, 2 for a usage error. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,22 @@ static int by_node_gpu(const void *a, const void *b)
     return (x->gpu > y->gpu) - (x->gpu < y->gpu);
 }
 
+/* A whole decimal integer in [lo, hi], or a usage error naming the option:
+ * "5x", "", "1e3" and out-of-range values are refused, not truncated. */
+static int parse_long(const char *opt, const char *v, long lo, long hi, long *out)
+{
+    char *end = NULL;
+    long x;
+    errno = 0;
+    x = strtol(v, &end, 10);
+    if (errno || end == v || *end || x < lo || x > hi) {
+        fprintf(stderr, "launcher: %s: '%s' is not an integer in %ld..%ld\n", opt, v, lo, hi);
+        return 0;
+    }
+    *out = x;
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     const char *model_name = NULL, *spec = NULL, *policy_path = NULL, *script = "train.py", *plan_out = NULL;
@@ -82,13 +99,13 @@ int main(int argc, char **argv)
         if (strcmp(a, "--model") == 0) model_name = v;
         else if (strcmp(a, "--cluster") == 0) spec = v;
         else if (strcmp(a, "--policy") == 0) policy_path = v;
-        else if (strcmp(a, "--samples") == 0) samples = strtol(v, NULL, 10);
-        else if (strcmp(a, "--seed") == 0) seed = strtol(v, NULL, 10);
+        else if (strcmp(a, "--samples") == 0) { if (!parse_long(a, v, 1, 100000, &samples)) goto usage; }
+        else if (strcmp(a, "--seed") == 0) { if (!parse_long(a, v, 0, 0x7fffffffL, &seed)) goto usage; }
         else if (strcmp(a, "--script") == 0) script = v;
         else if (strcmp(a, "--plan-out") == 0) plan_out = v;
         else goto usage;
     }
-    if (!model_name || !spec || samples < 1 || samples > 100000 || seed < 0) goto usage;
+    if (!model_name || !spec) goto usage;
 
     if ((st = arachne_model_open(&model, model_name))) { rc = fail(st, model_name); goto done; }
     if ((st = arachne_cluster_open(&cluster, spec))) { rc = fail(st, spec); goto done; }

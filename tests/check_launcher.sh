@@ -21,4 +21,10 @@ echo "$out" | grep -q '^torchrun --nnodes=' || { echo "no torchrun line"; exit 1
 [ $rc -eq 2 ] || { echo "missing --cluster: exit $rc, wanted 2"; exit 1; }
 "$launcher" --model nosuch --cluster a6000:1x4 > /dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] || { echo "unknown model: exit $rc, wanted 1"; exit 1; }
+for bad in "--samples 5x" "--samples 0" "--samples ''" "--seed -1" "--seed 1e3"; do
+    eval "set -- $bad"
+    err=$("$launcher" --model llama3-8b --cluster a6000:1x4 "$@" 2>&1 >/dev/null); rc=$?
+    [ $rc -eq 2 ] || { echo "$bad: exit $rc, wanted 2"; exit 1; }
+    echo "$err" | grep -q "^launcher: $1: " || { echo "$bad: the message does not name $1: $err"; exit 1; }
+done
 exit 0
