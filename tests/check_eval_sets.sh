@@ -36,4 +36,38 @@ for c in val:
     k = key(c["model"], c["cluster"])
     assert k not in seen and k not in held_keys, "validation composition %s is a training or held-out one" % c["name"]
 ' || fail "held-out sets"
+# examples/eval/validation-200.json (choosing between training runs since
+# session 11): the last 200 of make_small.py 400 20.  Redrawing 400 takes
+# too long for a test; check the drawing rule and that it shares no
+# composition with training, held-out or the other validation set.
+python3 -B -c '
+import json, sys
+sys.path.insert(0, "examples/eval")
+from make_small import MODELS, TYPES, SIZES, TRAINING, key, keys_of
+big = json.load(open("examples/eval/validation-200.json"))["compositions"]
+assert len(big) == 200, len(big)
+assert len({c["name"] for c in big}) == 200 and all(c["name"].startswith("gen-") for c in big), "names"
+others = keys_of(TRAINING + ("examples/eval/heldout.json", "examples/eval/small.json", "examples/eval/validation.json"))
+keys = set()
+for c in big:
+    k = key(c["model"], c["cluster"])
+    assert k not in others, "%s is a training, held-out or validation composition" % c["name"]
+    assert k not in keys, "%s twice" % c["name"]
+    keys.add(k)
+    assert c["model"] in MODELS and c["global_batch"] == 256, c["name"]
+    parts = c["cluster"].split(",")
+    assert len(parts) in (2, 3) and len({p.split(":")[0] for p in parts}) == len(parts), c["name"]
+    total = 0
+    for p in parts:
+        t, groups = p.split(":")
+        assert t in TYPES, c["name"]
+        n = 0
+        for g in groups.split("+"):
+            a, s = map(int, g.split("x"))
+            assert s in SIZES and 1 <= a <= 8 // s, c["name"]
+            n += a * s
+        assert 4 <= n <= 16, c["name"]
+        total += n
+    assert 16 <= total <= 40, c["name"]
+' || fail "validation-200.json"
 exit 0
