@@ -51,4 +51,15 @@ grep -q '"reason": "running-invalid"' "$t/shrink.json" || fail "a removed node d
 grep -q "^arachne: " "$t/err" || fail "missing plan file message: $(cat "$t/err")"
 "$bin" replan --plan "$t/old.json" --cluster nosuchgpu:1x4 > /dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] || fail "unknown GPU: exit $rc, wanted 1"
+# the default is best of 16 (seed 0), as `arachne plan`: the same decision
+# as --samples 16 --seed 0, and a new plan no slower than the greedy one
+grow=rtx-pro-6000:1x3,a6000:2x4,a5000:1x4
+"$bin" replan --plan "$t/old.json" --cluster $grow --json > "$t/d.json" || fail "replan (default samples) failed"
+"$bin" replan --plan "$t/old.json" --cluster $grow --json --samples 16 --seed 0 > "$t/k.json" || fail "replan --samples 16 failed"
+"$bin" replan --plan "$t/old.json" --cluster $grow --json --samples 1 > "$t/g.json" || fail "replan --samples 1 failed"
+cmp -s "$t/d.json" "$t/k.json" || fail "the default replan is not the --samples 16 --seed 0 one"
+python3 -c 'import json, sys
+d, g = (json.load(open(p)) for p in sys.argv[1:3])
+assert d["new_samples_per_s"] >= g["new_samples_per_s"], (d["new_samples_per_s"], g["new_samples_per_s"])' \
+    "$t/d.json" "$t/g.json" || fail "the default new plan is slower than the greedy one"
 exit 0

@@ -70,7 +70,7 @@ int cmd_replan(int argc, char **argv)
     const char *samples_s = NULL, *seed_s = NULL, *out_path = NULL, *pos[1];
     int json = 0, npos = 0, n, rc, st;
     double horizon = 1800.0, restart = 20.0;
-    long samples = 1, seed = 0;
+    long samples = 16, seed = 0; /* best of 16, as `arachne plan` */
     arachne_plan *running = NULL, *next = NULL;
     arachne_policy *pol = NULL;
     arachne_replan_options *ro = NULL;
