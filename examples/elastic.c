@@ -17,6 +17,7 @@
  *                [--restart-cost S] [--model M]
  * Without --policy: $ARACHNE_POLICY, then examples/policies/default.arpol,
  * else an untrained policy (seed 1), said on the first line. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +125,30 @@ static void print_idle(const arachne_replan_decision *d, const arachne_cluster *
     printf("%s\n", shown ? "" : " none");
 }
 
+/* Whole-string numbers: "5x", "1e3" for an integer, "" and "20s" are
+ * refused rather than truncated. */
+static int parse_long(const char *v, long *out)
+{
+    char *end = NULL;
+    long x;
+    errno = 0;
+    x = strtol(v, &end, 10);
+    if (errno || end == v || *end) return 0;
+    *out = x;
+    return 1;
+}
+
+static int parse_double(const char *v, double *out)
+{
+    char *end = NULL;
+    double x;
+    errno = 0;
+    x = strtod(v, &end);
+    if (errno || end == v || *end) return 0;
+    *out = x;
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     const char *policy_path = NULL, *model_name = "llama3-8b";
@@ -144,13 +169,17 @@ int main(int argc, char **argv)
 
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--policy") == 0 && v) { policy_path = v; i++; }
-        else if (strcmp(a, "--samples") == 0 && v) { samples = strtol(v, NULL, 10); i++; }
-        else if (strcmp(a, "--seed") == 0 && v) { seed = strtol(v, NULL, 10); i++; }
-        else if (strcmp(a, "--horizon") == 0 && v) { horizon = strtod(v, NULL); i++; }
-        else if (strcmp(a, "--restart-cost") == 0 && v) { restart = strtod(v, NULL); i++; }
-        else if (strcmp(a, "--model") == 0 && v) { model_name = v; i++; }
-        else {
+        int known = 1, number = 1;
+        if (strcmp(a, "--policy") == 0 && v) policy_path = v;
+        else if (strcmp(a, "--samples") == 0 && v) number = parse_long(v, &samples);
+        else if (strcmp(a, "--seed") == 0 && v) number = parse_long(v, &seed);
+        else if (strcmp(a, "--horizon") == 0 && v) number = parse_double(v, &horizon);
+        else if (strcmp(a, "--restart-cost") == 0 && v) number = parse_double(v, &restart);
+        else if (strcmp(a, "--model") == 0 && v) model_name = v;
+        else known = 0;
+        i += known;
+        if (!known || !number) {
+            if (!number) fprintf(stderr, "elastic: %s: '%s' is not a number\n", a, v);
             fprintf(stderr, "usage: elastic [--policy FILE] [--samples K] [--seed S] [--horizon S] "
                             "[--restart-cost S] [--model M]\n");
             return 2;

@@ -20,4 +20,11 @@ echo "$out" | grep -q "throughput never dropped" || { echo "no summary line:"; e
 out=$("$demo" --policy "$t/p.arpol" --samples 1 2>&1); rc=$?
 [ $rc -eq 0 ] || { echo "elastic (untrained policy) exited $rc:"; echo "$out"; exit 1; }
 echo "$out" | grep -q "decision: KEEP" || { echo "no join kept the running plan:"; echo "$out"; exit 1; }
+# numbers must be whole: a trailing unit or an empty value is a usage error
+for bad in "--samples 5x" "--seed ''" "--horizon 300s" "--restart-cost ''"; do
+    eval "set -- $bad"
+    err=$("$demo" "$@" 2>&1 >/dev/null); rc=$?
+    [ $rc -eq 2 ] || { echo "$bad: exit $rc, wanted 2"; exit 1; }
+    echo "$err" | grep -q "^elastic: $1: " || { echo "$bad: the message does not name $1: $err"; exit 1; }
+done
 exit 0
