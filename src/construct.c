@@ -680,11 +680,10 @@ int ar_builder_run(ar_builder *b, ar_decide_fn fn, void *user, arachne_plan *out
         c.n = b->max_depth + 1;
         memset(mask, 0, sizeof mask);
         if (step == 0 && step0_replay(b, mask, &any)) goto depth_mask_done;
-        for (depth = 1; depth <= b->max_depth; depth++) {
-            if (depth > free_total) break;
-            if (b->opts.lookahead && !query(&L, depth, 0, -1)) continue;
-            mask[depth] = 1;
-            any = 1;
+        if (b->opts.lookahead) {
+            any = query_depths(&L, free_total, mask);
+        } else {
+            for (depth = 1; depth <= b->max_depth && depth <= free_total; depth++) { mask[depth] = 1; any = 1; }
         }
         if (!any && step == 0 && b->opts.lookahead && b->budget_outs > outs0) {
             /* before declaring the model infeasible, search again with a far
