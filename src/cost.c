@@ -296,6 +296,15 @@ int ar_stage_check(const arachne_cost_model *cm, const ar_template *t, int s)
 int ar_stage_price(const arachne_cost_model *cm, const ar_template *t, int s,
                    const ar_stage_place *pl, ar_stage *st)
 {
+    int rc;
+    if (s < 0 || s >= t->depth) return ar_error(ARACHNE_E_INVALID_PLAN, "stage %d of a %d-stage template", s, t->depth);
+    if ((rc = ar_stage_check(cm, t, s)) != ARACHNE_OK) return rc;
+    return ar_stage_price_checked(cm, t, s, pl, st);
+}
+
+int ar_stage_price_checked(const arachne_cost_model *cm, const ar_template *t, int s,
+                           const ar_stage_place *pl, ar_stage *st)
+{
     const ar_stage *S = &t->stages[s];
     const ar_cost_cache *c = cm->cache;
     const arachne_cluster *cl = cm->cluster;
@@ -304,8 +313,6 @@ int ar_stage_price(const arachne_cost_model *cm, const ar_template *t, int s,
     const ar_cost_entry *e, *e2;
     int rc, b = t->micro_batch, n_moe, n_dense;
     double compute = 0.0, tpc = 0.0, epc = 0.0, p2p = 0.0;
-    if (s < 0 || s >= t->depth) return ar_error(ARACHNE_E_INVALID_PLAN, "stage %d of a %d-stage template", s, t->depth);
-    if ((rc = ar_stage_check(cm, t, s)) != ARACHNE_OK) return rc;
     g = &cl->types[S->type];
     n_moe = c->moe_before[S->end] - c->moe_before[S->first];
     n_dense = S->end - S->first - n_moe;

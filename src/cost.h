@@ -109,6 +109,10 @@ typedef struct ar_stage_place {
  * ARACHNE_E_INVALID_PLAN for an out-of-range stage description. */
 int ar_stage_price(const arachne_cost_model *cm, const ar_template *t, int s,
                    const ar_stage_place *pl, ar_stage *st);
+/* ar_stage_price for a stage that ar_stage_check has passed (0 <= s < depth):
+ * the plan pricer checks every stage once, before pricing any. */
+int ar_stage_price_checked(const arachne_cost_model *cm, const ar_template *t, int s,
+                           const ar_stage_place *pl, ar_stage *st);
 
 /* Memory of one GPU of a stage, bytes. */
 typedef struct ar_stage_mem {
@@ -125,6 +129,9 @@ typedef struct ar_stage_mem {
  * ar_stage_price. */
 int ar_stage_memory(const arachne_cost_model *cm, const ar_template *t, int s,
                     int dp_ranks, int edp_ranks, int M, ar_stage_mem *out);
+/* ar_stage_memory for a stage that ar_stage_check has passed (0 <= s < depth). */
+int ar_stage_memory_checked(const arachne_cost_model *cm, const ar_template *t, int s,
+                            int dp_ranks, int edp_ranks, int M, ar_stage_mem *out);
 
 /* Parameters held by one GPU of stage s (dense part divided by tp, expert
  * part by ep x etp), before optimizer sharding. */
@@ -150,6 +157,44 @@ int ar_template_place(const arachne_plan *p, int tmpl, ar_stage_place *out);
  * for callers that know it without ranks (fill).  Allocation free. */
 int ar_plan_price_placed(const arachne_cost_model *cm, arachne_plan *plan,
                          const ar_stage_place (*place)[AR_MAX_DEPTH]);
+
+/* Which GPU types hold a block, on which node, and how many copies of each
+ * expert shard exist (summed over the templates priced so far). */
+typedef struct ar_holder {
+    uint32_t mask;  /* bit per cluster type */
+    int node;       /* -2 none yet, -1 several nodes, else the one node */
+    int edp;        /* sum over templates of the holding stage's EDP (MoE blocks) */
+} ar_holder;
+
+/* What pricing can keep of a plan's first n templates while the fill prices
+ * many candidates for template n on top of them: their checked structure,
+ * per-micro-batch stage times, the running GPU and peak-FLOP/s sums, and the
+ * block holders.  None of these depends on the candidate, and the running
+ * sums continue in the same order, so a price through the prefix is
+ * bit-identical to ar_plan_price_placed.  The owner invalidates it
+ * (ar_price_prefix_reset) whenever the first n templates or their placement
+ * change. */
+typedef struct ar_price_prefix {
+    int n;            /* templates cached; -1: nothing */
+    int quiet;        /* 1: an out-of-memory plan returns its status without a message */
+    int gpus;
+    double peak;
+    double tmax[AR_MAX_TEMPLATES], tsum[AR_MAX_TEMPLATES];
+    ar_stage times[AR_MAX_TEMPLATES][AR_MAX_DEPTH]; /* compute_s .. stage_s */
+    ar_holder *h;     /* [blocks]: holders after the first n templates */
+    ar_holder embed_h, head_h;
+    int blocks;
+} ar_price_prefix;
+
+int ar_price_prefix_init(ar_price_prefix *pp, const arachne_cost_model *cm); /* ARACHNE_E_NO_MEMORY */
+void ar_price_prefix_free(ar_price_prefix *pp);
+void ar_price_prefix_reset(ar_price_prefix *pp);
+
+/* ar_plan_price_placed for a plan whose last template is the candidate:
+ * pp (not NULL, initialised for cm) keeps the first ntemplates - 1 templates
+ * between calls (see ar_price_prefix). */
+int ar_plan_price_prefix(const arachne_cost_model *cm, arachne_plan *plan,
+                         const ar_stage_place (*place)[AR_MAX_DEPTH], ar_price_prefix *pp);
 
 /* Model FLOPs of one training sample (3 x forward FLOPs of every layer at
  * the setup's sequence length: 6 N_active per token + attention).  */

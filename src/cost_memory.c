@@ -29,6 +29,15 @@ double ar_type_capacity(const arachne_cost_model *cm, int type)
 int ar_stage_memory(const arachne_cost_model *cm, const ar_template *t, int s,
                     int dp_ranks, int edp_ranks, int M, ar_stage_mem *out)
 {
+    int rc;
+    if (s < 0 || s >= t->depth) return ar_error(ARACHNE_E_INVALID_PLAN, "stage %d of a %d-stage template", s, t->depth);
+    if ((rc = ar_stage_check(cm, t, s)) != ARACHNE_OK) return rc;
+    return ar_stage_memory_checked(cm, t, s, dp_ranks, edp_ranks, M, out);
+}
+
+int ar_stage_memory_checked(const arachne_cost_model *cm, const ar_template *t, int s,
+                            int dp_ranks, int edp_ranks, int M, ar_stage_mem *out)
+{
     const ar_stage *S = &t->stages[s];
     const ar_cost_cache *c = cm->cache;
     const ar_setup *su = &cm->setup;
@@ -36,8 +45,6 @@ int ar_stage_memory(const arachne_cost_model *cm, const ar_template *t, int s,
     const ar_cost_entry *e;
     double dense, expert, act = 0.0, work = 0.0;
     int rc, b = t->micro_batch, n_moe, n_dense, depth = t->depth;
-    if (s < 0 || s >= depth) return ar_error(ARACHNE_E_INVALID_PLAN, "stage %d of a %d-stage template", s, depth);
-    if ((rc = ar_stage_check(cm, t, s)) != ARACHNE_OK) return rc;
     n_moe = c->moe_before[S->end] - c->moe_before[S->first];
     n_dense = S->end - S->first - n_moe;
     ar_stage_params(cm, t, s, &dense, &expert);

@@ -93,14 +93,8 @@ int ar_template_place(const arachne_plan *p, int tmpl, ar_stage_place *out)
 
 /* ---- whole-plan pricing ------------------------------------------------------- */
 
-/* Per-block holder summary over every template: which GPU types hold the
- * block, whether its holders sit on one node, and how many copies of each
- * expert shard exist. */
-typedef struct holder {
-    uint32_t mask;  /* bit per cluster type */
-    int node;       /* -2 none yet, -1 several nodes, else the one node */
-    int edp;        /* sum over templates of the holding stage's EDP (MoE blocks) */
-} holder;
+/* Per-block holder summary over every template (ar_holder, cost.h). */
+typedef ar_holder holder;
 
 #define AR_PRICE_STACK_BLOCKS 512
 
@@ -145,12 +139,14 @@ static int expert_ranks(const ar_cost_cache *c, const holder *h, const ar_stage 
     return ke;
 }
 
-static int check_cover(const arachne_cost_model *cm, const arachne_plan *plan)
+/* Checks templates [from, ntemplates) (the first `from` were checked when
+ * a price prefix kept them). */
+static int check_cover(const arachne_cost_model *cm, const arachne_plan *plan, int from)
 {
     int j, s;
     if (plan->ntemplates < 1 || plan->ntemplates > AR_MAX_TEMPLATES)
         return ar_error(ARACHNE_E_INVALID_PLAN, "plan has %d templates (1..%d)", plan->ntemplates, AR_MAX_TEMPLATES);
-    for (j = 0; j < plan->ntemplates; j++) {
+    for (j = from; j < plan->ntemplates; j++) {
         const ar_template *t = &plan->t[j];
         if (t->depth < 1 || t->depth > AR_MAX_DEPTH)
             return ar_error(ARACHNE_E_INVALID_PLAN, "template %d: depth %d (1..%d)", j, t->depth, AR_MAX_DEPTH);
@@ -175,20 +171,44 @@ static int check_cover(const arachne_cost_model *cm, const arachne_plan *plan)
     return ARACHNE_OK;
 }
 
-int ar_plan_price_placed(const arachne_cost_model *cm, arachne_plan *plan,
-                         const ar_stage_place (*place)[AR_MAX_DEPTH])
+int ar_price_prefix_init(ar_price_prefix *pp, const arachne_cost_model *cm)
+{
+    memset(pp, 0, sizeof *pp);
+    pp->n = -1;
+    pp->blocks = cm->model->blocks;
+    pp->h = ar_malloc((size_t)(pp->blocks > 0 ? pp->blocks : 1) * sizeof *pp->h);
+    return pp->h ? ARACHNE_OK : ARACHNE_E_NO_MEMORY;
+}
+
+void ar_price_prefix_free(ar_price_prefix *pp)
+{
+    if (!pp) return;
+    free(pp->h);
+    memset(pp, 0, sizeof *pp);
+    pp->n = -1;
+}
+
+void ar_price_prefix_reset(ar_price_prefix *pp) { pp->n = -1; }
+
+/* Prices the plan; pp (may be NULL) keeps the first ntemplates - 1
+ * templates between calls (ar_price_prefix). */
+static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
+                      const ar_stage_place (*place)[AR_MAX_DEPTH], ar_price_prefix *pp)
 {
     const arachne_cluster *cl = cm->cluster;
     const ar_setup *su = &cm->setup;
     const int nb = cm->model->blocks;
     holder stack_h[AR_PRICE_STACK_BLOCKS], *h = stack_h, embed_h, head_h;
     stage_out out[AR_MAX_TEMPLATES][AR_MAX_DEPTH];
+    int ranks_e[AR_MAX_TEMPLATES][AR_MAX_DEPTH]; /* expert data-parallel group per stage (step 3, reused in 5) */
     int rep[AR_MAX_TEMPLATES], mbs[AR_MAX_TEMPLATES], m[AR_MAX_TEMPLATES];
     double tmax[AR_MAX_TEMPLATES], tsum[AR_MAX_TEMPLATES], gmax[AR_MAX_TEMPLATES];
     double finish = 0.0, sync_max = 0.0, opt_max = 0.0, peak = 0.0, busy = 0.0, iter;
-    int j, s, b, rc, R = 0, n, gpus = 0;
+    int j, s, b, rc, R = 0, n, gpus = 0, kept = 0, keep = 0;
 
-    if ((rc = check_cover(cm, plan)) != ARACHNE_OK) return rc;
+    if (pp && pp->blocks == nb && plan->ntemplates >= 1 && pp->n == plan->ntemplates - 1) kept = pp->n;
+    else if (pp) { pp->n = -1; keep = plan->ntemplates - 1; }
+    if ((rc = check_cover(cm, plan, kept)) != ARACHNE_OK) return rc;
     if (plan->model[0] && ar_strcasecmp(plan->model, cm->model->name) != 0)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "plan is for model '%s', the cost model for '%s'",
                         plan->model, cm->model->name);
@@ -199,17 +219,39 @@ int ar_plan_price_placed(const arachne_cost_model *cm, arachne_plan *plan,
     }
 
     /* 1. stage times per micro-batch */
-    for (j = 0; j < n; j++) {
+    if (kept) {
+        gpus = pp->gpus;
+        peak = pp->peak;
+        for (j = 0; j < kept; j++) {
+            const ar_template *t = &plan->t[j];
+            tmax[j] = pp->tmax[j];
+            tsum[j] = pp->tsum[j];
+            for (s = 0; s < t->depth; s++) {
+                const ar_stage *st = &pp->times[j][s];
+                out[j][s].compute_s = st->compute_s;
+                out[j][s].tp_comm_s = st->tp_comm_s;
+                out[j][s].ep_comm_s = st->ep_comm_s;
+                out[j][s].p2p_s = st->p2p_s;
+                out[j][s].stage_s = st->stage_s;
+            }
+            rep[j] = t->replicas;
+            mbs[j] = t->micro_batch;
+            R += t->replicas;
+        }
+    }
+    for (j = kept; j < n; j++) {
         const ar_template *t = &plan->t[j];
+        if (keep > 0 && j == keep) { pp->gpus = gpus; pp->peak = peak; }
         tmax[j] = tsum[j] = 0.0;
         for (s = 0; s < t->depth; s++) {
             ar_stage st;
-            if ((rc = ar_stage_price(cm, t, s, place ? &place[j][s] : NULL, &st)) != ARACHNE_OK) {
+            if ((rc = ar_stage_price_checked(cm, t, s, place ? &place[j][s] : NULL, &st)) != ARACHNE_OK) {
                 char msg[512];
                 snprintf(msg, sizeof msg, "%s", arachne_last_error());
                 rc = ar_error(rc, "template %d stage %d: %s", j, s, msg);
                 goto done;
             }
+            if (j < keep) pp->times[j][s] = st;
             out[j][s].compute_s = st.compute_s;
             out[j][s].tp_comm_s = st.tp_comm_s;
             out[j][s].ep_comm_s = st.ep_comm_s;
@@ -220,17 +262,30 @@ int ar_plan_price_placed(const arachne_cost_model *cm, arachne_plan *plan,
             gpus += t->replicas * t->stages[s].tp;
             peak += (double)t->replicas * t->stages[s].tp * cl->types[t->stages[s].type].flops;
         }
+        if (j < keep) { pp->tmax[j] = tmax[j]; pp->tsum[j] = tsum[j]; }
         rep[j] = t->replicas;
         mbs[j] = t->micro_batch;
         R += t->replicas;
     }
 
     /* 2. who holds each block (for the gradient rings) */
-    for (b = 0; b < nb; b++) { h[b].mask = 0; h[b].node = -2; h[b].edp = 0; }
-    embed_h = head_h = h[0];
-    embed_h.mask = head_h.mask = 0; embed_h.node = head_h.node = -2; embed_h.edp = head_h.edp = 0;
-    for (j = 0; j < n; j++) {
+    if (kept) {
+        memcpy(h, pp->h, (size_t)nb * sizeof *h);
+        embed_h = pp->embed_h;
+        head_h = pp->head_h;
+    } else {
+        for (b = 0; b < nb; b++) { h[b].mask = 0; h[b].node = -2; h[b].edp = 0; }
+        embed_h = head_h = h[0];
+        embed_h.mask = head_h.mask = 0; embed_h.node = head_h.node = -2; embed_h.edp = head_h.edp = 0;
+    }
+    for (j = kept; j < n; j++) {
         const ar_template *t = &plan->t[j];
+        if (keep > 0 && j == keep) {
+            memcpy(pp->h, h, (size_t)nb * sizeof *h);
+            pp->embed_h = embed_h;
+            pp->head_h = head_h;
+            pp->n = keep; /* stage times, sums and holders of [0, keep) are in */
+        }
         for (s = 0; s < t->depth; s++) {
             const ar_stage *S = &t->stages[s];
             int node = place ? place[j][s].node : -1;
@@ -256,6 +311,7 @@ int ar_plan_price_placed(const arachne_cost_model *cm, arachne_plan *plan,
                 if (h[b].node == -1) cross = 1;
             }
             if (moe > 0) ke = expert_ranks(c, h, S);
+            ranks_e[j][s] = ke;
             if (s == 0) { mask |= embed_h.mask; if (embed_h.node == -1) cross = 1; }
             if (s == t->depth - 1) { mask |= head_h.mask; if (head_h.node == -1) cross = 1; }
             if (cross) ring_link(cl, mask, &bw, &lat);
@@ -283,9 +339,11 @@ int ar_plan_price_placed(const arachne_cost_model *cm, arachne_plan *plan,
         for (s = 0; s < t->depth; s++) {
             const ar_stage *S = &t->stages[s];
             ar_stage_mem mm;
-            int ke = expert_ranks(cm->cache, h, S);
-            if ((rc = ar_stage_memory(cm, t, s, R, ke, m[j], &mm)) != ARACHNE_OK) goto done;
-            if (mm.total > mm.capacity) { rc = ar_oom_error(cm, j, t, s, &mm); goto done; }
+            if ((rc = ar_stage_memory_checked(cm, t, s, R, ranks_e[j][s], m[j], &mm)) != ARACHNE_OK) goto done;
+            if (mm.total > mm.capacity) {
+                rc = pp && pp->quiet ? ARACHNE_E_OUT_OF_MEMORY_PLAN : ar_oom_error(cm, j, t, s, &mm);
+                goto done;
+            }
             out[j][s].mem_bytes = mm.total;
             busy += (double)t->replicas * S->tp * m[j] * out[j][s].stage_s;
         }
@@ -324,12 +382,24 @@ done:
     return rc;
 }
 
+int ar_plan_price_placed(const arachne_cost_model *cm, arachne_plan *plan,
+                         const ar_stage_place (*place)[AR_MAX_DEPTH])
+{
+    return price_plan(cm, plan, place, NULL);
+}
+
+int ar_plan_price_prefix(const arachne_cost_model *cm, arachne_plan *plan,
+                         const ar_stage_place (*place)[AR_MAX_DEPTH], ar_price_prefix *pp)
+{
+    return price_plan(cm, plan, place, pp);
+}
+
 int ar_plan_price(const arachne_cost_model *cm, arachne_plan *plan)
 {
     ar_stage_place (*place)[AR_MAX_DEPTH];
     int j, rc;
     if (!cm || !plan) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "price: NULL argument");
-    if ((rc = check_cover(cm, plan)) != ARACHNE_OK) return rc;
+    if ((rc = check_cover(cm, plan, 0)) != ARACHNE_OK) return rc;
     if (plan->nranks < 1 || !plan->ranks)
         return ar_error(ARACHNE_E_INVALID_PLAN, "plan has no device assignment (ranks) to price");
     place = ar_malloc(sizeof(*place) * (size_t)plan->ntemplates);

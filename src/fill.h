@@ -93,6 +93,7 @@ typedef struct ar_fill_ws {
     int place_cap;
     int *free_scratch;       /* [nnodes] */
     int nnodes;
+    ar_price_prefix prefix;  /* the plan's templates, kept between candidate pricings */
     long pricings;           /* ar_plan_price calls made through this workspace */
     char why[256];           /* reason of the last infeasible fill */
 } ar_fill_ws;

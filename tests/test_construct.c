@@ -619,6 +619,88 @@ TEST(only_stop_left_ends_the_plan)
     env_close(&e);
 }
 
+/* Every priced field of two copies of one plan, compared bit for bit. */
+static int same_prices(const arachne_plan *x, const arachne_plan *y)
+{
+    int j, s;
+    if (memcmp(&x->iteration_s, &y->iteration_s, sizeof(double)) || memcmp(&x->mfu, &y->mfu, sizeof(double)) ||
+        memcmp(&x->bubble, &y->bubble, sizeof(double)) || x->gpus_used != y->gpus_used)
+        return 0;
+    for (j = 0; j < x->ntemplates; j++) {
+        const ar_template *a = &x->t[j], *b = &y->t[j];
+        if (a->micro_batches != b->micro_batches || memcmp(&a->pipeline_s, &b->pipeline_s, sizeof(double))) return 0;
+        for (s = 0; s < a->depth; s++) {
+            const ar_stage *u = &a->stages[s], *v = &b->stages[s];
+            if (memcmp(&u->compute_s, &v->compute_s, 7 * sizeof(double))) return 0; /* compute_s .. mem_bytes */
+        }
+    }
+    return 1;
+}
+
+/* The fill prices each candidate for template k on top of the plan's first
+ * k templates through a price prefix: the prices must be those of the whole
+ * plan, bit for bit, whether the prefix was just built or kept, and an
+ * overflow priced quietly leaves the last error alone. */
+TEST(price_prefix_prices_like_the_whole_plan)
+{
+    static const int mbs[] = { 1, 2, 4, 8, 16, 32 };
+    env e;
+    ar_builder b;
+    arachne_plan p, x, y;
+    ar_price_prefix pp;
+    ar_stage_place place[AR_MAX_TEMPLATES][AR_MAX_DEPTH];
+    rnd u;
+    int seed, k, j, i, compared = 0, kept = 0, quiet = 0;
+    ASSERT_OK(env_open(&e, "mixtral-8x7b", "a100-80:3x8,h100:4x4+2x2,a6000:2x8+2x4"));
+    ASSERT_OK(ar_builder_init(&b, e.cm, NULL));
+    ASSERT_OK(ar_price_prefix_init(&pp, e.cm));
+    memset(&p, 0, sizeof p);
+    for (seed = 0; seed < 16; seed++) {
+        memset(&u, 0, sizeof u);
+        ar_rng_seed(&u.rng, (uint64_t)seed);
+        ASSERT_OK(ar_builder_run(&b, rnd_decide, &u, &p, NULL));
+        for (j = 0; j < p.ntemplates; j++) ASSERT_OK(ar_template_place(&p, j, place[j]));
+        ar_price_prefix_reset(&pp);
+        for (k = 2; k <= p.ntemplates; k++)
+            for (i = 0; i < (int)(sizeof mbs / sizeof mbs[0]); i++) {
+                int st_whole, st_prefix, was = pp.n;
+                x = p;
+                x.ranks = NULL;
+                x.nranks = 0;
+                x.json_cache = NULL;
+                x.ntemplates = k;
+                x.t[k - 1].micro_batch = mbs[i];
+                y = x;
+                st_whole = ar_plan_price_placed(e.cm, &x, (const ar_stage_place (*)[AR_MAX_DEPTH])place);
+                pp.quiet = 0;
+                st_prefix = ar_plan_price_prefix(e.cm, &y, (const ar_stage_place (*)[AR_MAX_DEPTH])place, &pp);
+                ASSERT_EQ(st_prefix, st_whole);
+                ASSERT_EQ(pp.n, k - 1);
+                if (was == k - 1) kept++;
+                if (st_whole == ARACHNE_OK) {
+                    ASSERT_MSG(same_prices(&x, &y), "seed %d, %d templates, micro-batch %d", seed, k, mbs[i]);
+                    compared++;
+                } else if (st_whole == ARACHNE_E_OUT_OF_MEMORY_PLAN) {
+                    (void)ar_error(ARACHNE_E_INVALID_ARGUMENT, "sentinel");
+                    pp.quiet = 1;
+                    ASSERT_EQ(ar_plan_price_prefix(e.cm, &y, (const ar_stage_place (*)[AR_MAX_DEPTH])place, &pp),
+                              ARACHNE_E_OUT_OF_MEMORY_PLAN);
+                    ASSERT_MSG(!strcmp(arachne_last_error(), "sentinel"), "quiet pricing set \"%s\"", arachne_last_error());
+                    quiet++;
+                }
+            }
+    }
+    /* the cases this test is about did occur */
+    ASSERT_GT(compared, 20);
+    ASSERT_GT(kept, 20);
+    ASSERT_GT(quiet, 0);
+    ar_price_prefix_free(&pp);
+    ar_plan_clear(&p);
+    ar_builder_free(&b);
+    env_close(&e);
+}
+
 SUITE(construct, T(random_rollouts_never_reach_a_dead_end), T(every_width_leaves_a_depth), T(fragmented_cluster_still_gets_a_first_template), T(first_step_mask_replays_exactly), T(retried_depth_mask_asks_every_depth), T(trace_records_decisions_and_rewards),
       T(same_seed_same_plan), T(callback_errors_and_masked_choices), T(infeasible_model_reports_memory),
-      T(without_lookahead_the_first_infeasible_template_is_penalised), T(only_stop_left_ends_the_plan));
+      T(without_lookahead_the_first_infeasible_template_is_penalised), T(only_stop_left_ends_the_plan),
+      T(price_prefix_prices_like_the_whole_plan));
