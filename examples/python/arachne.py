@@ -101,9 +101,11 @@ MODEL_FIELDS = {
 OPTIONS = {
     "global_batch": 0, "seq_len": 1, "weight_bytes": 2, "grad_bytes": 3, "optim_bytes": 4,
     "dist_optimizer": 5, "recompute": 6, "headroom": 7, "expert_tiling": 8, "max_depth": 9,
+    "overlap_grad_reduce": 10, "overlap_param_gather": 11, "tp_comm_overlap": 12,
 }
 _INT_OPTIONS = ("global_batch", "seq_len", "max_depth")
-_BOOL_OPTIONS = ("dist_optimizer", "expert_tiling")
+_BOOL_OPTIONS = ("dist_optimizer", "expert_tiling", "overlap_grad_reduce", "overlap_param_gather",
+                 "tp_comm_overlap")
 
 # Plan fields (arachne_plan_field, arachne_template_field, arachne_stage_field,
 # arachne_rank_field)
@@ -392,6 +394,7 @@ _SIGNATURES = {
     "arachne_plan_save": (_int, [_PLAN, _str]),
     "arachne_plan_load": (_int, [_P(_PLAN), _COST, _str]),
     "arachne_plan_from_json": (_int, [_P(_PLAN), _COST, _str, _size]),
+    "arachne_plan_from_parallel": (_int, [_P(_PLAN), _COST, _str]),
     "arachne_plan_get": (_int, [_PLAN, _int, _pdbl]),
     "arachne_plan_template_get": (_int, [_PLAN, _int, _int, _pdbl]),
     "arachne_plan_stage_get": (_int, [_PLAN, _int, _int, _int, _pdbl]),
@@ -1354,6 +1357,27 @@ class CostModel(_Handle):
     def plan_from_dict(self, d):
         # type: (Dict[str, Any]) -> Plan
         return self.plan_from_json(json.dumps(d))
+
+    def plan_from_parallel(self, spec=None, **dims):
+        # type: (Optional[str], Any) -> Plan
+        """The priced plan of an explicit homogeneous configuration, given as
+        the C spec string ("tp=8,pp=4,dp=16,mbs=1") or as keywords
+        (tp=8, pp=4, dp=16, mbs=1, ep=.., etp=.., layers=[7, 8, ...], gpu="h100");
+        see arachne_plan_from_parallel."""
+        if spec is not None and dims:
+            raise TypeError("plan_from_parallel: give a spec string or keywords, not both")
+        if spec is None:
+            parts = []
+            for k, v in dims.items():
+                if k == "layers" and not isinstance(v, str):
+                    v = "/".join(str(int(x)) for x in v)
+                elif isinstance(v, bool) or not isinstance(v, (int, str)):
+                    raise TypeError("plan_from_parallel: %s must be an int, got %r" % (k, v))
+                parts.append("%s=%s" % (k, v))
+            spec = ",".join(parts)
+        if not isinstance(spec, str):
+            raise TypeError("plan_from_parallel: spec must be a str, got %r" % (spec,))
+        return Plan(_make(_PLAN, "arachne_plan_from_parallel", self._h(), _enc(spec)), self)
 
     def search_random(self, budget=1000, seed=0, time_budget_s=0.0):
         # type: (int, int, float) -> Plan
