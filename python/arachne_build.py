@@ -3,13 +3,18 @@
 Standard library only, so `pip install ./python` works offline and without
 setuptools or wheel.  The wheel holds arachne/*.py plus a generated
 arachne/_build_info.py, and, when present at build time:
-  ../build/arachne_cdef.h   (made by `make`) as arachne/arachne_cdef.h
-  $ARACHNE_BUNDLE_LIB       a libarachne.so copied in as arachne/libarachne.so
-                            (the wheel is then tagged for this platform)
+  ../build/arachne_cdef.h        (made by `make`) as arachne/arachne_cdef.h
+  ../lib/libarachne.so.VERSION   (made by `make`) as arachne/libarachne.so, so
+                                 the installed package works on its own; the
+                                 wheel is then tagged for this platform
+  ../examples/policies/default.arpol   as arachne/default.arpol
 Environment read at build time:
-  ARACHNE_PREFIX       the `make install` prefix the package searches for the
-                       library and the bundled policy (default /usr/local)
-  ARACHNE_BUNDLE_LIB   see above
+  ARACHNE_PREFIX       the `make install` prefix the package also searches
+                       for the library and the bundled policy (default
+                       /usr/local)
+  ARACHNE_BUNDLE_LIB   a library file to pack in place of ../lib's, or
+                       "none" to pack no library (the package then uses the
+                       install prefix's or the system's)
 The version is include/arachne.h's.
 """
 import base64
@@ -39,9 +44,14 @@ def _version():
 
 def _bundle_lib():
     lib = os.environ.get("ARACHNE_BUNDLE_LIB")
-    if lib and not os.path.isfile(lib):
-        raise RuntimeError("ARACHNE_BUNDLE_LIB=%s is not a file" % lib)
-    return lib or None
+    if lib == "none":
+        return None
+    if lib:
+        if not os.path.isfile(lib):
+            raise RuntimeError("ARACHNE_BUNDLE_LIB=%s is not a file" % lib)
+        return lib
+    built = os.path.join(REPO, "lib", "libarachne.so." + _version())
+    return built if os.path.isfile(built) else None
 
 
 def _tag():
@@ -65,6 +75,10 @@ def _files(version):
     if os.path.isfile(cdef):
         with open(cdef, "rb") as f:
             out.append(("arachne/arachne_cdef.h", f.read()))
+    policy = os.path.join(REPO, "examples", "policies", "default.arpol")
+    if os.path.isfile(policy):
+        with open(policy, "rb") as f:
+            out.append(("arachne/default.arpol", f.read()))
     lib = _bundle_lib()
     if lib:
         with open(lib, "rb") as f:

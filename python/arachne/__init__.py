@@ -868,8 +868,8 @@ def _release(held):
                 h._holders[tid] = n
             else:
                 h._holders.pop(tid, None)
-                if h._exclusive == tid:
-                    h._exclusive = None
+                if h._writer == tid:
+                    h._writer = None
             if h._closed and not h._holders and h._borrowers == 0:
                 h._free()
 
@@ -897,7 +897,7 @@ def _guarded(func):
 
 
 # Methods that manage the lifetime itself (never wrapped by _guarded).
-_UNGUARDED = frozenset(("close", "_free", "_h", "_mutable", "__del__", "__enter__", "__exit__", "closed",
+_UNGUARDED = frozenset(("close", "_free", "_h", "_mutable", "_exclusive", "_hold", "__del__", "__enter__", "__exit__", "closed",
                         "__init_subclass__", "__new__"))
 
 
@@ -946,7 +946,7 @@ class _Handle(object):
         self._freed = False
         self._borrowers = 0
         self._holders = {}  # type: Dict[int, int]  # thread id -> guarded holds in flight
-        self._exclusive = None  # type: Optional[int]  # thread id of a running mutator
+        self._writer = None  # type: Optional[int]  # thread id of a running mutator
         self._parents = tuple(parents)
         with _refs_lock:
             for p in self._parents:
@@ -1001,16 +1001,16 @@ class _Handle(object):
         # type: () -> bool
         return self._closed
 
-    def _hold(self, exclusive):
-        # type: (bool) -> Any
+    def _hold(self, exclusive, unborrowed=False):
+        # type: (bool, bool) -> Any
         # with _refs_lock held: checks, then records a hold for the running guarded call
         tid = threading.get_ident()
         if self._closed or not self._ptr:
             raise Error(E_INVALID_ARGUMENT, "%s is closed" % self._what)
-        if self._exclusive is not None and self._exclusive != tid:
+        if self._writer is not None and self._writer != tid:
             raise Error(E_INVALID_ARGUMENT, "%s is being changed by another thread" % self._what)
         if exclusive:
-            if self._borrowers:
+            if unborrowed and self._borrowers:
                 raise Error(E_INVALID_ARGUMENT, "%s is borrowed by %d live handle(s) (a cost model or trainer); "
                             "close them before changing it" % (self._what, self._borrowers))
             if any(t != tid for t in self._holders):
@@ -1020,7 +1020,7 @@ class _Handle(object):
         if stack:
             self._holders[tid] = self._holders.get(tid, 0) + 1
             if exclusive:
-                self._exclusive = tid
+                self._writer = tid
             stack[-1].append(self)
         return self._ptr
 
@@ -1034,6 +1034,14 @@ class _Handle(object):
         # type: () -> Any
         """The pointer, for a mutator: refused while another handle borrows it
         or another thread is inside a call on it."""
+        with _refs_lock:
+            return self._hold(True, True)
+
+    def _exclusive(self):
+        # type: () -> Any
+        """The pointer, for a call that changes the C object (a plan being
+        priced, a cost model's setup, a trainer's run): refused while another
+        thread is inside a call on it, and holds others off until it returns."""
         with _refs_lock:
             return self._hold(True)
 
@@ -1615,7 +1623,7 @@ class CostModel(_Handle):
             value = _recompute(value)
         elif isinstance(value, bool):
             value = 1 if value else 0
-        _check(_fn("arachne_cost_model_set")(self._h(), _field(OPTIONS, option, "option"), float(value)))
+        _check(_fn("arachne_cost_model_set")(self._exclusive(), _field(OPTIONS, option, "option"), float(value)))
         return self
 
     def get(self, option):
@@ -1643,7 +1651,7 @@ class CostModel(_Handle):
     def price(self, plan):
         # type: (Plan) -> Plan
         """Reprices `plan` in place with this setup.  Returns the plan."""
-        _check(_fn("arachne_cost_model_price")(self._h(), plan._h()))
+        _check(_fn("arachne_cost_model_price")(self._h(), plan._exclusive()))
         return plan
 
     def load_plan(self, path):
@@ -1940,7 +1948,8 @@ class Policy(_Handle):
         else default.arpol in the source tree the loaded library was built in
         (LIBDIR/../examples/policies), then in its install prefix
         (LIBDIR/../share/arachne), then in this package's source tree and in
-        install_prefix()/share/arachne."""
+        install_prefix()/share/arachne, and last the copy packed next to
+        this package by pip install."""
         env = os.environ.get("ARACHNE_POLICY")
         if env:
             return [("ARACHNE_POLICY", env)]
@@ -1950,6 +1959,7 @@ class Policy(_Handle):
         if _in_source_tree():
             out.append(("source tree", os.path.join(_REPO, "examples", "policies", "default.arpol")))
         out.append(("install prefix", os.path.join(install_prefix(), "share", "arachne", "default.arpol")))
+        out.append(("next to the package", os.path.join(_HERE, "default.arpol")))
         seen = set()  # type: Set[str]
         uniq = []
         for how, p in out:
@@ -2080,8 +2090,9 @@ class Trainer(_Handle):
 
     def _idle(self):
         # type: () -> Any
-        """The pointer, for calls the C library forbids during run()."""
-        h = self._h()
+        """The pointer, for calls the C library forbids during run() (they
+        change the trainer: no other thread may be inside a call on it)."""
+        h = self._exclusive()
         if self._running:
             raise Error(E_INVALID_ARGUMENT, "Trainer is running: only get(), get_option(), "
                         "composition_name() and save_checkpoint() may be called from its callback")
@@ -2172,6 +2183,8 @@ class Trainer(_Handle):
         Returns the number of updates done in total (updates_done); raises
         Error(E_CANCELLED) when the callback stopped the run."""
         h = self._idle()
+        if self._parents:
+            self._parents[0]._exclusive()  # training changes the policy's weights
         if callback is None:
             cfun = TRAIN_CALLBACK()  # NULL
         else:
