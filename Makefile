@@ -184,7 +184,7 @@ install: all $(CDEF)
 
 uninstall:
 	rm -f $(INSTALLED:%=$(IPREFIX)/%)
-	-rmdir $(IPREFIX)/lib/cmake/arachne $(IPREFIX)/share/doc/arachne $(IPREFIX)/share/arachne 2>/dev/null
+	rmdir $(IPREFIX)/lib/cmake/arachne $(IPREFIX)/share/doc/arachne $(IPREFIX)/share/arachne 2>/dev/null || true
 
 clean:
 	rm -rf build lib bin arachne.pc

@@ -49,7 +49,8 @@ import threading
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 __all__ = [
-    "Error", "load_library", "library_path", "library_search", "install_prefix", "cdef_path", "version", "version_number", "status_string",
+    "Error", "load_library", "library_path", "library_search", "install_prefix", "cdef_path",
+    "version", "version_number", "status_string",
     "gpu_catalog", "gpu_canonical_name", "gpu_get", "gpu_info",
     "Cluster", "Model", "Profile", "ProfileEntry", "CostModel", "Plan", "Policy",
     "search_random", "search_exhaustive", "Trainer", "Decision", "replan",
@@ -897,7 +898,8 @@ def _guarded(func):
 
 
 # Methods that manage the lifetime itself (never wrapped by _guarded).
-_UNGUARDED = frozenset(("close", "_free", "_h", "_mutable", "_exclusive", "_hold", "__del__", "__enter__", "__exit__", "closed",
+_UNGUARDED = frozenset(("close", "_free", "_h", "_mutable", "_exclusive", "_hold", "__del__", "__enter__",
+                        "__exit__", "closed",
                         "__init_subclass__", "__new__"))
 
 
@@ -1153,7 +1155,8 @@ class Cluster(_Handle):
     def add_nodes(self, gpu_type, count, gpus_per_node):
         # type: (str, int, int) -> Cluster
         """Adds `count` nodes of `gpus_per_node` GPUs of `gpu_type`.  Returns self."""
-        _check(_fn("arachne_cluster_add_nodes")(self._mutable(), _enc(gpu_type, "gpu_type"), _iarg(count, "count"), _iarg(gpus_per_node, "gpus_per_node")))
+        _check(_fn("arachne_cluster_add_nodes")(self._mutable(), _enc(gpu_type, "gpu_type"), _iarg(count, "count"),
+                                                _iarg(gpus_per_node, "gpus_per_node")))
         return self
 
     def add_gpu_type(self, name, mem_bytes, flops, hbm_bytes_per_s, intra_bytes_per_s, inter_bytes_per_s):
@@ -1174,7 +1177,8 @@ class Cluster(_Handle):
     def set_link_bandwidth(self, type_a, type_b, bytes_per_s):
         # type: (str, str, float) -> Cluster
         """Sets the inter-node bandwidth between two types (bytes/s per GPU per direction)."""
-        _check(_fn("arachne_cluster_set_link_bandwidth")(self._mutable(), _enc(type_a, "type_a"), _enc(type_b, "type_b"),
+        _check(_fn("arachne_cluster_set_link_bandwidth")(self._mutable(), _enc(type_a, "type_a"),
+                                                         _enc(type_b, "type_b"),
                                                          float(bytes_per_s)))
         return self
 
@@ -1182,7 +1186,8 @@ class Cluster(_Handle):
     def link_bandwidth(self, type_a, type_b):
         # type: (str, str) -> float
         v = ctypes.c_double()
-        _check(_fn("arachne_cluster_link_bandwidth")(self._h(), _enc(type_a, "type_a"), _enc(type_b, "type_b"), ctypes.byref(v)))
+        _check(_fn("arachne_cluster_link_bandwidth")(self._h(), _enc(type_a, "type_a"), _enc(type_b, "type_b"),
+                                                     ctypes.byref(v)))
         return v.value
 
     @property
@@ -1374,14 +1379,16 @@ class Model(_Handle):
         # type: (Any, int, int) -> float
         """Forward FLOPs of ONE layer for mbs sequences of seq tokens."""
         v = ctypes.c_double()
-        _check(_fn("arachne_model_layer_flops")(self._h(), _kind(kind), _iarg(seq, "seq"), _iarg(mbs, "mbs"), ctypes.byref(v)))
+        _check(_fn("arachne_model_layer_flops")(self._h(), _kind(kind), _iarg(seq, "seq"), _iarg(mbs, "mbs"),
+                                                ctypes.byref(v)))
         return v.value
 
     def layer_act_bytes(self, kind, seq, mbs=1, tp=1, recompute="selective"):
         # type: (Any, int, int, int, Any) -> float
         """Activation bytes one GPU keeps for ONE layer (recompute: none/selective/full)."""
         v = ctypes.c_double()
-        _check(_fn("arachne_model_layer_act_bytes")(self._h(), _kind(kind), _iarg(seq, "seq"), _iarg(mbs, "mbs"), _iarg(tp, "tp"),
+        _check(_fn("arachne_model_layer_act_bytes")(self._h(), _kind(kind), _iarg(seq, "seq"), _iarg(mbs, "mbs"),
+                                                    _iarg(tp, "tp"),
                                                     _recompute(recompute), ctypes.byref(v)))
         return v.value
 
@@ -1451,7 +1458,8 @@ class Profile(_Handle):
     def generate(cls, model, cluster, seq_len=4096):
         # type: (Model, Cluster, int) -> Profile
         """The calibrated analytic profile for every GPU type of the cluster."""
-        return cls(_ptr=_make(_PROFILE, "arachne_profile_generate", model._h(), cluster._h(), _iarg(seq_len, "seq_len")))
+        return cls(_ptr=_make(_PROFILE, "arachne_profile_generate", model._h(), cluster._h(),
+                              _iarg(seq_len, "seq_len")))
 
     @classmethod
     def load(cls, path):
@@ -1468,7 +1476,8 @@ class Profile(_Handle):
     def import_sailor(cls, directory, model_name):
         # type: (Any, str) -> Profile
         """Imports Sailor's measured profiles (profiles.json, llm_info.json) from a directory."""
-        return cls(_ptr=_make(_PROFILE, "arachne_profile_import_sailor", _path(directory, "directory"), _enc(model_name, "model_name")))
+        return cls(_ptr=_make(_PROFILE, "arachne_profile_import_sailor", _path(directory, "directory"),
+                              _enc(model_name, "model_name")))
 
     def save(self, path):
         # type: (Any) -> None
@@ -1485,14 +1494,16 @@ class Profile(_Handle):
     def add(self, gpu, kind, tp, mbs, fwd_s, bwd_s, tp_comm_s=0.0, act_bytes=0.0):
         # type: (str, Any, int, int, float, float, float, float) -> Profile
         """Adds (or replaces) one entry; seconds and bytes.  Returns self."""
-        _check(_fn("arachne_profile_add")(self._mutable(), _enc(gpu, "gpu"), _kind(kind), _iarg(tp, "tp"), _iarg(mbs, "mbs"),
+        _check(_fn("arachne_profile_add")(self._mutable(), _enc(gpu, "gpu"), _kind(kind), _iarg(tp, "tp"),
+                                          _iarg(mbs, "mbs"),
                                           float(fwd_s), float(bwd_s), float(tp_comm_s), float(act_bytes)))
         return self
 
     def generate_gpu(self, model, cluster, gpu_type):
         # type: (Model, Cluster, str) -> Profile
         """Adds the generated entries of one GPU type of the cluster.  Returns self."""
-        _check(_fn("arachne_profile_generate_gpu")(self._mutable(), model._h(), cluster._h(), _enc(gpu_type, "gpu_type")))
+        _check(_fn("arachne_profile_generate_gpu")(self._mutable(), model._h(), cluster._h(),
+                                                   _enc(gpu_type, "gpu_type")))
         return self
 
     def lookup(self, gpu, kind, tp, mbs):
@@ -1933,7 +1944,8 @@ class Policy(_Handle):
     def create(cls, seed=0, hidden=0, layers=0):
         # type: (int, int, int) -> Policy
         """A randomly initialised (untrained) policy; 0 sizes pick the defaults."""
-        return cls(_make(_POLICY, "arachne_policy_create", _iarg(seed, "seed"), _iarg(hidden, "hidden"), _iarg(layers, "layers")))
+        return cls(_make(_POLICY, "arachne_policy_create", _iarg(seed, "seed"), _iarg(hidden, "hidden"),
+                         _iarg(layers, "layers")))
 
     @classmethod
     def load(cls, path):
@@ -2025,7 +2037,8 @@ class Policy(_Handle):
     def plan(self, cost_model, samples=1, seed=0):
         # type: (CostModel, int, int) -> Plan
         """Plans the cost model's cluster: greedy (samples 1) or best of `samples`."""
-        return Plan(_make(_PLAN, "arachne_plan_build", self._h(), cost_model._h(), _iarg(samples, "samples"), _iarg(seed, "seed")),
+        return Plan(_make(_PLAN, "arachne_plan_build", self._h(), cost_model._h(), _iarg(samples, "samples"),
+                          _iarg(seed, "seed")),
                     cost_model)
 
 
