@@ -635,6 +635,19 @@ def _iarg(value, name):
     return v
 
 
+def _farg(value, name):
+    # type: (Any, str) -> float
+    """A float argument; TypeError / OverflowError naming `name`."""
+    if isinstance(value, (str, bytes)):
+        raise TypeError("%s must be a number, got %s" % (name, type(value).__name__))
+    try:
+        return float(value)
+    except OverflowError:
+        raise OverflowError("%s = %d does not fit in a C double" % (name, value))
+    except (TypeError, ValueError):
+        raise TypeError("%s must be a number, got %s" % (name, type(value).__name__))
+
+
 def _checked(name, f, argtypes):
     # type: (str, Any, List[Any]) -> Any
     """Wraps a C function: integer arguments out of their C type's range
@@ -1162,16 +1175,17 @@ class Cluster(_Handle):
     def add_gpu_type(self, name, mem_bytes, flops, hbm_bytes_per_s, intra_bytes_per_s, inter_bytes_per_s):
         # type: (str, float, float, float, float, float) -> Cluster
         """Adds (or overrides) a GPU type: bytes, FLOP/s, bytes/s.  Returns self."""
-        _check(_fn("arachne_cluster_add_gpu_type")(self._mutable(), _enc(name, "name"), float(mem_bytes), float(flops),
-                                                   float(hbm_bytes_per_s), float(intra_bytes_per_s),
-                                                   float(inter_bytes_per_s)))
+        _check(_fn("arachne_cluster_add_gpu_type")(self._mutable(), _enc(name, "name"), _farg(mem_bytes, "mem_bytes"),
+                                                   _farg(flops, "flops"), _farg(hbm_bytes_per_s, "hbm_bytes_per_s"),
+                                                   _farg(intra_bytes_per_s, "intra_bytes_per_s"),
+                                                   _farg(inter_bytes_per_s, "inter_bytes_per_s")))
         return self
 
     def set_gpu_field(self, gpu_type, field, value):
         # type: (str, Any, float) -> Cluster
         """Sets one GPU_FIELDS entry (SI units) of a type in the cluster.  Returns self."""
         _check(_fn("arachne_cluster_set_gpu_field")(self._mutable(), _enc(gpu_type, "gpu_type"),
-                                                    _field(GPU_FIELDS, field, "GPU"), float(value)))
+                                                    _field(GPU_FIELDS, field, "GPU"), _farg(value, "value")))
         return self
 
     def set_link_bandwidth(self, type_a, type_b, bytes_per_s):
@@ -1179,7 +1193,7 @@ class Cluster(_Handle):
         """Sets the inter-node bandwidth between two types (bytes/s per GPU per direction)."""
         _check(_fn("arachne_cluster_set_link_bandwidth")(self._mutable(), _enc(type_a, "type_a"),
                                                          _enc(type_b, "type_b"),
-                                                         float(bytes_per_s)))
+                                                         _farg(bytes_per_s, "bytes_per_s")))
         return self
 
     # -- getters --------------------------------------------------------
@@ -1496,7 +1510,8 @@ class Profile(_Handle):
         """Adds (or replaces) one entry; seconds and bytes.  Returns self."""
         _check(_fn("arachne_profile_add")(self._mutable(), _enc(gpu, "gpu"), _kind(kind), _iarg(tp, "tp"),
                                           _iarg(mbs, "mbs"),
-                                          float(fwd_s), float(bwd_s), float(tp_comm_s), float(act_bytes)))
+                                          _farg(fwd_s, "fwd_s"), _farg(bwd_s, "bwd_s"), _farg(tp_comm_s, "tp_comm_s"),
+                                          _farg(act_bytes, "act_bytes")))
         return self
 
     def generate_gpu(self, model, cluster, gpu_type):
@@ -1634,7 +1649,8 @@ class CostModel(_Handle):
             value = _recompute(value)
         elif isinstance(value, bool):
             value = 1 if value else 0
-        _check(_fn("arachne_cost_model_set")(self._exclusive(), _field(OPTIONS, option, "option"), float(value)))
+        _check(_fn("arachne_cost_model_set")(self._exclusive(), _field(OPTIONS, option, "option"),
+                                             _farg(value, str(option))))
         return self
 
     def get(self, option):
@@ -1906,7 +1922,7 @@ def search_random(cost_model, budget=1000, seed=0, time_budget_s=0.0):
     # type: (CostModel, int, int, float) -> Plan
     """Random search: the fastest of `budget` priced plans (time_budget_s 0: no time limit)."""
     return Plan(_make(_PLAN, "arachne_search_random", cost_model._h(), _iarg(budget, "budget"), _iarg(seed, "seed"),
-                      float(time_budget_s)), cost_model)
+                      _farg(time_budget_s, "time_budget_s")), cost_model)
 
 
 @_guarded
@@ -1914,7 +1930,7 @@ def search_exhaustive(cost_model, max_templates=2, time_budget_s=0.0):
     # type: (CostModel, int, float) -> Plan
     """Exhaustive search over plans of at most max_templates templates (small clusters)."""
     return Plan(_make(_PLAN, "arachne_search_exhaustive", cost_model._h(), _iarg(max_templates, "max_templates"),
-                      float(time_budget_s)), cost_model)
+                      _farg(time_budget_s, "time_budget_s")), cost_model)
 
 
 # --------------------------------------------------------------------------
@@ -2134,7 +2150,7 @@ class Trainer(_Handle):
             if isinstance(v, bool):
                 v = 1 if v else 0
             _check(_fn("arachne_trainer_set")(self._idle(), _field(TRAIN_OPTIONS, k, "trainer option"),
-                                              float(v)))
+                                              _farg(v, str(k))))
         return self
 
     def get_option(self, option):
@@ -2383,7 +2399,7 @@ def replan(policy, cost_model_new, running_plan, horizon_s=None, restart_cost_s=
     with _ReplanOptions(_make(_REPLAN_OPTIONS, "arachne_replan_options_create")) as opts:
         for k, v in given.items():
             if v is not None:
-                _check(_fn("arachne_replan_options_set")(opts._h(), REPLAN_OPTIONS[k], float(v)))
+                _check(_fn("arachne_replan_options_set")(opts._h(), REPLAN_OPTIONS[k], _farg(v, k)))
         plan = _PLAN()
         dec = _REPLAN_DECISION()
         _check(_fn("arachne_replan")(ctypes.byref(plan), ctypes.byref(dec), policy._h(), cost_model_new._h(),

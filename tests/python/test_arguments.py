@@ -60,6 +60,20 @@ class IntegerRangeTest(unittest.TestCase):
         c.add_nodes("h100", 2.0, 8)                     # a whole float is a number of nodes
         self.assertEqual(c.gpu_count(), 16)
 
+    def test_floats_too_big_for_a_double(self):
+        c = arachne.Cluster()
+        with self.assertRaises(OverflowError) as e:
+            c.add_gpu_type("x1", 10 ** 400, 1e15, 1e12, 1e11, 1e10)
+        self.assertIn("mem_bytes", str(e.exception))
+        with self.assertRaises(TypeError) as e:
+            c.add_gpu_type("x1", "80e9", 1e15, 1e12, 1e11, 1e10)
+        self.assertIn("mem_bytes", str(e.exception))
+        need("arachne_cost_model_create")
+        cm = arachne.CostModel("llama3-8b", "h100:1x8")
+        with self.assertRaises(OverflowError) as e:
+            cm.set("global_batch", 10 ** 400)
+        self.assertIn("global_batch", str(e.exception))
+
     def test_every_integer_parameter_is_checked(self):
         # Each int-like parameter of every bound function refuses one past
         # its C range before the call is made (the other arguments are None:
