@@ -1,6 +1,7 @@
 """Closing a handle while other threads are inside calls on it: the calls
 finish or raise arachne.Error, the process never crashes, and every handle
 is freed in the end (race_close.py, 12 threads, run as a child process)."""
+import json
 import os
 import subprocess
 import sys
@@ -59,6 +60,31 @@ class CloseDuringCallTest(unittest.TestCase):
         t.join(10)
         self.assertEqual(seen, [False, True])
         self.assertTrue(cm._freed)       # freed when the running call returned
+
+    def test_shared_readers_are_not_refused(self):
+        # The guard counts holders; it does not serialise or refuse readers:
+        # four threads plan with one policy and cost model and get one plan.
+        need("arachne_plan_build", "arachne_cost_model_create")
+        cm = arachne.CostModel("llama3-8b", SMALL_SPEC, global_batch=64)
+        policy = arachne.Policy.create(seed=4)
+        results, errors = [], []
+
+        def work():
+            try:
+                for _ in range(3):
+                    d = policy.plan(cm, samples=2, seed=1).to_dict()
+                    results.append(json.dumps([d["templates"], d["samples_per_s"]]))  # not the timing
+            except Exception as e:  # noqa: BLE001
+                errors.append(e)
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        self.assertEqual(errors, [])
+        self.assertEqual(len(results), 12)
+        self.assertEqual(len(set(results)), 1)
+        self.assertEqual(cm._holders, {})   # every hold was released
 
     def test_mutator_refused_while_another_thread_reads(self):
         cluster = arachne.Cluster("a100-40:2x4")
