@@ -133,7 +133,6 @@ bench: all $(BENCH_BIN)
 # preprocessor (no comments, no directives, macros expanded) with empty
 # stand-ins for <stddef.h>/<stdint.h>, whose types cffi knows by itself, plus
 # the version numbers as integer #defines (cffi accepts those).
-
 $(CDEF): $(HDR)
 	@mkdir -p build/cdef-inc
 	@: > build/cdef-inc/stddef.h && : > build/cdef-inc/stdint.h
