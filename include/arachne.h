@@ -137,8 +137,18 @@ typedef enum arachne_gpu_field {
     ARACHNE_GPU_INTRA_BYTES_PER_S = 3,  /**< GPU-to-GPU inside a node, bytes/s per direction */
     ARACHNE_GPU_INTER_BYTES_PER_S = 4,  /**< across nodes, bytes/s per GPU per direction */
     ARACHNE_GPU_INTRA_LATENCY_S = 5,    /**< per-message latency inside a node, seconds */
-    ARACHNE_GPU_INTER_LATENCY_S = 6     /**< per-message latency across nodes, seconds */
+    ARACHNE_GPU_INTER_LATENCY_S = 6,    /**< per-message latency across nodes, seconds */
+    ARACHNE_GPU_INTRA_LINK = 7          /**< class of the intra-node link: an arachne_link_class number */
 } arachne_gpu_field;
+
+/** Classes of the GPU-to-GPU link inside a node (field ARACHNE_GPU_INTRA_LINK).
+ *  A node is one such domain: every GPU of a node reaches every other over it
+ *  (a GB200 / GB300 NVL72 rack is a node of 72 GPUs).  Numbers are pinned. */
+typedef enum arachne_link_class {
+    ARACHNE_LINK_NVLINK = 1,    /**< NVLink / NVSwitch */
+    ARACHNE_LINK_PCIE_P2P = 2,  /**< PCIe with peer-to-peer DMA between GPUs */
+    ARACHNE_LINK_PCIE_HOST = 3  /**< PCIe without peer-to-peer: transfers staged through host memory */
+} arachne_link_class;
 
 /** Number of GPU types in the built-in catalog (> 0).  Never fails;
  *  thread-safe. */
