@@ -510,11 +510,16 @@ ARACHNE_API int arachne_profile_save(const arachne_profile *p, const char *path)
 ARACHNE_API int arachne_profile_to_json(const arachne_profile *p, char *buf, size_t cap, size_t *needed);
 
 /** Imports Sailor's measured profiles from dir (profiles.json and
- *  llm_info.json; the sequence length from the training_config_*.json whose
- *  "model" is model_name, else 2048) for model_name (exact name as in
- *  profiles.json, e.g. "OPT-350").  Blocks use the median over all blocks;
- *  tp_comm_s is 0 (the measured times include the collectives); TP degrees
- *  that are not powers of two are skipped.  Details: docs/profiles.md.
+ *  llm_info.json) for model_name (exact name as in profiles.json, e.g.
+ *  "OPT-350").  The sequence length and the data type come from
+ *  llm_info.json's activation sizes (the import is refused when they do not
+ *  give them, or when a training_config_*.json naming the model disagrees).
+ *  Blocks use the median over all blocks; layers after the blocks (final
+ *  norm, head) add up into the head entry; tp_comm_s is 0 (the measured
+ *  times include the collectives); TP degrees that are not powers of two are
+ *  skipped.  The table records the measured precision (FP32) and that its
+ *  activation bytes were taken without recomputation (the "precision" and
+ *  "act_recompute" keys of its JSON form).  Details: docs/profiles.md.
  *  ARACHNE_E_NOT_FOUND for an unknown model, ARACHNE_E_IO for a missing
  *  file, ARACHNE_E_PARSE naming the file and the JSON path. */
 ARACHNE_API int arachne_profile_import_sailor(arachne_profile **out, const char *dir, const char *model_name);
