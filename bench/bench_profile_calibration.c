@@ -130,7 +130,7 @@ static const char *find_dir(const char *arg)
     int i;
     c[0] = arg;
     c[1] = getenv("ARACHNE_SHARED_DATA");
-    c[2] = "../shared/data/sailor-profiles";
+    c[2] = "tests/data/sailor-profiles"; /* vendored (MIT) */
     for (i = 0; i < 3; i++) {
         if (!c[i]) continue;
         snprintf(buf, sizeof buf, "%s/profiles.json", c[i]);
@@ -167,7 +167,8 @@ int main(int argc, char **argv)
     }
     dir = find_dir(dir_arg);
     if (!dir) {
-        printf("bench_profile_calibration: measured profiles not found (set ARACHNE_SHARED_DATA); skipped\n");
+        printf("bench_profile_calibration: measured profiles not found (run from the repository root, or "
+               "give --dir / ARACHNE_SHARED_DATA); skipped\n");
         return 0;
     }
     for (mi = 0; mi < NMODELS; mi++) {
