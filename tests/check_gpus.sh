@@ -27,4 +27,15 @@ assert links["GB200"] == "nvlink" and links["RTX-4090"] == "pcie-host" and links
 ' || fail "gpus --json content"
 fi
 "$bin" gpus extra 2>/dev/null; [ $? -eq 2 ] || fail "gpus with an argument must exit 2"
+# NVL72: a rack is one node of 72 GPUs; it parses and plans
+"$bin" cluster gb200:4x72 | grep -q '^GB200  *288  *4 4x72  *72 ' || fail "gb200:4x72: $("$bin" cluster gb200:4x72)"
+"$bin" plan --model llama3-8b --cluster gb200:4x72 > /dev/null || fail "plan on gb200:4x72 failed"
+# the old name of the 2080 Ti entry still parses, and Sailor's plans keep Sailor's name for it
+tmp=$(mktemp -d) || fail "mktemp"
+trap 'rm -rf "$tmp"' EXIT
+"$bin" cluster rtx-2080:4x8 | grep -q '^RTX-2080Ti ' || fail "rtx-2080 is not the RTX-2080Ti entry"
+"$bin" plan --model qwen3-8b --cluster rtx-2080:4x8,a100:1x4 --json > "$tmp/p.json" || fail "plan on rtx-2080 failed"
+grep -q '"RTX-2080Ti"' "$tmp/p.json" || fail "plan does not name RTX-2080Ti"
+"$bin" export --format sailor "$tmp/p.json" > "$tmp/s.json" || fail "sailor export failed"
+grep -q '"RTX-2080"' "$tmp/s.json" && ! grep -q 'RTX-2080Ti' "$tmp/s.json" || fail "sailor export must say RTX-2080: $(cat "$tmp/s.json")"
 exit 0
