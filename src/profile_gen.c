@@ -17,7 +17,7 @@ const ar_gen_consts ar_gen_default_consts = {
     0.0,      /* m_half: fitted to 0 -- small GEMMs are slowed by the roofline's memory term */
     0.80,     /* hbm_eff (fixed, not fitted) */
     1.0,      /* comm_eff: scale on the link class's collective efficiency (calib.c) */
-    1.085,    /* mem_bwd_ratio */
+    1.6,      /* mem_bwd_ratio: refit on Sailor's separate fwd / bwd times (was 1.085 on their sums) */
     5.3e-4,   /* layer_overhead_s */
     9.55      /* score_passes (eager attention only) */
 };
