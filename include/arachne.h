@@ -749,9 +749,12 @@ ARACHNE_API int arachne_plan_from_json(arachne_plan **out, const arachne_cost_mo
  *                stages (defaults 1 and tp, Megatron-Core's defaults);
  *    layers      transformer blocks per stage, "7/8/.../7" (pp entries
  *                summing to the model's blocks; default an even split);
+ *    fsdp        FSDP / ZeRO-3 sharding group (data-parallel ranks that shard
+ *                weights, gradients and optimizer state; divides dp; 0 or 1:
+ *                off, ZeRO-1 per the setup);
  *    gpu         the GPU type (required when the cluster has several);
- *    cp, vp, fsdp  accepted at 1 (fsdp also 0); larger values give
- *                ARACHNE_E_UNSUPPORTED naming the dimension.
+ *    cp, vp      accepted at 1; larger values give ARACHNE_E_UNSUPPORTED
+ *                naming the dimension.
  *  The global batch (cm's GLOBAL_BATCH) must be a multiple of dp x mbs;
  *  micro-batches per replica = batch / (dp x mbs).  Ranks follow
  *  Megatron-Core's default order (TP fastest, then DP, then the pipeline
