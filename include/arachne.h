@@ -858,8 +858,11 @@ ARACHNE_API int arachne_policy_set_metadata(arachne_policy *policy, const char *
  *  ARACHNE_E_INFEASIBLE (no template fits: the message compares the memory
  *  the model needs with what the cluster has), ARACHNE_E_NO_MEMORY.
  *  Threads: a policy and a cost model may be shared by concurrent calls.
- *  Same inputs and seed give the same plan, bit for bit.  The caller owns
- *  *out (arachne_plan_destroy). */
+ *  In a library built with OpenMP (make OPENMP=1) the K rollouts run on
+ *  omp_get_max_threads() threads; rollout k always uses the k-th seed drawn
+ *  from `seed` and the best plan is chosen by (throughput, k), so the plan
+ *  does not depend on the thread count.  Same inputs and seed give the same
+ *  plan, bit for bit.  The caller owns *out (arachne_plan_destroy). */
 ARACHNE_API int arachne_plan_build(arachne_plan **out, const arachne_policy *policy,
                                    const arachne_cost_model *cm, int samples, uint64_t seed);
 
