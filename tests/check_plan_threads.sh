@@ -38,6 +38,6 @@ for spec in "llama3-8b a100-40:32x4,a6000:32x4,h100:64x4" "qwen3-30b-a3b a100-80
             diff "$tmp/ref.json" "$tmp/t$t.json" | head -20; exit 1; }
         n=$((n + 1))
     done
-    grep -q '"method": "policy-best-of-k"' "$tmp/ref.json" || { echo "$spec: not a best-of-k plan"; exit 1; }
+    grep -q '"method": "policy-best-of-k' "$tmp/ref.json" || { echo "$spec: not a best-of-k plan"; exit 1; }
 done
-echo "best-of-16 plans identical with 1, 2 and 3 threads and without OpenMP ($n runs)"
+echo "best-of-16 + refinement plans identical with 1, 2 and 3 threads and without OpenMP ($n runs)"
