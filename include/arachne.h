@@ -878,7 +878,9 @@ ARACHNE_API int arachne_plan_build(arachne_plan **out, const arachne_policy *pol
  *  GPUs), refills the plan and keeps a change when it is faster.  Returns
  *  the fastest plan priced, never slower than `start` repriced with cm.
  *  evaluations: the budget in fills (>= 0; 0 returns `start` repriced;
- *  ARACHNE_REFINE_EVALUATIONS is the CLI default).  time_cap_s: a
+ *  ARACHNE_REFINE_EVALUATIONS is the CLI default); it is checked before
+ *  each candidate plan, so the last candidate can exceed it by fewer fills
+ *  than the plan has templates.  time_cap_s: a
  *  wall-clock limit in seconds (0: none).  The result depends only on the
  *  inputs and the budget, unless the time cap stops the refinement first;
  *  then the plan's method ends in "+refine-capped" instead of "+refine".

@@ -54,9 +54,10 @@ TEST(refine_improves_a_poor_start_and_never_loses)
     ASSERT_OK(ar_plan_validate(e.cm, r));
     ASSERT_OK(arachne_plan_method(r, &m));
     ASSERT_STR(m, "policy-greedy+refine");
-    /* the evaluations are the start's plus at most the budget */
+    /* the evaluations are the start's plus the budget (the last candidate
+     * may overrun it by less than one plan's templates) */
     ASSERT_GT(pget(r, ARACHNE_PLAN_EVALUATIONS), pget(start, ARACHNE_PLAN_EVALUATIONS));
-    ASSERT_LE(pget(r, ARACHNE_PLAN_EVALUATIONS), pget(start, ARACHNE_PLAN_EVALUATIONS) + 400);
+    ASSERT_LE(pget(r, ARACHNE_PLAN_EVALUATIONS), pget(start, ARACHNE_PLAN_EVALUATIONS) + 400 + AR_MAX_TEMPLATES - 1);
     arachne_plan_destroy(r);
     /* budget 0: the start as it is (repriced) */
     ASSERT_OK(arachne_plan_refine(&r, start, e.cm, 0, 0.0));
