@@ -6,7 +6,9 @@
  * free.  The refinement works on that list:
  *  1. on small clusters (<= AR_REFINE_EXACT_GPUS GPUs) an exact search of the
  *     one-template plans (the enumeration behind arachne_search_exhaustive),
- *     given at most half the budget; complete or not, its best plan competes
+ *     given at most an eighth of the budget (it completes only on tiny
+ *     clusters; a larger share cost more than it found on the validation
+ *     set broad-val-small); complete or not, its best plan competes
  *     with the start;
  *  2. a first-improvement local search from the better of the two over the
  *     template decisions: a stage's GPU type, its TP degree x2 and /2, depth
@@ -16,7 +18,10 @@
  *     template on the GPUs left free.  The fill prices every one of its own
  *     alternatives (micro-batch sizes, layer splits, expert tilings) for each
  *     candidate and keeps the fastest, so every candidate is the best fill of
- *     its structure.
+ *     its structure;
+ *  3. iterated local search with the budget left once the climb stops: two
+ *     random changes (a fixed-seed RNG) to a copy of the best plan, then a
+ *     climb from there; repeated until the budget is spent.
  * Each candidate is filled template by template and every prefix is priced;
  * the fastest plan priced anywhere is returned.
  *
@@ -76,13 +81,15 @@ static int rf_keep(rf_ctx *R, const arachne_plan *p, const rf_spec *s, int k)
 
 /* Fills the templates of s in order from the whole cluster, stopping at the
  * first that does not fit.  *value: the best throughput among its priced
- * prefixes (0 when not even the first template fits); every prefix that
- * beats the best so far is kept. */
-static int rf_eval(rf_ctx *R, const rf_spec *s, double *value)
+ * prefixes (0 when not even the first template fits), *kbest the number of
+ * templates of that prefix; every prefix that beats the best so far is
+ * kept. */
+static int rf_eval(rf_ctx *R, const rf_spec *s, double *value, int *kbest)
 {
     ar_builder *b = &R->b;
     int i, st;
     *value = 0.0;
+    *kbest = 0;
     ar_plan_clear(&R->work);
     if ((st = ar_plan_init(&R->work, R->cm))) return st;
     if ((st = ar_avail_copy(&b->avail, &b->base))) return st;
@@ -94,7 +101,7 @@ static int rf_eval(rf_ctx *R, const rf_spec *s, double *value)
         if (st == ARACHNE_E_INFEASIBLE) break;
         if (st) return st;
         b->fills++;
-        if (R->work.iter_per_s > *value) *value = R->work.iter_per_s;
+        if (R->work.iter_per_s > *value) { *value = R->work.iter_per_s; *kbest = i + 1; }
         if ((st = rf_keep(R, &R->work, s, i + 1))) return st;
     }
     arachne_clear_error();
@@ -106,13 +113,14 @@ static int rf_eval(rf_ctx *R, const rf_spec *s, double *value)
 static int rf_try(rf_ctx *R, rf_spec *cur, double *cur_value, const rf_spec *c, int *moved)
 {
     double v;
-    int st;
+    int st, k;
     if (rf_out_of_budget(R)) return ARACHNE_OK;
-    if ((st = rf_eval(R, c, &v))) return st;
+    if ((st = rf_eval(R, c, &v, &k))) return st;
     if (v > *cur_value) {
         /* continue from the prefix that priced best (the whole candidate or less) */
-        *cur = R->best_spec;
-        *cur_value = R->best->iter_per_s;
+        *cur = *c;
+        cur->n = k;
+        *cur_value = v;
         *moved = 1;
     }
     return ARACHNE_OK;
@@ -199,6 +207,36 @@ static int rf_pass(rf_ctx *R, rf_spec *cur, double *cur_value, int *moved)
     return ARACHNE_OK;
 }
 
+/* Hill climbing from *cur (value *v) until no change helps or the budget
+ * is spent. */
+static int rf_climb(rf_ctx *R, rf_spec *cur, double *v)
+{
+    int st, moved;
+    do {
+        if ((st = rf_pass(R, cur, v, &moved))) return st;
+    } while (moved && !rf_out_of_budget(R));
+    return ARACHNE_OK;
+}
+
+/* A kick of the iterated local search: two random changes of the kinds
+ * the climb makes, to one template, drawn from the refinement's own RNG
+ * (fixed seed), so a run is the same every time. */
+static void rf_kick(rf_ctx *R, ar_rng *rng, rf_spec *c)
+{
+    const int ntypes = R->cm->cluster->ntypes;
+    rf_tmpl *t = &c->t[ar_rng_int(rng, c->n)];
+    int j;
+    for (j = 0; j < 2; j++) {
+        int s = ar_rng_int(rng, t->depth);
+        switch (ar_rng_int(rng, 4)) {
+        case 0: t->types[s] = ar_rng_int(rng, ntypes); break;
+        case 1: if (t->tps[s] * 2 <= R->max_tp) t->tps[s] *= 2; else if (t->tps[s] > 1) t->tps[s] /= 2; break;
+        case 2: if (t->depth < R->b.max_depth) rf_insert_stage(t, s + 1, t->types[s], t->tps[s]); break;
+        default: if (t->depth > 1) rf_remove_stage(t, s); break;
+        }
+    }
+}
+
 /* The exact search of small clusters: every one-template plan, at most
  * `cap` of them; visit keeps each as a candidate start. */
 typedef struct rf_exact {
@@ -247,7 +285,8 @@ int arachne_plan_refine(arachne_plan **out, const arachne_plan *start, const ara
     rf_ctx R;
     rf_spec cur;
     arachne_plan *given = NULL;
-    int st, i, j, moved, maxnode = 1;
+    ar_rng rng;
+    int st, i, j, k, maxnode = 1;
     if (!out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_refine: out is NULL");
     *out = NULL;
     if (!start || !cm)
@@ -291,16 +330,25 @@ int arachne_plan_refine(arachne_plan **out, const arachne_plan *start, const ara
     arachne_clear_error();
     if (evaluations > 0) {
         /* its structure refilled (a plan made elsewhere may fill better here) */
-        if ((st = rf_eval(&R, &cur, &v))) goto done;
+        if ((st = rf_eval(&R, &cur, &v, &k))) goto done;
         if (cm->cluster->total_gpus <= AR_REFINE_EXACT_GPUS && !rf_out_of_budget(&R) &&
-            (st = rf_exact_run(&R, (R.budget - R.used) / 2)))
+            (st = rf_exact_run(&R, (R.budget - R.used) / 8)))
             goto done;
         if (R.have) {
             cur = R.best_spec;
             v = R.best->iter_per_s;
-            do {
-                if ((st = rf_pass(&R, &cur, &v, &moved))) goto done;
-            } while (moved && !rf_out_of_budget(&R));
+            if ((st = rf_climb(&R, &cur, &v))) goto done;
+        }
+        /* iterated local search: the budget left goes to climbs from kicked
+         * copies of the best plan */
+        ar_rng_seed(&rng, 0x72656669ULL);
+        while (R.have && !rf_out_of_budget(&R)) {
+            cur = R.best_spec;
+            rf_kick(&R, &rng, &cur);
+            if ((st = rf_eval(&R, &cur, &v, &k))) goto done;
+            if (k < 1) continue;
+            cur.n = k;
+            if ((st = rf_climb(&R, &cur, &v))) goto done;
         }
     }
     if (!R.have) {
