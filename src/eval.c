@@ -596,7 +596,13 @@ int ar_eval_run(const ar_eval_config *cfg, const arachne_policy *policy, ar_eval
         if (st == ARACHNE_OK) {
             arachne_plan *r = NULL;
             int st2;
-            STEP("refinement of the best-of-K plan");
+            if ((st2 = say(progress, user, "[%d/%d] %s: refinement of the best-of-K plan", i + 1, cfg->ncomps,
+                           row->comp.name))) {
+                arachne_plan_destroy(p);
+                st = st2;
+                ar_eval_env_free(&env);
+                goto done;
+            }
             st2 = arachne_plan_refine(&r, p, env.cm, cfg->refine_evaluations, cfg->refine_time_cap_s);
             if ((st2 = take(&row->cell[AR_EVAL_POLICY_REFINED], st2, r))) {
                 arachne_plan_destroy(p);
