@@ -137,8 +137,18 @@ typedef enum arachne_gpu_field {
     ARACHNE_GPU_INTRA_BYTES_PER_S = 3,  /**< GPU-to-GPU inside a node, bytes/s per direction */
     ARACHNE_GPU_INTER_BYTES_PER_S = 4,  /**< across nodes, bytes/s per GPU per direction */
     ARACHNE_GPU_INTRA_LATENCY_S = 5,    /**< per-message latency inside a node, seconds */
-    ARACHNE_GPU_INTER_LATENCY_S = 6     /**< per-message latency across nodes, seconds */
+    ARACHNE_GPU_INTER_LATENCY_S = 6,    /**< per-message latency across nodes, seconds */
+    ARACHNE_GPU_INTRA_LINK = 7          /**< class of the intra-node link: an arachne_link_class number */
 } arachne_gpu_field;
+
+/** Classes of the GPU-to-GPU link inside a node (field ARACHNE_GPU_INTRA_LINK).
+ *  A node is one such domain: every GPU of a node reaches every other over it
+ *  (a GB200 / GB300 NVL72 rack is a node of 72 GPUs).  Numbers are pinned. */
+typedef enum arachne_link_class {
+    ARACHNE_LINK_NVLINK = 1,    /**< NVLink / NVSwitch */
+    ARACHNE_LINK_PCIE_P2P = 2,  /**< PCIe with peer-to-peer DMA between GPUs */
+    ARACHNE_LINK_PCIE_HOST = 3  /**< PCIe without peer-to-peer: transfers staged through host memory */
+} arachne_link_class;
 
 /** Number of GPU types in the built-in catalog (> 0).  Never fails;
  *  thread-safe. */
@@ -500,11 +510,16 @@ ARACHNE_API int arachne_profile_save(const arachne_profile *p, const char *path)
 ARACHNE_API int arachne_profile_to_json(const arachne_profile *p, char *buf, size_t cap, size_t *needed);
 
 /** Imports Sailor's measured profiles from dir (profiles.json and
- *  llm_info.json; the sequence length from the training_config_*.json whose
- *  "model" is model_name, else 2048) for model_name (exact name as in
- *  profiles.json, e.g. "OPT-350").  Blocks use the median over all blocks;
- *  tp_comm_s is 0 (the measured times include the collectives); TP degrees
- *  that are not powers of two are skipped.  Details: docs/profiles.md.
+ *  llm_info.json) for model_name (exact name as in profiles.json, e.g.
+ *  "OPT-350").  The sequence length and the data type come from
+ *  llm_info.json's activation sizes (the import is refused when they do not
+ *  give them, or when a training_config_*.json naming the model disagrees).
+ *  Blocks use the median over all blocks; layers after the blocks (final
+ *  norm, head) add up into the head entry; tp_comm_s is 0 (the measured
+ *  times include the collectives); TP degrees that are not powers of two are
+ *  skipped.  The table records the measured precision (FP32) and that its
+ *  activation bytes were taken without recomputation (the "precision" and
+ *  "act_recompute" keys of its JSON form).  Details: docs/profiles.md.
  *  ARACHNE_E_NOT_FOUND for an unknown model, ARACHNE_E_IO for a missing
  *  file, ARACHNE_E_PARSE naming the file and the JSON path. */
 ARACHNE_API int arachne_profile_import_sailor(arachne_profile **out, const char *dir, const char *model_name);
@@ -544,11 +559,20 @@ typedef enum arachne_option {
     ARACHNE_OPT_GRAD_BYTES = 3,     /**< bytes per parameter for gradients, (0, 64] (default 4, fp32) */
     ARACHNE_OPT_OPTIM_BYTES = 4,    /**< bytes per parameter of optimizer state, [0, 64]
                                          (default 12: fp32 master copy + two Adam moments) */
-    ARACHNE_OPT_DIST_OPTIMIZER = 5, /**< 1: shard optimizer state over data-parallel ranks (ZeRO-1); 0 or 1 (default 0) */
+    ARACHNE_OPT_DIST_OPTIMIZER = 5, /**< 1: shard optimizer state over data-parallel ranks (ZeRO-1); 0 or 1 (default 1, as in every published Megatron run) */
     ARACHNE_OPT_RECOMPUTE = 6,      /**< an arachne_recompute value (default ARACHNE_RECOMPUTE_SELECTIVE) */
     ARACHNE_OPT_HEADROOM = 7,       /**< fraction of each GPU's memory kept free, [0, 1) (default 0.08) */
     ARACHNE_OPT_EXPERT_TILING = 8,  /**< 1: planners search EP x ETP x EDP on MoE stages; 0 or 1 (default 1) */
-    ARACHNE_OPT_MAX_DEPTH = 9       /**< largest pipeline depth planners consider, integer in [1, 32] (default 16) */
+    ARACHNE_OPT_MAX_DEPTH = 9,      /**< largest pipeline depth planners consider, integer in [1, 32] (default 16) */
+    ARACHNE_OPT_OVERLAP_GRAD_REDUCE = 10, /**< 1: the data-parallel gradient reduction runs bucketed during the
+                                           *   last micro-batch's backward pass and only its exposed tail is
+                                           *   charged (Megatron --overlap-grad-reduce, DDP/FSDP); 0 or 1 (default 1) */
+    ARACHNE_OPT_OVERLAP_PARAM_GATHER = 11, /**< 1: the distributed optimizer's parameter all-gather overlaps the
+                                            *   first micro-batch's forward (Megatron --overlap-param-gather);
+                                            *   0 or 1 (default 1) */
+    ARACHNE_OPT_TP_COMM_OVERLAP = 12 /**< 1: tensor-parallel collectives overlap the GEMMs (Megatron
+                                      *   --tp-comm-overlap); only the part longer than the compute it hides
+                                      *   behind is charged; 0 or 1 (default 0) */
 } arachne_option;
 
 /** Creates a cost model over model `m`, cluster `c` and profile `p`, with
@@ -712,6 +736,38 @@ ARACHNE_API int arachne_plan_load(arachne_plan **out, const arachne_cost_model *
 /** Same as arachne_plan_load for json[0..len) (messages name "<string>"). */
 ARACHNE_API int arachne_plan_from_json(arachne_plan **out, const arachne_cost_model *cm,
                                        const char *json, size_t len);
+
+/** Builds and prices the plan of an explicit homogeneous parallel
+ *  configuration -- the one a team already runs -- so that it can be priced
+ *  and compared with planned plans under the same cost model.  spec is
+ *  comma-separated key=value pairs:
+ *    tp, pp      tensor- and pipeline-parallel degrees (default 1);
+ *    dp          data-parallel replicas (default: every GPU of the type,
+ *                divided by tp x pp);
+ *    mbs         sequences per micro-batch (default 1);
+ *    ep, etp     expert-parallel and expert tensor-parallel degrees on MoE
+ *                stages (defaults 1 and tp, Megatron-Core's defaults);
+ *    layers      transformer blocks per stage, "7/8/.../7" (pp entries
+ *                summing to the model's blocks; default an even split);
+ *    gpu         the GPU type (required when the cluster has several);
+ *    cp, vp, fsdp  accepted at 1 (fsdp also 0); larger values give
+ *                ARACHNE_E_UNSUPPORTED naming the dimension.
+ *  The global batch (cm's GLOBAL_BATCH) must be a multiple of dp x mbs;
+ *  micro-batches per replica = batch / (dp x mbs).  Ranks follow
+ *  Megatron-Core's default order (TP fastest, then DP, then the pipeline
+ *  stage) over the type's GPUs in node order; TP groups must not cross a
+ *  node.  Training knobs (distributed optimizer, recomputation, overlap,
+ *  bytes per parameter) come from cm's setup.  *out receives a new priced
+ *  plan (method "given"; destroy with arachne_plan_destroy) or NULL.
+ *  Errors: ARACHNE_E_INVALID_ARGUMENT (NULL argument, values that do not
+ *  divide, batch not a multiple -- the message names the nearest batches),
+ *  ARACHNE_E_PARSE (malformed spec, unknown key), ARACHNE_E_UNSUPPORTED,
+ *  ARACHNE_E_NOT_FOUND (gpu= names no type of the cluster),
+ *  ARACHNE_E_INFEASIBLE (not enough GPUs; a profile entry missing),
+ *  ARACHNE_E_INVALID_PLAN (a TP group would cross a node),
+ *  ARACHNE_E_OUT_OF_MEMORY_PLAN, ARACHNE_E_NO_MEMORY.  cm is only read:
+ *  threads may share it. */
+ARACHNE_API int arachne_plan_from_parallel(arachne_plan **out, const arachne_cost_model *cm, const char *spec);
 
 /** Reads one recorded header field (arachne_plan_header) of the plan file
  *  at path as text, without a cost model and without validating the plan:

@@ -1,0 +1,48 @@
+/* calib.h -- the fitted constants of the cost model, each with a physical
+ * meaning, in one place.  docs/cost-model.md ("Calibration") gives every
+ * value, its source and the data that fixed it; bench/bench_fidelity
+ * reproduces the fit against tests/data/published-runs.json.  Internal. */
+#ifndef ARACHNE_CALIB_H
+#define ARACHNE_CALIB_H
+
+#include "cluster.h"
+
+/* Fraction of a link's per-direction bandwidth that NCCL-style collectives
+ * and point-to-point sends achieve, by link class. */
+typedef struct ar_link_consts {
+    double nvlink;   /* NVLink / NVSwitch inside a node or an NVL72 rack */
+    double pcie;     /* PCIe with peer-to-peer */
+    double host;     /* PCIe without peer-to-peer: staged through host memory */
+    double net;      /* InfiniBand / RoCE / Ethernet between nodes */
+} ar_link_consts;
+
+extern const ar_link_consts ar_link_default_consts;
+
+/* Share of a layer's forward + backward time spent in the backward pass:
+ * the window in which bucketed gradient reduction overlaps compute.  Fixed
+ * by the measured backward / forward ratio (Sailor's profiles: 1.9-2.2). */
+#define AR_BWD_SHARE (2.0 / 3.0)
+
+/* 16-bit tensor-core GEMMs (BF16 / FP16 data).  The generator's curve
+ * e_max * m / (m + m_half) was fitted on Sailor's 32-bit measurements; on
+ * tensor cores the ceiling depends on the GPU generation (Hopper and
+ * Blackwell reach a smaller fraction of their much higher peak) and small
+ * GEMMs fall further below it (tiles of 128+ rows to fill). */
+typedef struct ar_tc_consts {
+    double hopper;     /* ceiling scale: H100, H200, GH200 */
+    double blackwell;  /* ceiling scale: B200, B300, GB200, GB300, RTX PRO 6000 */
+    double m_half;     /* GEMM size (smallest of M, N, K) at half the ceiling */
+} ar_tc_consts;
+
+extern const ar_tc_consts ar_tc_default_consts;
+
+/* Ceiling scale of g's generation for tensor-core GEMMs (1 for Ampere and
+ * older: the generator's e_max). */
+double ar_gemm_eff_scale(const ar_gpu_spec *g);
+
+/* Collective efficiency of g's intra-node link (ar_link_consts by class). */
+double ar_intra_link_eff(const ar_gpu_spec *g);
+/* Efficiency of links between nodes. */
+double ar_inter_link_eff(void);
+
+#endif
