@@ -682,13 +682,22 @@ typedef enum arachne_plan_header {
     ARACHNE_PLAN_HEADER_RECOMPUTE = 4,      /**< "none", "selective" or "full" */
     ARACHNE_PLAN_HEADER_DIST_OPTIMIZER = 5, /**< "1" or "0" */
     ARACHNE_PLAN_HEADER_HEADROOM = 6,       /**< fraction of GPU memory kept free, decimal */
-    ARACHNE_PLAN_HEADER_ITERATION_S = 7     /**< seconds per iteration as priced when saved, decimal */
+    ARACHNE_PLAN_HEADER_ITERATION_S = 7,    /**< seconds per iteration as priced when saved, decimal */
+    ARACHNE_PLAN_HEADER_WEIGHT_BYTES = 8,   /**< bytes per parameter for weights, decimal */
+    ARACHNE_PLAN_HEADER_GRAD_BYTES = 9,     /**< bytes per parameter for gradients, decimal */
+    ARACHNE_PLAN_HEADER_OPTIM_BYTES = 10,   /**< bytes per parameter of optimizer state, decimal */
+    ARACHNE_PLAN_HEADER_MODEL_JSON = 11,    /**< the embedded model ("arachne-model" JSON text; version-2 plans) */
+    ARACHNE_PLAN_HEADER_CLUSTER_JSON = 12,  /**< the embedded cluster ("arachne-cluster" JSON text, GPU figures included) */
+    ARACHNE_PLAN_HEADER_PROFILE_JSON = 13,  /**< the embedded profile ("arachne-profile" JSON text), checked against its CRC-32 */
+    ARACHNE_PLAN_HEADER_PROFILE_CRC32 = 14  /**< CRC-32 of the profile the plan was priced with, 8 hex digits */
 } arachne_plan_header;
 
 /** Destroys a plan.  NULL is a no-op.  Not concurrently with other calls on p. */
 ARACHNE_API void arachne_plan_destroy(arachne_plan *p);
 
-/** The plan as JSON (format "arachne-plan", version 1; docs/formats.md).
+/** The plan as JSON (format "arachne-plan", version 2; docs/formats.md):
+ *  the plan, its prices, and the model, cluster and profile it was priced
+ *  with (so the file reprices on its own).
  *  *out is borrowed, NUL-terminated, valid until p is changed or destroyed.
  *  Pure read (the text is built when the plan is finished); thread-safe on a
  *  shared plan.  ARACHNE_E_INVALID_ARGUMENT for NULL arguments. */
@@ -719,10 +728,13 @@ ARACHNE_API int arachne_plan_from_json(arachne_plan **out, const arachne_cost_mo
  *  calling arachne_plan_load.  Copies the NUL-terminated text into
  *  buf[0..cap); *needed (when not NULL) receives its size with the NUL.
  *  Errors: ARACHNE_E_IO, ARACHNE_E_PARSE (not JSON, not an arachne plan, or
- *  the field has the wrong type), ARACHNE_E_UNSUPPORTED (another format
- *  version), ARACHNE_E_NOT_FOUND (an optional setup field the file does not
- *  record), ARACHNE_E_BUFFER_TOO_SMALL, ARACHNE_E_INVALID_ARGUMENT (unknown
- *  key).  Thread-safe. */
+ *  the field has the wrong type; an embedded profile whose CRC-32 does not
+ *  match the recorded one), ARACHNE_E_UNSUPPORTED (another format version),
+ *  ARACHNE_E_NOT_FOUND (an optional setup field, or embedded inputs, that
+ *  the file does not record: version-1 plans carry none),
+ *  ARACHNE_E_BUFFER_TOO_SMALL, ARACHNE_E_INVALID_ARGUMENT (unknown key).
+ *  Opens only `path` itself; the `model` and `cluster` fields are text,
+ *  never paths.  Thread-safe. */
 ARACHNE_API int arachne_plan_file_header(const char *path, int key, char *buf, size_t cap, size_t *needed);
 
 /** A plan-wide value (arachne_plan_field) as a double; counts are exact.

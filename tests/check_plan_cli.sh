@@ -75,7 +75,7 @@ echo "$out" | grep -q "(+0.00%)" || fail "price: repriced time differs from the 
 
 # --json is the plan JSON only, and pricing that output again gives the same bytes
 "$bin" price "$t/plan.json" --json > "$t/a.json" || fail "price --json failed"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["format"]=="arachne-plan" and d["version"]==1' "$t/a.json" \
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["format"]=="arachne-plan" and d["version"]==2' "$t/a.json" \
     || fail "price --json is not plan JSON"
 "$bin" price "$t/a.json" --json > "$t/b.json" || fail "price of price --json failed"
 cmp -s "$t/a.json" "$t/b.json" || fail "price --json does not round-trip to the same bytes"

@@ -61,6 +61,13 @@ void cli_json_string(FILE *f, const char *s);
 typedef struct cli_costenv_opts {
     const char *model, *cluster, *profile, *global_batch, *seq_len, *recompute, *headroom, *max_depth;
     int dist_optimizer, no_expert_tiling;
+    /* Not options: set by cli_plan_open from a plan file.  JSON text used
+     * instead of model / cluster / profile when those are NULL; bytes per
+     * parameter (decimal text) applied when not NULL; model_name and
+     * cluster_spec: a version-1 plan's fields, read as a preset name and a
+     * compact spec only (never opened as paths). */
+    const char *model_json, *cluster_json, *profile_json, *weight_bytes, *grad_bytes, *optim_bytes;
+    const char *model_name, *cluster_spec;
 } cli_costenv_opts;
 
 /* Everything a pricing command needs; the cost model borrows the other three. */
@@ -104,13 +111,23 @@ void cli_costenv_free(cli_costenv *env);
  * search and price (cli_plantable.c).  Returns CLI_OK, or CLI_FAIL for NULL. */
 int cli_print_plan(FILE *f, const arachne_plan *p, const char *title);
 
-/* Opens a plan file for price/export (cmd_price.c): options the user did
- * not give (--model, --cluster, --global-batch, --seq-len unless --profile,
- * --recompute, --headroom, --dist-optimizer) default to what the file
- * records; builds the cost environment and loads (validates, reprices) the
- * plan.  Returns CLI_OK, or CLI_USAGE / CLI_FAIL after printing; on failure
- * nothing is left to free. */
-int cli_plan_open(const char *cmd, const char *path, cli_costenv_opts *o, cli_costenv *env, arachne_plan **plan);
+/* Opens a plan file for price/export/replan (cli_planfile.c): what the user
+ * did not give (--model, --cluster, --profile, --global-batch, --seq-len
+ * unless --profile, --recompute, --headroom, --dist-optimizer, bytes per
+ * parameter) comes from the file: the model, cluster and profile it embeds
+ * (version 2), or for a version-1 file its model preset name and compact
+ * cluster string.  A plan file's fields are never opened as paths.  Builds
+ * the cost environment and loads (validates, reprices) the plan.  When
+ * `report` is not NULL, prints there every input that differs from the
+ * one the plan records.  Returns CLI_OK, or CLI_USAGE / CLI_FAIL after
+ * printing; on failure nothing is left to free. */
+int cli_plan_open(const char *cmd, const char *path, cli_costenv_opts *o, cli_costenv *env, arachne_plan **plan,
+                  FILE *report);
+
+/* CLI_OK when `s` names no file, or a regular file; else prints "<cmd>:
+ * --<opt>: '<s>' is not a regular file" and returns CLI_FAIL (a FIFO or a
+ * device given where a model, cluster, profile or plan file is expected). */
+int cli_check_regular(const char *cmd, const char *opt, const char *s);
 
 /* Path of the bundled policy ($ARACHNE_POLICY, then next to the binary's
  * source tree or install prefix), or NULL when none is found. */

@@ -1,6 +1,7 @@
 /* cli_costenv.c -- the training-setup options shared by the commands that
  * price or search plans, and the model + cluster + profile + cost model they
  * build from them. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -47,8 +48,8 @@ int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *e
     int recompute = ARACHNE_RECOMPUTE_SELECTIVE, st, rc;
     memset(env, 0, sizeof *env);
     /* validate every option before touching files */
-    if (!o->model) return cli_usage_error(cmd, "--model is required");
-    if (!o->cluster) return cli_usage_error(cmd, "--cluster is required");
+    if (!o->model && !o->model_json && !o->model_name) return cli_usage_error(cmd, "--model is required");
+    if (!o->cluster && !o->cluster_json && !o->cluster_spec) return cli_usage_error(cmd, "--cluster is required");
     if (o->global_batch && (rc = cli_int(cmd, "global-batch", o->global_batch, 1, 1000000000L, &batch))) return rc;
     if (o->seq_len && (rc = cli_int(cmd, "seq-len", o->seq_len, 1, 10000000L, &seq))) return rc;
     if (o->max_depth && (rc = cli_int(cmd, "max-depth", o->max_depth, 1, 32, &depth))) return rc;
@@ -59,24 +60,36 @@ int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *e
         else if (strcmp(o->recompute, "full") == 0) recompute = ARACHNE_RECOMPUTE_FULL;
         else return cli_usage_error(cmd, "--recompute: '%s' is not none, selective or full", o->recompute);
     }
-    if ((st = arachne_model_open(&env->model, o->model)) != ARACHNE_OK) {
-        rc = cli_lib_fail(st, o->model);
+    if ((o->model && (rc = cli_check_regular(cmd, "model", o->model))) ||
+        (o->cluster && (rc = cli_check_regular(cmd, "cluster", o->cluster))) ||
+        (o->profile && (rc = cli_check_regular(cmd, "profile", o->profile))))
+        return rc;
+    if (o->model) st = arachne_model_open(&env->model, o->model);
+    else if (o->model_json) st = arachne_model_from_json(&env->model, o->model_json, strlen(o->model_json));
+    else st = arachne_model_preset(&env->model, o->model_name);
+    if (st != ARACHNE_OK) {
+        rc = cli_lib_fail(st, o->model ? o->model : o->model_json ? "the plan's embedded model" : o->model_name);
         goto fail;
     }
-    if ((st = arachne_cluster_open(&env->cluster, o->cluster)) != ARACHNE_OK) {
-        rc = cli_lib_fail(st, o->cluster);
+    if (o->cluster) st = arachne_cluster_open(&env->cluster, o->cluster);
+    else if (o->cluster_json) st = arachne_cluster_from_json(&env->cluster, o->cluster_json, strlen(o->cluster_json));
+    else st = arachne_cluster_parse(&env->cluster, o->cluster_spec);
+    if (st != ARACHNE_OK) {
+        rc = cli_lib_fail(st, o->cluster ? o->cluster : o->cluster_json ? "the plan's embedded cluster" : "the plan's cluster");
         goto fail;
     }
-    if (o->profile) {
+    if (o->profile || o->profile_json) {
         int pseq = 0;
-        if ((st = arachne_profile_load(&env->profile, o->profile)) != ARACHNE_OK) {
-            rc = cli_lib_fail(st, o->profile);
+        if (o->profile) st = arachne_profile_load(&env->profile, o->profile);
+        else st = arachne_profile_from_json(&env->profile, o->profile_json, strlen(o->profile_json));
+        if (st != ARACHNE_OK) {
+            rc = cli_lib_fail(st, o->profile ? o->profile : "the plan's embedded profile");
             goto fail;
         }
         arachne_profile_seq_len(env->profile, &pseq);
         if (o->seq_len && pseq != seq) {
             rc = cli_fail("%s: --seq-len %ld differs from the profile's sequence length %d (%s)", cmd, seq, pseq,
-                          o->profile);
+                          o->profile ? o->profile : "the plan's embedded profile");
             goto fail;
         }
     } else if ((st = arachne_profile_generate(&env->profile, env->model, env->cluster, (int)seq)) != ARACHNE_OK) {
@@ -92,7 +105,10 @@ int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *e
         (rc = set_opt(env, ARACHNE_OPT_HEADROOM, headroom)) ||
         (rc = set_opt(env, ARACHNE_OPT_MAX_DEPTH, (double)depth)) ||
         (rc = set_opt(env, ARACHNE_OPT_DIST_OPTIMIZER, o->dist_optimizer ? 1 : 0)) ||
-        (rc = set_opt(env, ARACHNE_OPT_EXPERT_TILING, o->no_expert_tiling ? 0 : 1)))
+        (rc = set_opt(env, ARACHNE_OPT_EXPERT_TILING, o->no_expert_tiling ? 0 : 1)) ||
+        (o->weight_bytes && (rc = set_opt(env, ARACHNE_OPT_WEIGHT_BYTES, strtod(o->weight_bytes, NULL)))) ||
+        (o->grad_bytes && (rc = set_opt(env, ARACHNE_OPT_GRAD_BYTES, strtod(o->grad_bytes, NULL)))) ||
+        (o->optim_bytes && (rc = set_opt(env, ARACHNE_OPT_OPTIM_BYTES, strtod(o->optim_bytes, NULL)))))
         goto fail;
     return CLI_OK;
 fail:
