@@ -105,4 +105,33 @@ PY
     || fail "replan of a plan on a user-defined GPU type failed: $(cat "$t/replan.txt")"
 grep -q "decision:" "$t/replan.txt" || fail "replan printed no decision"
 "$bin" price "$t/next.json" --json > /dev/null || fail "the replanned plan does not reprice alone"
+
+# 6. the global batch is never changed silently: the plan runs exactly the
+#    batch asked for, or the command fails naming the nearest exact batches;
+#    --allow-batch-rounding makes the batch what the plan runs
+for b in 500 501 503; do
+    for how in "plan --samples 2" "search --method random --budget 40"; do
+        out=$("$bin" $how --model llama3-8b --cluster h100:4x8 --global-batch $b --json 2>"$t/err"); rc=$?
+        if [ $rc -eq 0 ]; then
+            echo "$out" | python3 -c '
+import json, sys
+d = json.load(sys.stdin); b = int(sys.argv[1])
+runs = sum(t["replicas"] * t["micro_batch"] * t["micro_batches"] for t in d["templates"])
+assert d["global_batch"] == b and runs == b, (d["global_batch"], runs)' $b \
+                || fail "$how --global-batch $b: exit 0 with a plan that does not run $b samples"
+        else
+            [ $rc -eq 1 ] || fail "$how --global-batch $b: exit $rc"
+            grep -q "global batch $b: the plan runs [0-9]* samples per iteration; .*exactly" "$t/err" \
+                || fail "$how --global-batch $b: message: $(cat "$t/err")"
+            out=$("$bin" $how --model llama3-8b --cluster h100:4x8 --global-batch $b --json \
+                  --allow-batch-rounding 2>"$t/err") || fail "$how --allow-batch-rounding failed"
+            grep -q "rounded to" "$t/err" || fail "rounding not announced: $(cat "$t/err")"
+            echo "$out" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+runs = sum(t["replicas"] * t["micro_batch"] * t["micro_batches"] for t in d["templates"])
+assert d["global_batch"] == runs, (d["global_batch"], runs)' || fail "rounded plan records another batch"
+        fi
+    done
+done
 exit 0

@@ -60,7 +60,7 @@ void cli_json_string(FILE *f, const char *s);
  * --headroom F --max-depth D --no-expert-tiling */
 typedef struct cli_costenv_opts {
     const char *model, *cluster, *profile, *global_batch, *seq_len, *recompute, *headroom, *max_depth;
-    int dist_optimizer, no_expert_tiling;
+    int dist_optimizer, no_expert_tiling, allow_batch_rounding;
     /* Not options: set by cli_plan_open from a plan file.  JSON text used
      * instead of model / cluster / profile when those are NULL; bytes per
      * parameter (decimal text) applied when not NULL; model_name and
@@ -79,7 +79,7 @@ typedef struct cli_costenv {
 } cli_costenv;
 
 /* Number of cli_opt entries cli_costenv_options() writes. */
-#define CLI_COSTENV_NOPTS 10
+#define CLI_COSTENV_NOPTS 11
 /* Usage lines for the shared options (append to a command's usage text). */
 #define CLI_COSTENV_USAGE \
     "  --model M              model preset or model JSON file (required)\n" \
@@ -91,7 +91,8 @@ typedef struct cli_costenv {
     "  --dist-optimizer       shard optimizer state over data-parallel ranks (ZeRO-1)\n" \
     "  --headroom F           fraction of GPU memory kept free, [0, 1) (default 0.08)\n" \
     "  --max-depth D          deepest pipeline searched, 1..32 (default 16)\n" \
-    "  --no-expert-tiling     MoE stages keep EP = 1, ETP = TP\n"
+    "  --no-expert-tiling     MoE stages keep EP = 1, ETP = TP\n" \
+    "  --allow-batch-rounding run the batch the plan covers when it cannot split --global-batch exactly\n"
 
 /* Writes the CLI_COSTENV_NOPTS option-table entries of the shared options
  * into opts[], pointing at o's fields (o is zeroed).  Returns the count. */
@@ -128,6 +129,13 @@ int cli_plan_open(const char *cmd, const char *path, cli_costenv_opts *o, cli_co
  * --<opt>: '<s>' is not a regular file" and returns CLI_FAIL (a FIFO or a
  * device given where a model, cluster, profile or plan file is expected). */
 int cli_check_regular(const char *cmd, const char *opt, const char *s);
+
+/* The global batch is never changed silently (cli_batch.c): CLI_OK when the
+ * plan's replicas x micro-batch x micro-batches add up to its global batch;
+ * else with `allow` the cost model's batch becomes what the plan runs and
+ * the plan is repriced (a note on stderr), without it CLI_FAIL after
+ * printing the nearest batches the plan's structure runs exactly. */
+int cli_batch_exact(const char *cmd, arachne_plan *plan, arachne_cost_model *cm, int allow);
 
 /* Path of the bundled policy ($ARACHNE_POLICY, then next to the binary's
  * source tree or install prefix), or NULL when none is found. */

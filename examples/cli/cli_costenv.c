@@ -1,8 +1,10 @@
 /* cli_costenv.c -- the training-setup options shared by the commands that
  * price or search plans, and the model + cluster + profile + cost model they
  * build from them. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -19,10 +21,18 @@ int cli_costenv_options(cli_costenv_opts *o, cli_opt *opts)
         { "headroom", 1, &o->headroom, NULL },
         { "max-depth", 1, &o->max_depth, NULL },
         { "no-expert-tiling", 0, NULL, &o->no_expert_tiling },
+        { "allow-batch-rounding", 0, NULL, &o->allow_batch_rounding },
     };
     memset(o, 0, sizeof *o);
     memcpy(opts, table, sizeof table);
     return CLI_COSTENV_NOPTS;
+}
+
+int cli_check_regular(const char *cmd, const char *opt, const char *s)
+{
+    struct stat st;
+    if (stat(s, &st) != 0 || S_ISREG(st.st_mode)) return CLI_OK; /* not a file: a name or spec */
+    return cli_fail("%s: --%s: '%s' is not a regular file", cmd, opt, s);
 }
 
 void cli_costenv_free(cli_costenv *env)

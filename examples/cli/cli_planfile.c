@@ -8,16 +8,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
-
-int cli_check_regular(const char *cmd, const char *opt, const char *s)
-{
-    struct stat st;
-    if (stat(s, &st) != 0 || S_ISREG(st.st_mode)) return CLI_OK; /* not a file: a name or spec */
-    return cli_fail("%s: --%s: '%s' is not a regular file", cmd, opt, s);
-}
 
 /* One header field as malloc'ed text; *out stays NULL when the file does not
  * record it.  CLI_OK or CLI_FAIL after printing. */

@@ -73,6 +73,11 @@ int cmd_export(int argc, char **argv)
                                format);
     if (npos != 1) return cli_usage_error("export", "expected one plan file");
     if ((rc = cli_plan_open("export", pos[0], &o, &env, &plan, NULL)) != CLI_OK) return rc;
+    if ((rc = cli_batch_exact("export", plan, env.cm, o.allow_batch_rounding)) != CLI_OK) {
+        arachne_plan_destroy(plan);
+        cli_costenv_free(&env);
+        return rc;
+    }
     st = arachne_plan_export(plan, fmt, NULL, 0, &need);
     if (st == ARACHNE_E_BUFFER_TOO_SMALL && (buf = malloc(need)) != NULL)
         st = arachne_plan_export(plan, fmt, buf, need, NULL);

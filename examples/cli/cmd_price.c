@@ -26,6 +26,11 @@ int cmd_price(int argc, char **argv)
     if ((rc = cli_parse("price", argc, argv, opts, n, pos, 1, &npos))) return rc;
     if (npos != 1) return cli_usage_error("price", "expected one plan file");
     if ((rc = cli_plan_open("price", pos[0], &o, &env, &plan, json ? NULL : stdout)) != CLI_OK) return rc;
+    if ((rc = cli_batch_exact("price", plan, env.cm, o.allow_batch_rounding)) != CLI_OK) {
+        arachne_plan_destroy(plan);
+        cli_costenv_free(&env);
+        return rc;
+    }
     if (json) {
         const char *text = NULL;
         int st = arachne_plan_to_json(plan, &text);
