@@ -667,10 +667,11 @@ typedef enum arachne_rank_field {
 /** Launcher formats for arachne_plan_export.  Numbers are pinned. */
 typedef enum arachne_export_format {
     ARACHNE_EXPORT_RANKS = 0,      /**< JSON lines, one object per global rank */
-    ARACHNE_EXPORT_MEGATRON = 1,   /**< Megatron-LM arguments, one set per template */
-    ARACHNE_EXPORT_TORCHTITAN = 2, /**< torchtitan TOML [parallelism], one per template */
+    ARACHNE_EXPORT_MEGATRON = 1,   /**< Megatron-LM arguments (Megatron-Core core_v0.15.0), one set per template */
+    ARACHNE_EXPORT_TORCHTITAN = 2, /**< torchtitan TOML job config (v0.2.2 and older), one per template */
     ARACHNE_EXPORT_FLASHFLEX = 3,  /**< FlashFlex/HexiScale arguments */
-    ARACHNE_EXPORT_SAILOR = 4      /**< Sailor's pipeline_list JSON */
+    ARACHNE_EXPORT_SAILOR = 4,     /**< Sailor's plan JSON (pipeline_list); refused when Sailor cannot express the plan */
+    ARACHNE_EXPORT_TORCHTITAN_CLI = 5 /**< torchtitan after its Feb-2026 config refactor: --section.option overrides */
 } arachne_export_format;
 
 /** Header fields of a plan file for arachne_plan_file_header.  Numbers are pinned. */
@@ -768,8 +769,10 @@ ARACHNE_API int arachne_plan_method(const arachne_plan *p, const char **out);
  *  docs/exports.md) into buf[0..cap) NUL-terminated.  *needed (when not NULL)
  *  receives the size including the NUL.  ARACHNE_E_BUFFER_TOO_SMALL when cap
  *  is too small (buf untouched; call with buf NULL, cap 0 to size it);
- *  ARACHNE_E_INVALID_ARGUMENT for an unknown format.  Pure read of p;
- *  deterministic bytes. */
+ *  ARACHNE_E_INVALID_ARGUMENT for an unknown format; ARACHNE_E_UNSUPPORTED
+ *  when the target cannot express the plan at all (the message says what;
+ *  exports that can approximate it print NOTE lines instead).  Pure read of
+ *  p; deterministic bytes. */
 ARACHNE_API int arachne_plan_export(const arachne_plan *p, int format, char *buf, size_t cap,
                                     size_t *needed);
 

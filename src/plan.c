@@ -86,7 +86,7 @@ static int record_inputs(arachne_plan *p, const arachne_cost_model *cm)
     ar_buf b;
     char *m = NULL, *c = NULL, *pr = NULL;
     int st;
-    if (!cm->model || !cm->cluster || !cm->profile) return ARACHNE_OK;
+    if (!cm->model || !cm->cluster) return ARACHNE_OK;
     ar_buf_init(&b);
     ar_model_write_json(cm->model, &b);
     if (!(m = trimmed(&b))) return ARACHNE_E_NO_MEMORY;
@@ -101,18 +101,20 @@ static int record_inputs(arachne_plan *p, const arachne_cost_model *cm)
         free(m);
         return ARACHNE_E_NO_MEMORY;
     }
-    ar_buf_init(&b);
-    ar_profile_write_json(cm->profile, &b);
-    if (!(pr = trimmed(&b))) {
-        free(m);
-        free(c);
-        return ARACHNE_E_NO_MEMORY;
+    if (cm->profile) { /* hand-assembled cost models (tests) may have none */
+        ar_buf_init(&b);
+        ar_profile_write_json(cm->profile, &b);
+        if (!(pr = trimmed(&b))) {
+            free(m);
+            free(c);
+            return ARACHNE_E_NO_MEMORY;
+        }
     }
     free_inputs(p);
     p->in_model = m;
     p->in_cluster = c;
     p->in_profile = pr;
-    p->in_profile_crc = (unsigned long)ar_crc32(pr, strlen(pr));
+    p->in_profile_crc = pr ? (unsigned long)ar_crc32(pr, strlen(pr)) : 0;
     return ARACHNE_OK;
 }
 

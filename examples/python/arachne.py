@@ -132,7 +132,7 @@ _PLAN_HEADER_TYPES = {"global_batch": int, "seq_len": int, "headroom": float, "i
                       "dist_optimizer": lambda s: s == "1"}
 
 # Launcher export formats (arachne_export_format)
-EXPORT_FORMATS = {"ranks": 0, "megatron": 1, "torchtitan": 2, "flashflex": 3, "sailor": 4}
+EXPORT_FORMATS = {"ranks": 0, "megatron": 1, "torchtitan": 2, "flashflex": 3, "sailor": 4, "torchtitan-cli": 5}
 
 # Policy fields (arachne_policy_field)
 POLICY_FIELDS = {

@@ -39,7 +39,7 @@ class PlanTest(unittest.TestCase):
                   "samples_per_s", "tokens_per_s", "mfu", "gpus_used", "gpus_total", "templates", "planner"):
             self.assertIn(k, d)
         self.assertEqual(d["format"], "arachne-plan")
-        self.assertEqual(d["version"], 1)
+        self.assertEqual(d["version"], 2)
         self.assertEqual(d["model"], "llama3-8b")
         self.assertEqual(d["cluster"], SMALL_SPEC)
         self.assertEqual(d["global_batch"], 64)
