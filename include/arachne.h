@@ -723,6 +723,24 @@ ARACHNE_API int arachne_plan_load(arachne_plan **out, const arachne_cost_model *
 ARACHNE_API int arachne_plan_from_json(arachne_plan **out, const arachne_cost_model *cm,
                                        const char *json, size_t len);
 
+/** Turns a Sailor plan (the JSON its planner writes: "pipeline_list" with
+ *  "num_stages", "layers_per_stage" (layer ids: 0 embedding, 1..L blocks,
+ *  L+1 head), "tmp_per_stage" ([[[gpu, gpus_per_vm, zone]], tp] per replica
+ *  per stage) and "dp", plus the top-level "mbs") into a plan on cm's
+ *  cluster: replica r of a pipeline is the r-th entry of every stage, and
+ *  replicas with the same GPU type and TP per stage form one template.  Each
+ *  TP group is placed on the first node of its type with enough free GPUs
+ *  (node order).  The plan is validated and priced with cm (micro-batch
+ *  counts reassigned for cm's global batch); its method is "sailor-import".
+ *  *out receives a new plan (arachne_plan_destroy), NULL on failure.
+ *  Errors: ARACHNE_E_PARSE (not a Sailor plan; "<sailor plan>:line:col"),
+ *  ARACHNE_E_INVALID_PLAN (a GPU type not in the cluster, stages with
+ *  different replica counts, layers that do not cover the model),
+ *  ARACHNE_E_INFEASIBLE (more GPUs than the cluster has), pricing statuses,
+ *  ARACHNE_E_INVALID_ARGUMENT (NULL).  cm may be shared read-only. */
+ARACHNE_API int arachne_plan_from_sailor(arachne_plan **out, const arachne_cost_model *cm, const char *json,
+                                         size_t len);
+
 /** Reads one recorded header field (arachne_plan_header) of the plan file
  *  at path as text, without a cost model and without validating the plan:
  *  what a tool needs to rebuild the cost model the plan was made for before
