@@ -134,4 +134,35 @@ assert d["global_batch"] == runs, (d["global_batch"], runs)' || fail "rounded pl
         fi
     done
 done
+
+# 7. Sailor round trip: export --format sailor, import it back, same plan and price
+"$bin" search --method random --budget 40 --model llama3-8b --cluster a100-40:4x4 --global-batch 64 --json \
+    > "$t/s.json" || fail "search for the Sailor round trip failed"
+"$bin" export --format sailor "$t/s.json" > "$t/s.sailor" || fail "export sailor failed"
+"$bin" import --format sailor "$t/s.sailor" --model llama3-8b --cluster a100-40:4x4 --global-batch 64 --json \
+    > "$t/back.json" || fail "import sailor failed"
+python3 - "$t/s.json" "$t/back.json" <<'PY' || fail "the imported Sailor plan differs"
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+shape = lambda d: sorted((t["replicas"], t["micro_batch"], [(s["gpu"], s["tp"], s["layers"]) for s in t["stages"]]) for t in d["templates"])
+assert shape(a) == shape(b), (shape(a), shape(b))
+assert b["planner"]["method"] == "sailor-import"
+assert abs(a["iteration_s"] - b["iteration_s"]) <= 1e-9 * a["iteration_s"], (a["iteration_s"], b["iteration_s"])
+PY
+python3 - "$t/s.sailor" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+bad = json.loads(json.dumps(d)); bad["pipeline_list"][0]["tmp_per_stage"][0][0][0][0][0] = "H100"
+json.dump(bad, open(sys.argv[1] + ".h100", "w"))
+bad = json.loads(json.dumps(d)); bad["pipeline_list"][0]["tmp_per_stage"][0].append(bad["pipeline_list"][0]["tmp_per_stage"][0][0])
+json.dump(bad, open(sys.argv[1] + ".uneven", "w"))
+bad = json.loads(json.dumps(d)); bad["pipeline_list"][0]["tmp_per_stage"][0][0] = ["A100-40", 4, "us-central1-a", 2]
+json.dump(bad, open(sys.argv[1] + ".flat", "w"))
+PY
+for k in h100:"GPU type 'H100' is not in the cluster" uneven:"replicas" flat:"expected [[[gpu, gpus_per_vm, zone]], tp]"; do
+    ext=${k%%:*}; want=${k#*:}
+    out=$("$bin" import --format sailor "$t/s.sailor.$ext" --model llama3-8b --cluster a100-40:4x4 --global-batch 64 2>&1); rc=$?
+    [ $rc -eq 1 ] || fail "import of a bad Sailor plan ($ext): exit $rc"
+    echo "$out" | grep -qF "$want" || fail "import of a bad Sailor plan ($ext): $out"
+done
 exit 0

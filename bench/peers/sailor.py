@@ -51,7 +51,7 @@ CELLS = [
     ("OPT-350", {"GH-96": 16, "A100-40": 16}, 512),
     ("GPT-Neo-2.7", {"A100-40": 32, "V100-16": 32}, 512),
     ("GPT-Neo-2.7", {"A100-40": 128}, 1024),
-    ("OPT-30", {"A100-40": 64, "V100-16": 64}, 512),
+    ("OPT-30", {"A100-40": 64}, 512),
     ("OPT-350", {"V100-16": 64}, 512),
     ("GPT-Neo-2.7", {"A100-40": 64, "V100-16": 64}, 1024),
 ]
@@ -140,7 +140,7 @@ def run_worker(req, work):
     r = subprocess.run([py, os.path.abspath(__file__), "--worker", path], env=env, capture_output=True,
                        text=True, timeout=3600)
     if r.returncode != 0 or not os.path.exists(req["out"]):
-        raise RuntimeError("Sailor worker failed: " + r.stderr.strip()[-600:])
+        raise RuntimeError("Sailor worker failed (exit %d): %s" % (r.returncode, r.stderr.strip()[-600:]))
     return json.load(open(req["out"]))
 
 
@@ -280,7 +280,9 @@ def main():
             else:
                 print("%-12s %-26s %6d | %9s %9s | %10s %11s %10s %11s %7s" % (
                     model, g, batch, fmt(row["ours_search_s"]), fmt(row["sailor_search_s"]),
-                    fmt(row["ours_by_ours_s"]), fmt(o), fmt(row.get("sailor_by_ours_s")), fmt(s),
+                    fmt(row["ours_by_ours_s"]), fmt(o),
+                    "OOM" if "over by" in row.get("sailor_by_ours_error", "") else fmt(row.get("sailor_by_ours_s")),
+                    fmt(s),
                     fmt(row["ratio_sailor_sim"], "%.2f")))
         sys.stdout.flush()
     for row in rows:

@@ -392,6 +392,7 @@ _SIGNATURES = {
     "arachne_plan_save": (_int, [_PLAN, _str]),
     "arachne_plan_load": (_int, [_P(_PLAN), _COST, _str]),
     "arachne_plan_from_json": (_int, [_P(_PLAN), _COST, _str, _size]),
+    "arachne_plan_from_sailor": (_int, [_P(_PLAN), _COST, _str, _size]),
     "arachne_plan_get": (_int, [_PLAN, _int, _pdbl]),
     "arachne_plan_template_get": (_int, [_PLAN, _int, _int, _pdbl]),
     "arachne_plan_stage_get": (_int, [_PLAN, _int, _int, _int, _pdbl]),
@@ -1354,6 +1355,12 @@ class CostModel(_Handle):
     def plan_from_dict(self, d):
         # type: (Dict[str, Any]) -> Plan
         return self.plan_from_json(json.dumps(d))
+
+    def plan_from_sailor(self, text):
+        # type: (Any) -> Plan
+        """A plan written by Sailor's planner (JSON text), placed on this cluster and priced."""
+        b = _enc(text)
+        return Plan(_make(_PLAN, "arachne_plan_from_sailor", self._h(), b, len(b)), self)
 
     def search_random(self, budget=1000, seed=0, time_budget_s=0.0):
         # type: (int, int, float) -> Plan
