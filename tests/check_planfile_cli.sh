@@ -100,6 +100,10 @@ PY
 "$bin" price "$t/v1.json" --model "$t/model.json" --cluster "$t/cluster.json" --profile "$t/prof.json" \
     | grep -q "(+0.00%)" || fail "a version-1 plan with its inputs named does not reprice the same"
 
+# drawn from the plan file alone (the embedded cluster, not the catalog)
+"$bin" price "$t/plan.json" --svg "$t/again.svg" > /dev/null || fail "price --svg of a user-defined GPU type failed"
+grep -q "mi300x" "$t/again.svg" || fail "price --svg does not draw the user-defined GPU type"
+
 # 5. replan a plan on a user-defined GPU type (cluster from the plan file)
 "$bin" replan --plan "$t/plan.json" --cluster "$t/bigger.json" --samples 2 --out "$t/next.json" > "$t/replan.txt" \
     || fail "replan of a plan on a user-defined GPU type failed: $(cat "$t/replan.txt")"

@@ -1,5 +1,5 @@
 /* cmd_price.c -- `arachne price PLAN.json [--model M] [--cluster SPEC]
- * [--profile FILE] [setup options] [--json]`: rebuilds the cost model the
+ * [--profile FILE] [setup options] [--svg FILE] [--json]`: rebuilds the cost model the
  * plan was made for (cli_plan_open: model, cluster, profile and training
  * setup default to what the file records), loads the plan (strict read +
  * validation + reprice) and prints the plan table, what the user changed
@@ -13,8 +13,8 @@ int cmd_price(int argc, char **argv)
 {
     cli_costenv_opts o;
     cli_costenv env;
-    cli_opt opts[CLI_COSTENV_NOPTS + 1];
-    const char *pos[1];
+    cli_opt opts[CLI_COSTENV_NOPTS + 2];
+    const char *pos[1], *svg = NULL;
     arachne_plan *plan = NULL;
     int json = 0, npos = 0, n, rc;
     n = cli_costenv_options(&o, opts);
@@ -23,6 +23,7 @@ int cmd_price(int argc, char **argv)
     opts[n].value = NULL;
     opts[n].flag = &json;
     n++;
+    opts[n++] = (cli_opt){ "svg", 1, &svg, NULL };
     if ((rc = cli_parse("price", argc, argv, opts, n, pos, 1, &npos))) return rc;
     if (npos != 1) return cli_usage_error("price", "expected one plan file");
     if ((rc = cli_plan_open("price", pos[0], &o, &env, &plan, json ? NULL : stdout)) != CLI_OK) return rc;
@@ -30,6 +31,15 @@ int cmd_price(int argc, char **argv)
         arachne_plan_destroy(plan);
         cli_costenv_free(&env);
         return rc;
+    }
+    if (svg) {
+        int st = arachne_plan_save_svg(plan, svg);
+        if (st != ARACHNE_OK) {
+            rc = cli_lib_fail(st, "price: --svg");
+            arachne_plan_destroy(plan);
+            cli_costenv_free(&env);
+            return rc;
+        }
     }
     if (json) {
         const char *text = NULL;
