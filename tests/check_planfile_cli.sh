@@ -82,8 +82,10 @@ for name, key, val in (("fifo", "model", t + "/fifo"), ("zero", "model", "/dev/z
     json.dump(e, open("%s/v1_%s.json" % (t, name), "w"))
 PY
 for n in fifo zero passwd cpath; do
-    out=$(timeout 20 "$bin" price "$t/v1_$n.json" 2>&1); rc=$?
-    [ $rc -eq 1 ] || fail "v1 plan with a path in a field ($n): exit $rc (124 = hung): $out"
+    for cmd in "price" "export --format ranks" "replan --cluster h100:2x8 --plan"; do
+        out=$(timeout 20 "$bin" $cmd "$t/v1_$n.json" 2>&1); rc=$?
+        [ $rc -eq 1 ] || fail "$cmd: v1 plan with a path in a field ($n): exit $rc (124 = hung): $out"
+    done
 done
 out=$(timeout 20 "$bin" price "$t/plan.json" --model "$t/fifo" 2>&1); rc=$?
 [ $rc -eq 1 ] || fail "--model FIFO: exit $rc: $out"
