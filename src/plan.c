@@ -150,7 +150,10 @@ int ar_plan_copy(arachne_plan *dst, const arachne_plan *src)
     }
     if (src->nranks > 0) {
         tmp.ranks = ar_malloc((size_t)src->nranks * sizeof *tmp.ranks);
-        if (!tmp.ranks) return ARACHNE_E_NO_MEMORY;
+        if (!tmp.ranks) {
+            ar_plan_clear(&tmp);
+            return ARACHNE_E_NO_MEMORY;
+        }
         memcpy(tmp.ranks, src->ranks, (size_t)src->nranks * sizeof *tmp.ranks);
     }
     if (src->cluster_spec && !(tmp.cluster_spec = ar_strdup(src->cluster_spec))) {
