@@ -279,6 +279,22 @@ void ar_xmulti_template_note(const xctx *x, ar_buf *b, const char *tool)
                   x->p->ntemplates, tool, x->p->ntemplates, x->p->ntemplates);
 }
 
+void ar_xassumptions(const xctx *x, ar_buf *b)
+{
+    const ar_setup *su = &x->p->setup;
+    ar_buf_printf(b, "# the price assumes: %g/%g/%g bytes per parameter (weights/gradients/optimizer), sequence "
+                     "parallelism inside every TP group, 1F1B, %s recomputation, %s, gradient reduction %s the "
+                     "backward%s%s\n",
+                  su->weight_bytes, su->grad_bytes, su->optim_bytes,
+                  su->recompute == AR_RECOMPUTE_NONE ? "no" : su->recompute == AR_RECOMPUTE_FULL ? "full" : "selective",
+                  su->dist_optimizer ? "optimizer state sharded over data parallel (ZeRO-1)" : "replicated optimizer state",
+                  su->overlap_grad_reduce ? "overlapped with" : "after",
+                  su->dist_optimizer ? (su->overlap_param_gather ? ", parameter all-gather overlapped with the forward"
+                                                                 : ", parameter all-gather before the forward")
+                                     : "",
+                  su->tp_comm_overlap ? ", TP communication overlapped with the GEMMs" : "");
+}
+
 void ar_xprecision_note(const xctx *x, ar_buf *b, const char *tool)
 {
     const ar_setup *su = &x->p->setup;

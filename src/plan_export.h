@@ -50,6 +50,9 @@ void ar_xtemplate_header(const xctx *x, ar_buf *b, int t);
 int ar_xjob_rank(const xctx *x, int t, int replica, int stage, int tp_rank, int pp_outer);
 /* "# job ranks (ORDER): ..." comment: where each job rank of template t runs. */
 void ar_xjob_rank_map(const xctx *x, ar_buf *b, int t, int pp_outer, const char *order);
+/* "# the price assumes: ..." from the plan's setup (precision, recompute,
+ * optimizer sharding, overlaps). */
+void ar_xassumptions(const xctx *x, ar_buf *b);
 /* The NOTE printed above multi-template plans for one-structure launchers. */
 void ar_xmulti_template_note(const xctx *x, ar_buf *b, const char *tool);
 /* The NOTE printed when the plan's bytes per parameter are not bf16 weights,

@@ -71,9 +71,7 @@ void ar_export_megatron(const xctx *x, ar_buf *b)
     ar_xplan_header(x, b, "Megatron-LM");
     ar_buf_puts(b, "# target: " AR_MEGATRON_VERSION " (megatron/training/arguments.py); pretrain_gpt.py takes each "
                    "line below plus your data and tokenizer flags\n");
-    ar_buf_puts(b, "# the price assumes: bf16 weights with fp32 gradients and fp32 Adam state (--bf16), sequence "
-                   "parallelism inside every TP group, 1F1B, gradient sync after the backward (not overlapped: "
-                   "--overlap-grad-reduce would only shorten the iteration)\n");
+    ar_xassumptions(x, b);
     ar_xprecision_note(x, b, "Megatron-LM");
     ar_xmulti_template_note(x, b, "Megatron-LM");
     if (!x->model) ar_buf_puts(b, "# NOTE: the plan embeds no model: add the model-shape flags yourself\n");
@@ -122,6 +120,9 @@ void ar_export_megatron(const xctx *x, ar_buf *b)
         else if (p->setup.recompute == AR_RECOMPUTE_FULL)
             ar_buf_puts(b, " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
         if (p->setup.dist_optimizer) ar_buf_puts(b, " --use-distributed-optimizer");
+        if (p->setup.overlap_grad_reduce) ar_buf_puts(b, " --overlap-grad-reduce");
+        if (p->setup.overlap_param_gather && p->setup.dist_optimizer) ar_buf_puts(b, " --overlap-param-gather");
+        if (p->setup.tp_comm_overlap && tp > 1) ar_buf_puts(b, " --tp-comm-overlap");
         ar_buf_puts(b, "\n");
         if (T->depth > 1) {
             if (megatron_first_last(T, &first, &last))
@@ -187,6 +188,12 @@ static void torchtitan_notes(const xctx *x, ar_buf *b, int t, int has_etp)
         ar_buf_puts(b, "# NOTE: the plan shards optimizer state (ZeRO-1); torchtitan's closest is FSDP "
                        "(data_parallel_shard_degree), which also shards weights and gradients: less memory than "
                        "priced, plus weight all-gathers the price does not include.\n");
+    if (x->p->setup.tp_comm_overlap && T->stages[0].tp > 1)
+        ar_buf_puts(b, "# NOTE: the price assumes TP communication overlapped with the GEMMs; torchtitan does that "
+                       "only with async tensor parallelism under torch.compile (not set below).\n");
+    if (!x->p->setup.overlap_grad_reduce)
+        ar_buf_puts(b, "# NOTE: the price charges the gradient reduction after the backward; torchtitan's DDP/FSDP "
+                       "overlap it, so the run can only be faster.\n");
     if (x->model && x->model->experts > 0)
         ar_buf_puts(b, "# NOTE: module names are torchtitan's Llama/DeepSeek layout (tok_embeddings, layers.N, norm, "
                        "output); check them against your model.\n");
@@ -201,6 +208,7 @@ void ar_export_torchtitan_toml(const xctx *x, ar_buf *b)
                    "removed them: use --format torchtitan-cli for newer torchtitan)\n");
     ar_buf_puts(b, "# one TOML document per template (save each as its own job config); they are separated by\n"
                    "# '# ---- template N ----' lines. Sequence parallelism is on with TP in torchtitan, as priced.\n");
+    ar_xassumptions(x, b);
     ar_xprecision_note(x, b, "torchtitan");
     ar_xmulti_template_note(x, b, "torchtitan");
     for (t = 0; t < p->ntemplates; t++) {
@@ -244,6 +252,7 @@ void ar_export_torchtitan_cli(const xctx *x, ar_buf *b)
     ar_xplan_header(x, b, "torchtitan");
     ar_buf_puts(b, "# target: " AR_TORCHTITAN_CLI_VERSION "; append each line to your recipe's launch, e.g.\n"
                    "#   MODULE=torchtitan_recipes.llama3 CONFIG=llama3_8b ./run_train.sh <line>\n");
+    ar_xassumptions(x, b);
     ar_buf_printf(b, "# activation checkpointing: the recipe's activation_checkpoint must be %s\n",
                   p->setup.recompute == AR_RECOMPUTE_NONE   ? "None"
                   : p->setup.recompute == AR_RECOMPUTE_FULL ? "FullAC.Config()"

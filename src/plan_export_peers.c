@@ -41,6 +41,7 @@ void ar_export_flashflex(const xctx *x, ar_buf *b)
     int t, r, s, k, pipe = 0, f, any_tp = 0;
     ar_xplan_header(x, b, "FlashFlex");
     ar_buf_puts(b, "# target: " AR_FLASHFLEX_VERSION " (llama/arguments.py); append to llama_train.py's launch\n");
+    ar_xassumptions(x, b);
     ar_buf_puts(b, "# one pipeline per replica of every template, in this order:\n");
     for (t = 0; t < p->ntemplates; t++) {
         const ar_template *T = &p->t[t];

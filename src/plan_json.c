@@ -88,7 +88,9 @@ int ar_plan_write_json(const arachne_plan *p, ar_buf *b)
     put_num_field(b, ", ", "grad_bytes", p->setup.grad_bytes);
     put_num_field(b, ", ", "optim_bytes", p->setup.optim_bytes);
     put_num_field(b, ", ", "headroom", p->setup.headroom);
-    ar_buf_puts(b, "}");
+    ar_buf_printf(b, ", \"overlap_grad_reduce\": %s, \"overlap_param_gather\": %s, \"tp_comm_overlap\": %s}",
+                  p->setup.overlap_grad_reduce ? "true" : "false", p->setup.overlap_param_gather ? "true" : "false",
+                  p->setup.tp_comm_overlap ? "true" : "false");
     put_num_field(b, ",\n  ", "iteration_s", p->iteration_s);
     put_num_field(b, ",\n  ", "iter_per_s", p->iter_per_s);
     put_num_field(b, ",\n  ", "samples_per_s", p->samples_per_s);
@@ -153,7 +155,8 @@ static const char *const top_keys[] = { "format", "version", "model", "cluster",
                                         "bubble", "gpus_used", "gpus_total", "templates", "planner", "inputs", NULL };
 static const char *const inputs_keys[] = { "profile_crc32", "model", "cluster", "profile", NULL };
 static const char *const setup_keys[] = { "recompute", "dist_optimizer", "weight_bytes", "grad_bytes",
-                                          "optim_bytes", "headroom", NULL };
+                                          "optim_bytes", "headroom", "overlap_grad_reduce",
+                                          "overlap_param_gather", "tp_comm_overlap", NULL };
 static const char *const tmpl_keys[] = { "replicas", "micro_batch", "micro_batches", "pipeline_s", "stages",
                                          "ranks", NULL };
 static const char *const stage_keys[] = { "gpu", "tp", "layers", "ep", "etp", "edp", "stage_s", "memory_bytes",
@@ -201,6 +204,9 @@ static int parse_setup(const ar_json *o, ar_setup *su)
     if ((st = get_nonneg(o, "grad_bytes", 0, &su->grad_bytes))) return st;
     if ((st = get_nonneg(o, "optim_bytes", 0, &su->optim_bytes))) return st;
     if ((st = get_nonneg(o, "headroom", 0, &su->headroom))) return st;
+    if ((st = ar_json_bool(o, "overlap_grad_reduce", 0, &su->overlap_grad_reduce))) return st;
+    if ((st = ar_json_bool(o, "overlap_param_gather", 0, &su->overlap_param_gather))) return st;
+    if ((st = ar_json_bool(o, "tp_comm_overlap", 0, &su->tp_comm_overlap))) return st;
     return ARACHNE_OK;
 }
 
@@ -542,11 +548,24 @@ int arachne_plan_file_header(const char *path, int key, char *buf, size_t cap, s
     ar_setup su;
     if (needed) *needed = 0;
     if (!path) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_file_header: NULL path");
-    if (key < ARACHNE_PLAN_HEADER_MODEL || key > ARACHNE_PLAN_HEADER_PROFILE_CRC32)
+    if (key < ARACHNE_PLAN_HEADER_MODEL || key > ARACHNE_PLAN_HEADER_TP_COMM_OVERLAP)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_file_header: unknown key %d (valid 0..%d)", key,
-                        ARACHNE_PLAN_HEADER_PROFILE_CRC32);
+                        ARACHNE_PLAN_HEADER_TP_COMM_OVERLAP);
     if ((st = ar_json_parse_file(&root, path))) return st;
     if ((st = check_format(root))) goto done;
+    if (key >= ARACHNE_PLAN_HEADER_OVERLAP_GRAD_REDUCE) {
+        static const char *const names[] = { "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap" };
+        const char *name = names[key - ARACHNE_PLAN_HEADER_OVERLAP_GRAD_REDUCE];
+        int v = -1;
+        if ((st = ar_json_obj(root, "setup", 0, &setup))) goto done;
+        if (setup && (st = ar_json_bool(setup, name, 0, &v))) goto done;
+        if (v < 0) {
+            st = ar_error(ARACHNE_E_NOT_FOUND, "%s: the plan's setup does not record %s", path, name);
+            goto done;
+        }
+        st = ar_copy_out(buf, cap, needed, v ? "1" : "0", 1);
+        goto done;
+    }
     if (key >= ARACHNE_PLAN_HEADER_MODEL_JSON) {
         st = embedded_input(root, path, key, buf, cap, needed);
         goto done;

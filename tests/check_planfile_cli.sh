@@ -160,12 +160,14 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 bad = json.loads(json.dumps(d)); bad["pipeline_list"][0]["tmp_per_stage"][0][0][0][0][0] = "H100"
 json.dump(bad, open(sys.argv[1] + ".h100", "w"))
-bad = json.loads(json.dumps(d)); bad["pipeline_list"][0]["tmp_per_stage"][0].append(bad["pipeline_list"][0]["tmp_per_stage"][0][0])
-json.dump(bad, open(sys.argv[1] + ".uneven", "w"))
+vm = [[["A100-40", 4, "us-central1-a"]], 2]
+uneven = {"pipeline_list": [{"num_stages": 2, "layers_per_stage": [list(range(0, 17)), list(range(17, 34))],
+                             "tmp_per_stage": [[vm, vm], [vm]], "dp": [2, 1]}], "mbs": 1}
+json.dump(uneven, open(sys.argv[1] + ".uneven", "w"))
 bad = json.loads(json.dumps(d)); bad["pipeline_list"][0]["tmp_per_stage"][0][0] = ["A100-40", 4, "us-central1-a", 2]
 json.dump(bad, open(sys.argv[1] + ".flat", "w"))
 PY
-for k in h100:"GPU type 'H100' is not in the cluster" uneven:"replicas" flat:"expected [[[gpu, gpus_per_vm, zone]], tp]"; do
+for k in h100:"GPU type 'H100' is not in the cluster" uneven:"stage 1 has 1 replicas and stage 0 2" flat:"expected [[[gpu, gpus_per_vm, zone]], tp]"; do
     ext=${k%%:*}; want=${k#*:}
     out=$("$bin" import --format sailor "$t/s.sailor.$ext" --model llama3-8b --cluster a100-40:4x4 --global-batch 64 2>&1); rc=$?
     [ $rc -eq 1 ] || fail "import of a bad Sailor plan ($ext): exit $rc"

@@ -262,7 +262,7 @@ TEST(file_header_reads_the_recorded_setup)
     ASSERT_EQ(need, 21);
     ASSERT_OK(arachne_plan_file_header(path, ARACHNE_PLAN_HEADER_ITERATION_S, buf, sizeof buf, NULL));
     ASSERT(strtod(buf, NULL) == f.plan.iteration_s);
-    ASSERT_STATUS(arachne_plan_file_header(path, 15, buf, sizeof buf, NULL), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_plan_file_header(path, 18, buf, sizeof buf, NULL), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_plan_file_header("/nonexistent/p.json", 0, buf, sizeof buf, NULL), ARACHNE_E_IO);
     /* a file without a setup object: the setup keys are NOT_FOUND */
     ASSERT_OK(arachne_plan_to_json(&f.plan, &a));

@@ -60,13 +60,14 @@ void cli_json_string(FILE *f, const char *s);
  * --headroom F --max-depth D --no-expert-tiling */
 typedef struct cli_costenv_opts {
     const char *model, *cluster, *profile, *global_batch, *seq_len, *recompute, *headroom, *max_depth;
-    int dist_optimizer, no_expert_tiling, allow_batch_rounding;
+    const char *weight_bytes, *grad_bytes, *optim_bytes;
+    int dist_optimizer, no_dist_optimizer, no_expert_tiling;
+    int no_overlap_grad_reduce, no_overlap_param_gather, tp_comm_overlap, allow_batch_rounding;
     /* Not options: set by cli_plan_open from a plan file.  JSON text used
-     * instead of model / cluster / profile when those are NULL; bytes per
-     * parameter (decimal text) applied when not NULL; model_name and
-     * cluster_spec: a version-1 plan's fields, read as a preset name and a
-     * compact spec only (never opened as paths). */
-    const char *model_json, *cluster_json, *profile_json, *weight_bytes, *grad_bytes, *optim_bytes;
+     * instead of model / cluster / profile when those are NULL; model_name
+     * and cluster_spec: a version-1 plan's fields, read as a preset name and
+     * a compact spec only (never opened as paths). */
+    const char *model_json, *cluster_json, *profile_json;
     const char *model_name, *cluster_spec;
 } cli_costenv_opts;
 
@@ -79,7 +80,7 @@ typedef struct cli_costenv {
 } cli_costenv;
 
 /* Number of cli_opt entries cli_costenv_options() writes. */
-#define CLI_COSTENV_NOPTS 11
+#define CLI_COSTENV_NOPTS 18
 /* Usage lines for the shared options (append to a command's usage text). */
 #define CLI_COSTENV_USAGE \
     "  --model M              model preset or model JSON file (required)\n" \
@@ -88,7 +89,13 @@ typedef struct cli_costenv {
     "  --global-batch N       samples per iteration (default 512)\n" \
     "  --seq-len N            tokens per sample (default 4096; must match --profile)\n" \
     "  --recompute MODE       none | selective | full (default selective)\n" \
-    "  --dist-optimizer       shard optimizer state over data-parallel ranks (ZeRO-1)\n" \
+    "  --no-dist-optimizer    replicate optimizer state (default: sharded over data-parallel ranks, ZeRO-1)\n" \
+    "  --no-overlap-grad-reduce  charge the whole gradient reduction after the backward pass\n" \
+    "  --no-overlap-param-gather charge the distributed optimizer's all-gather before the forward pass\n" \
+    "  --tp-comm-overlap      TP collectives overlap the GEMMs (Megatron --tp-comm-overlap)\n" \
+    "  --weight-bytes B       bytes per parameter of weights (default 2)\n" \
+    "  --grad-bytes B         bytes per parameter of gradients (default 4)\n" \
+    "  --optim-bytes B        bytes per parameter of optimizer state (default 12)\n" \
     "  --headroom F           fraction of GPU memory kept free, [0, 1) (default 0.08)\n" \
     "  --max-depth D          deepest pipeline searched, 1..32 (default 16)\n" \
     "  --no-expert-tiling     MoE stages keep EP = 1, ETP = TP\n" \
@@ -136,6 +143,15 @@ int cli_check_regular(const char *cmd, const char *opt, const char *s);
  * the plan is repriced (a note on stderr), without it CLI_FAIL after
  * printing the nearest batches the plan's structure runs exactly. */
 int cli_batch_exact(const char *cmd, arachne_plan *plan, arachne_cost_model *cm, int allow);
+
+/* An explicit parallel configuration (cli_parallel.c).  cli_parallel_plan
+ * builds and prices it with env's cost model (arachne_plan_from_parallel);
+ * cli_price_parallel is `arachne price --parallel SPEC`; cli_print_compare
+ * prints the "compare:" line of `arachne plan --compare`.  All return CLI_OK,
+ * or CLI_FAIL / CLI_USAGE after printing. */
+int cli_parallel_plan(const char *spec, const cli_costenv *env, arachne_plan **out);
+int cli_price_parallel(const char *spec, const cli_costenv_opts *o, int json);
+int cli_print_compare(FILE *f, const arachne_plan *planned, const arachne_plan *given, const char *spec);
 
 /* Path of the bundled policy ($ARACHNE_POLICY, then next to the binary's
  * source tree or install prefix), or NULL when none is found. */

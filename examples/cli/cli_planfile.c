@@ -32,14 +32,18 @@ static int header_text(const char *cmd, const char *path, int key, char **out)
 }
 
 enum { H_MODEL, H_CLUSTER, H_BATCH, H_SEQ, H_RECOMPUTE, H_DIST, H_HEADROOM, H_WBYTES, H_GBYTES, H_OBYTES, H_MODEL_JSON,
-       H_CLUSTER_JSON, H_PROFILE_JSON, H_COUNT };
+       H_CLUSTER_JSON, H_PROFILE_JSON, H_OVERLAP_GRAD, H_OVERLAP_PARAM, H_TP_OVERLAP, H_COUNT };
 static const int header_keys[H_COUNT] = {
     ARACHNE_PLAN_HEADER_MODEL,        ARACHNE_PLAN_HEADER_CLUSTER,      ARACHNE_PLAN_HEADER_GLOBAL_BATCH,
     ARACHNE_PLAN_HEADER_SEQ_LEN,      ARACHNE_PLAN_HEADER_RECOMPUTE,    ARACHNE_PLAN_HEADER_DIST_OPTIMIZER,
     ARACHNE_PLAN_HEADER_HEADROOM,     ARACHNE_PLAN_HEADER_WEIGHT_BYTES, ARACHNE_PLAN_HEADER_GRAD_BYTES,
     ARACHNE_PLAN_HEADER_OPTIM_BYTES,  ARACHNE_PLAN_HEADER_MODEL_JSON,   ARACHNE_PLAN_HEADER_CLUSTER_JSON,
-    ARACHNE_PLAN_HEADER_PROFILE_JSON,
+    ARACHNE_PLAN_HEADER_PROFILE_JSON, ARACHNE_PLAN_HEADER_OVERLAP_GRAD_REDUCE,
+    ARACHNE_PLAN_HEADER_OVERLAP_PARAM_GATHER, ARACHNE_PLAN_HEADER_TP_COMM_OVERLAP,
 };
+
+static int is_off(const char *v) { return v && strcmp(v, "0") == 0; }
+static int is_on(const char *v) { return v && strcmp(v, "1") == 0; }
 /* the header texts live until the process ends: o points into them */
 static char *hdr[H_COUNT];
 
@@ -141,12 +145,21 @@ static int diff_setting(FILE *f, const char *name, const char *file, const char 
     return 1;
 }
 
+static int diff_switch(FILE *f, const char *name, const char *file, const char *now)
+{
+    if (!file || strcmp(file, now) == 0) return 0;
+    fprintf(f, "  %s: plan %s -> given %s\n", name, strcmp(file, "1") == 0 ? "on" : "off",
+            strcmp(now, "1") == 0 ? "on" : "off");
+    return 1;
+}
+
 int cli_plan_open(const char *cmd, const char *path, cli_costenv_opts *o, cli_costenv *env, arachne_plan **plan,
                   FILE *report)
 {
     const char *user_batch = o->global_batch, *user_seq = o->seq_len, *user_rc = o->recompute;
-    const char *user_head = o->headroom;
-    int user_dist = o->dist_optimizer, user_model = o->model != NULL, user_cluster = o->cluster != NULL;
+    const char *user_head = o->headroom, *user_w = o->weight_bytes, *user_g = o->grad_bytes, *user_o = o->optim_bytes;
+    int user_dist = o->dist_optimizer || o->no_dist_optimizer, user_model = o->model != NULL;
+    int user_cluster = o->cluster != NULL;
     int user_profile = o->profile != NULL;
     int rc, st, i;
     *plan = NULL;
@@ -170,10 +183,14 @@ int cli_plan_open(const char *cmd, const char *path, cli_costenv_opts *o, cli_co
     if (!o->global_batch) o->global_batch = hdr[H_BATCH];
     if (!o->recompute) o->recompute = hdr[H_RECOMPUTE];
     if (!o->headroom) o->headroom = hdr[H_HEADROOM];
-    if (!o->dist_optimizer && hdr[H_DIST] && strcmp(hdr[H_DIST], "1") == 0) o->dist_optimizer = 1;
-    o->weight_bytes = hdr[H_WBYTES];
-    o->grad_bytes = hdr[H_GBYTES];
-    o->optim_bytes = hdr[H_OBYTES];
+    /* the file's choices stand unless the command line made one */
+    if (!o->dist_optimizer && !o->no_dist_optimizer && is_off(hdr[H_DIST])) o->no_dist_optimizer = 1;
+    if (!o->no_overlap_grad_reduce && is_off(hdr[H_OVERLAP_GRAD])) o->no_overlap_grad_reduce = 1;
+    if (!o->no_overlap_param_gather && is_off(hdr[H_OVERLAP_PARAM])) o->no_overlap_param_gather = 1;
+    if (!o->tp_comm_overlap && is_on(hdr[H_TP_OVERLAP])) o->tp_comm_overlap = 1;
+    if (!o->weight_bytes) o->weight_bytes = hdr[H_WBYTES];
+    if (!o->grad_bytes) o->grad_bytes = hdr[H_GBYTES];
+    if (!o->optim_bytes) o->optim_bytes = hdr[H_OBYTES];
     /* a profile fixes the sequence length itself */
     if (!o->profile && !o->profile_json && !o->seq_len) o->seq_len = hdr[H_SEQ];
     if (!o->model && !o->model_json && o->model_name && strchr(o->model_name, '/'))
@@ -188,16 +205,31 @@ int cli_plan_open(const char *cmd, const char *path, cli_costenv_opts *o, cli_co
     if (report && hdr[H_MODEL_JSON]) {
         int n = 0;
         char dist[4];
+        double v = 0.0;
         fprintf(report, "inputs that differ from the plan's:\n");
         if (user_model) n += diff_model(report, env);
         if (user_cluster) n += diff_cluster(report, env);
         if (user_profile) n += diff_profile(report, env);
-        snprintf(dist, sizeof dist, "%d", user_dist);
         n += diff_setting(report, "global batch", hdr[H_BATCH], user_batch);
         if (user_seq) n += diff_setting(report, "sequence length", hdr[H_SEQ], user_seq);
         n += diff_setting(report, "recompute", hdr[H_RECOMPUTE], user_rc);
         n += diff_setting(report, "headroom", hdr[H_HEADROOM], user_head);
+        n += diff_setting(report, "weight bytes per parameter", hdr[H_WBYTES], user_w);
+        n += diff_setting(report, "gradient bytes per parameter", hdr[H_GBYTES], user_g);
+        n += diff_setting(report, "optimizer bytes per parameter", hdr[H_OBYTES], user_o);
+        /* the switches: what the cost model now runs with, against the file */
+        arachne_cost_model_get(env->cm, ARACHNE_OPT_DIST_OPTIMIZER, &v);
+        snprintf(dist, sizeof dist, "%d", (int)v);
         if (user_dist) n += diff_setting(report, "distributed optimizer", hdr[H_DIST], dist);
+        arachne_cost_model_get(env->cm, ARACHNE_OPT_OVERLAP_GRAD_REDUCE, &v);
+        snprintf(dist, sizeof dist, "%d", (int)v);
+        n += diff_switch(report, "overlap of the gradient reduction", hdr[H_OVERLAP_GRAD], dist);
+        arachne_cost_model_get(env->cm, ARACHNE_OPT_OVERLAP_PARAM_GATHER, &v);
+        snprintf(dist, sizeof dist, "%d", (int)v);
+        n += diff_switch(report, "overlap of the parameter all-gather", hdr[H_OVERLAP_PARAM], dist);
+        arachne_cost_model_get(env->cm, ARACHNE_OPT_TP_COMM_OVERLAP, &v);
+        snprintf(dist, sizeof dist, "%d", (int)v);
+        n += diff_switch(report, "TP communication overlap", hdr[H_TP_OVERLAP], dist);
         if (!n) fprintf(report, "  none\n");
     }
     return CLI_OK;

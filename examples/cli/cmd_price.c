@@ -13,9 +13,10 @@ int cmd_price(int argc, char **argv)
 {
     cli_costenv_opts o;
     cli_costenv env;
-    cli_opt opts[CLI_COSTENV_NOPTS + 2];
+    cli_opt opts[CLI_COSTENV_NOPTS + 3];
     const char *pos[1], *svg = NULL;
     arachne_plan *plan = NULL;
+    const char *parallel = NULL;
     int json = 0, npos = 0, n, rc;
     n = cli_costenv_options(&o, opts);
     opts[n].name = "json";
@@ -24,7 +25,16 @@ int cmd_price(int argc, char **argv)
     opts[n].flag = &json;
     n++;
     opts[n++] = (cli_opt){ "svg", 1, &svg, NULL };
+    opts[n].name = "parallel";
+    opts[n].takes_value = 1;
+    opts[n].value = &parallel;
+    opts[n].flag = NULL;
+    n++;
     if ((rc = cli_parse("price", argc, argv, opts, n, pos, 1, &npos))) return rc;
+    if (parallel) {
+        if (npos != 0) return cli_usage_error("price", "--parallel prices a configuration, not a plan file");
+        return cli_price_parallel(parallel, &o, json);
+    }
     if (npos != 1) return cli_usage_error("price", "expected one plan file");
     if ((rc = cli_plan_open("price", pos[0], &o, &env, &plan, json ? NULL : stdout)) != CLI_OK) return rc;
     if ((rc = cli_batch_exact("price", plan, env.cm, o.allow_batch_rounding)) != CLI_OK) {
@@ -58,7 +68,7 @@ int cmd_price(int argc, char **argv)
         if (arachne_plan_file_header(pos[0], ARACHNE_PLAN_HEADER_ITERATION_S, title, sizeof title, NULL) ==
                 ARACHNE_OK &&
             (file_it = strtod(title, NULL)) > 0.0)
-            printf("the file records %.6g s per iteration; repriced %.6g s (%+.2f%%)\n", file_it, it,
+            printf("the file records %.4f s per iteration; repriced %.4f s (%+.2f%%)\n", file_it, it,
                    100.0 * (it - file_it) / file_it);
     }
     arachne_plan_destroy(plan);
