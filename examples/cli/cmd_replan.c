@@ -132,6 +132,7 @@ int cmd_replan(int argc, char **argv)
         goto done;
     }
     if ((st = arachne_replan(&next, &dec, pol, new_env.cm, running, ro))) { rc = cli_lib_fail(st, "replan"); goto done; }
+    if ((rc = cli_batch_exact("replan", next, new_env.cm, o.allow_batch_rounding)) != CLI_OK) goto done;
     if (out_path && (st = arachne_plan_save(next, out_path))) { rc = cli_lib_fail(st, "replan: --out"); goto done; }
     rc = CLI_OK;
     if (json) {
