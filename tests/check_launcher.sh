@@ -19,7 +19,7 @@ echo "$out" | grep -q '^torchrun --nnodes=' || { echo "no torchrun line"; exit 1
 bindir=$(cd "$(dirname "$bin")" && pwd)
 out=$(cd "$t" && env -u ARACHNE_POLICY "$bindir/launcher" --model llama3-8b --cluster a100-40:2x4,h100:1x8 \
       --samples 2 --plan-out mine.json --rank-map map.json 2>"$t/err") || { echo "launcher failed: $(cat "$t/err")"; exit 1; }
-if [ -f examples/policies/default.arpol ]; then
+if [ -f "$bindir/../examples/policies/default.arpol" ]; then  # the release layout (bin/ next to examples/)
     grep -q "untrained" "$t/err" && { echo "bundled policy not found from another directory: $(cat "$t/err")"; exit 1; }
 fi
 echo "$out" | grep '^torchrun' | grep -v -- "--arachne-plan mine.json --arachne-rank-map map.json" \
