@@ -381,7 +381,14 @@ static int parse_tree(arachne_plan *p, const arachne_cost_model *cm, const ar_js
     if ((st = get_nonneg(root, "samples_per_s", 1, &p->samples_per_s))) return st;
     if ((st = get_nonneg(root, "tokens_per_s", 1, &p->tokens_per_s))) return st;
     if ((st = get_nonneg(root, "mfu", 1, &p->mfu))) return st;
-    if ((st = get_nonneg(root, "bubble", 0, &p->bubble))) return st;
+    if (ar_json_get(root, "bubble")) {
+        /* a fraction; the pricing's 1 - busy/total may round to -2e-16 */
+        double v = 0.0;
+        if ((st = ar_json_num(root, "bubble", 1, &v))) return st;
+        if (!(v >= -1e-9 && v <= 1.0))
+            return ar_json_error_at(ar_json_get(root, "bubble"), "bubble: expected a fraction in [0, 1]");
+        p->bubble = v;
+    }
     if ((st = get_int(root, "gpus_used", 1, 0, BIG, &p->gpus_used))) return st;
     if ((st = get_int(root, "gpus_total", 1, 0, BIG, &p->gpus_total))) return st;
     p->file_iteration_s = p->iteration_s;

@@ -67,6 +67,11 @@ int cli_batch_exact(const char *cmd, arachne_plan *plan, arachne_cost_model *cm,
         return CLI_OK;
     }
     if (want <= BATCH_SEARCH_MAX) nearest_exact(step, nt < 32 ? nt : 32, want, &below, &above);
+    if (below == want)
+        return cli_fail("%s: global batch %ld: the cost model's micro-batch assignment for this plan runs %ld samples "
+                        "per iteration; an exact split of %ld exists but is not the fastest it found "
+                        "(--allow-batch-rounding runs %ld)",
+                        cmd, want, runs, want, runs);
     if (below && above)
         return cli_fail("%s: global batch %ld: the plan runs %ld samples per iteration; batches its structure runs "
                         "exactly: %ld and %ld (give one with --global-batch, or --allow-batch-rounding to run %ld)",
