@@ -1,21 +1,33 @@
 /* launcher.c -- what a heterogeneous training runtime needs to start a plan
  * (docs/launcher.md).
  *
- * Plans the cluster given on the command line with the policy, then prints,
- * per node, a torchrun-style command line and, per rank on that node, the
- * environment: RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR/MASTER_PORT
- * (placeholders), CUDA_VISIBLE_DEVICES, and the plan's place for the rank
- * (template, replica, stage, layers, embedding/head, micro-batch, and the
- * global ranks of its TP, PP and DP groups).  Everything comes from the
- * plan's `ranks` export (arachne_plan_export with ARACHNE_EXPORT_RANKS).
+ * Plans the cluster given on the command line with the policy, writes the
+ * plan file and a rank map, and prints lines an operator can run:
+ *   - per node, a torchrun line; node ranks follow the plan's rank order
+ *     (the node running plan rank 0 is node_rank 0, MASTER_ADDR's node), so
+ *     torchrun's global ranks are the plan's whenever each node's plan ranks
+ *     are contiguous (the planners place them so); the rank map says which
+ *     plan rank every torchrun rank is in any case;
+ *   - the rank map file (JSON) the training script reads: per torchrun rank
+ *     (node rank, local rank) its CUDA device, plan rank, template, replica,
+ *     stage, layers, TP rank and the global ranks of its TP, PP and DP groups;
+ *   - a Slurm form (SLURM_HOSTFILE + srun --distribution=arbitrary, one task
+ *     per GPU in torchrun-rank order) and an MPI-style hostfile.
+ * Everything comes from the plan's `ranks` export (ARACHNE_EXPORT_RANKS).
+ * The policy: --policy, else $ARACHNE_POLICY, else the bundled one next to
+ * the binary (bin/../examples/policies/default.arpol) or installed
+ * (bin/../share/arachne/default.arpol), found from any working directory.
  *
- * usage: launcher --model M --cluster SPEC [--policy FILE] [--samples K]
- *                 [--seed S] [--script FILE] [--plan-out FILE]
+ * usage: launcher --model M --cluster SPEC|FILE [--profile FILE] [--global-batch N]
+ *                 [--policy FILE] [--samples K] [--seed S] [--script FILE]
+ *                 [--plan-out FILE] [--rank-map FILE]
  * Exit 0 on success, 1 on a library error, 2 for a usage error. */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "arachne.h"
 
@@ -53,13 +65,16 @@ static long ifield(const char *line, const char *key)
     return strtol(field(line, key, buf, sizeof buf), NULL, 10);
 }
 
-typedef struct rankline { const char *text; long node, gpu; } rankline;
+typedef struct rankline { const char *text; long node, gpu, rank; } rankline;
 
-static int by_node_gpu(const void *a, const void *b)
+/* Nodes in plan order: by the lowest plan rank each node runs; inside a
+ * node, ranks by plan rank (local rank order). */
+static long *node_first; /* lowest plan rank per cluster node */
+static int by_plan_order(const void *a, const void *b)
 {
     const rankline *x = a, *y = b;
-    if (x->node != y->node) return (x->node > y->node) - (x->node < y->node);
-    return (x->gpu > y->gpu) - (x->gpu < y->gpu);
+    if (x->node != y->node) return (node_first[x->node] > node_first[y->node]) - (node_first[x->node] < node_first[y->node]);
+    return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
 /* A whole decimal integer in [lo, hi], or a usage error naming the option:
@@ -78,10 +93,74 @@ static int parse_long(const char *opt, const char *v, long lo, long hi, long *ou
     return 1;
 }
 
+/* The bundled policy, found from any working directory: $ARACHNE_POLICY,
+ * then next to the source tree or install prefix of this binary. */
+static const char *find_policy(void)
+{
+    static char path[4096];
+    static const char *const rel[] = { "../examples/policies/default.arpol", "../share/arachne/default.arpol" };
+    char exe[4000], *slash;
+    const char *env = getenv("ARACHNE_POLICY");
+    ssize_t n;
+    size_t i;
+    if (env && env[0]) return env;
+    n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return NULL;
+    exe[n] = '\0';
+    if (!(slash = strrchr(exe, '/'))) return NULL;
+    *slash = '\0';
+    for (i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", exe, rel[i]);
+        if (access(path, R_OK) == 0) return path;
+    }
+    return NULL;
+}
+
+/* Writes the rank map (JSON, docs/launcher.md) for the ranks in torchrun
+ * order; nodes[k] is the cluster node of node rank k. */
+static int write_rank_map(const char *path, const char *plan_path, const rankline *l, int n, const long *nodes,
+                          int nnodes_used)
+{
+    FILE *f = fopen(path, "w");
+    int i, k = 0, nr;
+    if (!f) {
+        fprintf(stderr, "launcher: %s: cannot write: %s\n", path, strerror(errno));
+        return 1;
+    }
+    fprintf(f, "{\"format\": \"arachne-rank-map\", \"version\": 1, \"plan\": \"%s\", \"world_size\": %d,\n", plan_path, n);
+    fprintf(f, " \"plan_rank_by_torch_rank\": [");
+    for (i = 0; i < n; i++) fprintf(f, "%s%ld", i ? ", " : "", l[i].rank);
+    fprintf(f, "],\n \"nodes\": [");
+    for (nr = 0; nr < nnodes_used; nr++) {
+        int start = k;
+        fprintf(f, "%s\n  {\"node_rank\": %d, \"node\": %ld, \"torch_rank_start\": %d, \"local\": [", nr ? "," : "", nr,
+                nodes[nr], start);
+        for (; k < n && l[k].node == nodes[nr]; k++) {
+            char a[8192], b[8192], c[8192], layers[64];
+            const char *t = l[k].text;
+            fprintf(f, "%s\n    {\"local_rank\": %d, \"cuda_device\": %ld, \"rank\": %ld, \"template\": %ld, "
+                       "\"replica\": %ld, \"stage\": %ld, \"layers\": [%s], \"tp_rank\": %ld, \"tp_group\": [%s], "
+                       "\"pp_group\": [%s], \"dp_group\": [%s]}",
+                    k > start ? "," : "", k - start, l[k].gpu, l[k].rank, ifield(t, "template"), ifield(t, "replica"),
+                    ifield(t, "stage"), field(t, "layers", layers, sizeof layers), ifield(t, "tp_rank"),
+                    field(t, "tp_group", a, sizeof a), field(t, "pp_group", b, sizeof b),
+                    field(t, "dp_group", c, sizeof c));
+        }
+        fprintf(f, "]}");
+    }
+    fprintf(f, "\n]}\n");
+    if (fclose(f) != 0) {
+        fprintf(stderr, "launcher: %s: cannot write\n", path);
+        return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    const char *model_name = NULL, *spec = NULL, *policy_path = NULL, *script = "train.py", *plan_out = NULL;
-    long samples = 16, seed = 0; /* best of 16, as `arachne plan` */
+    const char *model_name = NULL, *spec = NULL, *policy_path = NULL, *script = "train.py", *plan_out = "plan.json";
+    const char *rank_map = "ranks.json", *profile_path = NULL;
+    long samples = 16, seed = 0, batch = 0; /* best of 16, as `arachne plan` */
     arachne_model *model = NULL;
     arachne_cluster *cluster = NULL;
     arachne_profile *profile = NULL;
@@ -89,44 +168,47 @@ int main(int argc, char **argv)
     arachne_policy *pol = NULL;
     arachne_plan *plan = NULL;
     rankline *lines = NULL;
+    long *nodes = NULL;
     char *text = NULL, *p;
     size_t need = 0;
-    int i, st, rc = 1, nlines = 0, nnodes = 0, used_nodes = 0, node_rank = 0, world;
+    int i, st, rc = 1, nlines = 0, nnodes = 0, used = 0, world, k;
 
     for (i = 1; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) goto usage;
         if (strcmp(a, "--model") == 0) model_name = v;
         else if (strcmp(a, "--cluster") == 0) spec = v;
+        else if (strcmp(a, "--profile") == 0) profile_path = v;
+        else if (strcmp(a, "--global-batch") == 0) { if (!parse_long(a, v, 1, 1000000000L, &batch)) goto usage; }
         else if (strcmp(a, "--policy") == 0) policy_path = v;
         else if (strcmp(a, "--samples") == 0) { if (!parse_long(a, v, 1, 100000, &samples)) goto usage; }
         else if (strcmp(a, "--seed") == 0) { if (!parse_long(a, v, 0, 0x7fffffffL, &seed)) goto usage; }
         else if (strcmp(a, "--script") == 0) script = v;
         else if (strcmp(a, "--plan-out") == 0) plan_out = v;
+        else if (strcmp(a, "--rank-map") == 0) rank_map = v;
         else goto usage;
     }
     if (!model_name || !spec) goto usage;
 
     if ((st = arachne_model_open(&model, model_name))) { rc = fail(st, model_name); goto done; }
     if ((st = arachne_cluster_open(&cluster, spec))) { rc = fail(st, spec); goto done; }
-    if ((st = arachne_profile_generate(&profile, model, cluster, 4096))) { rc = fail(st, "profile"); goto done; }
+    if (profile_path) st = arachne_profile_load(&profile, profile_path);
+    else st = arachne_profile_generate(&profile, model, cluster, 4096);
+    if (st) { rc = fail(st, "profile"); goto done; }
     if ((st = arachne_cost_model_create(&cm, model, cluster, profile))) { rc = fail(st, "cost model"); goto done; }
-    if (!policy_path) {
-        FILE *f;
-        policy_path = getenv("ARACHNE_POLICY");
-        if ((!policy_path || !policy_path[0]) && (f = fopen("examples/policies/default.arpol", "rb"))) {
-            fclose(f);
-            policy_path = "examples/policies/default.arpol";
-        }
+    if (batch && (st = arachne_cost_model_set(cm, ARACHNE_OPT_GLOBAL_BATCH, (double)batch))) {
+        rc = fail(st, "--global-batch");
+        goto done;
     }
-    if (policy_path && policy_path[0]) st = arachne_policy_load(&pol, policy_path);
+    if (!policy_path) policy_path = find_policy();
+    if (policy_path) st = arachne_policy_load(&pol, policy_path);
     else {
         fprintf(stderr, "launcher: no bundled policy found; using an untrained policy (seed 1)\n");
         st = arachne_policy_create(&pol, 1, 0, 0);
     }
     if (st) { rc = fail(st, "policy"); goto done; }
     if ((st = arachne_plan_build(&plan, pol, cm, (int)samples, (uint64_t)seed))) { rc = fail(st, "plan"); goto done; }
-    if (plan_out && (st = arachne_plan_save(plan, plan_out))) { rc = fail(st, plan_out); goto done; }
+    if ((st = arachne_plan_save(plan, plan_out))) { rc = fail(st, plan_out); goto done; }
 
     /* the ranks export: one JSON object per line */
     if ((st = arachne_plan_export(plan, ARACHNE_EXPORT_RANKS, NULL, 0, &need)) != ARACHNE_E_BUFFER_TOO_SMALL &&
@@ -135,66 +217,76 @@ int main(int argc, char **argv)
     if (!text) { fprintf(stderr, "launcher: out of memory\n"); goto done; }
     if ((st = arachne_plan_export(plan, ARACHNE_EXPORT_RANKS, text, need, NULL))) { rc = fail(st, "export"); goto done; }
     for (p = text; *p; p++) nlines += *p == '\n';
+    arachne_cluster_node_count(cluster, NULL, &nnodes);
     lines = calloc((size_t)nlines + 1, sizeof *lines);
-    if (!lines) { fprintf(stderr, "launcher: out of memory\n"); goto done; }
+    node_first = malloc(((size_t)nnodes + 1) * sizeof *node_first);
+    nodes = calloc((size_t)nnodes + 1, sizeof *nodes);
+    if (!lines || !node_first || !nodes) { fprintf(stderr, "launcher: out of memory\n"); goto done; }
+    for (i = 0; i < nnodes; i++) node_first[i] = -1;
     nlines = 0;
     for (p = strtok(text, "\n"); p; p = strtok(NULL, "\n")) {
-        lines[nlines].text = p;
-        lines[nlines].node = ifield(p, "node");
-        lines[nlines].gpu = ifield(p, "local_gpu");
-        nlines++;
+        rankline *r = &lines[nlines++];
+        r->text = p;
+        r->node = ifield(p, "node");
+        r->gpu = ifield(p, "local_gpu");
+        r->rank = ifield(p, "rank");
+        if (r->node < 0 || r->node >= nnodes) { fprintf(stderr, "launcher: rank on node %ld\n", r->node); goto done; }
+        if (node_first[r->node] < 0 || r->rank < node_first[r->node]) node_first[r->node] = r->rank;
     }
     world = nlines;
-    qsort(lines, (size_t)nlines, sizeof *lines, by_node_gpu);
-    arachne_cluster_node_count(cluster, NULL, &nnodes);
-    for (i = 0; i < nlines; i++) used_nodes += i == 0 || lines[i].node != lines[i - 1].node;
+    qsort(lines, (size_t)nlines, sizeof *lines, by_plan_order);
+    for (i = 0; i < nlines; i++)
+        if (i == 0 || lines[i].node != lines[i - 1].node) nodes[used++] = lines[i].node;
+    if (write_rank_map(rank_map, plan_out, lines, nlines, nodes, used)) goto done;
 
     {
         double v = 0.0;
+        int same = 1;
+        for (i = 0; i < nlines; i++) same &= lines[i].rank == i;
         arachne_plan_get(plan, ARACHNE_PLAN_SAMPLES_PER_S, &v);
-        printf("# %s on %s: %d ranks on %d of %d nodes, %.3f samples/s\n", model_name, spec, world, used_nodes, nnodes,
-               v);
-        printf("# set MASTER_ADDR to the address of the node with rank 0; the runtime reads the ARACHNE_* variables\n"
-               "# (torchrun numbers ranks by node; the plan's rank is RANK below, also in ARACHNE_RANK)\n");
+        printf("# %s on %s: %d ranks on %d of %d nodes, %.3f samples/s\n", model_name, spec, world, used, nnodes, v);
+        printf("# wrote %s (the plan) and %s (the rank map: torchrun rank -> plan rank, CUDA device, stage, groups)\n",
+               plan_out, rank_map);
+        printf("# node ranks follow the plan: node_rank 0 runs plan rank 0; set MASTER_ADDR to its address\n");
+        printf("# torchrun ranks %s the plan ranks%s\n", same ? "equal" : "differ from",
+               same ? "" : ": the training script maps them with the rank map's plan_rank_by_torch_rank");
     }
-    for (int n = 0, k = 0; n < nnodes; n++) {
+    for (k = 0, i = 0; k < used; k++) {
         const char *type = "?";
-        int gpus = 0, start = k, cnt = 0, j;
-        arachne_cluster_node(cluster, n, &type, &gpus);
-        while (k < nlines && lines[k].node == n) { k++; cnt++; }
-        printf("\n## node %d (%s, %d GPU%s): ", n, type, gpus, gpus == 1 ? "" : "s");
-        if (!cnt) { printf("idle (the plan leaves it out)\n"); continue; }
-        printf("%d rank%s\n", cnt, cnt == 1 ? "" : "s");
-        printf("torchrun --nnodes=%d --node_rank=%d --nproc_per_node=%d --master_addr=$MASTER_ADDR "
-               "--master_port=29500 %s --arachne-plan plan.json\n", used_nodes, node_rank++, cnt, script);
-        for (j = start; j < k; j++) {
-            const char *l = lines[j].text;
-            char a[8192], b[8192], c[8192], layers[64], gtype[64];
-            long lr = j - start;
-            field(l, "layers", layers, sizeof layers);
-            for (p = layers; *p; p++) if (*p == ',') *p = '-';
-            printf("  RANK=%ld LOCAL_RANK=%ld WORLD_SIZE=%d MASTER_ADDR=$MASTER_ADDR MASTER_PORT=29500 "
-                   "CUDA_VISIBLE_DEVICES=%ld ARACHNE_RANK=%ld ARACHNE_GPU_TYPE=%s ARACHNE_TEMPLATE=%ld "
-                   "ARACHNE_REPLICA=%ld ARACHNE_STAGE=%ld ARACHNE_PP_SIZE=%ld ARACHNE_LAYERS=%s ARACHNE_EMBEDDING=%d "
-                   "ARACHNE_HEAD=%d ARACHNE_MICRO_BATCH=%ld ARACHNE_MICRO_BATCHES=%ld ARACHNE_TP_RANK=%ld "
-                   "ARACHNE_TP_SIZE=%ld ARACHNE_DP_RANK=%ld ARACHNE_DP_SIZE=%ld ARACHNE_TP_GROUP=%s "
-                   "ARACHNE_PP_GROUP=%s ARACHNE_DP_GROUP=%s\n",
-                   ifield(l, "rank"), lr, world, lines[j].gpu, ifield(l, "rank"), field(l, "gpu_type", gtype, sizeof gtype),
-                   ifield(l, "template"), ifield(l, "replica"), ifield(l, "stage"), ifield(l, "pp_size"), layers,
-                   strstr(l, "\"embedding\":true") != NULL, strstr(l, "\"head\":true") != NULL, ifield(l, "micro_batch"),
-                   ifield(l, "micro_batches"), ifield(l, "tp_rank"), ifield(l, "tp_size"), ifield(l, "dp_rank"),
-                   ifield(l, "dp_size"), field(l, "tp_group", a, sizeof a), field(l, "pp_group", b, sizeof b),
-                   field(l, "dp_group", c, sizeof c));
-        }
+        int gpus = 0, cnt = 0, j;
+        arachne_cluster_node(cluster, (int)nodes[k], &type, &gpus);
+        for (j = i; j < nlines && lines[j].node == nodes[k]; j++) cnt++;
+        printf("\n## node_rank %d = cluster node %ld (%s, %d GPU%s): %d rank%s, plan ranks", k, nodes[k], type, gpus,
+               gpus == 1 ? "" : "s", cnt, cnt == 1 ? "" : "s");
+        for (j = i; j < i + cnt; j++) printf(" %ld", lines[j].rank);
+        printf("\ntorchrun --nnodes=%d --node_rank=%d --nproc_per_node=%d --master_addr=$MASTER_ADDR "
+               "--master_port=29500 %s --arachne-plan %s --arachne-rank-map %s\n", used, k, cnt, script, plan_out,
+               rank_map);
+        i += cnt;
+    }
+    for (i = 0; i < nnodes; i++)
+        if (node_first[i] < 0) printf("# cluster node %d: idle (the plan leaves it out)\n", i);
+    printf("\n## Slurm: one task per GPU in torchrun-rank order (replace nodeN with the host names)\n");
+    printf("cat > hostfile.slurm <<'EOF'\n");
+    for (i = 0; i < nlines; i++) printf("node%ld\n", lines[i].node);
+    printf("EOF\nSLURM_HOSTFILE=hostfile.slurm srun --ntasks=%d --distribution=arbitrary python %s --arachne-plan %s "
+           "--arachne-rank-map %s\n", world, script, plan_out, rank_map);
+    printf("\n## MPI-style hostfile, node_rank order\n");
+    for (k = 0, i = 0; k < used; k++) {
+        int cnt = 0;
+        while (i < nlines && lines[i].node == nodes[k]) { i++; cnt++; }
+        printf("node%ld slots=%d\n", nodes[k], cnt);
     }
     rc = 0;
     goto done;
 usage:
-    fprintf(stderr, "usage: launcher --model M --cluster SPEC [--policy FILE] [--samples K] [--seed S] "
-                    "[--script FILE] [--plan-out FILE]\n");
+    fprintf(stderr, "usage: launcher --model M --cluster SPEC|FILE [--profile FILE] [--global-batch N] "
+                    "[--policy FILE] [--samples K] [--seed S] [--script FILE] [--plan-out FILE] [--rank-map FILE]\n");
     rc = 2;
 done:
     free(lines);
+    free(nodes);
+    free(node_first);
     free(text);
     arachne_plan_destroy(plan);
     arachne_policy_destroy(pol);

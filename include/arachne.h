@@ -691,10 +691,11 @@ typedef enum arachne_rank_field {
 /** Launcher formats for arachne_plan_export.  Numbers are pinned. */
 typedef enum arachne_export_format {
     ARACHNE_EXPORT_RANKS = 0,      /**< JSON lines, one object per global rank */
-    ARACHNE_EXPORT_MEGATRON = 1,   /**< Megatron-LM arguments, one set per template */
-    ARACHNE_EXPORT_TORCHTITAN = 2, /**< torchtitan TOML [parallelism], one per template */
+    ARACHNE_EXPORT_MEGATRON = 1,   /**< Megatron-LM arguments (Megatron-Core core_v0.15.0), one set per template */
+    ARACHNE_EXPORT_TORCHTITAN = 2, /**< torchtitan TOML job config (v0.2.2 and older), one per template */
     ARACHNE_EXPORT_FLASHFLEX = 3,  /**< FlashFlex/HexiScale arguments */
-    ARACHNE_EXPORT_SAILOR = 4      /**< Sailor's pipeline_list JSON */
+    ARACHNE_EXPORT_SAILOR = 4,     /**< Sailor's plan JSON (pipeline_list); refused when Sailor cannot express the plan */
+    ARACHNE_EXPORT_TORCHTITAN_CLI = 5 /**< torchtitan after its Feb-2026 config refactor: --section.option overrides */
 } arachne_export_format;
 
 /** Header fields of a plan file for arachne_plan_file_header.  Numbers are pinned. */
@@ -706,13 +707,25 @@ typedef enum arachne_plan_header {
     ARACHNE_PLAN_HEADER_RECOMPUTE = 4,      /**< "none", "selective" or "full" */
     ARACHNE_PLAN_HEADER_DIST_OPTIMIZER = 5, /**< "1" or "0" */
     ARACHNE_PLAN_HEADER_HEADROOM = 6,       /**< fraction of GPU memory kept free, decimal */
-    ARACHNE_PLAN_HEADER_ITERATION_S = 7     /**< seconds per iteration as priced when saved, decimal */
+    ARACHNE_PLAN_HEADER_ITERATION_S = 7,    /**< seconds per iteration as priced when saved, decimal */
+    ARACHNE_PLAN_HEADER_WEIGHT_BYTES = 8,   /**< bytes per parameter for weights, decimal */
+    ARACHNE_PLAN_HEADER_GRAD_BYTES = 9,     /**< bytes per parameter for gradients, decimal */
+    ARACHNE_PLAN_HEADER_OPTIM_BYTES = 10,   /**< bytes per parameter of optimizer state, decimal */
+    ARACHNE_PLAN_HEADER_MODEL_JSON = 11,    /**< the embedded model ("arachne-model" JSON text; version-2 plans) */
+    ARACHNE_PLAN_HEADER_CLUSTER_JSON = 12,  /**< the embedded cluster ("arachne-cluster" JSON text, GPU figures included) */
+    ARACHNE_PLAN_HEADER_PROFILE_JSON = 13,  /**< the embedded profile ("arachne-profile" JSON text), checked against its CRC-32 */
+    ARACHNE_PLAN_HEADER_PROFILE_CRC32 = 14, /**< CRC-32 of the profile the plan was priced with, 8 hex digits */
+    ARACHNE_PLAN_HEADER_OVERLAP_GRAD_REDUCE = 15,  /**< "1" or "0" (ARACHNE_OPT_OVERLAP_GRAD_REDUCE) */
+    ARACHNE_PLAN_HEADER_OVERLAP_PARAM_GATHER = 16, /**< "1" or "0" (ARACHNE_OPT_OVERLAP_PARAM_GATHER) */
+    ARACHNE_PLAN_HEADER_TP_COMM_OVERLAP = 17       /**< "1" or "0" (ARACHNE_OPT_TP_COMM_OVERLAP) */
 } arachne_plan_header;
 
 /** Destroys a plan.  NULL is a no-op.  Not concurrently with other calls on p. */
 ARACHNE_API void arachne_plan_destroy(arachne_plan *p);
 
-/** The plan as JSON (format "arachne-plan", version 1; docs/formats.md).
+/** The plan as JSON (format "arachne-plan", version 2; docs/formats.md):
+ *  the plan, its prices, and the model, cluster and profile it was priced
+ *  with (so the file reprices on its own).
  *  *out is borrowed, NUL-terminated, valid until p is changed or destroyed.
  *  Pure read (the text is built when the plan is finished); thread-safe on a
  *  shared plan.  ARACHNE_E_INVALID_ARGUMENT for NULL arguments. */
@@ -736,6 +749,24 @@ ARACHNE_API int arachne_plan_load(arachne_plan **out, const arachne_cost_model *
 /** Same as arachne_plan_load for json[0..len) (messages name "<string>"). */
 ARACHNE_API int arachne_plan_from_json(arachne_plan **out, const arachne_cost_model *cm,
                                        const char *json, size_t len);
+
+/** Turns a Sailor plan (the JSON its planner writes: "pipeline_list" with
+ *  "num_stages", "layers_per_stage" (layer ids: 0 embedding, 1..L blocks,
+ *  L+1 head), "tmp_per_stage" ([[[gpu, gpus_per_vm, zone]], tp] per replica
+ *  per stage) and "dp", plus the top-level "mbs") into a plan on cm's
+ *  cluster: replica r of a pipeline is the r-th entry of every stage, and
+ *  replicas with the same GPU type and TP per stage form one template.  Each
+ *  TP group is placed on the first node of its type with enough free GPUs
+ *  (node order).  The plan is validated and priced with cm (micro-batch
+ *  counts reassigned for cm's global batch); its method is "sailor-import".
+ *  *out receives a new plan (arachne_plan_destroy), NULL on failure.
+ *  Errors: ARACHNE_E_PARSE (not a Sailor plan; "<sailor plan>:line:col"),
+ *  ARACHNE_E_INVALID_PLAN (a GPU type not in the cluster, stages with
+ *  different replica counts, layers that do not cover the model),
+ *  ARACHNE_E_INFEASIBLE (more GPUs than the cluster has), pricing statuses,
+ *  ARACHNE_E_INVALID_ARGUMENT (NULL).  cm may be shared read-only. */
+ARACHNE_API int arachne_plan_from_sailor(arachne_plan **out, const arachne_cost_model *cm, const char *json,
+                                         size_t len);
 
 /** Builds and prices the plan of an explicit homogeneous parallel
  *  configuration -- the one a team already runs -- so that it can be priced
@@ -778,10 +809,13 @@ ARACHNE_API int arachne_plan_from_parallel(arachne_plan **out, const arachne_cos
  *  calling arachne_plan_load.  Copies the NUL-terminated text into
  *  buf[0..cap); *needed (when not NULL) receives its size with the NUL.
  *  Errors: ARACHNE_E_IO, ARACHNE_E_PARSE (not JSON, not an arachne plan, or
- *  the field has the wrong type), ARACHNE_E_UNSUPPORTED (another format
- *  version), ARACHNE_E_NOT_FOUND (an optional setup field the file does not
- *  record), ARACHNE_E_BUFFER_TOO_SMALL, ARACHNE_E_INVALID_ARGUMENT (unknown
- *  key).  Thread-safe. */
+ *  the field has the wrong type; an embedded profile whose CRC-32 does not
+ *  match the recorded one), ARACHNE_E_UNSUPPORTED (another format version),
+ *  ARACHNE_E_NOT_FOUND (an optional setup field, or embedded inputs, that
+ *  the file does not record: version-1 plans carry none),
+ *  ARACHNE_E_BUFFER_TOO_SMALL, ARACHNE_E_INVALID_ARGUMENT (unknown key).
+ *  Opens only `path` itself; the `model` and `cluster` fields are text,
+ *  never paths.  Thread-safe. */
 ARACHNE_API int arachne_plan_file_header(const char *path, int key, char *buf, size_t cap, size_t *needed);
 
 /** A plan-wide value (arachne_plan_field) as a double; counts are exact.
@@ -815,8 +849,10 @@ ARACHNE_API int arachne_plan_method(const arachne_plan *p, const char **out);
  *  docs/exports.md) into buf[0..cap) NUL-terminated.  *needed (when not NULL)
  *  receives the size including the NUL.  ARACHNE_E_BUFFER_TOO_SMALL when cap
  *  is too small (buf untouched; call with buf NULL, cap 0 to size it);
- *  ARACHNE_E_INVALID_ARGUMENT for an unknown format.  Pure read of p;
- *  deterministic bytes. */
+ *  ARACHNE_E_INVALID_ARGUMENT for an unknown format; ARACHNE_E_UNSUPPORTED
+ *  when the target cannot express the plan at all (the message says what;
+ *  exports that can approximate it print NOTE lines instead).  Pure read of
+ *  p; deterministic bytes. */
 ARACHNE_API int arachne_plan_export(const arachne_plan *p, int format, char *buf, size_t cap,
                                     size_t *needed);
 

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crc32.h"
+#include "json.h"
 #include "plan.h"
 
 /* Compact string of a cluster: the cluster module's cached form when it has
@@ -48,6 +50,71 @@ int ar_plan_init(arachne_plan *p, const arachne_cost_model *cm)
     p->ntypes = cm->cluster->ntypes;
     for (i = 0; i < p->ntypes && i < AR_MAX_TYPES; i++)
         snprintf(p->type_names[i], AR_NAME_MAX, "%s", cm->cluster->types[i].name);
+    p->bound_cm = cm;
+    return ARACHNE_OK;
+}
+
+void ar_plan_bind(arachne_plan *p, const arachne_cost_model *cm)
+{
+    if (p) p->bound_cm = cm;
+}
+
+static void free_inputs(arachne_plan *p)
+{
+    free(p->in_model);
+    free(p->in_cluster);
+    free(p->in_profile);
+    p->in_model = p->in_cluster = p->in_profile = NULL;
+    p->in_profile_crc = 0;
+}
+
+/* Text of a writer's output without its trailing newline. */
+static char *trimmed(ar_buf *b)
+{
+    if (ar_buf_status(b)) {
+        ar_buf_free(b);
+        return NULL;
+    }
+    while (b->len && (b->data[b->len - 1] == '\n' || b->data[b->len - 1] == ' ')) b->data[--b->len] = '\0';
+    return b->data;
+}
+
+/* Copies the bound cost model's model, cluster and profile text into the
+ * plan (what `arachne price PLAN.json` rebuilds the cost model from). */
+static int record_inputs(arachne_plan *p, const arachne_cost_model *cm)
+{
+    ar_buf b;
+    char *m = NULL, *c = NULL, *pr = NULL;
+    int st;
+    if (!cm->model || !cm->cluster) return ARACHNE_OK;
+    ar_buf_init(&b);
+    ar_model_write_json(cm->model, &b);
+    if (!(m = trimmed(&b))) return ARACHNE_E_NO_MEMORY;
+    if ((st = ar_cluster_build_json(cm->cluster, &c))) {
+        free(m);
+        return st;
+    }
+    ar_buf_init(&b);
+    ar_buf_puts(&b, c);
+    free(c);
+    if (!(c = trimmed(&b))) {
+        free(m);
+        return ARACHNE_E_NO_MEMORY;
+    }
+    if (cm->profile) { /* hand-assembled cost models (tests) may have none */
+        ar_buf_init(&b);
+        ar_profile_write_json(cm->profile, &b);
+        if (!(pr = trimmed(&b))) {
+            free(m);
+            free(c);
+            return ARACHNE_E_NO_MEMORY;
+        }
+    }
+    free_inputs(p);
+    p->in_model = m;
+    p->in_cluster = c;
+    p->in_profile = pr;
+    p->in_profile_crc = pr ? (unsigned long)ar_crc32(pr, strlen(pr)) : 0;
     return ARACHNE_OK;
 }
 
@@ -57,6 +124,8 @@ void ar_plan_clear(arachne_plan *p)
     free(p->ranks);
     free(p->cluster_spec);
     free(p->json_cache);
+    free_inputs(p);
+    p->bound_cm = NULL;
     p->ranks = NULL;
     p->cluster_spec = NULL;
     p->json_cache = NULL;
@@ -72,9 +141,19 @@ int ar_plan_copy(arachne_plan *dst, const arachne_plan *src)
     tmp.ranks = NULL;
     tmp.cluster_spec = NULL;
     tmp.json_cache = NULL;
+    tmp.in_model = tmp.in_cluster = tmp.in_profile = NULL;
+    if ((src->in_model && !(tmp.in_model = ar_strdup(src->in_model))) ||
+        (src->in_cluster && !(tmp.in_cluster = ar_strdup(src->in_cluster))) ||
+        (src->in_profile && !(tmp.in_profile = ar_strdup(src->in_profile)))) {
+        ar_plan_clear(&tmp);
+        return ARACHNE_E_NO_MEMORY;
+    }
     if (src->nranks > 0) {
         tmp.ranks = ar_malloc((size_t)src->nranks * sizeof *tmp.ranks);
-        if (!tmp.ranks) return ARACHNE_E_NO_MEMORY;
+        if (!tmp.ranks) {
+            ar_plan_clear(&tmp);
+            return ARACHNE_E_NO_MEMORY;
+        }
         memcpy(tmp.ranks, src->ranks, (size_t)src->nranks * sizeof *tmp.ranks);
     }
     if (src->cluster_spec && !(tmp.cluster_spec = ar_strdup(src->cluster_spec))) {
@@ -102,6 +181,10 @@ int ar_plan_finish(arachne_plan *p)
     int st;
     if (!p) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "plan finish: NULL plan");
     if (p->nranks > 1) qsort(p->ranks, (size_t)p->nranks, sizeof *p->ranks, rank_cmp);
+    if (p->bound_cm) {
+        if ((st = record_inputs(p, p->bound_cm))) return st;
+        p->bound_cm = NULL; /* the cost model may not outlive this call */
+    }
     ar_buf_init(&b);
     st = ar_plan_write_json(p, &b);
     if (st) { ar_buf_free(&b); return st; }

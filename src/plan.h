@@ -90,6 +90,14 @@ struct arachne_plan {
     /* iteration_s recorded in the file a plan was loaded from (0 otherwise);
      * lets `arachne price` show file vs. repriced time. */
     double file_iteration_s;
+    /* What repricing needs, embedded in the plan file (docs/formats.md,
+     * "inputs"): the cost model the plan was built or priced with is bound
+     * by ar_plan_init / ar_plan_bind (borrowed; valid only inside the call
+     * that builds the plan) and ar_plan_finish copies its model, cluster
+     * and profile text here, then drops the binding.  Owned; NULL before. */
+    const arachne_cost_model *bound_cm;
+    char *in_model, *in_cluster, *in_profile;
+    unsigned long in_profile_crc;   /* CRC-32 of in_profile */
 };
 
 struct arachne_cost_model {
@@ -137,6 +145,9 @@ int ar_plan_copy(arachne_plan *dst, const arachne_plan *src);
  * builds json_cache, so the public getters are pure reads.  Any later change
  * to the plan must be followed by ar_plan_finish again. */
 int ar_plan_finish(arachne_plan *p);
+/* Binds p to cm so the next ar_plan_finish records cm's model, cluster and
+ * profile as the plan's inputs (after repricing p with another cost model). */
+void ar_plan_bind(arachne_plan *p, const arachne_cost_model *cm);
 /* Appends the plan's JSON (docs/formats.md, "Plan") to b. */
 int ar_plan_write_json(const arachne_plan *p, ar_buf *b);
 /* Parses plan JSON text into p (initialised by ar_plan_init(p, cm) first):

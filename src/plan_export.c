@@ -1,24 +1,13 @@
-/* plan_export.c -- a plan in the formats launchers take: per-rank JSON
- * lines with process groups, Megatron-LM arguments, torchtitan TOML,
- * FlashFlex arguments and Sailor's pipeline_list.  Layouts and their limits
- * are written out in docs/exports.md.  Every export is a pure read of the
- * plan and gives the same bytes for the same plan. */
+/* plan_export.c -- a plan in the formats launchers take: the shared
+ * lookup tables and comment helpers, the per-rank JSON lines with process
+ * groups, and the dispatch to the launcher exports (plan_export_mt.c:
+ * Megatron-LM and torchtitan; plan_export_peers.c: FlashFlex and Sailor).
+ * Layouts, target versions and limits are in docs/exports.md.  Every export
+ * is a pure read of the plan and gives the same bytes for the same plan. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "plan.h"
-
-/* Lookup tables built once per export. */
-typedef struct xctx {
-    const arachne_plan *p;
-    int *order;       /* rank indices sorted by global rank */
-    int *slot_idx;    /* (template, replica, stage, tp_rank) -> index into p->ranks */
-    int slot_off[AR_MAX_TEMPLATES + 1];
-    int stage_off[AR_MAX_TEMPLATES][AR_MAX_DEPTH + 1];
-    int min_tp[AR_MAX_TEMPLATES];
-    int blocks;       /* transformer blocks (end of the last stage) */
-} xctx;
+#include "plan_export.h"
 
 static int order_cmp_rank(const arachne_plan *p, int a, int b) { return p->ranks[a].rank - p->ranks[b].rank; }
 
@@ -82,6 +71,17 @@ static int xctx_init(xctx *x, const arachne_plan *p)
         if (x->slot_idx[i] < 0)
             return ar_error(ARACHNE_E_INVALID_PLAN, "plan export: the plan's ranks are incomplete (%d listed, %ld "
                             "needed)", p->nranks, slots);
+    /* the model's shape and the nodes' sizes, from what the plan embeds;
+     * an export that needs them says so when they are missing */
+    if (p->in_model && arachne_model_from_json(&x->model, p->in_model, strlen(p->in_model)) != ARACHNE_OK)
+        x->model = NULL;
+    if (p->in_cluster) {
+        if (arachne_cluster_from_json(&x->cluster, p->in_cluster, strlen(p->in_cluster)) != ARACHNE_OK)
+            x->cluster = NULL;
+    } else if (p->cluster_spec && arachne_cluster_parse(&x->cluster, p->cluster_spec) != ARACHNE_OK) {
+        x->cluster = NULL;
+    }
+    arachne_clear_error();
     return ARACHNE_OK;
 }
 
@@ -89,19 +89,24 @@ static void xctx_free(xctx *x)
 {
     free(x->order);
     free(x->slot_idx);
+    arachne_model_destroy(x->model);
+    arachne_cluster_destroy(x->cluster);
 }
 
-static const ar_rank *slot(const xctx *x, int t, int replica, int stage, int tp_rank)
+const ar_rank *ar_xslot(const xctx *x, int t, int replica, int stage, int tp_rank)
 {
     const ar_template *T = &x->p->t[t];
     return &x->p->ranks[x->slot_idx[x->slot_off[t] + replica * x->stage_off[t][T->depth] + x->stage_off[t][stage] +
                                     tp_rank]];
 }
 
-static int slot_rank(const xctx *x, int t, int replica, int stage, int tp_rank)
+int ar_xslot_rank(const xctx *x, int t, int replica, int stage, int tp_rank)
 {
-    return slot(x, t, replica, stage, tp_rank)->rank;
+    return ar_xslot(x, t, replica, stage, tp_rank)->rank;
 }
+
+#define slot ar_xslot
+#define slot_rank ar_xslot_rank
 
 /* Pipeline lane of a TP rank: with L = the template's smallest TP degree,
  * lane = tp_rank * L / tp.  Lanes partition each pipeline replica; with one
@@ -120,12 +125,7 @@ static void put_list_item(ar_buf *b, int *first, int v)
     *first = 0;
 }
 
-static const char *recompute_word(int r)
-{
-    return r == AR_RECOMPUTE_NONE ? "none" : r == AR_RECOMPUTE_FULL ? "full" : "selective";
-}
-
-static long batch_share(const ar_template *T) { return (long)T->replicas * T->micro_batch * T->micro_batches; }
+long ar_xshare(const ar_template *T) { return (long)T->replicas * T->micro_batch * T->micro_batches; }
 
 /* ---- ranks: one JSON object per line, global-rank order ---- */
 static void export_ranks(const xctx *x, ar_buf *b)
@@ -163,7 +163,7 @@ static void export_ranks(const xctx *x, ar_buf *b)
     }
 }
 
-/* "# stage 0: A100-40 x TP 4, blocks [0, 16), nodes 0 1" for each stage. */
+/* "#   stage 0: A100-40 x TP 4, blocks [0, 16), ranks 0,1,2,3@node0 ..." for each stage. */
 static void stage_comments(const xctx *x, ar_buf *b, int t)
 {
     const arachne_plan *p = x->p;
@@ -184,16 +184,16 @@ static void stage_comments(const xctx *x, ar_buf *b, int t)
     }
 }
 
-static void template_header(const xctx *x, ar_buf *b, int t)
+void ar_xtemplate_header(const xctx *x, ar_buf *b, int t)
 {
     const ar_template *T = &x->p->t[t];
     ar_buf_printf(b, "# template %d: %d replica%s x %d stage%s, micro-batch %d x %d, batch share %ld of %d\n", t,
                   T->replicas, T->replicas == 1 ? "" : "s", T->depth, T->depth == 1 ? "" : "s", T->micro_batch,
-                  T->micro_batches, batch_share(T), x->p->setup.global_batch);
+                  T->micro_batches, ar_xshare(T), x->p->setup.global_batch);
     stage_comments(x, b, t);
 }
 
-static void plan_header(const xctx *x, ar_buf *b, const char *tool)
+void ar_xplan_header(const xctx *x, ar_buf *b, const char *tool)
 {
     const arachne_plan *p = x->p;
     char it[40];
@@ -205,8 +205,7 @@ static void plan_header(const xctx *x, ar_buf *b, const char *tool)
                   p->setup.seq_len, it);
 }
 
-/* 1 when every stage of template t has the same value of the field. */
-static int uniform(const ar_template *T, int which)
+int ar_xuniform(const ar_template *T, int which)
 {
     int s;
     for (s = 1; s < T->depth; s++) {
@@ -218,7 +217,7 @@ static int uniform(const ar_template *T, int which)
     return 1;
 }
 
-static void stage_list(ar_buf *b, const ar_template *T, int which)
+void ar_xstage_list(ar_buf *b, const ar_template *T, int which)
 {
     int s;
     for (s = 0; s < T->depth; s++) {
@@ -227,241 +226,83 @@ static void stage_list(ar_buf *b, const ar_template *T, int which)
     }
 }
 
-/* ---- megatron: one argument line per template ---- */
-static void export_megatron(const xctx *x, ar_buf *b)
+int ar_xmoe(const ar_template *T)
 {
-    const arachne_plan *p = x->p;
-    int t, s, l;
-    plan_header(x, b, "Megatron-LM");
-    ar_buf_puts(b, "# one launch per template; each launch's ranks are listed per stage below\n");
-    for (t = 0; t < p->ntemplates; t++) {
-        const ar_template *T = &p->t[t];
-        int moe = 0;
-        for (s = 0; s < T->depth; s++) moe |= T->stages[s].ep > 1 || T->stages[s].etp > 1;
-        ar_buf_puts(b, "\n");
-        template_header(x, b, t);
-        if (!uniform(T, 0)) {
-            ar_buf_puts(b, "# NOTE: Megatron-LM cannot express this template: its stages use TP ");
-            stage_list(b, T, 0);
-            ar_buf_printf(b, " and Megatron runs one TP degree for every stage. The line below uses TP %d "
-                             "everywhere and does NOT reproduce the plan; use the 'ranks' or 'flashflex' export "
-                             "with a runtime that takes per-stage TP.\n", T->stages[0].tp);
-        }
-        if (moe && !uniform(T, 1)) {
-            ar_buf_puts(b, "# NOTE: Megatron-LM cannot express per-stage EP (");
-            stage_list(b, T, 1);
-            ar_buf_printf(b, "); the line below uses EP %d everywhere.\n", T->stages[0].ep);
-        }
-        if (moe && !uniform(T, 2)) {
-            ar_buf_puts(b, "# NOTE: Megatron-LM cannot express per-stage expert TP (");
-            stage_list(b, T, 2);
-            ar_buf_printf(b, "); the line below uses ETP %d everywhere.\n", T->stages[0].etp);
-        }
-        ar_buf_printf(b, "--num-layers %d --seq-length %d --tensor-model-parallel-size %d "
-                         "--pipeline-model-parallel-size %d --micro-batch-size %d --global-batch-size %ld",
-                      x->blocks, p->setup.seq_len, T->stages[0].tp, T->depth, T->micro_batch, batch_share(T));
-        if (T->depth > 1) {
-            ar_buf_puts(b, " --pipeline-model-parallel-layout \"E");
-            for (s = 0; s < T->depth; s++) {
-                if (s) ar_buf_puts(b, "|");
-                for (l = T->stages[s].first; l < T->stages[s].end; l++) ar_buf_puts(b, "t");
+    int s, moe = 0;
+    for (s = 0; s < T->depth; s++) moe |= T->stages[s].ep > 1 || T->stages[s].etp > 1;
+    return moe;
+}
+
+int ar_xjob_rank(const xctx *x, int t, int replica, int stage, int tp_rank, int pp_outer)
+{
+    const ar_template *T = &x->p->t[t];
+    int tp = T->stages[0].tp;
+    return pp_outer ? (stage * T->replicas + replica) * tp + tp_rank : (replica * T->depth + stage) * tp + tp_rank;
+}
+
+void ar_xjob_rank_map(const xctx *x, ar_buf *b, int t, int pp_outer, const char *order)
+{
+    const ar_template *T = &x->p->t[t];
+    int n = T->replicas * T->depth * T->stages[0].tp, base = -1, same = 1, r, s, k, j;
+    int *at = ar_malloc((size_t)n * sizeof *at);
+    if (!at) {
+        ar_buf_puts(b, "# (rank map omitted: out of memory)\n");
+        return;
+    }
+    for (r = 0; r < T->replicas; r++)
+        for (s = 0; s < T->depth; s++)
+            for (k = 0; k < T->stages[0].tp; k++) {
+                int idx = (int)(slot(x, t, r, s, k) - x->p->ranks);
+                at[ar_xjob_rank(x, t, r, s, k, pp_outer)] = idx;
+                if (base < 0 || x->p->ranks[idx].rank < base) base = x->p->ranks[idx].rank;
             }
-            ar_buf_puts(b, "L\"");
-        }
-        if (moe)
-            ar_buf_printf(b, " --expert-model-parallel-size %d --expert-tensor-parallel-size %d", T->stages[0].ep,
-                          T->stages[0].etp);
-        if (p->setup.recompute == AR_RECOMPUTE_SELECTIVE) ar_buf_puts(b, " --recompute-granularity selective");
-        else if (p->setup.recompute == AR_RECOMPUTE_FULL)
-            ar_buf_puts(b, " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
-        if (p->setup.dist_optimizer) ar_buf_puts(b, " --use-distributed-optimizer");
+    for (j = 0; j < n; j++) same &= x->p->ranks[at[j]].rank == base + j;
+    ar_buf_printf(b, "# job ranks in %s order: ", order);
+    if (same) {
+        ar_buf_printf(b, "job rank = plan rank - %d (plan ranks %d..%d already follow it)\n", base, base, base + n - 1);
+    } else {
+        ar_buf_puts(b, "job rank -> node:gpu");
+        for (j = 0; j < n; j++) ar_buf_printf(b, " %d->%d:%d", j, x->p->ranks[at[j]].node, x->p->ranks[at[j]].gpu);
         ar_buf_puts(b, "\n");
     }
+    free(at);
 }
 
-/* ---- torchtitan: a [parallelism] TOML document per template ---- */
-static void export_torchtitan(const xctx *x, ar_buf *b)
+void ar_xmulti_template_note(const xctx *x, ar_buf *b, const char *tool)
 {
-    const arachne_plan *p = x->p;
-    int t, s, l;
-    plan_header(x, b, "torchtitan");
-    ar_buf_puts(b, "# one TOML document per template (save each as its own job config); they are separated by\n"
-                   "# '# ---- template N ----' lines\n");
-    for (t = 0; t < p->ntemplates; t++) {
-        const ar_template *T = &p->t[t];
-        int moe = 0;
-        for (s = 0; s < T->depth; s++) moe |= T->stages[s].ep > 1 || T->stages[s].etp > 1;
-        ar_buf_printf(b, "\n# ---- template %d ----\n", t);
-        template_header(x, b, t);
-        if (!uniform(T, 0)) {
-            ar_buf_puts(b, "# NOTE: torchtitan cannot express this template: its stages use TP ");
-            stage_list(b, T, 0);
-            ar_buf_printf(b, " and torchtitan runs one tensor_parallel_degree per job. tensor_parallel_degree = "
-                             "%d below does NOT reproduce the plan.\n", T->stages[0].tp);
-        }
-        if (moe && (!uniform(T, 1) || !uniform(T, 2)))
-            ar_buf_puts(b, "# NOTE: the stages use different expert tilings; torchtitan takes one per job "
-                           "(stage 0's below).\n");
-        ar_buf_puts(b, "[parallelism]\n");
-        ar_buf_printf(b, "data_parallel_replicate_degree = %d\n", p->setup.dist_optimizer ? 1 : T->replicas);
-        ar_buf_printf(b, "data_parallel_shard_degree = %d\n", p->setup.dist_optimizer ? T->replicas : 1);
-        ar_buf_printf(b, "tensor_parallel_degree = %d\n", T->stages[0].tp);
-        ar_buf_printf(b, "pipeline_parallel_degree = %d\n", T->depth);
-        ar_buf_puts(b, "pipeline_parallel_schedule = \"1F1B\"\n");
-        ar_buf_printf(b, "pipeline_parallel_microbatch_size = %d\n", T->micro_batch);
-        if (T->depth > 1) {
-            ar_buf_puts(b, "module_fqns_per_model_part = [");
-            for (s = 0; s < T->depth; s++) {
-                int first = 1;
-                ar_buf_puts(b, s ? ", [" : "[");
-                if (s == 0) {
-                    ar_buf_puts(b, "\"tok_embeddings\"");
-                    first = 0;
-                }
-                for (l = T->stages[s].first; l < T->stages[s].end; l++) {
-                    ar_buf_printf(b, "%s\"layers.%d\"", first ? "" : ", ", l);
-                    first = 0;
-                }
-                if (s == T->depth - 1) ar_buf_printf(b, "%s\"norm\", \"output\"", first ? "" : ", ");
-                ar_buf_puts(b, "]");
-            }
-            ar_buf_puts(b, "]\n");
-        }
-        if (moe) {
-            ar_buf_printf(b, "expert_parallel_degree = %d\n", T->stages[0].ep);
-            ar_buf_printf(b, "expert_tensor_parallel_degree = %d\n", T->stages[0].etp);
-        }
-        ar_buf_puts(b, "\n[training]\n");
-        ar_buf_printf(b, "local_batch_size = %ld\n", (long)T->micro_batch * T->micro_batches);
-        ar_buf_printf(b, "global_batch_size = %ld\n", batch_share(T));
-        ar_buf_printf(b, "seq_len = %d\n", p->setup.seq_len);
-        ar_buf_puts(b, "\n[activation_checkpoint]\n");
-        ar_buf_printf(b, "mode = \"%s\"\n", recompute_word(p->setup.recompute));
-    }
+    if (x->p->ntemplates < 2) return;
+    ar_buf_printf(b, "# NOTE: this plan has %d templates and %s runs one structure per job: the %d argument sets below "
+                     "are %d separate jobs that never share gradients (each trains its own copy of the model on its "
+                     "batch share). The plan's price assumes ONE run whose templates all-reduce the gradients of the "
+                     "same layers; that needs a runtime that takes per-pipeline structures (the 'ranks' or "
+                     "'flashflex' export), or a one-template plan.\n",
+                  x->p->ntemplates, tool, x->p->ntemplates, x->p->ntemplates);
 }
 
-/* ---- flashflex: per-pipeline TP lists, layer partitions and batches ---- */
-static void export_flashflex(const xctx *x, ar_buf *b)
+void ar_xassumptions(const xctx *x, ar_buf *b)
 {
-    const arachne_plan *p = x->p;
-    int t, r, s, k, pipe = 0, f;
-    plan_header(x, b, "FlashFlex");
-    ar_buf_puts(b, "# one pipeline per replica of every template, in this order:\n");
-    for (t = 0; t < p->ntemplates; t++) {
-        const ar_template *T = &p->t[t];
-        for (r = 0; r < T->replicas; r++, pipe++) {
-            ar_buf_printf(b, "#   pipeline %d = template %d replica %d, ranks by stage:", pipe, t, r);
-            for (s = 0; s < T->depth; s++) {
-                ar_buf_puts(b, s ? " |" : "");
-                for (k = 0; k < T->stages[s].tp; k++) ar_buf_printf(b, " %d", slot_rank(x, t, r, s, k));
-            }
-            ar_buf_puts(b, "\n");
-        }
-    }
-    ar_buf_puts(b, "--hetero_configs \"[");
-    f = 1;
-    for (t = 0; t < p->ntemplates; t++)
-        for (r = 0; r < p->t[t].replicas; r++) {
-            ar_buf_puts(b, f ? "[" : ", [");
-            f = 0;
-            for (s = 0; s < p->t[t].depth; s++) ar_buf_printf(b, "%s%d", s ? ", " : "", p->t[t].stages[s].tp);
-            ar_buf_puts(b, "]");
-        }
-    ar_buf_puts(b, "]\" --layer_partitions \"[");
-    f = 1;
-    for (t = 0; t < p->ntemplates; t++)
-        for (r = 0; r < p->t[t].replicas; r++) {
-            ar_buf_puts(b, f ? "[" : ", [");
-            f = 0;
-            for (s = 0; s < p->t[t].depth; s++)
-                ar_buf_printf(b, "%s%d", s ? ", " : "", p->t[t].stages[s].end - p->t[t].stages[s].first);
-            ar_buf_puts(b, "]");
-        }
-    ar_buf_puts(b, "]\" --pipeline_batches \"[");
-    f = 1;
-    for (t = 0; t < p->ntemplates; t++)
-        for (r = 0; r < p->t[t].replicas; r++) {
-            ar_buf_printf(b, "%s%ld", f ? "" : ", ", (long)p->t[t].micro_batch * p->t[t].micro_batches);
-            f = 0;
-        }
-    ar_buf_puts(b, "]\" --micro_batch_sizes \"[");
-    f = 1;
-    for (t = 0; t < p->ntemplates; t++)
-        for (r = 0; r < p->t[t].replicas; r++) {
-            ar_buf_printf(b, "%s%d", f ? "" : ", ", p->t[t].micro_batch);
-            f = 0;
-        }
-    ar_buf_printf(b, "]\" --global_batch_size %d --seq_length %d\n", p->setup.global_batch, p->setup.seq_len);
+    const ar_setup *su = &x->p->setup;
+    ar_buf_printf(b, "# the price assumes: %g/%g/%g bytes per parameter (weights/gradients/optimizer), sequence "
+                     "parallelism inside every TP group, 1F1B, %s recomputation, %s, gradient reduction %s the "
+                     "backward%s%s\n",
+                  su->weight_bytes, su->grad_bytes, su->optim_bytes,
+                  su->recompute == AR_RECOMPUTE_NONE ? "no" : su->recompute == AR_RECOMPUTE_FULL ? "full" : "selective",
+                  su->dist_optimizer ? "optimizer state sharded over data parallel (ZeRO-1)" : "replicated optimizer state",
+                  su->overlap_grad_reduce ? "overlapped with" : "after",
+                  su->dist_optimizer ? (su->overlap_param_gather ? ", parameter all-gather overlapped with the forward"
+                                                                 : ", parameter all-gather before the forward")
+                                     : "",
+                  su->tp_comm_overlap ? ", TP communication overlapped with the GEMMs" : "");
 }
 
-/* ---- sailor: {"pipeline_list": [...], "mbs", "iter_time", ...} ---- */
-
-/* Sailor's name of a GPU type: its profiles call the 11 GB RTX 2080 Ti
- * machines "RTX-2080" (the catalog's RTX-2080Ti); others are the same. */
-static const char *sailor_type_name(const arachne_plan *p, int type)
+void ar_xprecision_note(const xctx *x, ar_buf *b, const char *tool)
 {
-    const char *n = ar_plan_type_name(p, type);
-    return strcmp(n, "RTX-2080Ti") == 0 ? "RTX-2080" : n;
-}
-
-static void export_sailor(const xctx *x, ar_buf *b)
-{
-    const arachne_plan *p = x->p;
-    int used[AR_MAX_TYPES];
-    int t, s, r, l, i, f;
-    memset(used, 0, sizeof used);
-    for (i = 0; i < p->nranks; i++) {
-        const ar_rank *R = &p->ranks[i];
-        int ty = p->t[R->tmpl].stages[R->stage].type;
-        if (ty >= 0 && ty < AR_MAX_TYPES) used[ty]++;
-    }
-    ar_buf_puts(b, "{\"pipeline_list\": [");
-    for (t = 0; t < p->ntemplates; t++) {
-        const ar_template *T = &p->t[t];
-        ar_buf_printf(b, "%s{\"num_stages\": %d, \"layers_per_stage\": [", t ? ", " : "", T->depth);
-        for (s = 0; s < T->depth; s++) {
-            const ar_stage *S = &T->stages[s];
-            ar_buf_puts(b, s ? ", [" : "[");
-            f = 1;
-            if (s == 0) {
-                ar_buf_puts(b, "0");
-                f = 0;
-            }
-            for (l = S->first; l < S->end; l++) {
-                ar_buf_printf(b, "%s%d", f ? "" : ", ", l + 1);
-                f = 0;
-            }
-            if (s == T->depth - 1) ar_buf_printf(b, "%s%d", f ? "" : ", ", x->blocks + 1);
-            ar_buf_puts(b, "]");
-        }
-        ar_buf_puts(b, "], \"tmp_per_stage\": [");
-        for (s = 0; s < T->depth; s++) {
-            ar_buf_puts(b, s ? ", [" : "[");
-            for (r = 0; r < T->replicas; r++) {
-                ar_buf_puts(b, r ? ", [" : "[");
-                ar_json_put_string(b, sailor_type_name(p, T->stages[s].type));
-                ar_buf_printf(b, ", %d, \"zone0\"]", T->stages[s].tp);
-            }
-            ar_buf_puts(b, "]");
-        }
-        ar_buf_puts(b, "], \"dp\": [");
-        for (s = 0; s < T->depth; s++) ar_buf_printf(b, "%s%d", s ? ", " : "", T->replicas);
-        ar_buf_printf(b, "], \"mbs\": %d, \"micro_batches\": %d}", T->micro_batch, T->micro_batches);
-    }
-    ar_buf_printf(b, "], \"mbs\": %d, \"iter_time\": ", p->t[0].micro_batch);
-    ar_json_put_number(b, p->iteration_s);
-    ar_buf_puts(b, ", \"estimated_throughput\": ");
-    ar_json_put_number(b, p->iter_per_s);
-    ar_buf_puts(b, ", \"used_gpus\": {");
-    f = 1;
-    for (i = 0; i < p->ntypes && i < AR_MAX_TYPES; i++) {
-        if (!used[i]) continue;
-        ar_buf_puts(b, f ? "" : ", ");
-        ar_json_put_string(b, sailor_type_name(p, i));
-        ar_buf_printf(b, ": %d", used[i]);
-        f = 0;
-    }
-    ar_buf_puts(b, "}}\n");
+    const ar_setup *su = &x->p->setup;
+    if (su->weight_bytes == 2.0 && su->grad_bytes == 4.0 && su->optim_bytes == 12.0) return;
+    ar_buf_printf(b, "# NOTE: the plan was priced with %g/%g/%g bytes per parameter (weights/gradients/optimizer); "
+                     "the flags below give %s's bf16 mixed precision (2/4/12), so memory and sync times differ from "
+                     "the price.\n",
+                  su->weight_bytes, su->grad_bytes, su->optim_bytes, tool);
 }
 
 int arachne_plan_export(const arachne_plan *p, int format, char *buf, size_t cap, size_t *needed)
@@ -471,24 +312,26 @@ int arachne_plan_export(const arachne_plan *p, int format, char *buf, size_t cap
     int st;
     if (needed) *needed = 0;
     if (!p) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_export: NULL plan");
-    if (format < ARACHNE_EXPORT_RANKS || format > ARACHNE_EXPORT_SAILOR)
+    if (format < ARACHNE_EXPORT_RANKS || format > ARACHNE_EXPORT_TORCHTITAN_CLI)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_export: unknown format %d (valid 0..%d)", format,
-                        ARACHNE_EXPORT_SAILOR);
+                        ARACHNE_EXPORT_TORCHTITAN_CLI);
     st = xctx_init(&x, p);
     if (st) {
         xctx_free(&x);
         return st;
     }
     ar_buf_init(&b);
+    st = ARACHNE_OK;
     switch (format) {
     case ARACHNE_EXPORT_RANKS: export_ranks(&x, &b); break;
-    case ARACHNE_EXPORT_MEGATRON: export_megatron(&x, &b); break;
-    case ARACHNE_EXPORT_TORCHTITAN: export_torchtitan(&x, &b); break;
-    case ARACHNE_EXPORT_FLASHFLEX: export_flashflex(&x, &b); break;
-    default: export_sailor(&x, &b); break;
+    case ARACHNE_EXPORT_MEGATRON: ar_export_megatron(&x, &b); break;
+    case ARACHNE_EXPORT_TORCHTITAN: ar_export_torchtitan_toml(&x, &b); break;
+    case ARACHNE_EXPORT_FLASHFLEX: ar_export_flashflex(&x, &b); break;
+    case ARACHNE_EXPORT_SAILOR: st = ar_export_sailor(&x, &b); break;
+    default: ar_export_torchtitan_cli(&x, &b); break;
     }
     xctx_free(&x);
-    st = ar_buf_status(&b);
+    if (!st) st = ar_buf_status(&b);
     if (!st) st = ar_copy_out(buf, cap, needed, b.data ? b.data : "", b.len);
     ar_buf_free(&b);
     return st;

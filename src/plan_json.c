@@ -1,4 +1,4 @@
-/* plan_json.c -- plan JSON v1: the writer (deterministic bytes, numbers
+/* plan_json.c -- plan JSON v2 (reads v1 too): the writer (deterministic bytes, numbers
  * round-trip exact), the strict reader, and the public load / from_json
  * entry points (read + validate + reprice).  Format: docs/formats.md. */
 #include <limits.h>
@@ -6,11 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crc32.h"
 #include "json.h"
 #include "plan.h"
 
 #define PLAN_FORMAT "arachne-plan"
-#define PLAN_VERSION 1
+#define PLAN_VERSION 2       /* written; 1 (no "inputs") is still read */
+#define PLAN_VERSION_MIN 1
 
 static const char *recompute_name(int r)
 {
@@ -86,7 +88,9 @@ int ar_plan_write_json(const arachne_plan *p, ar_buf *b)
     put_num_field(b, ", ", "grad_bytes", p->setup.grad_bytes);
     put_num_field(b, ", ", "optim_bytes", p->setup.optim_bytes);
     put_num_field(b, ", ", "headroom", p->setup.headroom);
-    ar_buf_puts(b, "}");
+    ar_buf_printf(b, ", \"overlap_grad_reduce\": %s, \"overlap_param_gather\": %s, \"tp_comm_overlap\": %s}",
+                  p->setup.overlap_grad_reduce ? "true" : "false", p->setup.overlap_param_gather ? "true" : "false",
+                  p->setup.tp_comm_overlap ? "true" : "false");
     put_num_field(b, ",\n  ", "iteration_s", p->iteration_s);
     put_num_field(b, ",\n  ", "iter_per_s", p->iter_per_s);
     put_num_field(b, ",\n  ", "samples_per_s", p->samples_per_s);
@@ -129,7 +133,19 @@ int ar_plan_write_json(const arachne_plan *p, ar_buf *b)
     put_num_field(b, ", ", "planning_s", p->planning_s);
     put_int_field(b, ", ", "evaluations", p->evaluations);
     put_int_field(b, ", ", "samples", p->samples);
-    ar_buf_puts(b, "}\n}\n");
+    ar_buf_puts(b, "}");
+    if (p->in_model && p->in_cluster && p->in_profile) {
+        /* what repricing needs, as the model, cluster and profile writers
+         * print them (docs/formats.md, "inputs") */
+        ar_buf_printf(b, ",\n  \"inputs\": {\"profile_crc32\": \"%08lx\",\n  \"model\": ", p->in_profile_crc);
+        ar_buf_puts(b, p->in_model);
+        ar_buf_puts(b, ",\n  \"cluster\": ");
+        ar_buf_puts(b, p->in_cluster);
+        ar_buf_puts(b, ",\n  \"profile\": ");
+        ar_buf_puts(b, p->in_profile);
+        ar_buf_puts(b, "}");
+    }
+    ar_buf_puts(b, "\n}\n");
     return ar_buf_status(b);
 }
 
@@ -137,9 +153,11 @@ int ar_plan_write_json(const arachne_plan *p, ar_buf *b)
 
 static const char *const top_keys[] = { "format", "version", "model", "cluster", "global_batch", "seq_len", "setup",
                                         "iteration_s", "iter_per_s", "samples_per_s", "tokens_per_s", "mfu",
-                                        "bubble", "gpus_used", "gpus_total", "templates", "planner", NULL };
+                                        "bubble", "gpus_used", "gpus_total", "templates", "planner", "inputs", NULL };
+static const char *const inputs_keys[] = { "profile_crc32", "model", "cluster", "profile", NULL };
 static const char *const setup_keys[] = { "recompute", "dist_optimizer", "weight_bytes", "grad_bytes",
-                                          "optim_bytes", "headroom", NULL };
+                                          "optim_bytes", "headroom", "overlap_grad_reduce",
+                                          "overlap_param_gather", "tp_comm_overlap", NULL };
 static const char *const tmpl_keys[] = { "replicas", "micro_batch", "micro_batches", "pipeline_s", "stages",
                                          "ranks", "fsdp", NULL };
 static const char *const stage_keys[] = { "gpu", "tp", "layers", "ep", "etp", "edp", "stage_s", "memory_bytes",
@@ -187,6 +205,9 @@ static int parse_setup(const ar_json *o, ar_setup *su)
     if ((st = get_nonneg(o, "grad_bytes", 0, &su->grad_bytes))) return st;
     if ((st = get_nonneg(o, "optim_bytes", 0, &su->optim_bytes))) return st;
     if ((st = get_nonneg(o, "headroom", 0, &su->headroom))) return st;
+    if ((st = ar_json_bool(o, "overlap_grad_reduce", 0, &su->overlap_grad_reduce))) return st;
+    if ((st = ar_json_bool(o, "overlap_param_gather", 0, &su->overlap_param_gather))) return st;
+    if ((st = ar_json_bool(o, "tp_comm_overlap", 0, &su->tp_comm_overlap))) return st;
     return ARACHNE_OK;
 }
 
@@ -283,11 +304,63 @@ static int check_format(const ar_json *root)
     if (v->type != AR_JSON_STRING || strcmp(v->string, PLAN_FORMAT) != 0)
         return ar_json_error_at(v, "format: expected \"%s\"", PLAN_FORMAT);
     if ((st = ar_json_int(root, "version", 1, LONG_MIN / 2, LONG_MAX / 2, &version))) return st;
-    if (version != PLAN_VERSION) {
-        ar_json_error_at(ar_json_get(root, "version"), "version %ld is not supported (this library reads version %d)",
-                         version, PLAN_VERSION);
+    if (version < PLAN_VERSION_MIN || version > PLAN_VERSION) {
+        ar_json_error_at(ar_json_get(root, "version"),
+                         "version %ld is not supported (this library reads versions %d to %d)", version,
+                         PLAN_VERSION_MIN, PLAN_VERSION);
         return ARACHNE_E_UNSUPPORTED;
     }
+    if (version < 2 && ar_json_get(root, "inputs"))
+        return ar_json_error_at(ar_json_get(root, "inputs"), "inputs: not part of a version-1 plan");
+    return ARACHNE_OK;
+}
+
+/* Compact JSON text of a parsed value (numbers round-trip exactly). */
+static void put_tree(ar_buf *b, const ar_json *v)
+{
+    size_t i;
+    switch (v->type) {
+    case AR_JSON_NULL: ar_buf_puts(b, "null"); break;
+    case AR_JSON_BOOL: ar_buf_puts(b, v->boolean ? "true" : "false"); break;
+    case AR_JSON_NUMBER: ar_json_put_number(b, v->number); break;
+    case AR_JSON_STRING: ar_json_put_string(b, v->string); break;
+    case AR_JSON_ARRAY:
+        ar_buf_puts(b, "[");
+        for (i = 0; i < v->count; i++) {
+            if (i) ar_buf_puts(b, ",");
+            put_tree(b, v->items[i]);
+        }
+        ar_buf_puts(b, "]");
+        break;
+    default:
+        ar_buf_puts(b, "{");
+        for (i = 0; i < v->count; i++) {
+            if (i) ar_buf_puts(b, ",");
+            ar_json_put_string(b, v->keys[i]);
+            ar_buf_puts(b, ":");
+            put_tree(b, v->items[i]);
+        }
+        ar_buf_puts(b, "}");
+        break;
+    }
+}
+
+/* Shape of "inputs" (the contents are read by the model, cluster and
+ * profile readers when a tool asks for them). */
+static int check_inputs(const ar_json *root)
+{
+    const ar_json *in = ar_json_get(root, "inputs"), *v;
+    const char *crc;
+    int st;
+    if (!in) return ARACHNE_OK;
+    if (in->type != AR_JSON_OBJECT) return ar_json_error_at(in, "inputs: expected an object");
+    if ((st = ar_json_only_keys(in, inputs_keys))) return st;
+    if ((st = ar_json_str(in, "profile_crc32", 1, &crc))) return st;
+    if (strlen(crc) != 8 || strspn(crc, "0123456789abcdef") != 8)
+        return ar_json_error_at(ar_json_get(in, "profile_crc32"), "profile_crc32: expected 8 lowercase hex digits");
+    if ((st = ar_json_obj(in, "model", 1, &v)) || (st = ar_json_obj(in, "cluster", 1, &v)) ||
+        (st = ar_json_obj(in, "profile", 1, &v)))
+        return st;
     return ARACHNE_OK;
 }
 
@@ -300,6 +373,7 @@ static int parse_tree(arachne_plan *p, const arachne_cost_model *cm, const ar_js
     int st;
     if ((st = check_format(root))) return st;
     if ((st = ar_json_only_keys(root, top_keys))) return st;
+    if ((st = check_inputs(root))) return st;
     if ((st = ar_json_str(root, "model", 1, &s))) return st;
     if ((st = ar_json_str(root, "cluster", 1, &s))) return st;
     if ((st = get_int(root, "global_batch", 1, 1, BIG, &p->setup.global_batch))) return st;
@@ -311,7 +385,14 @@ static int parse_tree(arachne_plan *p, const arachne_cost_model *cm, const ar_js
     if ((st = get_nonneg(root, "samples_per_s", 1, &p->samples_per_s))) return st;
     if ((st = get_nonneg(root, "tokens_per_s", 1, &p->tokens_per_s))) return st;
     if ((st = get_nonneg(root, "mfu", 1, &p->mfu))) return st;
-    if ((st = get_nonneg(root, "bubble", 0, &p->bubble))) return st;
+    if (ar_json_get(root, "bubble")) {
+        /* a fraction; the pricing's 1 - busy/total may round to -2e-16 */
+        double v = 0.0;
+        if ((st = ar_json_num(root, "bubble", 1, &v))) return st;
+        if (!(v >= -1e-9 && v <= 1.0))
+            return ar_json_error_at(ar_json_get(root, "bubble"), "bubble: expected a fraction in [0, 1]");
+        p->bubble = v;
+    }
     if ((st = get_int(root, "gpus_used", 1, 0, BIG, &p->gpus_used))) return st;
     if ((st = get_int(root, "gpus_total", 1, 0, BIG, &p->gpus_total))) return st;
     p->file_iteration_s = p->iteration_s;
@@ -418,6 +499,55 @@ int arachne_plan_load(arachne_plan **out, const arachne_cost_model *cm, const ch
     return st;
 }
 
+/* One embedded input of a version-2 plan as JSON text; the profile is read
+ * back and its CRC-32 (over the library's own text of it) compared with
+ * the recorded one, so an edited or damaged table is named, not used. */
+static int embedded_input(const ar_json *root, const char *path, int key, char *buf, size_t cap, size_t *needed)
+{
+    const ar_json *in = ar_json_get(root, "inputs"), *v;
+    const char *crc = NULL;
+    ar_buf b;
+    int st;
+    if ((st = check_inputs(root))) return st;
+    if (!in) return ar_error(ARACHNE_E_NOT_FOUND, "%s: the plan embeds no model, cluster or profile (a version-1 plan)",
+                             path);
+    if ((st = ar_json_str(in, "profile_crc32", 1, &crc))) return st;
+    if (key == ARACHNE_PLAN_HEADER_PROFILE_CRC32) return ar_copy_out(buf, cap, needed, crc, strlen(crc));
+    v = ar_json_get(in, key == ARACHNE_PLAN_HEADER_MODEL_JSON     ? "model"
+                        : key == ARACHNE_PLAN_HEADER_CLUSTER_JSON ? "cluster"
+                                                                  : "profile");
+    ar_buf_init(&b);
+    put_tree(&b, v);
+    if ((st = ar_buf_status(&b))) goto done;
+    if (key == ARACHNE_PLAN_HEADER_PROFILE_JSON) {
+        arachne_profile *prof = NULL;
+        ar_buf canon;
+        char have[16];
+        if ((st = arachne_profile_from_json(&prof, b.data, b.len))) {
+            ar_error_prefix("inputs.profile");
+            ar_error_prefix(path);
+            goto done;
+        }
+        ar_buf_init(&canon);
+        ar_profile_write_json(prof, &canon);
+        while (canon.len && (canon.data[canon.len - 1] == '\n' || canon.data[canon.len - 1] == ' ')) canon.len--;
+        snprintf(have, sizeof have, "%08lx", (unsigned long)ar_crc32(canon.data ? canon.data : "", canon.len));
+        st = ar_buf_status(&canon);
+        ar_buf_free(&canon);
+        arachne_profile_destroy(prof);
+        if (st) goto done;
+        if (strcmp(have, crc) != 0) {
+            st = ar_error(ARACHNE_E_PARSE, "%s: inputs.profile: its CRC-32 is %s but the plan records %s: the embedded "
+                          "profile was changed after the plan was priced", path, have, crc);
+            goto done;
+        }
+    }
+    st = ar_copy_out(buf, cap, needed, b.data, b.len);
+done:
+    ar_buf_free(&b);
+    return st;
+}
+
 int arachne_plan_file_header(const char *path, int key, char *buf, size_t cap, size_t *needed)
 {
     ar_json *root = NULL;
@@ -429,11 +559,42 @@ int arachne_plan_file_header(const char *path, int key, char *buf, size_t cap, s
     ar_setup su;
     if (needed) *needed = 0;
     if (!path) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_file_header: NULL path");
-    if (key < ARACHNE_PLAN_HEADER_MODEL || key > ARACHNE_PLAN_HEADER_ITERATION_S)
+    if (key < ARACHNE_PLAN_HEADER_MODEL || key > ARACHNE_PLAN_HEADER_TP_COMM_OVERLAP)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_file_header: unknown key %d (valid 0..%d)", key,
-                        ARACHNE_PLAN_HEADER_ITERATION_S);
+                        ARACHNE_PLAN_HEADER_TP_COMM_OVERLAP);
     if ((st = ar_json_parse_file(&root, path))) return st;
     if ((st = check_format(root))) goto done;
+    if (key >= ARACHNE_PLAN_HEADER_OVERLAP_GRAD_REDUCE) {
+        static const char *const names[] = { "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap" };
+        const char *name = names[key - ARACHNE_PLAN_HEADER_OVERLAP_GRAD_REDUCE];
+        int v = -1;
+        if ((st = ar_json_obj(root, "setup", 0, &setup))) goto done;
+        if (setup && (st = ar_json_bool(setup, name, 0, &v))) goto done;
+        if (v < 0) {
+            st = ar_error(ARACHNE_E_NOT_FOUND, "%s: the plan's setup does not record %s", path, name);
+            goto done;
+        }
+        st = ar_copy_out(buf, cap, needed, v ? "1" : "0", 1);
+        goto done;
+    }
+    if (key >= ARACHNE_PLAN_HEADER_MODEL_JSON) {
+        st = embedded_input(root, path, key, buf, cap, needed);
+        goto done;
+    }
+    if (key >= ARACHNE_PLAN_HEADER_WEIGHT_BYTES && key <= ARACHNE_PLAN_HEADER_OPTIM_BYTES) {
+        static const char *const names[] = { "weight_bytes", "grad_bytes", "optim_bytes" };
+        const char *name = names[key - ARACHNE_PLAN_HEADER_WEIGHT_BYTES];
+        double v = -1.0;
+        if ((st = ar_json_obj(root, "setup", 0, &setup))) goto done;
+        if (setup && (st = get_nonneg(setup, name, 0, &v))) goto done;
+        if (v < 0) {
+            st = ar_error(ARACHNE_E_NOT_FOUND, "%s: the plan's setup does not record %s", path, name);
+            goto done;
+        }
+        ar_json_format_double(num, sizeof num, v);
+        st = ar_copy_out(buf, cap, needed, num, strlen(num));
+        goto done;
+    }
     if (key >= ARACHNE_PLAN_HEADER_RECOMPUTE && key <= ARACHNE_PLAN_HEADER_HEADROOM) {
         if ((st = ar_json_obj(root, "setup", 0, &setup))) goto done;
         if (!setup) {

@@ -44,8 +44,16 @@ static int plan_write_svg(const arachne_plan *p, ar_buf *b)
     double x, y, row_h, max_stage = 0, panel_h, height, width = GRID_W + 40 + 520;
     char line[256], col[48];
     if (!p || !p->cluster_spec) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "plan svg: plan has no cluster");
-    st = arachne_cluster_parse(&c, p->cluster_spec);
+    /* The cluster the plan was priced on, with its GPU figures: user-defined
+     * types are not in the catalog the compact string is parsed against. */
+    if (p->in_cluster) st = arachne_cluster_from_json(&c, p->in_cluster, strlen(p->in_cluster));
+    else st = arachne_cluster_parse(&c, p->cluster_spec);
     if (st) return st;
+    if (c->nnodes > 0 && p->nranks > 0 && c->total_gpus < p->gpus_used) {
+        arachne_cluster_destroy(c);
+        return ar_error(ARACHNE_E_INVALID_PLAN, "plan svg: the plan uses %d GPUs, its cluster has %d", p->gpus_used,
+                        c->total_gpus);
+    }
     first_gpu = ar_calloc((size_t)c->nnodes + 1, sizeof *first_gpu);
     if (!first_gpu) { arachne_cluster_destroy(c); return ARACHNE_E_NO_MEMORY; }
     for (n = 0; n < c->nnodes; n++) first_gpu[n + 1] = first_gpu[n] + c->nodes[n].gpus;
@@ -122,7 +130,7 @@ static int plan_write_svg(const arachne_plan *p, ar_buf *b)
         for (s = 0; s < tp->depth; s++) {
             const ar_stage *sg = &tp->stages[s];
             double tw = max_stage > 0 ? BAR_W * sg->stage_s / max_stage : 0;
-            double mem_cap = c->types[sg->type].mem_bytes;
+            double mem_cap = sg->type >= 0 && sg->type < c->ntypes ? c->types[sg->type].mem_bytes : 0.0;
             double mw = mem_cap > 0 ? 120.0 * AR_MIN(sg->mem_bytes / mem_cap, 1.0) : 0;
             stage_colour(col, sizeof col, t, s, tp->depth);
             ar_buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"14\" fill=\"%s\"/>\n", x, y + 4, col);

@@ -246,6 +246,7 @@ static int carry_over(const arachne_cost_model *cm, const arachne_plan *running,
     out->gpus_total = c->total_gpus;
     out->file_iteration_s = 0.0;
     if ((st = ar_plan_validate(cm, out)) || (st = ar_plan_price(cm, out))) return st;
+    ar_plan_bind(out, cm); /* its file records the new cluster, not the old one */
     return ar_plan_finish(out);
 }
 

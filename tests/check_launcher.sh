@@ -1,6 +1,8 @@
 #!/bin/sh
-# examples/launcher.c: one torchrun line per node that runs ranks, one
-# environment line per rank (every plan rank once), usage errors exit 2.
+# examples/launcher.c: one torchrun line per node that runs ranks, node ranks
+# in plan order, a rank map that sends every plan rank to its GPU once, the
+# Slurm form, --plan-out honoured, the bundled policy found from another
+# directory; usage errors exit 2.
 bin=${ARACHNE_BIN:-bin/arachne}
 launcher=$(dirname "$bin")/launcher
 [ -x "$launcher" ] || { echo "$launcher not built"; exit 77; }
@@ -8,15 +10,50 @@ t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 "$bin" policy init --out "$t/p.arpol" --seed 1 > /dev/null || { echo "policy init failed"; exit 1; }
 out=$("$launcher" --model llama3-8b --cluster rtx-pro-6000:1x3,a6000:1x4 --samples 4 --policy "$t/p.arpol" \
-      --plan-out "$t/plan.json" 2>&1) || { echo "launcher failed: $out"; exit 1; }
-n=$(echo "$out" | grep -c '^  RANK=')
-world=$(echo "$out" | sed -n 's/.*WORLD_SIZE=\([0-9]*\).*/\1/p' | head -n 1)
-[ "$n" -gt 0 ] && [ "$n" = "$world" ] || { echo "rank lines $n, WORLD_SIZE $world:"; echo "$out"; exit 1; }
-ranks=$(echo "$out" | sed -n 's/^  RANK=\([0-9]*\) .*/\1/p' | sort -n | tr '\n' ' ')
-want=$(seq 0 $((n - 1)) | tr '\n' ' ')
-[ "$ranks" = "$want" ] || { echo "ranks '$ranks', wanted '$want'"; exit 1; }
+      --plan-out "$t/plan.json" --rank-map "$t/ranks.json" 2>&1) || { echo "launcher failed: $out"; exit 1; }
 echo "$out" | grep -q '^torchrun --nnodes=' || { echo "no torchrun line"; exit 1; }
 "$bin" price "$t/plan.json" > /dev/null || { echo "--plan-out wrote a plan that does not price"; exit 1; }
+
+# per node torchrun lines in plan order, the rank map, --plan-out honoured,
+# the bundled policy found from another directory
+bindir=$(cd "$(dirname "$bin")" && pwd)
+out=$(cd "$t" && env -u ARACHNE_POLICY "$bindir/launcher" --model llama3-8b --cluster a100-40:2x4,h100:1x8 \
+      --samples 2 --plan-out mine.json --rank-map map.json 2>"$t/err") || { echo "launcher failed: $(cat "$t/err")"; exit 1; }
+if [ -f "$bindir/../examples/policies/default.arpol" ]; then  # the release layout (bin/ next to examples/)
+    grep -q "untrained" "$t/err" && { echo "bundled policy not found from another directory: $(cat "$t/err")"; exit 1; }
+fi
+echo "$out" | grep '^torchrun' | grep -v -- "--arachne-plan mine.json --arachne-rank-map map.json" \
+    && { echo "--plan-out/--rank-map not used in a torchrun line"; exit 1; }
+echo "$out" | grep -q "^SLURM_HOSTFILE=hostfile.slurm srun --ntasks=" || { echo "no srun line"; exit 1; }
+echo "$out" > "$t/out.txt"
+python3 - "$t" <<'PY' || exit 1
+import json, re, sys
+t = sys.argv[1]
+out = open(t + "/out.txt").read()
+m = json.load(open(t + "/map.json"))
+plan = json.load(open(t + "/mine.json"))
+n = sum(t_["replicas"] * sum(s["tp"] for s in t_["stages"]) for t_ in plan["templates"])
+assert m["world_size"] == n and sorted(m["plan_rank_by_torch_rank"]) == list(range(n)), "map covers every rank once"
+torch = 0
+heads = re.findall(r"^## node_rank (\d+) = cluster node (\d+) .*: (\d+) ranks?, plan ranks ([\d ]+)$", out, re.M)
+runs = re.findall(r"^torchrun --nnodes=(\d+) --node_rank=(\d+) --nproc_per_node=(\d+) ", out, re.M)
+assert len(heads) == len(runs) == len(m["nodes"]), (len(heads), len(runs))
+assert "0" in heads[0][3].split(), "node_rank 0 must run plan rank 0"
+where = {}
+for t_ in plan["templates"]:
+    for r in t_["ranks"]:
+        where[r["rank"]] = (r["node"], r["gpu"])
+for (nr, node, cnt, ranks), (nn, nr2, nproc), entry in zip(heads, runs, m["nodes"]):
+    assert nr == nr2 and int(nn) == len(m["nodes"]) and cnt == nproc
+    assert entry["node_rank"] == int(nr) and entry["node"] == int(node) and entry["torch_rank_start"] == torch
+    for loc in entry["local"]:
+        assert m["plan_rank_by_torch_rank"][torch + loc["local_rank"]] == loc["rank"]
+        assert where[loc["rank"]] == (entry["node"], loc["cuda_device"]), "rank map sends a rank to another GPU"
+        assert loc["rank"] in loc["tp_group"]
+    assert [l["rank"] for l in entry["local"]] == [int(x) for x in ranks.split()]
+    torch += len(entry["local"])
+assert torch == n
+PY
 "$launcher" --model llama3-8b > /dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || { echo "missing --cluster: exit $rc, wanted 2"; exit 1; }
 "$launcher" --model nosuch --cluster a6000:1x4 > /dev/null 2>&1; rc=$?

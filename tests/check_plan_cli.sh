@@ -79,7 +79,7 @@ echo "$out" | grep -q "(+0.00%)" || fail "price: repriced time differs from the 
 
 # --json is the plan JSON only, and pricing that output again gives the same bytes
 "$bin" price "$t/plan.json" --json > "$t/a.json" || fail "price --json failed"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["format"]=="arachne-plan" and d["version"]==1' "$t/a.json" \
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["format"]=="arachne-plan" and d["version"]==2' "$t/a.json" \
     || fail "price --json is not plan JSON"
 "$bin" price "$t/a.json" --json > "$t/b.json" || fail "price of price --json failed"
 cmp -s "$t/a.json" "$t/b.json" || fail "price --json does not round-trip to the same bytes"
@@ -93,7 +93,7 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["global_ba
     || fail "price --global-batch 128 did not reprice"
 
 # exports: every format, ranks lists every GPU once
-for f in ranks megatron torchtitan flashflex sailor; do
+for f in ranks megatron torchtitan torchtitan-cli flashflex; do
     "$bin" export --format $f "$t/plan.json" > "$t/x.$f" || fail "export $f failed"
     [ -s "$t/x.$f" ] || fail "export $f is empty"
 done
@@ -105,10 +105,13 @@ assert len({(r["node"], r["local_gpu"]) for r in rows}) == 14
 for r in rows:
     assert all(rows[o]["node"] == r["node"] for o in r["tp_group"])
 PY
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["pipeline_list"])==2' "$t/x.sailor" || fail "sailor export"
+# two micro-batch sizes: Sailor cannot express the plan, so the export fails and writes nothing
+out=$("$bin" export --format sailor "$t/plan.json" --out "$t/no.json" 2>&1) && fail "sailor export of two micro-batch sizes succeeded"
+echo "$out" | grep -q "one micro-batch size" || fail "sailor refusal message: $out"
+[ -e "$t/no.json" ] && fail "a refused export left a file"
 grep -q "cannot express this template" "$t/x.megatron" || fail "megatron export lacks the per-stage TP note"
-"$bin" export --format sailor "$t/plan.json" --out "$t/out.json" || fail "export --out failed"
-cmp -s "$t/out.json" "$t/x.sailor" || fail "export --out differs from stdout"
+"$bin" export --format megatron "$t/plan.json" --out "$t/out.txt" || fail "export --out failed"
+cmp -s "$t/out.txt" "$t/x.megatron" || fail "export --out differs from stdout"
 
 # bad plans: exit 1, one line "arachne: ..." naming the place
 sed 's/"rank": 1, "node": 0, "gpu": 1,/"rank": 1, "node": 0, "gpu": 0,/' "$t/plan.json" > "$t/reuse.json"

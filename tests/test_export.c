@@ -160,11 +160,17 @@ TEST(megatron_export_says_where_per_stage_tp_cannot_be_expressed)
     ASSERT_OK(fx_init(&f));
     text = export_str(&f.plan, ARACHNE_EXPORT_MEGATRON);
     ASSERT(text != NULL);
-    ASSERT_CONTAINS(text, "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --micro-batch-size 1 "
-                          "--global-batch-size 32 --pipeline-model-parallel-layout \"Etttttttttttttttt|"
-                          "ttttttttttttttttL\"");
-    ASSERT_CONTAINS(text, "--tensor-model-parallel-size 4 --pipeline-model-parallel-size 2 --micro-batch-size 2 "
-                          "--global-batch-size 32");
+    ASSERT_CONTAINS(text, "--num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 --num-attention-heads 32 "
+                          "--group-query-attention --num-query-groups 8 --kv-channels 128 --swiglu");
+    ASSERT_CONTAINS(text, "--tensor-model-parallel-size 2 --sequence-parallel --pipeline-model-parallel-size 2 "
+                          "--use-tp-pp-dp-mapping --micro-batch-size 1 --global-batch-size 32 --bf16 "
+                          "--pipeline-model-parallel-layout \"Etttttttttttttttt|ttttttttttttttttL\"");
+    ASSERT_CONTAINS(text, "--tensor-model-parallel-size 4 --sequence-parallel --pipeline-model-parallel-size 2 "
+                          "--use-tp-pp-dp-mapping --micro-batch-size 2 --global-batch-size 32");
+    /* ranks 0..7 of template 0 are replica-major, stage, TP: Megatron's tp-pp-dp order */
+    ASSERT_CONTAINS(text, "job ranks in Megatron's tp-pp-dp (--use-tp-pp-dp-mapping) order: job rank = plan rank - 0");
+    ASSERT_CONTAINS(text, "replace it with --decoder-first-pipeline-num-layers 16 --decoder-last-pipeline-num-layers 16");
+    ASSERT_CONTAINS(text, "2 separate jobs that never share gradients");
     ASSERT_CONTAINS(text, "# NOTE: Megatron-LM cannot express this template: its stages use TP 4,2");
     ASSERT_CONTAINS(text, "--recompute-granularity selective --use-distributed-optimizer\n");
     ASSERT_CONTAINS(text, "#   stage 1: H100 x TP 2, blocks [20, 32), ranks 12,13@node2\n");
@@ -205,8 +211,9 @@ TEST(flashflex_export_lists_every_pipeline)
     ASSERT(text != NULL);
     ASSERT_CONTAINS(text, "--hetero_configs \"[[2, 2], [2, 2], [4, 2]]\"");
     ASSERT_CONTAINS(text, "--layer_partitions \"[[16, 16], [16, 16], [20, 12]]\"");
-    ASSERT_CONTAINS(text, "--pipeline_batches \"[16, 16, 32]\"");
-    ASSERT_CONTAINS(text, "--micro_batch_sizes \"[1, 1, 2]\"");
+    ASSERT_CONTAINS(text, "--global_bsz_size 16 16 32 --chunks 16 16 16 --total-layer-num 32 --seq_length 4096");
+    ASSERT_CONTAINS(text, "--mixed_precision bf16 --default_dp_type zero2 --pipeline-type 1F1B --seq-parallel\n");
+    ASSERT(strstr(text, "--pipeline_batches") == NULL && strstr(text, "--micro_batch_sizes") == NULL);
     ASSERT_CONTAINS(text, "#   pipeline 2 = template 1 replica 0, ranks by stage: 8 9 10 11 | 12 13\n");
     free(text);
     fx_free(&f);
@@ -218,7 +225,14 @@ TEST(sailor_export_is_a_pipeline_list)
     char *text;
     ar_json *root = NULL;
     const ar_json *pl, *lps, *tmp;
+    size_t need = 0;
     ASSERT_OK(fx_init(&f));
+    /* two micro-batch sizes: Sailor has one per plan, so the export refuses */
+    ASSERT_STATUS(arachne_plan_export(&f.plan, ARACHNE_EXPORT_SAILOR, NULL, 0, &need), ARACHNE_E_UNSUPPORTED);
+    ASSERT_CONTAINS(arachne_last_error(), "a Sailor plan has one micro-batch size");
+    f.plan.t[1].micro_batch = 1;
+    f.plan.t[1].micro_batches = 32;
+    ASSERT_OK(ar_plan_finish(&f.plan));
     text = export_str(&f.plan, ARACHNE_EXPORT_SAILOR);
     ASSERT(text != NULL);
     ASSERT_OK(ar_json_parse(&root, text, strlen(text), "sailor"));
@@ -232,8 +246,14 @@ TEST(sailor_export_is_a_pipeline_list)
     ASSERT_EQ(lps->items[1]->items[12]->number, 33);
     tmp = ar_json_get(pl->items[0], "tmp_per_stage");
     ASSERT(tmp && tmp->count == 2 && tmp->items[0]->count == 2);
-    ASSERT_STR(tmp->items[0]->items[1]->items[0]->string, "A100-40");
+    /* a replica is [[[gpu, gpus_per_node, zone]], tp] (Sailor's nesting) */
+    ASSERT(tmp->items[0]->items[1]->count == 2 && tmp->items[0]->items[1]->items[0]->count == 1);
+    ASSERT_STR(tmp->items[0]->items[1]->items[0]->items[0]->items[0]->string, "A100-40");
+    ASSERT_EQ(tmp->items[0]->items[1]->items[0]->items[0]->items[1]->number, 4);
+    ASSERT_STR(tmp->items[0]->items[1]->items[0]->items[0]->items[2]->string, "us-central1-a");
     ASSERT_EQ(tmp->items[0]->items[1]->items[1]->number, 2);
+    tmp = ar_json_get(pl->items[1], "tmp_per_stage");
+    ASSERT_EQ(tmp->items[0]->items[0]->items[0]->items[0]->items[1]->number, 8); /* the H100 node holds 8 */
     ASSERT_EQ(ar_json_get(pl->items[0], "dp")->items[1]->number, 2);
     ASSERT_EQ(int_at(ar_json_get(root, "used_gpus"), "A100-40"), 8);
     ASSERT_EQ(int_at(ar_json_get(root, "used_gpus"), "H100"), 6);
@@ -250,16 +270,16 @@ TEST(export_checks_format_and_buffer)
     size_t need = 0, need2 = 0;
     char *a, *b;
     ASSERT_OK(fx_init(&f));
-    ASSERT_STATUS(arachne_plan_export(&f.plan, 5, NULL, 0, &need), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_plan_export(&f.plan, 6, NULL, 0, &need), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_plan_export(&f.plan, -1, NULL, 0, &need), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_plan_export(NULL, 0, NULL, 0, &need), ARACHNE_E_INVALID_ARGUMENT);
     memcpy(small, "intact!", 8);
-    ASSERT_STATUS(arachne_plan_export(&f.plan, ARACHNE_EXPORT_SAILOR, small, sizeof small, &need),
+    ASSERT_STATUS(arachne_plan_export(&f.plan, ARACHNE_EXPORT_MEGATRON, small, sizeof small, &need),
                   ARACHNE_E_BUFFER_TOO_SMALL);
     ASSERT_STR(small, "intact!");
     ASSERT(need > 100);
-    a = export_str(&f.plan, ARACHNE_EXPORT_SAILOR);
-    b = export_str(&f.plan, ARACHNE_EXPORT_SAILOR);
+    a = export_str(&f.plan, ARACHNE_EXPORT_MEGATRON);
+    b = export_str(&f.plan, ARACHNE_EXPORT_MEGATRON);
     ASSERT(a && b);
     ASSERT_STR(a, b); /* deterministic */
     ASSERT_EQ(strlen(a) + 1, need);

@@ -187,7 +187,7 @@ TEST(to_json_needs_a_finished_plan_and_save_is_atomic)
     ASSERT_STATUS(arachne_plan_to_json(&raw, &js), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_plan_to_json(NULL, &js), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_OK(arachne_plan_to_json(&f.plan, &js));
-    ASSERT(strncmp(js, "{\n  \"format\": \"arachne-plan\",\n  \"version\": 1,", 44) == 0);
+    ASSERT(strncmp(js, "{\n  \"format\": \"arachne-plan\",\n  \"version\": 2,", 44) == 0);
     snprintf(path, sizeof path, "%s/plan.json", dir);
     ASSERT_OK(arachne_plan_save(&f.plan, path));
     ASSERT_OK(ar_read_file(path, &back, &len));

@@ -33,7 +33,7 @@ static int parse_validate(fx *f, const char *text)
     return st;
 }
 
-TEST(writer_emits_the_v1_fields)
+TEST(writer_emits_the_v2_fields)
 {
     fx f;
     ar_json *root = NULL;
@@ -45,7 +45,7 @@ TEST(writer_emits_the_v1_fields)
     ASSERT_OK(arachne_plan_to_json(&f.plan, &js));
     ASSERT_OK(ar_json_parse(&root, js, strlen(js), "plan"));
     ASSERT_STR(ar_json_get(root, "format")->string, "arachne-plan");
-    ASSERT_EQ(ar_json_get(root, "version")->number, 1);
+    ASSERT_EQ(ar_json_get(root, "version")->number, 2);
     ASSERT_STR(ar_json_get(root, "model")->string, "llama3-8b");
     ASSERT_STR(ar_json_get(root, "cluster")->string, "a100-40:2x4,h100:1x8");
     ASSERT_OK(ar_json_num(root, "iteration_s", 1, &v));
@@ -151,8 +151,16 @@ TEST(reader_accepts_gpu_aliases_and_optional_fields)
 TEST(reader_rejects_wrong_format_version_and_missing_fields)
 {
     EXPECT_TEXT("\"arachne-plan\"", "\"sailor-plan\"", ARACHNE_E_PARSE, "t.json:2:13: format: expected \"arachne-plan\"");
-    EXPECT_TEXT("\"version\": 1", "\"version\": 2", ARACHNE_E_UNSUPPORTED, "t.json:3:14: version 2 is not supported");
-    EXPECT_TEXT("\"version\": 1", "\"version\": \"1\"", ARACHNE_E_PARSE, "t.json:3:14");
+    EXPECT_TEXT("\"version\": 2", "\"version\": 3", ARACHNE_E_UNSUPPORTED, "t.json:3:14: version 3 is not supported");
+    EXPECT_TEXT("\"version\": 2", "\"version\": 0", ARACHNE_E_UNSUPPORTED, "reads versions 1 to 2");
+    EXPECT_TEXT("\"version\": 2", "\"version\": \"1\"", ARACHNE_E_PARSE, "t.json:3:14");
+    /* version 1 (no inputs) still reads; inputs belong to version 2 only */
+    EXPECT_TEXT("\"version\": 2", "\"version\": 1", ARACHNE_OK, "");
+    EXPECT_TEXT("\"version\": 2,", "\"version\": 1, \"inputs\": {},", ARACHNE_E_PARSE, "inputs: not part of a version-1 plan");
+    EXPECT_TEXT("\"version\": 2,", "\"version\": 2, \"inputs\": {\"profile_crc32\": \"0\"},", ARACHNE_E_PARSE,
+                "profile_crc32: expected 8 lowercase hex digits");
+    EXPECT_TEXT("\"version\": 2,", "\"version\": 2, \"inputs\": {\"profile_crc32\": \"00000000\"},", ARACHNE_E_PARSE,
+                "missing key 'model'");
     EXPECT_TEXT("\"format\": \"arachne-plan\",", "", ARACHNE_E_PARSE, "missing key 'format'");
     EXPECT_TEXT("\"seq_len\": 4096,", "", ARACHNE_E_PARSE, "missing key 'seq_len'");
     EXPECT_TEXT("\"iteration_s\"", "\"iteration\"", ARACHNE_E_PARSE, "t.json:9:16: unknown key 'iteration'");
@@ -254,7 +262,7 @@ TEST(file_header_reads_the_recorded_setup)
     ASSERT_EQ(need, 21);
     ASSERT_OK(arachne_plan_file_header(path, ARACHNE_PLAN_HEADER_ITERATION_S, buf, sizeof buf, NULL));
     ASSERT(strtod(buf, NULL) == f.plan.iteration_s);
-    ASSERT_STATUS(arachne_plan_file_header(path, 8, buf, sizeof buf, NULL), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_plan_file_header(path, 18, buf, sizeof buf, NULL), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_plan_file_header("/nonexistent/p.json", 0, buf, sizeof buf, NULL), ARACHNE_E_IO);
     /* a file without a setup object: the setup keys are NOT_FOUND */
     ASSERT_OK(arachne_plan_to_json(&f.plan, &a));
@@ -296,6 +304,7 @@ static int fxc_init(fxc *c)
     if ((st = arachne_cost_model_set(c->cm, ARACHNE_OPT_GLOBAL_BATCH, 64))) return st;
     if ((st = arachne_cost_model_set(c->cm, ARACHNE_OPT_DIST_OPTIMIZER, 1))) return st;
     if ((st = ar_plan_price(c->cm, &c->f.plan))) return st;
+    ar_plan_bind(&c->f.plan, c->cm); /* its file embeds this cost model's inputs */
     return ar_plan_finish(&c->f.plan);
 }
 
@@ -304,6 +313,63 @@ static void fxc_free(fxc *c)
     arachne_cost_model_destroy(c->cm);
     arachne_profile_destroy(c->profile);
     fx_free(&c->f);
+}
+
+/* A plan priced with a cost model embeds its model, cluster and profile;
+ * the header reader hands them out, and a changed profile is named. */
+TEST(file_embeds_model_cluster_and_profile)
+{
+    fxc c;
+    arachne_model *m = NULL;
+    arachne_cluster *cl = NULL;
+    arachne_profile *pr = NULL;
+    const char *dir = th_tmpdir(), *js, *mj = NULL;
+    char path[600], bad[600], crc[16], *text = NULL, *x;
+    size_t need = 0;
+    ASSERT(dir != NULL);
+    ASSERT_OK(fxc_init(&c));
+    snprintf(path, sizeof path, "%s/embedded.json", dir);
+    ASSERT_OK(arachne_plan_save(&c.f.plan, path));
+    ASSERT_OK(arachne_plan_file_header(path, ARACHNE_PLAN_HEADER_PROFILE_CRC32, crc, sizeof crc, NULL));
+    ASSERT_EQ(strlen(crc), 8);
+    ASSERT_STATUS(arachne_plan_file_header(path, ARACHNE_PLAN_HEADER_MODEL_JSON, NULL, 0, &need),
+                  ARACHNE_E_BUFFER_TOO_SMALL);
+    text = malloc(need);
+    ASSERT(text != NULL);
+    ASSERT_OK(arachne_plan_file_header(path, ARACHNE_PLAN_HEADER_MODEL_JSON, text, need, NULL));
+    ASSERT_OK(arachne_model_from_json(&m, text, strlen(text)));
+    ASSERT_OK(arachne_model_to_json(m, &mj));
+    ASSERT_OK(arachne_model_to_json(c.f.model, &js));
+    ASSERT_STR(mj, js);
+    free(text);
+    ASSERT_STATUS(arachne_plan_file_header(path, ARACHNE_PLAN_HEADER_CLUSTER_JSON, NULL, 0, &need),
+                  ARACHNE_E_BUFFER_TOO_SMALL);
+    text = malloc(need);
+    ASSERT(text != NULL);
+    ASSERT_OK(arachne_plan_file_header(path, ARACHNE_PLAN_HEADER_CLUSTER_JSON, text, need, NULL));
+    ASSERT_OK(arachne_cluster_from_json(&cl, text, strlen(text)));
+    free(text);
+    ASSERT_STATUS(arachne_plan_file_header(path, ARACHNE_PLAN_HEADER_PROFILE_JSON, NULL, 0, &need),
+                  ARACHNE_E_BUFFER_TOO_SMALL);
+    text = malloc(need);
+    ASSERT(text != NULL);
+    ASSERT_OK(arachne_plan_file_header(path, ARACHNE_PLAN_HEADER_PROFILE_JSON, text, need, NULL));
+    ASSERT_OK(arachne_profile_from_json(&pr, text, strlen(text)));
+    free(text);
+    /* an edited profile time no longer matches the recorded CRC-32 */
+    ASSERT_OK(arachne_plan_to_json(&c.f.plan, &js));
+    x = fx_replace(js, "\"fwd_s\": 0", "\"fwd_s\": 1");
+    ASSERT(x != NULL);
+    snprintf(bad, sizeof bad, "%s/edited.json", dir);
+    ASSERT_OK(ar_write_file_atomic(bad, x, strlen(x)));
+    free(x);
+    ASSERT_STATUS(arachne_plan_file_header(bad, ARACHNE_PLAN_HEADER_PROFILE_JSON, NULL, 0, &need), ARACHNE_E_PARSE);
+    ASSERT_CONTAINS(arachne_last_error(), "was changed after the plan was priced");
+    ASSERT_STATUS(arachne_plan_file_header(path, 99, NULL, 0, &need), ARACHNE_E_INVALID_ARGUMENT);
+    arachne_profile_destroy(pr);
+    arachne_cluster_destroy(cl);
+    arachne_model_destroy(m);
+    fxc_free(&c);
 }
 
 TEST(load_reprices_to_identical_prices_and_bytes)
@@ -410,7 +476,7 @@ TEST(load_rejects_invalid_plans_with_the_source_named)
 }
 
 SUITE(plan_json,
-      T(writer_emits_the_v1_fields),
+      T(writer_emits_the_v2_fields),
       T(json_round_trips_to_identical_bytes_and_numbers),
       T(reader_accepts_gpu_aliases_and_optional_fields),
       T(reader_rejects_wrong_format_version_and_missing_fields),
@@ -418,6 +484,7 @@ SUITE(plan_json,
       T(validation_rejects_bad_plans_from_text),
       T(from_json_checks_arguments),
       T(file_header_reads_the_recorded_setup),
+      T(file_embeds_model_cluster_and_profile),
       T(load_reprices_to_identical_prices_and_bytes),
       T(load_reprices_under_the_cost_models_setup),
       T(load_rejects_plans_over_memory),

@@ -62,7 +62,13 @@ typedef struct cli_costenv_opts {
     const char *model, *cluster, *profile, *global_batch, *seq_len, *recompute, *headroom, *max_depth;
     const char *weight_bytes, *grad_bytes, *optim_bytes;
     int dist_optimizer, no_dist_optimizer, no_expert_tiling;
-    int no_overlap_grad_reduce, no_overlap_param_gather, tp_comm_overlap;
+    int no_overlap_grad_reduce, no_overlap_param_gather, tp_comm_overlap, allow_batch_rounding;
+    /* Not options: set by cli_plan_open from a plan file.  JSON text used
+     * instead of model / cluster / profile when those are NULL; model_name
+     * and cluster_spec: a version-1 plan's fields, read as a preset name and
+     * a compact spec only (never opened as paths). */
+    const char *model_json, *cluster_json, *profile_json;
+    const char *model_name, *cluster_spec;
 } cli_costenv_opts;
 
 /* Everything a pricing command needs; the cost model borrows the other three. */
@@ -74,7 +80,7 @@ typedef struct cli_costenv {
 } cli_costenv;
 
 /* Number of cli_opt entries cli_costenv_options() writes. */
-#define CLI_COSTENV_NOPTS 17
+#define CLI_COSTENV_NOPTS 18
 /* Usage lines for the shared options (append to a command's usage text). */
 #define CLI_COSTENV_USAGE \
     "  --model M              model preset or model JSON file (required)\n" \
@@ -92,7 +98,8 @@ typedef struct cli_costenv {
     "  --optim-bytes B        bytes per parameter of optimizer state (default 12)\n" \
     "  --headroom F           fraction of GPU memory kept free, [0, 1) (default 0.08)\n" \
     "  --max-depth D          deepest pipeline searched, 1..32 (default 16)\n" \
-    "  --no-expert-tiling     MoE stages keep EP = 1, ETP = TP\n"
+    "  --no-expert-tiling     MoE stages keep EP = 1, ETP = TP\n" \
+    "  --allow-batch-rounding run the batch the plan covers when it cannot split --global-batch exactly\n"
 
 /* Writes the CLI_COSTENV_NOPTS option-table entries of the shared options
  * into opts[], pointing at o's fields (o is zeroed).  Returns the count. */
@@ -112,13 +119,30 @@ void cli_costenv_free(cli_costenv *env);
  * search and price (cli_plantable.c).  Returns CLI_OK, or CLI_FAIL for NULL. */
 int cli_print_plan(FILE *f, const arachne_plan *p, const char *title);
 
-/* Opens a plan file for price/export (cmd_price.c): options the user did
- * not give (--model, --cluster, --global-batch, --seq-len unless --profile,
- * --recompute, --headroom, --dist-optimizer) default to what the file
- * records; builds the cost environment and loads (validates, reprices) the
- * plan.  Returns CLI_OK, or CLI_USAGE / CLI_FAIL after printing; on failure
- * nothing is left to free. */
-int cli_plan_open(const char *cmd, const char *path, cli_costenv_opts *o, cli_costenv *env, arachne_plan **plan);
+/* Opens a plan file for price/export/replan (cli_planfile.c): what the user
+ * did not give (--model, --cluster, --profile, --global-batch, --seq-len
+ * unless --profile, --recompute, --headroom, --dist-optimizer, bytes per
+ * parameter) comes from the file: the model, cluster and profile it embeds
+ * (version 2), or for a version-1 file its model preset name and compact
+ * cluster string.  A plan file's fields are never opened as paths.  Builds
+ * the cost environment and loads (validates, reprices) the plan.  When
+ * `report` is not NULL, prints there every input that differs from the
+ * one the plan records.  Returns CLI_OK, or CLI_USAGE / CLI_FAIL after
+ * printing; on failure nothing is left to free. */
+int cli_plan_open(const char *cmd, const char *path, cli_costenv_opts *o, cli_costenv *env, arachne_plan **plan,
+                  FILE *report);
+
+/* CLI_OK when `s` names no file, or a regular file; else prints "<cmd>:
+ * --<opt>: '<s>' is not a regular file" and returns CLI_FAIL (a FIFO or a
+ * device given where a model, cluster, profile or plan file is expected). */
+int cli_check_regular(const char *cmd, const char *opt, const char *s);
+
+/* The global batch is never changed silently (cli_batch.c): CLI_OK when the
+ * plan's replicas x micro-batch x micro-batches add up to its global batch;
+ * else with `allow` the cost model's batch becomes what the plan runs and
+ * the plan is repriced (a note on stderr), without it CLI_FAIL after
+ * printing the nearest batches the plan's structure runs exactly. */
+int cli_batch_exact(const char *cmd, arachne_plan *plan, arachne_cost_model *cm, int allow);
 
 /* An explicit parallel configuration (cli_parallel.c).  cli_parallel_plan
  * builds and prices it with env's cost model (arachne_plan_from_parallel);

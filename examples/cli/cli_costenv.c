@@ -1,7 +1,10 @@
 /* cli_costenv.c -- the training-setup options shared by the commands that
  * price or search plans, and the model + cluster + profile + cost model they
  * build from them. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -25,10 +28,18 @@ int cli_costenv_options(cli_costenv_opts *o, cli_opt *opts)
         { "headroom", 1, &o->headroom, NULL },
         { "max-depth", 1, &o->max_depth, NULL },
         { "no-expert-tiling", 0, NULL, &o->no_expert_tiling },
+        { "allow-batch-rounding", 0, NULL, &o->allow_batch_rounding },
     };
     memset(o, 0, sizeof *o);
     memcpy(opts, table, sizeof table);
     return CLI_COSTENV_NOPTS;
+}
+
+int cli_check_regular(const char *cmd, const char *opt, const char *s)
+{
+    struct stat st;
+    if (stat(s, &st) != 0 || S_ISREG(st.st_mode)) return CLI_OK; /* not a file: a name or spec */
+    return cli_fail("%s: --%s: '%s' is not a regular file", cmd, opt, s);
 }
 
 void cli_costenv_free(cli_costenv *env)
@@ -54,8 +65,8 @@ int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *e
     int recompute = ARACHNE_RECOMPUTE_SELECTIVE, st, rc;
     memset(env, 0, sizeof *env);
     /* validate every option before touching files */
-    if (!o->model) return cli_usage_error(cmd, "--model is required");
-    if (!o->cluster) return cli_usage_error(cmd, "--cluster is required");
+    if (!o->model && !o->model_json && !o->model_name) return cli_usage_error(cmd, "--model is required");
+    if (!o->cluster && !o->cluster_json && !o->cluster_spec) return cli_usage_error(cmd, "--cluster is required");
     if (o->global_batch && (rc = cli_int(cmd, "global-batch", o->global_batch, 1, 1000000000L, &batch))) return rc;
     if (o->seq_len && (rc = cli_int(cmd, "seq-len", o->seq_len, 1, 10000000L, &seq))) return rc;
     if (o->max_depth && (rc = cli_int(cmd, "max-depth", o->max_depth, 1, 32, &depth))) return rc;
@@ -71,24 +82,36 @@ int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *e
         else if (strcmp(o->recompute, "full") == 0) recompute = ARACHNE_RECOMPUTE_FULL;
         else return cli_usage_error(cmd, "--recompute: '%s' is not none, selective or full", o->recompute);
     }
-    if ((st = arachne_model_open(&env->model, o->model)) != ARACHNE_OK) {
-        rc = cli_lib_fail(st, o->model);
+    if ((o->model && (rc = cli_check_regular(cmd, "model", o->model))) ||
+        (o->cluster && (rc = cli_check_regular(cmd, "cluster", o->cluster))) ||
+        (o->profile && (rc = cli_check_regular(cmd, "profile", o->profile))))
+        return rc;
+    if (o->model) st = arachne_model_open(&env->model, o->model);
+    else if (o->model_json) st = arachne_model_from_json(&env->model, o->model_json, strlen(o->model_json));
+    else st = arachne_model_preset(&env->model, o->model_name);
+    if (st != ARACHNE_OK) {
+        rc = cli_lib_fail(st, o->model ? o->model : o->model_json ? "the plan's embedded model" : o->model_name);
         goto fail;
     }
-    if ((st = arachne_cluster_open(&env->cluster, o->cluster)) != ARACHNE_OK) {
-        rc = cli_lib_fail(st, o->cluster);
+    if (o->cluster) st = arachne_cluster_open(&env->cluster, o->cluster);
+    else if (o->cluster_json) st = arachne_cluster_from_json(&env->cluster, o->cluster_json, strlen(o->cluster_json));
+    else st = arachne_cluster_parse(&env->cluster, o->cluster_spec);
+    if (st != ARACHNE_OK) {
+        rc = cli_lib_fail(st, o->cluster ? o->cluster : o->cluster_json ? "the plan's embedded cluster" : "the plan's cluster");
         goto fail;
     }
-    if (o->profile) {
+    if (o->profile || o->profile_json) {
         int pseq = 0;
-        if ((st = arachne_profile_load(&env->profile, o->profile)) != ARACHNE_OK) {
-            rc = cli_lib_fail(st, o->profile);
+        if (o->profile) st = arachne_profile_load(&env->profile, o->profile);
+        else st = arachne_profile_from_json(&env->profile, o->profile_json, strlen(o->profile_json));
+        if (st != ARACHNE_OK) {
+            rc = cli_lib_fail(st, o->profile ? o->profile : "the plan's embedded profile");
             goto fail;
         }
         arachne_profile_seq_len(env->profile, &pseq);
         if (o->seq_len && pseq != seq) {
             rc = cli_fail("%s: --seq-len %ld differs from the profile's sequence length %d (%s)", cmd, seq, pseq,
-                          o->profile);
+                          o->profile ? o->profile : "the plan's embedded profile");
             goto fail;
         }
     } else if ((st = arachne_profile_generate(&env->profile, env->model, env->cluster, (int)seq)) != ARACHNE_OK) {

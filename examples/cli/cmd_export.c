@@ -41,7 +41,8 @@ static int write_atomic(const char *path, const char *data, size_t len)
     return CLI_OK;
 }
 
-static const char *const formats[] = { "ranks", "megatron", "torchtitan", "flashflex", "sailor" };
+/* index = arachne_export_format */
+static const char *const formats[] = { "ranks", "megatron", "torchtitan", "flashflex", "sailor", "torchtitan-cli" };
 
 int cmd_export(int argc, char **argv)
 {
@@ -65,14 +66,19 @@ int cmd_export(int argc, char **argv)
     opts[n].flag = NULL;
     n++;
     if ((rc = cli_parse("export", argc, argv, opts, n, pos, 1, &npos))) return rc;
-    if (!format) return cli_usage_error("export", "--format is required (ranks, megatron, torchtitan, flashflex, sailor)");
+    if (!format) return cli_usage_error("export", "--format is required (ranks, megatron, torchtitan, torchtitan-cli, flashflex, sailor)");
     for (i = 0; i < (int)(sizeof formats / sizeof formats[0]); i++)
         if (strcmp(format, formats[i]) == 0) fmt = i;
     if (fmt < 0)
-        return cli_usage_error("export", "--format: '%s' is not ranks, megatron, torchtitan, flashflex or sailor",
+        return cli_usage_error("export", "--format: '%s' is not ranks, megatron, torchtitan, torchtitan-cli, flashflex or sailor",
                                format);
     if (npos != 1) return cli_usage_error("export", "expected one plan file");
-    if ((rc = cli_plan_open("export", pos[0], &o, &env, &plan)) != CLI_OK) return rc;
+    if ((rc = cli_plan_open("export", pos[0], &o, &env, &plan, NULL)) != CLI_OK) return rc;
+    if ((rc = cli_batch_exact("export", plan, env.cm, o.allow_batch_rounding)) != CLI_OK) {
+        arachne_plan_destroy(plan);
+        cli_costenv_free(&env);
+        return rc;
+    }
     st = arachne_plan_export(plan, fmt, NULL, 0, &need);
     if (st == ARACHNE_E_BUFFER_TOO_SMALL && (buf = malloc(need)) != NULL)
         st = arachne_plan_export(plan, fmt, buf, need, NULL);

@@ -80,8 +80,8 @@ int cmd_plan(int argc, char **argv)
     if (st) {
         rc = cli_lib_fail(st, "plan");
     } else {
-        rc = CLI_OK;
-        if (svg && (st = arachne_plan_save_svg(plan, svg))) rc = cli_lib_fail(st, "plan: --svg");
+        rc = cli_batch_exact("plan", plan, env.cm, co.allow_batch_rounding);
+        if (rc == CLI_OK && svg && (st = arachne_plan_save_svg(plan, svg))) rc = cli_lib_fail(st, "plan: --svg");
         if (rc == CLI_OK) {
             if (json) {
                 const char *text = NULL;

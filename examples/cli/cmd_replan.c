@@ -4,6 +4,7 @@
  * come from the plan file (cli_plan_open), the new cluster from --cluster;
  * prints the decision (keep or switch, why, the migration) and the plan to
  * run, or with --json the decision JSON (docs/replan.md). */
+#include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
@@ -70,6 +71,7 @@ int cmd_replan(int argc, char **argv)
     const char *samples_s = NULL, *seed_s = NULL, *out_path = NULL, *pos[1];
     int json = 0, npos = 0, n, rc, st;
     double horizon = 1800.0, restart = 20.0;
+    char seq_text[32];
     long samples = 16, seed = 0; /* best of 16, as `arachne plan` */
     arachne_plan *running = NULL, *next = NULL;
     arachne_policy *pol = NULL;
@@ -100,9 +102,18 @@ int cmd_replan(int argc, char **argv)
         return rc;
 
     /* the running plan on its own cluster (model and setup from the file) */
-    if ((rc = cli_plan_open("replan", plan_path, &o, &old_env, &running)) != CLI_OK) return rc;
-    /* the new cluster, same model and setup */
+    if ((rc = cli_plan_open("replan", plan_path, &o, &old_env, &running, NULL)) != CLI_OK) return rc;
+    /* the new cluster, same model and setup; the plan's embedded profile
+     * covers the old cluster's GPU types, so without --profile the new
+     * cluster gets a generated one at the plan's sequence length */
     o.cluster = new_cluster;
+    if (!o.profile) {
+        int seq = 0;
+        o.profile_json = NULL;
+        arachne_profile_seq_len(old_env.profile, &seq);
+        snprintf(seq_text, sizeof seq_text, "%d", seq);
+        o.seq_len = seq_text;
+    }
     if ((rc = cli_costenv_build("replan", &o, &new_env)) != CLI_OK) goto done;
 
     if (!policy_path) policy_path = cli_find_policy();
@@ -121,6 +132,7 @@ int cmd_replan(int argc, char **argv)
         goto done;
     }
     if ((st = arachne_replan(&next, &dec, pol, new_env.cm, running, ro))) { rc = cli_lib_fail(st, "replan"); goto done; }
+    if ((rc = cli_batch_exact("replan", next, new_env.cm, o.allow_batch_rounding)) != CLI_OK) goto done;
     if (out_path && (st = arachne_plan_save(next, out_path))) { rc = cli_lib_fail(st, "replan: --out"); goto done; }
     rc = CLI_OK;
     if (json) {

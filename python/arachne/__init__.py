@@ -158,7 +158,7 @@ _PLAN_HEADER_TYPES = {"global_batch": int, "seq_len": int, "headroom": float, "i
                       "dist_optimizer": lambda s: s == "1"}
 
 # Launcher export formats (arachne_export_format)
-EXPORT_FORMATS = {"ranks": 0, "megatron": 1, "torchtitan": 2, "flashflex": 3, "sailor": 4}
+EXPORT_FORMATS = {"ranks": 0, "megatron": 1, "torchtitan": 2, "flashflex": 3, "sailor": 4, "torchtitan-cli": 5}
 
 # Policy fields (arachne_policy_field)
 POLICY_FIELDS = {
@@ -419,6 +419,7 @@ _SIGNATURES = {
     "arachne_plan_load": (_int, [_P(_PLAN), _COST, _str]),
     "arachne_plan_from_json": (_int, [_P(_PLAN), _COST, _str, _size]),
     "arachne_plan_from_parallel": (_int, [_P(_PLAN), _COST, _str]),
+    "arachne_plan_from_sailor": (_int, [_P(_PLAN), _COST, _str, _size]),
     "arachne_plan_get": (_int, [_PLAN, _int, _pdbl]),
     "arachne_plan_template_get": (_int, [_PLAN, _int, _int, _pdbl]),
     "arachne_plan_stage_get": (_int, [_PLAN, _int, _int, _int, _pdbl]),
@@ -1708,6 +1709,12 @@ class CostModel(_Handle):
         # type: (Dict[str, Any]) -> Plan
         return self.plan_from_json(json.dumps(d))
 
+    def plan_from_sailor(self, text):
+        # type: (Any) -> Plan
+        """A plan written by Sailor's planner (JSON text), placed on this cluster and priced."""
+        b = _enc(text, "text")
+        return Plan(_make(_PLAN, "arachne_plan_from_sailor", self._h(), b, len(b)), self)
+
     def plan_from_parallel(self, spec=None, **dims):
         # type: (Optional[str], Any) -> Plan
         """The priced plan of an explicit homogeneous configuration, given as
@@ -1855,7 +1862,7 @@ class Plan(_Handle):
 
     def export(self, fmt):
         # type: (Any) -> str
-        """The plan in a launcher format: "ranks", "megatron", "torchtitan", "flashflex", "sailor"."""
+        """The plan in a launcher format: "ranks", "megatron", "torchtitan", "torchtitan-cli", "flashflex", "sailor"."""
         return _buffer_text("arachne_plan_export", self._h(), _field(EXPORT_FORMATS, fmt, "export format"))
 
     def to_svg(self):

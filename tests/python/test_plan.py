@@ -39,7 +39,7 @@ class PlanTest(unittest.TestCase):
                   "samples_per_s", "tokens_per_s", "mfu", "gpus_used", "gpus_total", "templates", "planner"):
             self.assertIn(k, d)
         self.assertEqual(d["format"], "arachne-plan")
-        self.assertEqual(d["version"], 1)
+        self.assertEqual(d["version"], 2)
         self.assertEqual(d["model"], "llama3-8b")
         self.assertEqual(d["cluster"], SMALL_SPEC)
         self.assertEqual(d["global_batch"], 64)
@@ -166,7 +166,14 @@ class PlanTest(unittest.TestCase):
 
     def test_export(self):
         need("arachne_plan_export")
+        mbs = {t["micro_batch"] for t in self.plan.to_dict()["templates"]}
         for fmt in arachne.EXPORT_FORMATS:
+            if fmt == "sailor" and len(mbs) > 1:
+                # a Sailor plan has one micro-batch size: refused, not exported wrong
+                with self.assertRaises(arachne.Error) as e:
+                    self.plan.export(fmt)
+                self.assertEqual(e.exception.status, arachne.E_UNSUPPORTED)
+                continue
             text = self.plan.export(fmt)
             self.assertTrue(text.strip(), fmt)
         lines = self.plan.export("ranks").strip().splitlines()

@@ -1,0 +1,85 @@
+/* cli_batch.c -- the global batch is never changed behind the user's back:
+ * a plan whose replicas x micro-batch x micro-batches do not add up to the
+ * batch asked for is an error naming the nearest batches its structure runs
+ * exactly, unless --allow-batch-rounding is given; then the batch becomes
+ * what the plan runs and the plan is repriced with it (samples/s, MFU and
+ * every export then agree with what runs). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* largest batch for which the nearest exact batches are searched */
+#define BATCH_SEARCH_MAX 4000000L
+
+static double tget(const arachne_plan *p, int t, int f)
+{
+    double v = 0.0;
+    arachne_plan_template_get(p, t, f, &v);
+    return v;
+}
+
+/* Nearest batches <= want and >= want that the plan's templates run exactly
+ * (each template at least one micro-batch per replica); 0 when none. */
+static void nearest_exact(const long *step, int n, long want, long *below, long *above)
+{
+    long base = 0, hi = want, x;
+    unsigned char *ok;
+    int t;
+    *below = *above = 0;
+    for (t = 0; t < n; t++) {
+        base += step[t];
+        if (step[t] > 0 && want + step[t] > hi) hi = want + step[t];
+    }
+    if (hi > 2 * BATCH_SEARCH_MAX || !(ok = calloc((size_t)hi + 1, 1))) return;
+    if (base <= hi) ok[base] = 1;
+    for (x = base; x <= hi; x++)
+        if (ok[x])
+            for (t = 0; t < n; t++)
+                if (step[t] > 0 && x + step[t] <= hi) ok[x + step[t]] = 1;
+    for (x = want; x >= 1 && !*below; x--)
+        if (ok[x]) *below = x;
+    for (x = want; x <= hi && !*above; x++)
+        if (ok[x]) *above = x;
+    free(ok);
+}
+
+int cli_batch_exact(const char *cmd, arachne_plan *plan, arachne_cost_model *cm, int allow)
+{
+    double v = 0.0;
+    long want, runs = 0, step[32], below = 0, above = 0;
+    int nt, t, st;
+    arachne_plan_get(plan, ARACHNE_PLAN_TEMPLATES, &v);
+    nt = (int)v;
+    arachne_plan_get(plan, ARACHNE_PLAN_GLOBAL_BATCH, &v);
+    want = (long)v;
+    for (t = 0; t < nt && t < 32; t++) {
+        step[t] = (long)(tget(plan, t, ARACHNE_TEMPLATE_REPLICAS) * tget(plan, t, ARACHNE_TEMPLATE_MICRO_BATCH));
+        runs += step[t] * (long)tget(plan, t, ARACHNE_TEMPLATE_MICRO_BATCHES);
+    }
+    if (runs == want) return CLI_OK;
+    if (allow) {
+        if ((st = arachne_cost_model_set(cm, ARACHNE_OPT_GLOBAL_BATCH, (double)runs)) ||
+            (st = arachne_cost_model_price(cm, plan)))
+            return cli_lib_fail(st, cmd);
+        fprintf(stderr, "arachne: %s: global batch %ld rounded to %ld, the batch the plan runs "
+                        "(--allow-batch-rounding)\n", cmd, want, runs);
+        return CLI_OK;
+    }
+    if (want <= BATCH_SEARCH_MAX) nearest_exact(step, nt < 32 ? nt : 32, want, &below, &above);
+    if (below == want)
+        return cli_fail("%s: global batch %ld: the cost model's micro-batch assignment for this plan runs %ld samples "
+                        "per iteration; an exact split of %ld exists but is not the fastest it found "
+                        "(--allow-batch-rounding runs %ld)",
+                        cmd, want, runs, want, runs);
+    if (below && above)
+        return cli_fail("%s: global batch %ld: the plan runs %ld samples per iteration; batches its structure runs "
+                        "exactly: %ld and %ld (give one with --global-batch, or --allow-batch-rounding to run %ld)",
+                        cmd, want, runs, below, above, runs);
+    if (above)
+        return cli_fail("%s: global batch %ld: the plan runs %ld samples per iteration; the nearest batch its "
+                        "structure runs exactly is %ld (give it with --global-batch, or --allow-batch-rounding to "
+                        "run %ld)", cmd, want, runs, above, runs);
+    return cli_fail("%s: global batch %ld: the plan runs %ld samples per iteration (--allow-batch-rounding to run "
+                    "%ld)", cmd, want, runs, runs);
+}
