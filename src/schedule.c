@@ -238,7 +238,7 @@ int ar_assign_microbatches(int global_batch, int n, const int *replicas, const i
  * errs by at most the measured spread.  The search compares each key
  * with a snapshot up to SHIFT_SPAN keys old, then takes a new snapshot. */
 #define SHIFT_TOL (8.0 * DBL_EPSILON)
-#define SHIFT_SPAN 64
+#define SHIFT_SPAN 8
 
 enum { SHIFT_N = 4 * AR_MAX_DEPTH };
 
