@@ -1,7 +1,8 @@
-/* schedule.c -- the pure formulas of the cost model: 1F1B pipeline time,
- * exact min-max micro-batch assignment across templates, ring all-reduce.
- * No allocation, no cost-model state.  Formulas and sources:
- * docs/cost-model.md. */
+/* schedule.c -- the pure formulas of the cost model: the exact 1F1B
+ * pipeline time (and its closed-form bound), exact min-max micro-batch
+ * assignment across templates, ring all-reduce.  No cost-model state; no
+ * allocation except a memo's init (ar_pipe_memo_init).  Formulas and
+ * sources: docs/cost-model.md. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>

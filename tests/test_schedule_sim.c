@@ -1,19 +1,17 @@
-/* test_schedule_sim.c -- a discrete-event simulator of the non-interleaved
- * 1F1B schedule checks the closed form the cost model uses,
- *     T = (M-1) max_s t_s + sum_s t_s         (t_s = f_s + b_s),
- * and the activation memory rule (stage i of p holds min(p-i, M)
- * micro-batches).
+/* test_schedule_sim.c -- two discrete-event simulators of the
+ * non-interleaved 1F1B schedule check the cost model's pipeline times.
  *
- * What the closed form assumes (checked below):
- *  - every stage splits its time between forward and backward in the same
- *    ratio (f_s = a t_s, b_s = (1-a) t_s), p2p folded into t_s;
- *  - then it is EXACT whenever the slowest stage is the last one (which
- *    includes equal stage times), and otherwise an UPPER bound: the
- *    schedule can hide part of the stages after the bottleneck behind its
- *    warm-up forwards, so the real time lies in [M max t, closed form].
- *  With unequal fwd:bwd ratios the closed form can underestimate, which
- *  is why the cost model keeps one profile-derived ratio per layer kind
- *  and documents the bound (docs/cost-model.md). */
+ * 1. A readiness sweep without sends checks the closed form
+ *        T = (M-1) max_s t_s + sum_s t_s         (t_s = f_s + b_s)
+ *    (exact when every stage splits its time alike and the slowest stage
+ *    is last, an upper bound otherwise) and the activation memory rule
+ *    (stage i of p holds min(p-i, M) micro-batches).
+ * 2. An event queue with stages and per-direction links as resources
+ *    (sends as their own events) checks the exact evaluation
+ *    ar_pipeline_exact to 1e-12 on random pipelines -- independent forward
+ *    and backward times, sends, the slowest stage anywhere, depths up to
+ *    AR_MAX_DEPTH, long runs where the evaluation skips steady periods --
+ *    and the plans the pricer produces (pipeline_s = simulation + sync). */
 #include <stdlib.h>
 
 #include "harness.h"
