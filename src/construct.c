@@ -102,8 +102,8 @@ int ar_builder_init(ar_builder *b, const arachne_cost_model *cm, const ar_constr
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "construct: step limit %d outside [1, %d]",
                         b->opts.max_steps, AR_MAX_TEMPLATES);
     if (b->opts.lookahead_budget < 1) b->opts.lookahead_budget = 1;
-    dcap = cm->setup.max_depth > 0 ? cm->setup.max_depth : AR_MAX_DEPTH;
-    b->max_depth = AR_MIN(AR_MIN(dcap, AR_MAX_DEPTH), cm->model->blocks);
+    dcap = cm->setup.max_depth > 0 ? cm->setup.max_depth : AR_SEARCH_MAX_DEPTH;
+    b->max_depth = AR_MIN(AR_MIN(dcap, AR_SEARCH_MAX_DEPTH), cm->model->blocks);
     for (i = 0; i < cl->nnodes; i++) if (cl->nodes[i].gpus > maxnode) maxnode = cl->nodes[i].gpus;
     b->ntp = AR_MIN(ilog2(maxnode), AR_MAX_TP_LOG) + 1;
     for (i = 0; i < cl->ntypes; i++) b->type_order[i] = i;

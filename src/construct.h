@@ -28,7 +28,7 @@ typedef enum ar_dec_kind { AR_DEC_DEPTH = 0, AR_DEC_TYPE = 1, AR_DEC_TP = 2, AR_
 
 /* Most choices of one decision: STOP + AR_MAX_DEPTH depths (types <=
  * AR_MAX_TYPES, TP degrees <= AR_MAX_TP_LOG + 1 are fewer). */
-#define AR_MAX_CHOICES (AR_MAX_DEPTH + 1)
+#define AR_MAX_CHOICES (AR_SEARCH_MAX_DEPTH + 1)
 
 /* What a decision callback sees.  Every pointer is borrowed for the call. */
 typedef struct ar_dec_ctx {
@@ -98,7 +98,7 @@ void ar_construct_opts_default(ar_construct_opts *o);
 #define AR_MAX_WITNESS 64
 
 /* A completion the lookahead found: a whole template that fills. */
-typedef struct ar_witness { int depth; double rmax; int types[AR_MAX_DEPTH], tps[AR_MAX_DEPTH]; } ar_witness;
+typedef struct ar_witness { int depth; double rmax; int types[AR_SEARCH_MAX_DEPTH], tps[AR_SEARCH_MAX_DEPTH]; } ar_witness;
 
 /* The first step's depth mask of a builder, as computed once: every run
  * starts from the same free cluster and an empty plan, so the lookahead

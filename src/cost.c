@@ -236,7 +236,7 @@ int arachne_cost_model_set(arachne_cost_model *cm, int option, double value)
         if ((st = need_int(option, value, 0, 1)) == ARACHNE_OK) s->expert_tiling = (int)value;
         break;
     case ARACHNE_OPT_MAX_DEPTH:
-        if ((st = need_int(option, value, 1, AR_MAX_DEPTH)) == ARACHNE_OK) s->max_depth = (int)value;
+        if ((st = need_int(option, value, 1, AR_SEARCH_MAX_DEPTH)) == ARACHNE_OK) s->max_depth = (int)value;
         break;
     case ARACHNE_OPT_OVERLAP_GRAD_REDUCE:
         if ((st = need_int(option, value, 0, 1)) == ARACHNE_OK) s->overlap_grad_reduce = (int)value;

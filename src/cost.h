@@ -231,10 +231,12 @@ typedef struct ar_holder {
 typedef struct ar_price_prefix {
     int n;            /* templates cached; -1: nothing */
     int quiet;        /* 1: an out-of-memory plan returns its status without a message */
+    int bound_only;   /* 1: time pipelines by the closed form (an upper bound) instead of
+                       * exactly -- for the fill's expert-tiling search only */
     int gpus;
     double peak;
     double tmax[AR_MAX_TEMPLATES], tsum[AR_MAX_TEMPLATES];
-    ar_stage times[AR_MAX_TEMPLATES][AR_MAX_DEPTH]; /* compute_s .. stage_s */
+    ar_stage (*times)[AR_MAX_DEPTH]; /* [AR_MAX_TEMPLATES]: compute_s .. bwd_s (heap, 16 x AR_MAX_DEPTH stages) */
     ar_holder *h;     /* [blocks]: holders after the first n templates */
     ar_holder embed_h, head_h;
     int blocks;

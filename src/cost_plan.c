@@ -127,6 +127,10 @@ int ar_template_place(const arachne_plan *p, int tmpl, ar_stage_place *out)
 typedef ar_holder holder;
 
 #define AR_PRICE_STACK_BLOCKS 512
+/* Per-stage results of up to this many stages (all templates together) live
+ * on the stack; more (deep templates) on the heap.  Rows are addressed
+ * out[j][s] through one pointer per template. */
+#define AR_PRICE_STACK_STAGES 256
 
 typedef struct stage_out {
     double compute_s, tp_comm_s, ep_comm_s, p2p_s, stage_s, fwd_s, bwd_s, sync_s, mem_bytes;
@@ -229,7 +233,8 @@ int ar_price_prefix_init(ar_price_prefix *pp, const arachne_cost_model *cm)
     pp->n = -1;
     pp->blocks = cm->model->blocks;
     pp->h = ar_malloc((size_t)(pp->blocks > 0 ? pp->blocks : 1) * sizeof *pp->h);
-    if (!pp->h || ar_pipe_memo_init(&pp->memo) != ARACHNE_OK) {
+    pp->times = ar_malloc(AR_MAX_TEMPLATES * sizeof *pp->times);
+    if (!pp->h || !pp->times || ar_pipe_memo_init(&pp->memo) != ARACHNE_OK) {
         ar_price_prefix_free(pp);
         return ARACHNE_E_NO_MEMORY;
     }
@@ -240,6 +245,7 @@ void ar_price_prefix_free(ar_price_prefix *pp)
 {
     if (!pp) return;
     free(pp->h);
+    free(pp->times);
     ar_pipe_memo_free(&pp->memo);
     memset(pp, 0, sizeof *pp);
     pp->n = -1;
@@ -256,8 +262,10 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
     const ar_setup *su = &cm->setup;
     const int nb = cm->model->blocks;
     holder stack_h[AR_PRICE_STACK_BLOCKS], *h = stack_h, embed_h, head_h;
-    stage_out out[AR_MAX_TEMPLATES][AR_MAX_DEPTH];
-    int ranks_e[AR_MAX_TEMPLATES][AR_MAX_DEPTH]; /* expert data-parallel group per stage (step 3, reused in 5) */
+    stage_out stack_out[AR_PRICE_STACK_STAGES], *rows = stack_out, *out[AR_MAX_TEMPLATES];
+    int stack_ranks[AR_PRICE_STACK_STAGES], *ranks_rows = stack_ranks;
+    int *ranks_e[AR_MAX_TEMPLATES]; /* expert data-parallel group per stage (step 3, reused in 5) */
+    int nstages = 0;
     int rep[AR_MAX_TEMPLATES], mbs[AR_MAX_TEMPLATES], m[AR_MAX_TEMPLATES];
     double tmax[AR_MAX_TEMPLATES], tsum[AR_MAX_TEMPLATES], gmax[AR_MAX_TEMPLATES], pipe[AR_MAX_TEMPLATES];
     double finish = 0.0, sync_max = 0.0, opt_max = 0.0, peak = 0.0, busy = 0.0, iter;
@@ -270,9 +278,19 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "plan is for model '%s', the cost model for '%s'",
                         plan->model, cm->model->name);
     n = plan->ntemplates;
+    for (j = 0; j < n; j++) nstages += plan->t[j].depth;
+    if (nstages > AR_PRICE_STACK_STAGES) {
+        rows = ar_malloc((size_t)nstages * sizeof *rows);
+        ranks_rows = ar_malloc((size_t)nstages * sizeof *ranks_rows);
+        if (!rows || !ranks_rows) { rc = ARACHNE_E_NO_MEMORY; goto done; }
+    }
+    for (j = 0, s = 0; j < n; s += plan->t[j].depth, j++) {
+        out[j] = rows + s;
+        ranks_e[j] = ranks_rows + s;
+    }
     if (nb > AR_PRICE_STACK_BLOCKS) {
         h = ar_malloc((size_t)nb * sizeof *h);
-        if (!h) return ARACHNE_E_NO_MEMORY;
+        if (!h) { rc = ARACHNE_E_NO_MEMORY; goto done; }
     }
 
     /* 1. stage times per micro-batch */
@@ -436,21 +454,8 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
         }
     }
 
-    /* 4. divide the global batch (by the closed form, an upper bound), then
-     * time each template's pipeline exactly at its share */
+    /* 4. divide the global batch (by the closed form, an upper bound) */
     if ((rc = ar_assign_microbatches(su->global_batch, n, rep, mbs, tmax, tsum, m, &finish)) != ARACHNE_OK) goto done;
-    finish = 0.0;
-    for (j = 0; j < n; j++) {
-        const ar_template *t = &plan->t[j];
-        double f[AR_MAX_DEPTH], bw[AR_MAX_DEPTH], c[AR_MAX_DEPTH];
-        for (s = 0; s < t->depth; s++) {
-            f[s] = out[j][s].fwd_s;
-            bw[s] = out[j][s].bwd_s;
-            c[s] = 0.5 * out[j][s].p2p_s;
-        }
-        pipe[j] = ar_pipe_memo_time(pp ? &pp->memo : NULL, m[j], t->depth, f, bw, c);
-        if (pipe[j] > finish) finish = pipe[j];
-    }
 
     /* 5. memory at the assigned micro-batch counts */
     for (j = 0; j < n; j++) {
@@ -466,6 +471,22 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
             out[j][s].mem_bytes = mm.total;
             busy += (double)t->replicas * S->tp * m[j] * out[j][s].stage_s;
         }
+    }
+
+    /* 5b. time each template's pipeline exactly at its share (after the
+     * memory check: a plan that does not fit needs no time) */
+    finish = 0.0;
+    for (j = 0; j < n; j++) {
+        const ar_template *t = &plan->t[j];
+        double f[AR_MAX_DEPTH], bw[AR_MAX_DEPTH], c[AR_MAX_DEPTH];
+        for (s = 0; s < t->depth; s++) {
+            f[s] = out[j][s].fwd_s;
+            bw[s] = out[j][s].bwd_s;
+            c[s] = 0.5 * out[j][s].p2p_s;
+        }
+        if (pp && pp->bound_only) pipe[j] = m[j] > 0 ? (double)(m[j] - 1) * tmax[j] + tsum[j] : 0.0;
+        else pipe[j] = ar_pipe_memo_time(pp ? &pp->memo : NULL, m[j], t->depth, f, bw, c);
+        if (pipe[j] > finish) finish = pipe[j];
     }
 
     /* 6. commit */
@@ -500,6 +521,8 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
     rc = ARACHNE_OK;
 done:
     if (h != stack_h) free(h);
+    if (rows != stack_out) free(rows);
+    if (ranks_rows != stack_ranks) free(ranks_rows);
     return rc;
 }
 

@@ -100,7 +100,7 @@ static int parse_comp(const ar_json *v, const char *base, int need_name, int ind
     if (st) return st;
     if ((st = ar_json_int(v, "global_batch", 0, 1, 1L << 30, &c->global_batch))) return st;
     if ((st = ar_json_int(v, "seq_len", 0, 1, 1L << 24, &c->seq_len))) return st;
-    if ((st = ar_json_int(v, "max_depth", 0, 1, AR_MAX_DEPTH, &c->max_depth))) return st;
+    if ((st = ar_json_int(v, "max_depth", 0, 1, AR_SEARCH_MAX_DEPTH, &c->max_depth))) return st;
     s = NULL;
     if ((st = ar_json_str(v, "recompute", 0, &s))) return st;
     if (s) {
@@ -203,7 +203,7 @@ static int parse_root(ar_eval_config *c, const ar_json *root, const char *base)
         if ((st = ar_json_int(o, "max_templates", 0, 1, AR_MAX_TEMPLATES, &l))) return st;
         c->exh_max_templates = (int)l;
         l = c->exh_max_depth;
-        if ((st = ar_json_int(o, "max_depth", 0, 1, AR_MAX_DEPTH, &l))) return st;
+        if ((st = ar_json_int(o, "max_depth", 0, 1, AR_SEARCH_MAX_DEPTH, &l))) return st;
         c->exh_max_depth = (int)l;
         if (ar_json_get(o, "time_budget_s")) {
             if ((st = ar_json_num(o, "time_budget_s", 1, &c->exh_time_budget_s))) return st;

@@ -93,7 +93,7 @@ static int ws_sync(ar_fill_ws *ws, const arachne_plan *plan)
         st = ar_template_place(plan, j, ws->place[j]);
         if (st) return st;
     }
-    memcpy(ws->trial.t, plan->t, (size_t)plan->ntemplates * sizeof(ar_template));
+    for (j = 0; j < plan->ntemplates; j++) ar_template_copy(&ws->trial.t[j], &plan->t[j]);
     ws->trial.ntemplates = plan->ntemplates;
     memcpy((char *)&ws->trial + offsetof(arachne_plan, nranks), (const char *)plan + offsetof(arachne_plan, nranks),
            sizeof(arachne_plan) - offsetof(arachne_plan, nranks));
@@ -264,7 +264,9 @@ static void put_template(fill_ctx *c, const int *firsts, const int *tile)
     ar_fill_ws *ws = c->ws;
     ar_template *t = &ws->trial.t[c->n];
     int s;
-    memset(t, 0, sizeof *t);
+    memset(t->stages, 0, (size_t)c->depth * sizeof(ar_stage)); /* the used slots only: a template has 128 */
+    t->micro_batches = 0;
+    t->pipeline_s = 0.0;
     t->depth = c->depth;
     t->replicas = c->r;
     t->micro_batch = c->mbs;
@@ -358,14 +360,20 @@ static int price(fill_ctx *c, const int *firsts, const int *tile, double *iter_s
 }
 
 /* Optimises the tiling of the MoE stages for a split that fits with the
- * most sharded tiling (tile[] all 0, iteration *iter_s). */
+ * most sharded tiling (tile[] all 0, exact iteration *iter_s).  The search
+ * compares tilings by the closed-form pipeline time (an upper bound on the
+ * exact one, and many times cheaper); the tiling it picks is then priced
+ * exactly and kept only if it beats the most sharded one exactly too. */
 static void optimise_tiles(fill_ctx *c, const int *firsts, int *tile, double *iter_s)
 {
     int best_tile[AR_MAX_DEPTH], s, i, pass, changed;
-    double base = *iter_s, it;
+    double exact0 = *iter_s, base, it;
     int any = 0;
     for (s = 0; s < c->depth; s++) if (c->moe[s] && c->ntiles[s] > 1) any = 1;
     if (!any) return;
+    c->ws->prefix.bound_only = 1;
+    if (price(c, firsts, tile, &base, NULL) != ARACHNE_OK) { c->ws->prefix.bound_only = 0; return; }
+    *iter_s = base;
     /* per stage: fastest with the other stages at the most sharded tiling */
     for (s = 0; s < c->depth; s++) {
         double bs = base;
@@ -400,6 +408,12 @@ static void optimise_tiles(fill_ctx *c, const int *firsts, int *tile, double *it
             tile[s] = keep;
         }
     }
+    c->ws->prefix.bound_only = 0;
+    for (s = 0; s < c->depth && !tile[s]; s++) {}
+    if (s == c->depth || price(c, firsts, tile, &it, NULL) != ARACHNE_OK || !(it < exact0)) {
+        memset(tile, 0, (size_t)c->depth * sizeof(int));
+        *iter_s = exact0;
+    } else *iter_s = it;
 }
 
 /* Evaluates one split: most sharded tiling first (the memory test), then
@@ -632,7 +646,7 @@ static int commit(fill_ctx *c, ar_avail *a, arachne_plan *plan, const fill_cand 
     memcpy(plan->ranks + plan->nranks, ws->trial.ranks + plan->nranks,
            (size_t)(nr - plan->nranks) * sizeof(ar_rank));
     plan->nranks = nr;
-    memcpy(plan->t, ws->trial.t, (size_t)(c->n + 1) * sizeof(ar_template));
+    for (q = 0; q <= c->n; q++) ar_template_copy(&plan->t[q], &ws->trial.t[q]);
     plan->ntemplates = c->n + 1;
     plan->iteration_s = ws->trial.iteration_s;
     plan->iter_per_s = ws->trial.iter_per_s;

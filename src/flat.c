@@ -197,8 +197,8 @@ int ar_flat_runner_init(ar_flat_runner *r, const ar_flat *f, const arachne_cost_
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "flat policy: step limit %d outside [1, %d]", r->opts.max_steps,
                         AR_MAX_TEMPLATES);
     if (!(r->opts.penalty >= 0.0)) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "flat policy: negative penalty");
-    dcap = cm->setup.max_depth > 0 ? cm->setup.max_depth : AR_MAX_DEPTH;
-    r->max_depth = AR_MIN(AR_MIN(dcap, AR_MAX_DEPTH), cm->model->blocks);
+    dcap = cm->setup.max_depth > 0 ? cm->setup.max_depth : AR_SEARCH_MAX_DEPTH;
+    r->max_depth = AR_MIN(AR_MIN(dcap, AR_SEARCH_MAX_DEPTH), cm->model->blocks);
     for (i = 0; i < cl->nnodes; i++) if (cl->nodes[i].gpus > maxnode) maxnode = cl->nodes[i].gpus;
     r->ntp = AR_MIN(ilog2i(maxnode), AR_MAX_TP_LOG) + 1;
     n = cl->total_gpus;
@@ -440,7 +440,7 @@ static int try_template(ar_flat_runner *r, const partial *p, int mbs)
     for (s = 0; s < d; s++) w[s] = p->shares[s];
     ar_split_weighted(cm->model->blocks, d, w, firsts);
     /* trial = plan + template */
-    memcpy(T->t, r->plan.t, (size_t)n * sizeof(ar_template));
+    for (s = 0; s < n; s++) ar_template_copy(&T->t[s], &r->plan.t[s]);
     if (r->plan.nranks > 0) memcpy(T->ranks, r->plan.ranks, (size_t)r->plan.nranks * sizeof(ar_rank));
     T->ntemplates = n + 1;
     t = &T->t[n];

@@ -1,6 +1,7 @@
 /* plan.c -- the plan handle: initialisation bound to a cost model, deep
  * copy, finishing (canonical rank order + eager JSON), and the public
  * read-only getters. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,38 +135,42 @@ void ar_plan_clear(arachne_plan *p)
 
 int ar_plan_copy(arachne_plan *dst, const arachne_plan *src)
 {
-    arachne_plan tmp;
+    ar_rank *ranks = NULL;
+    char *spec = NULL, *json = NULL, *im = NULL, *ic = NULL, *ip = NULL;
+    size_t tail = offsetof(arachne_plan, nranks);
+    int j, n;
     if (!dst || !src) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "plan copy: NULL plan");
     if (dst == src) return ARACHNE_OK;
-    tmp = *src;
-    tmp.ranks = NULL;
-    tmp.cluster_spec = NULL;
-    tmp.json_cache = NULL;
-    tmp.in_model = tmp.in_cluster = tmp.in_profile = NULL;
-    if ((src->in_model && !(tmp.in_model = ar_strdup(src->in_model))) ||
-        (src->in_cluster && !(tmp.in_cluster = ar_strdup(src->in_cluster))) ||
-        (src->in_profile && !(tmp.in_profile = ar_strdup(src->in_profile)))) {
-        ar_plan_clear(&tmp);
-        return ARACHNE_E_NO_MEMORY;
-    }
     if (src->nranks > 0) {
-        tmp.ranks = ar_malloc((size_t)src->nranks * sizeof *tmp.ranks);
-        if (!tmp.ranks) {
-            ar_plan_clear(&tmp);
-            return ARACHNE_E_NO_MEMORY;
-        }
-        memcpy(tmp.ranks, src->ranks, (size_t)src->nranks * sizeof *tmp.ranks);
+        ranks = ar_malloc((size_t)src->nranks * sizeof *ranks);
+        if (!ranks) return ARACHNE_E_NO_MEMORY;
+        memcpy(ranks, src->ranks, (size_t)src->nranks * sizeof *ranks);
     }
-    if (src->cluster_spec && !(tmp.cluster_spec = ar_strdup(src->cluster_spec))) {
-        ar_plan_clear(&tmp);
-        return ARACHNE_E_NO_MEMORY;
-    }
-    if (src->json_cache && !(tmp.json_cache = ar_strdup(src->json_cache))) {
-        ar_plan_clear(&tmp);
+    if ((src->cluster_spec && !(spec = ar_strdup(src->cluster_spec))) ||
+        (src->json_cache && !(json = ar_strdup(src->json_cache))) ||
+        (src->in_model && !(im = ar_strdup(src->in_model))) ||
+        (src->in_cluster && !(ic = ar_strdup(src->in_cluster))) ||
+        (src->in_profile && !(ip = ar_strdup(src->in_profile)))) {
+        free(ranks);
+        free(spec);
+        free(json);
+        free(im);
+        free(ic);
+        free(ip);
         return ARACHNE_E_NO_MEMORY;
     }
     ar_plan_clear(dst);
-    *dst = tmp;
+    /* everything but the unused template slots (214 KB of them at most) */
+    n = src->ntemplates < 0 ? 0 : (src->ntemplates > AR_MAX_TEMPLATES ? AR_MAX_TEMPLATES : src->ntemplates);
+    dst->ntemplates = src->ntemplates;
+    for (j = 0; j < n; j++) ar_template_copy(&dst->t[j], &src->t[j]);
+    memcpy((char *)dst + tail, (const char *)src + tail, sizeof *dst - tail);
+    dst->ranks = ranks;
+    dst->cluster_spec = spec;
+    dst->json_cache = json;
+    dst->in_model = im;
+    dst->in_cluster = ic;
+    dst->in_profile = ip;
     return ARACHNE_OK;
 }
 

@@ -4,11 +4,16 @@
 #ifndef ARACHNE_PLAN_H
 #define ARACHNE_PLAN_H
 
+#include <string.h>
+
 #include "cluster.h"
 #include "model.h"
 #include "profile.h"
 
-#define AR_MAX_DEPTH 32       /* pipeline stages per template */
+#define AR_MAX_DEPTH 128      /* pipeline stages per template (plans, pricing, files, exports) */
+#define AR_SEARCH_MAX_DEPTH 32 /* deepest template the planners construct: the MAX_DEPTH option's
+                                * upper bound, the policy's depth candidates (STOP + 1..32) and the
+                                * trainer's per-depth buffers (checkpoint format) */
 #define AR_MAX_TEMPLATES 16   /* templates per plan */
 
 /* Training setup (defaults in docs/cost-model.md). */
@@ -58,6 +63,19 @@ typedef struct ar_template {
                             * gradients and optimizer state); 0 or 1: off (ZeRO-1 at most) */
     double pipeline_s;     /* exact 1F1B time of M micro-batches + max g_s */
 } ar_template;
+
+/* Copies a template's used part: its scalars and stages [0, depth) (a
+ * template holds AR_MAX_DEPTH stage slots, 13 KB; most use a few). */
+static inline void ar_template_copy(ar_template *dst, const ar_template *src)
+{
+    int n = src->depth < 0 ? 0 : (src->depth > AR_MAX_DEPTH ? AR_MAX_DEPTH : src->depth);
+    dst->depth = src->depth;
+    memcpy(dst->stages, src->stages, (size_t)n * sizeof(ar_stage));
+    dst->replicas = src->replicas;
+    dst->micro_batch = src->micro_batch;
+    dst->micro_batches = src->micro_batches;
+    dst->pipeline_s = src->pipeline_s;
+}
 
 typedef struct ar_rank {
     int rank;              /* global rank, 0..gpus_used-1 */

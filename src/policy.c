@@ -13,7 +13,7 @@ void ar_policy_nn_config(ar_nn_config *cfg, int hidden, int layers)
     cfg->state_dim = AR_STATE_DIM;
     cfg->comp_dim = AR_STATE_COMP;
     cfg->cand_dim = AR_STATE_CAND;
-    cfg->max_depth_cands = AR_MAX_DEPTH + 1;
+    cfg->max_depth_cands = AR_SEARCH_MAX_DEPTH + 1;
     cfg->max_type_cands = AR_MAX_TYPES;
     cfg->n_tp = AR_POLICY_TP;
     if (hidden > 0) cfg->hidden = hidden;
@@ -199,10 +199,10 @@ void ar_policy_construct_opts(ar_construct_opts *o)
 int ar_policy_decide(void *user, const ar_dec_ctx *ctx, int *choice)
 {
     ar_policy_src *s = user;
-    double x[AR_STATE_DIM], cand[(AR_MAX_DEPTH + 1) * AR_STATE_CAND], logp[AR_MAX_DEPTH + 1];
-    unsigned char mask[AR_MAX_DEPTH + 1];
+    double x[AR_STATE_DIM], cand[(AR_SEARCH_MAX_DEPTH + 1) * AR_STATE_CAND], logp[AR_SEARCH_MAX_DEPTH + 1];
+    unsigned char mask[AR_SEARCH_MAX_DEPTH + 1];
     int K, head, rec, i, pick = -1, forced = 0, has_cand;
-    if (ctx->n > AR_MAX_DEPTH + 1 || ctx->n < 1)
+    if (ctx->n > AR_SEARCH_MAX_DEPTH + 1 || ctx->n < 1)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "policy: decision with %d choices", ctx->n);
     /* the replica count is scored by the depth head, on candidate rows of its own */
     head = ctx->kind == AR_DEC_DEPTH || ctx->kind == AR_DEC_REPLICAS ? AR_HEAD_DEPTH

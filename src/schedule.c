@@ -1,7 +1,8 @@
-/* schedule.c -- the pure formulas of the cost model: 1F1B pipeline time,
- * exact min-max micro-batch assignment across templates, ring all-reduce.
- * No allocation, no cost-model state.  Formulas and sources:
- * docs/cost-model.md. */
+/* schedule.c -- the pure formulas of the cost model: the exact 1F1B
+ * pipeline time (and its closed-form bound), exact min-max micro-batch
+ * assignment across templates, ring all-reduce.  No cost-model state; no
+ * allocation except a memo's init (ar_pipe_memo_init).  Formulas and
+ * sources: docs/cost-model.md. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -252,7 +253,7 @@ int ar_assign_microbatches(int global_batch, int n, const int *replicas, const i
  * errs by at most the measured spread.  The search compares each key
  * with a snapshot up to SHIFT_SPAN keys old, then takes a new snapshot. */
 #define SHIFT_TOL (8.0 * DBL_EPSILON)
-#define SHIFT_SPAN 64
+#define SHIFT_SPAN 8
 
 enum { SHIFT_N = 4 * AR_MAX_DEPTH };
 

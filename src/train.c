@@ -95,7 +95,7 @@ static void free_grads(arachne_trainer *t)
 void ar_train_comp_clear_plans(ar_train_comp *c)
 {
     int d, k;
-    for (d = 0; d < AR_MAX_DEPTH; d++) {
+    for (d = 0; d < AR_SEARCH_MAX_DEPTH; d++) {
         if (c->buf[d])
             for (k = 0; k < AR_TRAIN_MAX_SIL; k++) ar_sil_plan_free(&c->buf[d][k]);
         free(c->buf[d]);

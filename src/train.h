@@ -43,8 +43,8 @@ typedef struct ar_train_comp {
     double penalty;            /* iter/s: PENALTY x thr_ref */
     int max_depth;
     /* buffers: buf[d-1][0..nbuf[d-1]) best first, depth d = 1..max_depth */
-    ar_sil_plan *buf[AR_MAX_DEPTH];
-    int nbuf[AR_MAX_DEPTH];
+    ar_sil_plan *buf[AR_SEARCH_MAX_DEPTH];
+    int nbuf[AR_SEARCH_MAX_DEPTH];
     ar_sil_plan best;          /* ndec == 0: none yet */
     /* statistics */
     double mean_return, std_return; /* last update's group, iter/s */

@@ -100,7 +100,7 @@ int ar_train_ckpt_encode(const arachne_trainer *t, ar_buf *b)
         put_f64(b, c->evaluations);
         put_u32(b, (uint32_t)c->have_group);
         put_plan(b, &c->best);
-        for (d = 0; d < AR_MAX_DEPTH; d++) {
+        for (d = 0; d < AR_SEARCH_MAX_DEPTH; d++) {
             put_u32(b, (uint32_t)c->nbuf[d]);
             for (k = 0; k < c->nbuf[d]; k++) put_plan(b, &c->buf[d][k]);
         }
@@ -186,7 +186,7 @@ static int get_plan(rd *r, ar_sil_plan *p, const char *path)
     if (r->bad) goto trunc;
     if (ndec > 1000000u || (size_t)ndec * 16 > r->len - r->pos)
         return ar_error(ARACHNE_E_CORRUPT, "%s: offset %zu: %u decisions in a kept plan", path, r->pos, ndec);
-    if (ndec > 0 && (!isfinite(p->iter_per_s) || p->iter_per_s <= 0 || p->depth < 1 || p->depth > AR_MAX_DEPTH))
+    if (ndec > 0 && (!isfinite(p->iter_per_s) || p->iter_per_s <= 0 || p->depth < 1 || p->depth > AR_SEARCH_MAX_DEPTH))
         return ar_error(ARACHNE_E_CORRUPT, "%s: offset %zu: kept plan with throughput %g and depth %d", path, r->pos,
                         p->iter_per_s, p->depth);
     p->ndec = (int)ndec;
@@ -199,7 +199,7 @@ static int get_plan(rd *r, ar_sil_plan *p, const char *path)
         d->choice = (int)get_u32(r);
         d->step = (int)get_u32(r);
         if (r->bad) goto trunc;
-        if (d->head < 0 || d->head > 2 || d->K < 1 || d->K > AR_MAX_DEPTH + 1 || d->choice < 0 || d->choice >= d->K ||
+        if (d->head < 0 || d->head > 2 || d->K < 1 || d->K > AR_SEARCH_MAX_DEPTH + 1 || d->choice < 0 || d->choice >= d->K ||
             d->step < 0 || d->step > AR_MAX_TEMPLATES)
             return ar_error(ARACHNE_E_CORRUPT, "%s: offset %zu: bad decision record %d", path, r->pos, i);
         d->in_off = want_in;
@@ -242,15 +242,15 @@ typedef struct ckpt_comp {
     double mean_return, std_return, evaluations;
     int have_group;
     ar_sil_plan best;
-    ar_sil_plan *buf[AR_MAX_DEPTH];
-    int nbuf[AR_MAX_DEPTH];
+    ar_sil_plan *buf[AR_SEARCH_MAX_DEPTH];
+    int nbuf[AR_SEARCH_MAX_DEPTH];
 } ckpt_comp;
 
 static void ckpt_comp_free(ckpt_comp *c)
 {
     int d, k;
     ar_sil_plan_free(&c->best);
-    for (d = 0; d < AR_MAX_DEPTH; d++) {
+    for (d = 0; d < AR_SEARCH_MAX_DEPTH; d++) {
         if (c->buf[d])
             for (k = 0; k < AR_TRAIN_MAX_SIL; k++) ar_sil_plan_free(&c->buf[d][k]);
         free(c->buf[d]);
@@ -396,7 +396,7 @@ int arachne_trainer_load_checkpoint(arachne_trainer *t, const char *path)
         cc[i].have_group = (int)get_u32(&r);
         if (r.bad) goto trunc;
         if ((st = get_plan(&r, &cc[i].best, path))) goto done;
-        for (d = 0; d < AR_MAX_DEPTH; d++) {
+        for (d = 0; d < AR_SEARCH_MAX_DEPTH; d++) {
             uint32_t nb = get_u32(&r);
             if (r.bad) goto trunc;
             if (nb > AR_TRAIN_MAX_SIL) {
@@ -439,7 +439,7 @@ int arachne_trainer_load_checkpoint(arachne_trainer *t, const char *path)
         c->have_group = cc[i].have_group;
         c->best = cc[i].best;
         memset(&cc[i].best, 0, sizeof cc[i].best);
-        for (d = 0; d < AR_MAX_DEPTH; d++) {
+        for (d = 0; d < AR_SEARCH_MAX_DEPTH; d++) {
             c->buf[d] = cc[i].buf[d];
             c->nbuf[d] = cc[i].nbuf[d];
             cc[i].buf[d] = NULL;

@@ -93,7 +93,7 @@ int ar_sil_offer(ar_train_comp *c, const ar_policy_src *src, double iter_per_s, 
 {
     int st, n, pos, i;
     ar_sil_plan *b;
-    if (!(iter_per_s > 0) || depth < 1 || depth > AR_MAX_DEPTH) return ARACHNE_OK;
+    if (!(iter_per_s > 0) || depth < 1 || depth > AR_SEARCH_MAX_DEPTH) return ARACHNE_OK;
     if (c->best.ndec == 0 || iter_per_s > c->best.iter_per_s) {
         st = ar_sil_plan_from_src(&c->best, src, iter_per_s, depth);
         if (st) return st;
@@ -146,8 +146,8 @@ double ar_train_sil_weight(double R, double b, double s, double clip)
 /* Gradient of -w log pi(a|s) over the decisions of one kept plan. */
 static int plan_grad(const ar_nn *nn, ar_nn_ws *ws, const ar_sil_plan *p, double w, double *grad)
 {
-    double x[AR_STATE_DIM], c[AR_STATE_COMP], cand[(AR_MAX_DEPTH + 1) * AR_STATE_CAND];
-    double logp[AR_MAX_DEPTH + 1], dl[AR_MAX_DEPTH + 1];
+    double x[AR_STATE_DIM], c[AR_STATE_COMP], cand[(AR_SEARCH_MAX_DEPTH + 1) * AR_STATE_CAND];
+    double logp[AR_SEARCH_MAX_DEPTH + 1], dl[AR_SEARCH_MAX_DEPTH + 1];
     int i, k, rec, st;
     for (i = 0; i < p->ndec; i++) {
         const ar_sil_dec *d = &p->dec[i];
@@ -183,7 +183,7 @@ int ar_sil_grad(const arachne_trainer *t, int ci, ar_nn_ws *ws, double *grad, in
             int cj = j < 0 ? ci : t->comp[ci].neighbours[j];
             const ar_train_comp *c = &t->comp[cj];
             if (!c->have_group) continue;
-            for (d = 0; d < AR_MAX_DEPTH; d++) {
+            for (d = 0; d < AR_SEARCH_MAX_DEPTH; d++) {
                 /* the composition's own buffers whole; a neighbour's best per depth */
                 int kmax = j < 0 ? c->nbuf[d] : AR_MIN(c->nbuf[d], 1);
                 for (k = 0; k < kmax; k++) {

@@ -1,19 +1,17 @@
-/* test_schedule_sim.c -- a discrete-event simulator of the non-interleaved
- * 1F1B schedule checks the closed form the cost model uses,
- *     T = (M-1) max_s t_s + sum_s t_s         (t_s = f_s + b_s),
- * and the activation memory rule (stage i of p holds min(p-i, M)
- * micro-batches).
+/* test_schedule_sim.c -- two discrete-event simulators of the
+ * non-interleaved 1F1B schedule check the cost model's pipeline times.
  *
- * What the closed form assumes (checked below):
- *  - every stage splits its time between forward and backward in the same
- *    ratio (f_s = a t_s, b_s = (1-a) t_s), p2p folded into t_s;
- *  - then it is EXACT whenever the slowest stage is the last one (which
- *    includes equal stage times), and otherwise an UPPER bound: the
- *    schedule can hide part of the stages after the bottleneck behind its
- *    warm-up forwards, so the real time lies in [M max t, closed form].
- *  With unequal fwd:bwd ratios the closed form can underestimate, which
- *  is why the cost model keeps one profile-derived ratio per layer kind
- *  and documents the bound (docs/cost-model.md). */
+ * 1. A readiness sweep without sends checks the closed form
+ *        T = (M-1) max_s t_s + sum_s t_s         (t_s = f_s + b_s)
+ *    (exact when every stage splits its time alike and the slowest stage
+ *    is last, an upper bound otherwise) and the activation memory rule
+ *    (stage i of p holds min(p-i, M) micro-batches).
+ * 2. An event queue with stages and per-direction links as resources
+ *    (sends as their own events) checks the exact evaluation
+ *    ar_pipeline_exact to 1e-12 on random pipelines -- independent forward
+ *    and backward times, sends, the slowest stage anywhere, depths up to
+ *    AR_MAX_DEPTH, long runs where the evaluation skips steady periods --
+ *    and the plans the pricer produces (pipeline_s = simulation + sync). */
 #include <stdlib.h>
 
 #include "harness.h"
@@ -492,11 +490,69 @@ TEST(plan_prices_use_the_exact_schedule)
         ar_builder_free(&bld);
         env_close(&e);
     }
-    ASSERT_GT(templates, 20);
+    ASSERT_GT(templates, th_quick() ? 5 : 20);
     ASSERT_GT(below, 0);   /* some templates price below the closed form: the test can tell them apart */
+}
+
+/* A template of AR_MAX_DEPTH stages (qwen3-64b, one block per stage, one
+ * H100 per stage, full recomputation so stage 0's 128 micro-batches in
+ * flight fit): validates, prices exactly (the event simulation agrees),
+ * and survives the plan JSON round trip with the same price. */
+TEST(deepest_template_prices_and_round_trips)
+{
+    static eq_sim q;
+    env e;
+    arachne_plan p, back;
+    ar_template *t;
+    double f[AR_MAX_DEPTH], b[AR_MAX_DEPTH], c[AR_MAX_DEPTH], g = 0.0;
+    int s;
+    ASSERT_OK(env_open(&e, "qwen3-64b", "h100:16x8"));
+    ASSERT_EQ(e.m->blocks, AR_MAX_DEPTH);
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE, ARACHNE_RECOMPUTE_FULL));
+    ASSERT_OK(ar_plan_init(&p, e.cm));
+    p.ntemplates = 1;
+    t = &p.t[0];
+    t->depth = AR_MAX_DEPTH;
+    t->replicas = 1;
+    t->micro_batch = 1;
+    p.ranks = calloc(AR_MAX_DEPTH, sizeof *p.ranks);
+    ASSERT(p.ranks != NULL);
+    p.nranks = AR_MAX_DEPTH;
+    for (s = 0; s < AR_MAX_DEPTH; s++) {
+        ar_stage *S = &t->stages[s];
+        ar_rank *r = &p.ranks[s];
+        memset(S, 0, sizeof *S);
+        S->type = 0; S->tp = 1; S->first = s; S->end = s + 1; S->ep = S->etp = S->edp = 1;
+        r->rank = s; r->node = s / 8; r->gpu = s % 8; r->tmpl = 0; r->replica = 0; r->stage = s; r->tp_rank = 0;
+    }
+    ASSERT_OK(ar_plan_price(e.cm, &p));
+    ASSERT_OK(ar_plan_validate(e.cm, &p));
+    ASSERT_EQ(t->micro_batches, 512);
+    for (s = 0; s < AR_MAX_DEPTH; s++) {
+        f[s] = t->stages[s].fwd_s;
+        b[s] = t->stages[s].bwd_s;
+        c[s] = t->stages[s].p2p_s / 2.0;
+        if (t->stages[s].sync_s > g) g = t->stages[s].sync_s;
+    }
+    ASSERT_EQ(eq_run(&q, AR_MAX_DEPTH, 512, f, b, c), 0);
+    ASSERT_NEAR(t->pipeline_s, q.makespan + g, 1e-12);
+    ASSERT_OK(ar_plan_finish(&p));
+    ASSERT_OK(ar_plan_init(&back, e.cm));
+    ASSERT_OK(ar_plan_parse_json(&back, e.cm, p.json_cache, strlen(p.json_cache), "deep.json"));
+    ASSERT_EQ(back.t[0].depth, AR_MAX_DEPTH);
+    ASSERT_OK(ar_plan_validate(e.cm, &back));
+    ASSERT_OK(ar_plan_price(e.cm, &back));
+    ASSERT_NEAR(back.iteration_s, p.iteration_s, 1e-15);
+    /* one stage more is refused with a message, not priced */
+    back.t[0].depth = AR_MAX_DEPTH + 1;
+    ASSERT_EQ(ar_plan_price(e.cm, &back), ARACHNE_E_INVALID_PLAN);
+    ASSERT_CONTAINS(arachne_last_error(), "depth");
+    ar_plan_clear(&back);
+    ar_plan_clear(&p);
+    env_close(&e);
 }
 
 SUITE(schedule_sim, T(closed_form_exact_when_bottleneck_is_last), T(closed_form_exact_for_equal_stages),
       T(closed_form_is_upper_bound_for_any_order), T(pipeline_time_adds_sync_and_handles_idle),
       T(exact_equals_event_simulation), T(exact_equals_event_simulation_long), T(exact_matches_known_cases), T(exact_grows_with_micro_batches),
-      T(plan_prices_use_the_exact_schedule));
+      T(plan_prices_use_the_exact_schedule), T(deepest_template_prices_and_round_trips));
