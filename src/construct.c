@@ -151,7 +151,6 @@ typedef struct look {
     double rmax[AR_MAX_DEPTH + 1]; /* most replicas of a template of depth d */
     double rmem[AR_MAX_DEPTH + 1]; /* most replicas whose least bytes the free GPUs hold */
     double free_cap;               /* usable bytes of all free GPUs */
-    int free_total;                /* free GPUs */
     int blocks;                    /* blocks of the model */
     /* stage options (type, tp) of the lookahead, most memory per stage first */
     int nopt, opt_type[AR_MAX_TYPES * (AR_MAX_TP_LOG + 1)], opt_tp[AR_MAX_TYPES * (AR_MAX_TP_LOG + 1)];
@@ -160,7 +159,6 @@ typedef struct look {
     double gpu_cap[AR_MAX_TYPES];  /* usable bytes of one GPU after the fixed overhead */
     double stage_cap;              /* most bytes one stage can hold (one replica) */
     double pcap[AR_MAX_DEPTH];     /* bytes of the stages fixed so far (tp x usable GPU bytes) */
-    int pgpus[AR_MAX_DEPTH];       /* their GPUs (tp) */
     int rep;                       /* replicas every candidate template must pack (>= 1) */
     int ascending;                 /* 1: the search tries the stage options least memory first */
     int one;                       /* 1: judge the bounds at one replica (a heuristic, never a proof) */
@@ -307,7 +305,6 @@ static void look_bounds(look *L)
     L->ablk = ab > 0 ? ab : 0.0;
     L->pd_embed = cc->dense_params[AR_LAYER_EMBED];
     L->pd_head = cc->dense_params[AR_LAYER_HEAD];
-    L->free_total = free_total;
     L->free_cap = 0.0;
     for (t = 0; t < cm->cluster->ntypes; t++) {
         double c = ar_type_capacity(cm, t) - AR_FRAMEWORK_OVERHEAD_BYTES;
@@ -354,25 +351,6 @@ static void look_bounds(look *L)
     }
 }
 
-/* Blocks stage s of a template of depth d can hold in `cap` bytes when the
- * template has at most r replicas (negative: not even its embedding /
- * head).  The first template is alone in the plan: its replicas run the
- * whole global batch, M x mbs x r >= B, so stage s holds the activations of
- * at least min(d - s, B / r) samples (1F1B warm-up). */
-static double stage_blocks(const look *L, int d, int s, double cap, double r)
-{
-    const arachne_cost_model *cm = L->b->cm;
-    double f, bpp;
-    r = clamp_r(L, d, r);
-    bpp = dense_bpp(L, r);
-    f = L->plan->ntemplates == 0 ? AR_MIN((double)(d - s), AR_MAX(1.0, floor((double)cm->setup.global_batch / r)))
-                                 : 1.0;
-    if (s == 0) cap -= bpp * L->pd_embed + f * L->embed_a;
-    if (s == d - 1) cap -= bpp * L->pd_head + L->head_a;
-    if (cap < 0) return -1.0;
-    return floor(cap / (block_static(L, r) + f * L->ablk));
-}
-
 /* Most replicas the one-replica demand so far admits (packing levels). */
 static double prefix_replicas(const look *L)
 {
@@ -387,38 +365,44 @@ static double prefix_replicas(const look *L)
     return r;
 }
 
-/* Most blocks any stage can hold at depth d when the template has at most
- * r replicas (one sample in flight: the least any stage holds). */
-static double most_blocks(const look *L, int d, double r)
-{
-    r = clamp_r(L, d, r);
-    return floor(L->stage_cap / (block_static(L, r) + L->ablk));
-}
-
 /* Can stages [0, i) of a template of depth d (L->pcap, whose demand L holds)
  * still be completed, as far as memory bounds tell?  Every fixed stage is
  * judged at the replicas the whole prefix admits, so fixing a stage that
- * lowers that count tightens the bounds of the stages before it. */
+ * lowers that count tightens the bounds of the stages before it.  A stage
+ * s of capacity c holds at most floor(c / blk) blocks, blk the cheapest
+ * block with the activations of the samples it holds in flight: the first
+ * template is alone in the plan, its replicas run the whole global batch,
+ * M x mbs x r >= B, so stage s holds at least min(d - s, B / r) samples
+ * (1F1B warm-up); the first stage also holds the embedding, the last the
+ * head.  (The GPU
+ * count would bound the replicas too -- r x GPUs per replica <= free GPUs --
+ * but pruning with it lets the budgeted search reach, and trial-fill, many
+ * more leaves per query: rollouts cost 2.5x more for a few masked choices
+ * fewer.) */
 static int prefix_fits(const look *L, int d, int i)
 {
-    double r = prefix_replicas(L), cap = 0.0, nb = 0.0;
-    int s, gpus = d - i;
-    for (s = 0; s < i; s++) gpus += L->pgpus[s];
-    /* at most the replicas whose GPUs (every stage at least one) are free
-     * and whose least bytes the free GPUs hold; the bounds below only get
-     * weaker as r grows, so they are judged at the largest r allowed */
-    r = AR_MIN(r, floor((double)L->free_total / gpus));
+    const arachne_cost_model *cm = L->b->cm;
+    double r = prefix_replicas(L), cap = 0.0, nb = 0.0, bpp, blk, f1;
+    int s;
     r = AR_MIN(r, L->rmem[d]);
     if (r < 1.0) return 0;
     r = L->one ? 1.0 : clamp_r(L, d, r);
+    bpp = dense_bpp(L, r);
+    blk = block_static(L, r);
+    /* stage_blocks, inlined: samples in flight min(d - s, f1) */
+    f1 = L->plan->ntemplates == 0 ? AR_MAX(1.0, floor((double)cm->setup.global_batch / r)) : 1.0;
     for (s = 0; s < i; s++) {
-        double sb = stage_blocks(L, d, s, L->pcap[s], r);
+        double c = L->pcap[s], f = AR_MIN((double)(d - s), f1), sb;
+        if (s == 0) c -= bpp * L->pd_embed + f * L->embed_a;
+        if (s == d - 1) c -= bpp * L->pd_head + L->head_a;
+        if (c < 0) return 0;
+        sb = floor(c / (blk + f * L->ablk));
         if (sb < 1.0) return 0; /* cannot hold one block */
         cap += L->pcap[s];
         nb += sb;
     }
     if (cap + (d - i) * L->stage_cap < need_bytes(L, d, r)) return 0;
-    return nb + (d - i) * most_blocks(L, d, r) >= (double)L->blocks;
+    return nb + (d - i) * floor(L->stage_cap / (blk + L->ablk)) >= (double)L->blocks;
 }
 
 static void look_supply(look *L)
@@ -508,7 +492,6 @@ static int dfs(look *L, int depth, int i, int fixed_type)
         b->q_types[i] = t;
         b->q_tps[i] = tp;
         L->pcap[i] = tp * L->gpu_cap[t];
-        L->pgpus[i] = tp;
         found = dfs(L, depth, i + 1, -1);
         demand_pop(L, t, tp);
         if (found) return 1;
@@ -533,7 +516,6 @@ static int query(look *L, int depth, int nfixed, int fixed_type)
     for (s = 0; s < nfixed; s++) {
         if (!demand_push(L, b->q_types[s], b->q_tps[s])) return 0;
         L->pcap[s] = b->q_tps[s] * L->gpu_cap[b->q_types[s]];
-        L->pgpus[s] = b->q_tps[s];
     }
     b->budget_left = b->opts.lookahead_budget + 2 * depth;
     found = dfs(L, depth, nfixed, fixed_type);
@@ -1001,9 +983,7 @@ static int enum_stage(enum_ctx *E, look *L, int step, int depth, int i)
             E->types[i] = t;
             E->tps[i] = tp;
             L->pcap[i] = tp * L->gpu_cap[t];
-            L->pgpus[i] = tp;
-        L->pgpus[i] = tp;
-            st = enum_stage(E, L, step, depth, i + 1);
+                st = enum_stage(E, L, step, depth, i + 1);
             demand_pop(L, t, tp);
             if (st) return st;
         }
