@@ -64,7 +64,7 @@ CLI := $(BINDIR)/arachne
 RUNNER := $(O)/tests/runner
 CDEF := build/arachne_cdef.h
 
-.PHONY: all lib check check-c check-asan check-tsan check-valgrind run bench install uninstall clean policy elastic
+.PHONY: fidelity all lib check check-c check-asan check-tsan check-valgrind run bench install uninstall clean policy elastic
 
 all: lib $(CLI) $(EX_BIN)
 
@@ -114,17 +114,22 @@ $(RUNNER): $(TEST_OBJ) $(STATIC)
 	$(CC) $(CFLAGS_ALL) -o $@ $(TEST_OBJ) $(STATIC) $(LDLIBS_ALL)
 
 # check: C suites + shell checks + Python tests, one summary line.
-check: all $(RUNNER)
+check: all $(RUNNER) $(BINDIR)/bench_fidelity
 	@ARACHNE_BIN=$(CLI) ARACHNE_LIBDIR=$(LIBDIR) CC="$(CC)" PYTHON=$(PYTHON) sh tests/run.sh $(RUNNER)
 
 check-asan:
-	@$(MAKE) --no-print-directory SAN=asan OPT="-O1 -g" all $(O:build/rel=build/asan)/tests/runner
+	@$(MAKE) --no-print-directory SAN=asan OPT="-O1 -g" all $(O:build/rel=build/asan)/tests/runner build/asan/bin/bench_fidelity
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ARACHNE_BIN=build/asan/bin/arachne ARACHNE_LIBDIR=build/asan/lib CC="$(CC)" PYTHON=$(PYTHON) \
 	  ARACHNE_SKIP_SHARED_CHECKS=1 sh tests/run.sh build/asan/tests/runner
 
 run: all
 	$(CLI) plan --model llama3-8b --cluster a100-40:32x4,a6000:32x4,h100:64x4
+
+# The cost model against the measured runs of tests/data/published-runs.json
+# (docs/cost-model.md, "Fidelity"); exits 1 when a calibration target is missed.
+fidelity: all $(BINDIR)/bench_fidelity
+	$(BINDIR)/bench_fidelity --check
 
 bench: all $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done

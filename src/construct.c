@@ -161,7 +161,8 @@ typedef struct look {
     double pcap[AR_MAX_DEPTH];     /* bytes of the stages fixed so far (tp x usable GPU bytes) */
     int rep;                       /* replicas every candidate template must pack (>= 1) */
     int ascending;                 /* 1: the search tries the stage options least memory first */
-    int one;                       /* 1: judge the bounds at one replica (a heuristic, never a proof) */
+    int pin;                       /* > 0: judge the bounds at pin replicas, which the prefix must pack
+                                    * (a heuristic, never a proof) */
 } look;
 
 /* Least activation bytes of one layer of each kind for one sample of a
@@ -386,7 +387,7 @@ static int prefix_fits(const look *L, int d, int i)
     int s;
     r = AR_MIN(r, L->rmem[d]);
     if (r < 1.0) return 0;
-    r = L->one ? 1.0 : clamp_r(L, d, r);
+    r = L->pin > 0 ? (double)L->pin : clamp_r(L, d, r);
     bpp = dense_bpp(L, r);
     blk = block_static(L, r);
     /* stage_blocks, inlined: samples in flight min(d - s, f1) */
@@ -526,7 +527,8 @@ static int query(look *L, int depth, int nfixed, int fixed_type)
 /* Queries every depth of a first template that todo[] holds and sets
  * mask[depth] for each that has a completion; a depth leaves todo[] when
  * its search is settled (a completion found, or none within the budget's
- * reach).  Returns whether any depth was found. */
+ * reach; a search with pinned replicas only settles what it finds).
+ * Returns whether any depth was found. */
 static int query_depths(look *L, unsigned char *mask, unsigned char *todo)
 {
     ar_builder *b = L->b;
@@ -535,7 +537,7 @@ static int query_depths(look *L, unsigned char *mask, unsigned char *todo)
         long outs = b->budget_outs;
         if (!todo[depth]) continue;
         if (query(L, depth, 0, -1)) { mask[depth] = 1; any = 1; todo[depth] = 0; }
-        else if (b->budget_outs == outs) todo[depth] = 0;
+        else if (b->budget_outs == outs && L->pin == 0) todo[depth] = 0; /* a pinned search settles nothing */
     }
     return any;
 }
@@ -771,12 +773,13 @@ int ar_builder_run(ar_builder *b, ar_decide_fn fn, void *user, arachne_plan *out
              * the stage options least memory first -- the memory-first
              * order spends the budget on big TP groups that exhaust
              * fragmented node supply -- and, under ZeRO-1, with the bounds
-             * judged at one replica: a prefix of small stages may look
-             * like the start of many replicas, each holding a small share
-             * of the optimizer state, so the exact bounds prune little
-             * there; that narrowed search finds the templates that fit
-             * even with one replica's share (their trial fills still
-             * decide) and proves nothing.  Each depth's answer depends on
+             * judged at 1, 2, 4, ... replicas that the prefix must pack: a
+             * prefix of small stages may look like the start of many
+             * replicas, each holding a small share of the optimizer state,
+             * so the exact bounds prune little there; these narrowed
+             * searches find the templates that fit with that replica
+             * count's share (their trial fills still decide) and prove
+             * nothing.  Each depth's answer depends on
              * its own searches alone, never on what other depths found.
              * This runs once per builder: the mask is replayed. */
             int keep = b->opts.lookahead_budget;
@@ -786,12 +789,27 @@ int ar_builder_run(ar_builder *b, ar_decide_fn fn, void *user, arachne_plan *out
             if (any_set(todo, AR_MAX_CHOICES)) {
                 L.ascending = 1;
                 any |= query_depths(&L, mask, todo);
-                if (any_set(todo, AR_MAX_CHOICES) && cm->setup.dist_optimizer) {
-                    L.one = 1;
-                    any |= query_depths(&L, mask, todo);
-                    L.one = 0;
+                if (cm->setup.dist_optimizer) {
+                    int pin;
+                    for (pin = 1; pin <= free_total && any_set(todo, AR_MAX_CHOICES); pin *= 2) {
+                        L.pin = L.rep = pin;
+                        any |= query_depths(&L, mask, todo);
+                    }
+                    L.pin = 0;
+                    L.rep = 1;
                 }
                 L.ascending = 0;
+            }
+            if (!any && any_set(todo, AR_MAX_CHOICES)) {
+                /* still nothing: once more with 1024x the budget before the
+                 * model is called infeasible (the failure path only) */
+                b->opts.lookahead_budget = keep * 1024;
+                any |= query_depths(&L, mask, todo);
+                if (!any && any_set(todo, AR_MAX_CHOICES)) {
+                    L.ascending = 1;
+                    any |= query_depths(&L, mask, todo);
+                    L.ascending = 0;
+                }
             }
             b->opts.lookahead_budget = keep;
         } else if (!any && step == 0) {
@@ -952,7 +970,16 @@ static int enum_leaf(enum_ctx *E, int step, int depth)
     b->fills++;
     E->leaves++;
     st = E->fn(E->user, p);
-    if (st == ARACHNE_OK && step + 1 < E->max_steps) st = enum_step(E, step + 1);
+    if (st == ARACHNE_OK && step + 1 < E->max_steps) {
+        /* the next step writes its own stages into E->types / E->tps, which
+         * this step's enum_stage frames still read: keep this step's */
+        int types[AR_MAX_DEPTH], tps[AR_MAX_DEPTH];
+        memcpy(types, E->types, sizeof types);
+        memcpy(tps, E->tps, sizeof tps);
+        st = enum_step(E, step + 1);
+        memcpy(E->types, types, sizeof types);
+        memcpy(E->tps, tps, sizeof tps);
+    }
     /* undo the template */
     p->ntemplates = n;
     p->nranks = nr;

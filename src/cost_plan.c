@@ -129,7 +129,7 @@ typedef ar_holder holder;
 #define AR_PRICE_STACK_BLOCKS 512
 
 typedef struct stage_out {
-    double compute_s, tp_comm_s, ep_comm_s, p2p_s, stage_s, sync_s, mem_bytes;
+    double compute_s, tp_comm_s, ep_comm_s, p2p_s, stage_s, fwd_s, bwd_s, sync_s, mem_bytes;
 } stage_out;
 
 static void holder_add(holder *h, int type, int node, int edp, int klocal)
@@ -158,6 +158,27 @@ static void ring_link(const arachne_cluster *c, uint32_t mask, double *bw, doubl
             }
         }
     }
+}
+
+/* FSDP (ZeRO-3) with a sharding group of f data-parallel ranks: every
+ * micro-batch all-gathers the stage's parameters for the forward and again
+ * for the backward and reduce-scatters its gradients, prefetched under the
+ * stage's compute, so only what outlasts one micro-batch's stage time is
+ * added to it (to the forward and backward in proportion).  *grad_s is the
+ * all-reduce of the gradient shards over the R / f groups (hybrid sharding;
+ * 0 when one group holds every replica). */
+static void fsdp_stage(const ar_setup *su, int f, int R, double params, double bw, double lat, stage_out *o,
+                       double *grad_s)
+{
+    double k = (double)f, ag = (k - 1.0) / k * params * su->weight_bytes / bw + (k - 1.0) * lat;
+    double rs = (k - 1.0) / k * params * su->grad_bytes / bw + (k - 1.0) * lat;
+    double comm = 2.0 * ag + rs, extra = comm - o->stage_s;
+    if (extra > 0.0) {
+        o->stage_s += extra;
+        o->fwd_s += extra * ag / comm;
+        o->bwd_s += extra * (ag + rs) / comm;
+    }
+    *grad_s = R / f > 1 ? ar_ring_allreduce_s(params / k * su->grad_bytes, R / f, bw, lat) : 0.0;
 }
 
 /* Largest expert data-parallel group over the stage's MoE blocks (1 if none). */
@@ -208,13 +229,18 @@ int ar_price_prefix_init(ar_price_prefix *pp, const arachne_cost_model *cm)
     pp->n = -1;
     pp->blocks = cm->model->blocks;
     pp->h = ar_malloc((size_t)(pp->blocks > 0 ? pp->blocks : 1) * sizeof *pp->h);
-    return pp->h ? ARACHNE_OK : ARACHNE_E_NO_MEMORY;
+    if (!pp->h || ar_pipe_memo_init(&pp->memo) != ARACHNE_OK) {
+        ar_price_prefix_free(pp);
+        return ARACHNE_E_NO_MEMORY;
+    }
+    return ARACHNE_OK;
 }
 
 void ar_price_prefix_free(ar_price_prefix *pp)
 {
     if (!pp) return;
     free(pp->h);
+    ar_pipe_memo_free(&pp->memo);
     memset(pp, 0, sizeof *pp);
     pp->n = -1;
 }
@@ -233,7 +259,7 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
     stage_out out[AR_MAX_TEMPLATES][AR_MAX_DEPTH];
     int ranks_e[AR_MAX_TEMPLATES][AR_MAX_DEPTH]; /* expert data-parallel group per stage (step 3, reused in 5) */
     int rep[AR_MAX_TEMPLATES], mbs[AR_MAX_TEMPLATES], m[AR_MAX_TEMPLATES];
-    double tmax[AR_MAX_TEMPLATES], tsum[AR_MAX_TEMPLATES], gmax[AR_MAX_TEMPLATES];
+    double tmax[AR_MAX_TEMPLATES], tsum[AR_MAX_TEMPLATES], gmax[AR_MAX_TEMPLATES], pipe[AR_MAX_TEMPLATES];
     double finish = 0.0, sync_max = 0.0, opt_max = 0.0, peak = 0.0, busy = 0.0, iter;
     int j, s, b, rc, R = 0, n, gpus = 0, kept = 0, keep = 0;
 
@@ -264,6 +290,8 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
                 out[j][s].ep_comm_s = st->ep_comm_s;
                 out[j][s].p2p_s = st->p2p_s;
                 out[j][s].stage_s = st->stage_s;
+                out[j][s].fwd_s = st->fwd_s;
+                out[j][s].bwd_s = st->bwd_s;
             }
             rep[j] = t->replicas;
             mbs[j] = t->micro_batch;
@@ -288,6 +316,8 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
             out[j][s].ep_comm_s = st.ep_comm_s;
             out[j][s].p2p_s = st.p2p_s;
             out[j][s].stage_s = st.stage_s;
+            out[j][s].fwd_s = st.fwd_s;
+            out[j][s].bwd_s = st.bwd_s;
             tsum[j] += st.stage_s;
             if (st.stage_s > tmax[j]) tmax[j] = st.stage_s;
             gpus += t->replicas * t->stages[s].tp;
@@ -363,6 +393,17 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
                 lat = g->intra_lat;
             }
             ar_stage_params(cm, t, s, &dense, &expert);
+            if (t->fsdp > 1) {
+                fsdp_stage(su, t->fsdp, R, dense + expert, bw, lat, &out[j][s], &grad);
+                upto += out[j][s].stage_s;
+                out[j][s].sync_s = grad;
+                exposed = su->overlap_grad_reduce ? AR_MAX(0.0, grad - AR_BWD_SHARE * upto) : grad;
+                if (exposed > gmax[j]) gmax[j] = exposed;
+                if (exposed > sync_max) sync_max = exposed;
+                upd = (dense + expert) / t->fsdp * (2.0 * su->optim_bytes + su->grad_bytes + su->weight_bytes) / g->hbm_bw;
+                if (upd > opt_max) opt_max = upd;
+                continue;
+            }
             ar_sync_split(dense, R, su->grad_bytes, su->weight_bytes, su->dist_optimizer, bw, lat, &grad, &gather);
             if (moe > 0) {
                 ar_sync_split(expert, ke, su->grad_bytes, su->weight_bytes, su->dist_optimizer, bw, lat, &g2, &a2);
@@ -384,8 +425,32 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
         }
     }
 
-    /* 4. divide the global batch */
+    /* FSDP templates' stage times now include their exposed gathers */
+    for (j = 0; j < n; j++) {
+        const ar_template *t = &plan->t[j];
+        if (t->fsdp <= 1) continue;
+        tmax[j] = tsum[j] = 0.0;
+        for (s = 0; s < t->depth; s++) {
+            tsum[j] += out[j][s].stage_s;
+            if (out[j][s].stage_s > tmax[j]) tmax[j] = out[j][s].stage_s;
+        }
+    }
+
+    /* 4. divide the global batch (by the closed form, an upper bound), then
+     * time each template's pipeline exactly at its share */
     if ((rc = ar_assign_microbatches(su->global_batch, n, rep, mbs, tmax, tsum, m, &finish)) != ARACHNE_OK) goto done;
+    finish = 0.0;
+    for (j = 0; j < n; j++) {
+        const ar_template *t = &plan->t[j];
+        double f[AR_MAX_DEPTH], bw[AR_MAX_DEPTH], c[AR_MAX_DEPTH];
+        for (s = 0; s < t->depth; s++) {
+            f[s] = out[j][s].fwd_s;
+            bw[s] = out[j][s].bwd_s;
+            c[s] = 0.5 * out[j][s].p2p_s;
+        }
+        pipe[j] = ar_pipe_memo_time(pp ? &pp->memo : NULL, m[j], t->depth, f, bw, c);
+        if (pipe[j] > finish) finish = pipe[j];
+    }
 
     /* 5. memory at the assigned micro-batch counts */
     for (j = 0; j < n; j++) {
@@ -414,11 +479,13 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
             S->ep_comm_s = out[j][s].ep_comm_s;
             S->p2p_s = out[j][s].p2p_s;
             S->stage_s = out[j][s].stage_s;
+            S->fwd_s = out[j][s].fwd_s;
+            S->bwd_s = out[j][s].bwd_s;
             S->sync_s = out[j][s].sync_s;
             S->mem_bytes = out[j][s].mem_bytes;
         }
         t->micro_batches = m[j];
-        t->pipeline_s = m[j] > 0 ? (double)(m[j] - 1) * tmax[j] + tsum[j] + gmax[j] : 0.0;
+        t->pipeline_s = m[j] > 0 ? pipe[j] + gmax[j] : 0.0;
     }
     plan->setup = *su;
     if (!plan->model[0]) snprintf(plan->model, sizeof plan->model, "%s", cm->model->name);

@@ -64,8 +64,9 @@ grep -q '"validation"' "$t/cfg_v.json" || fail "test setup: $(cat "$t/cfg_v.json
 grep -q '"validation":\["val"\]' "$t/vinfo" || { cat "$t/vinfo"; fail "metadata lacks the validation names"; }
 score=$(sed -n 's/.*"validation_score_iter_per_s":\([0-9.eE+-]*\).*/\1/p' "$t/vinfo")
 [ -n "$score" ] || { cat "$t/vinfo"; fail "metadata lacks the validation score"; }
+# the score is of the policy's own plans (greedy and best-of-16), so no refinement
 for k in 1 16; do
-    "$bin" plan --policy "$t/v.arpol" --model qwen3-8b --cluster a100-40:1x4,h100:1x8 --global-batch 256 --samples $k --seed 1 \
+    "$bin" plan --policy "$t/v.arpol" --model qwen3-8b --cluster a100-40:1x4,h100:1x8 --global-batch 256 --samples $k --seed 1 --refine 0 \
         --json > "$t/vplan$k" 2>&1 || { cat "$t/vplan$k"; fail "plan with the selected policy"; }
 done
 g=$(sed -n 's/.*"iter_per_s": *\([0-9.eE+-]*\).*/\1/p' "$t/vplan1" | head -n 1)
@@ -75,7 +76,7 @@ python3 -c "import sys, math; s, g, b = map(float, sys.argv[1:]); sys.exit(0 if 
 sed -e 's|, "select_every": 1 }| }|' "$t/cfg_v.json" > "$t/cfg_v2.json"
 "$bin" train --config "$t/cfg_v2.json" 2> "$t/err"; [ $? -eq 1 ] || fail "validation without select_every should fail"
 grep -q "needs output.select_every" "$t/err" || fail "message: $(cat "$t/err")"
-sed -e 's|"cluster": "a100-40:1x4,h100:1x8"|"cluster": "b300:1x4"|' "$t/cfg_v.json" > "$t/cfg_v3.json"
+sed -e 's|"cluster": "a100-40:1x4,h100:1x8"|"cluster": "zz300:1x4"|' "$t/cfg_v.json" > "$t/cfg_v3.json"
 "$bin" train --config "$t/cfg_v3.json" 2> "$t/err"; [ $? -eq 1 ] || fail "a bad validation cluster should fail"
 grep -q "val" "$t/err" || fail "message should name the validation entry: $(cat "$t/err")"
 # usage errors (exit 2) and failures (exit 1), one "arachne:" line
