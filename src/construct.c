@@ -138,35 +138,33 @@ typedef struct look {
     const arachne_plan *plan;
     long supply[AR_MAX_TYPES][AR_MAX_TP_LOG + 1];
     long demand[AR_MAX_TYPES][AR_MAX_TP_LOG + 1];
-    double need[AR_MAX_DEPTH + 1]; /* lower bound on one replica's bytes, per depth */
-    double stat[AR_MAX_DEPTH + 1]; /* least weight/grad/optimizer bytes of one block (one replica) */
-    double sdk[AR_MAX_DEPTH + 1][2]; /* dense-part bytes of a dense / MoE block (one replica) */
-    double sek[2];                 /* routed-expert bytes of a dense / MoE block before spreading */
+    /* memory terms (see "Memory bounds" below) */
+    double R0;                     /* replicas of the plan so far */
+    int dist;                      /* optimizer state sharded over all replicas (ZeRO-1) */
+    double wg, ob;                 /* weight + gradient, optimizer bytes per parameter */
+    double X;                      /* under ZeRO-1: expert data-parallel ranks of the plan so far, at most */
+    double D, E;                   /* dense / routed-expert parameters of the whole model */
+    double acts;                   /* least activation bytes of one replica (one sample per layer) */
+    double pd[2], pe[2];           /* dense / routed-expert parameters of a dense / MoE block */
+    double pd_embed, pd_head;      /* parameters of the embedding / head */
     int kinds[2];                  /* the model has dense / MoE blocks */
     double rmax[AR_MAX_DEPTH + 1]; /* most replicas of a template of depth d */
+    double rmem[AR_MAX_DEPTH + 1]; /* most replicas whose least bytes the free GPUs hold */
+    double free_cap;               /* usable bytes of all free GPUs */
+    int blocks;                    /* blocks of the model */
     /* stage options (type, tp) of the lookahead, most memory per stage first */
     int nopt, opt_type[AR_MAX_TYPES * (AR_MAX_TP_LOG + 1)], opt_tp[AR_MAX_TYPES * (AR_MAX_TP_LOG + 1)];
     double ablk;                   /* least activation bytes of one block per sample */
-    double embed_s[AR_MAX_DEPTH + 1], head_s[AR_MAX_DEPTH + 1], embed_a, head_a;
-    double fcap[AR_MAX_DEPTH + 1]; /* samples in flight at least (capped by depth - stage) */
+    double embed_a, head_a;
     double gpu_cap[AR_MAX_TYPES];  /* usable bytes of one GPU after the fixed overhead */
     double stage_cap;              /* most bytes one stage can hold (one replica) */
+    double pcap[AR_MAX_DEPTH];     /* bytes of the stages fixed so far (tp x usable GPU bytes) */
     int rep;                       /* replicas every candidate template must pack (>= 1) */
     int ascending;                 /* 1: the search tries the stage options least memory first */
+    int pin;                       /* > 0: judge the bounds at pin replicas, which the prefix must pack
+                                    * (a heuristic, never a proof) */
 } look;
 
-/* Memory bounds of one replica (weights, gradients, optimizer state, one
- * micro-batch of activations; every term taken in the direction that makes
- * it smaller): dense parameters are held once per replica (optimizer state
- * divided by the most replicas possible under ZeRO-1); routed-expert
- * parameters are spread over at most r_max replicas of the template.
- *  - bytes: the stages of a replica must hold need[d] bytes in all;
- *  - blocks: a stage of capacity C holds at most floor(C / blk) blocks
- *    (blk: the cheapest block, its activations times the samples the stage
- *    holds in flight), the first stage also the embedding and the last the
- *    head; the stages together must hold every block, each at least one.
- * A partial template whose fixed stages plus the largest possible remaining
- * stages fail either test has no completion. */
 /* Least activation bytes of one layer of each kind for one sample of a
  * micro-batch, over a whole TP group, across every profiled (type, tp, mbs). */
 static void least_acts(const arachne_cost_model *cm, double *act)
@@ -196,6 +194,79 @@ static double least_replica_acts(const arachne_cost_model *cm, const double *act
            ar_model_kind_count(cm->model, AR_LAYER_MOE) * act[AR_LAYER_MOE];
 }
 
+/* Memory bounds of one replica (weights, gradients, optimizer state, one
+ * micro-batch of activations; every term taken in the direction that makes
+ * it smaller), for a template of depth d that will have at most r replicas.
+ * r is what the packing of the stages fixed so far admits (prefix_replicas),
+ * capped by the free GPUs and the batch left, so the bounds tighten as the
+ * search fixes stages.  Dense parameters are held once per replica; under
+ * ZeRO-1 their optimizer state is divided over every replica of the plan,
+ * and the fill judges a template with the replicas it will have when placed:
+ * the plan's so far (R0) and its own (at most r), never with replicas later
+ * templates may add.  Routed-expert weights and gradients are spread over
+ * at most min(r, experts) replicas of the template; under ZeRO-1 their
+ * optimizer state over the stage's expert data-parallel ranks of every
+ * template: one replica holds at least 1 / (r (1 + X)) of it (X: those
+ * ranks of the templates placed so far; 0 for the first template, whose
+ * replicas then hold exactly 1 / r each).
+ *  - bytes: the stages of a replica must hold need_bytes(d, r) in all;
+ *  - blocks: a stage of capacity C holds at most floor(C / blk) blocks
+ *    (blk: the cheapest block, its activations times the samples the stage
+ *    holds in flight), the first stage also the embedding and the last the
+ *    head; the stages together must hold every block, each at least one.
+ * A partial template whose fixed stages plus the largest possible remaining
+ * stages fail either test has no completion. */
+
+/* Weight, gradient and optimizer bytes of one dense parameter of a replica
+ * in a template of at most r replicas. */
+static double dense_bpp(const look *L, double r)
+{
+    return L->wg + (L->dist ? L->ob / (L->R0 + r) : L->ob);
+}
+
+/* r clamped to [1, rmax[d]]. */
+static double clamp_r(const look *L, int d, double r)
+{
+    if (r > L->rmax[d]) r = L->rmax[d];
+    return r < 1.0 ? 1.0 : r;
+}
+
+/* Replicas at least one routed expert's copy is spread over (EP x ETP <=
+ * tp x replicas, EP <= experts, ETP <= tp); 1 without expert tiling. */
+static double expert_spread(const look *L, double r)
+{
+    const arachne_cost_model *cm = L->b->cm;
+    return cm->setup.expert_tiling ? AR_MIN(r, (double)AR_MAX(cm->model->experts, 1)) : 1.0;
+}
+
+/* The same for one routed-expert parameter. */
+static double expert_bpp(const look *L, double r)
+{
+    double es = expert_spread(L, r);
+    return L->wg / es + (L->dist ? L->ob / (r * (1.0 + L->X)) : L->ob / es);
+}
+
+/* Least bytes one replica of depth d holds in all. */
+static double need_bytes(const look *L, int d, double r)
+{
+    r = clamp_r(L, d, r);
+    return dense_bpp(L, r) * L->D + expert_bpp(L, r) * L->E + L->acts;
+}
+
+/* Least weight/grad/optimizer bytes of one block of a replica. */
+static double block_static(const look *L, double r)
+{
+    double stat = -1.0, ebpp = expert_bpp(L, r), bpp = dense_bpp(L, r);
+    int k;
+    for (k = 0; k < 2; k++) {
+        double v;
+        if (!L->kinds[k]) continue;
+        v = bpp * L->pd[k] + ebpp * L->pe[k];
+        if (stat < 0 || v < stat) stat = v;
+    }
+    return stat > 0 ? stat : 1.0;
+}
+
 static void look_bounds(look *L)
 {
     const arachne_cost_model *cm = L->b->cm;
@@ -203,45 +274,54 @@ static void look_bounds(look *L)
     const ar_setup *su = &cm->setup;
     const ar_avail *a = &L->b->avail;
     int k, t, d, free_total = ar_avail_total(a), R0 = 0;
-    double D = 0.0, E = 0.0, act[AR_LAYER_KINDS], acts, wg = su->weight_bytes + su->grad_bytes;
+    int batch_left = su->global_batch - ar_plan_batch_floor(L->plan);
+    double act[AR_LAYER_KINDS], ab = -1.0;
+    L->dist = su->dist_optimizer != 0;
+    L->wg = su->weight_bytes + su->grad_bytes;
+    L->ob = su->optim_bytes;
+    L->X = 0.0;
+    for (k = 0; k < L->plan->ntemplates; k++) {
+        const ar_template *t = &L->plan->t[k];
+        int s, e = 0;
+        for (s = 0; s < t->depth; s++) e = AR_MAX(e, t->stages[s].edp);
+        L->X += e;
+    }
+    L->D = L->E = 0.0;
     for (k = 0; k < AR_LAYER_KINDS; k++) {
         int n = (k == AR_LAYER_EMBED || k == AR_LAYER_HEAD) ? 1 : ar_model_kind_count(cm->model, k);
-        D += n * cc->dense_params[k];
-        E += n * cc->expert_params[k];
+        L->D += n * cc->dense_params[k];
+        L->E += n * cc->expert_params[k];
     }
     least_acts(cm, act);
-    acts = least_replica_acts(cm, act);
+    L->acts = least_replica_acts(cm, act);
     for (k = 0; k < L->plan->ntemplates; k++) R0 += L->plan->t[k].replicas;
+    L->R0 = R0;
+    L->blocks = cm->model->blocks;
+    for (k = AR_LAYER_DENSE; k <= AR_LAYER_MOE; k++) {
+        L->kinds[k - AR_LAYER_DENSE] = ar_model_kind_count(cm->model, k) > 0;
+        L->pd[k - AR_LAYER_DENSE] = cc->dense_params[k];
+        L->pe[k - AR_LAYER_DENSE] = cc->expert_params[k];
+        if (L->kinds[k - AR_LAYER_DENSE] && (ab < 0 || act[k] < ab)) ab = act[k];
+    }
+    L->ablk = ab > 0 ? ab : 0.0;
+    L->pd_embed = cc->dense_params[AR_LAYER_EMBED];
+    L->pd_head = cc->dense_params[AR_LAYER_HEAD];
+    L->free_cap = 0.0;
+    for (t = 0; t < cm->cluster->ntypes; t++) {
+        double c = ar_type_capacity(cm, t) - AR_FRAMEWORK_OVERHEAD_BYTES;
+        if (c > 0) L->free_cap += c * a->type_free[t];
+    }
     for (d = 1; d <= AR_MAX_DEPTH; d++) {
-        double rmax = (double)(free_total / d > 0 ? free_total / d : 1);
-        double Rmax = R0 + rmax;
-        /* One replica holds at least E / (EP x ETP / tp) of the routed
-         * experts: EP x ETP <= tp x replicas, EP <= experts and ETP <= tp;
-         * without expert tiling every replica holds all of them (EP = 1). */
-        double espread = su->expert_tiling ? AR_MIN(rmax, (double)AR_MAX(cm->model->experts, 1)) : 1.0;
-        double ob_d = su->optim_bytes / (su->dist_optimizer ? Rmax : 1.0);
-        double ob_e = su->dist_optimizer ? 0.0 : su->optim_bytes;
-        double stat = -1.0, ab = -1.0;
-        L->need[d] = (wg + su->optim_bytes / (su->dist_optimizer ? Rmax : 1.0)) * D + (wg + ob_e) * E / espread + acts;
-        for (k = AR_LAYER_DENSE; k <= AR_LAYER_MOE; k++) {
-            double v;
-            if (ar_model_kind_count(cm->model, k) <= 0) continue;
-            v = (wg + ob_d) * cc->dense_params[k] + (wg + ob_e) * cc->expert_params[k] / espread;
-            if (stat < 0 || v < stat) stat = v;
-            L->kinds[k - AR_LAYER_DENSE] = 1;
-            L->sdk[d][k - AR_LAYER_DENSE] = (wg + ob_d) * cc->dense_params[k];
-            L->sek[k - AR_LAYER_DENSE] = (wg + ob_e) * cc->expert_params[k];
-            if (ab < 0 || act[k] < ab) ab = act[k];
+        /* every replica gets at least one sample of the batch left */
+        int lo = 1, hi = AR_MAX(1, AR_MIN(free_total / d, AR_MAX(batch_left, 1)));
+        L->rmax[d] = hi;
+        /* r replicas hold r x need_bytes(r) on distinct GPUs, which grows
+         * with r: the largest r whose bytes the free GPUs hold */
+        while (lo < hi) {
+            int mid = lo + (hi - lo + 1) / 2;
+            if ((double)mid * need_bytes(L, d, mid) <= L->free_cap) lo = mid; else hi = mid - 1;
         }
-        L->stat[d] = stat > 0 ? stat : 1.0;
-        L->ablk = ab > 0 ? ab : 0.0;
-        L->embed_s[d] = (wg + ob_d) * cc->dense_params[AR_LAYER_EMBED];
-        L->head_s[d] = (wg + ob_d) * cc->dense_params[AR_LAYER_HEAD];
-        /* The first template is alone in the plan: its replicas run the whole
-         * global batch, M x mbs x r >= B, so stage s holds the activations of
-         * at least min(d - s, B / r) samples (1F1B warm-up). */
-        L->fcap[d] = L->plan->ntemplates == 0 ? AR_MAX(1.0, floor((double)su->global_batch / rmax)) : 1.0;
-        L->rmax[d] = rmax;
+        L->rmem[d] = lo;
     }
     L->embed_a = act[AR_LAYER_EMBED];
     L->head_a = act[AR_LAYER_HEAD];
@@ -272,31 +352,6 @@ static void look_bounds(look *L)
     }
 }
 
-/* Blocks a stage of `cap` bytes can hold at depth d when the template has
- * at most r replicas (negative: not even its embedding / head). */
-static double stage_blocks(const look *L, int d, int s, double cap, double r)
-{
-    const arachne_cost_model *cm = L->b->cm;
-    double f, stat = -1.0, espread;
-    int k;
-    if (r > L->rmax[d]) r = L->rmax[d];
-    if (r < 1.0) r = 1.0;
-    espread = cm->setup.expert_tiling ? AR_MIN(r, (double)AR_MAX(cm->model->experts, 1)) : 1.0;
-    f = L->plan->ntemplates == 0 ? AR_MIN((double)(d - s), AR_MAX(1.0, floor((double)cm->setup.global_batch / r)))
-                                 : 1.0;
-    for (k = 0; k < 2; k++) {
-        double v;
-        if (!L->kinds[k]) continue;
-        v = L->sdk[d][k] + L->sek[k] / espread;
-        if (stat < 0 || v < stat) stat = v;
-    }
-    if (stat <= 0) stat = L->stat[d];
-    if (s == 0) cap -= L->embed_s[d] + f * L->embed_a;
-    if (s == d - 1) cap -= L->head_s[d] + L->head_a;
-    if (cap < 0) return -1.0;
-    return floor(cap / (stat + f * L->ablk));
-}
-
 /* Most replicas the one-replica demand so far admits (packing levels). */
 static double prefix_replicas(const look *L)
 {
@@ -311,24 +366,44 @@ static double prefix_replicas(const look *L)
     return r;
 }
 
-/* Most blocks any stage can hold at depth d when the template has at most
- * r replicas (one sample in flight: the least any stage holds). */
-static double most_blocks(const look *L, int d, double r)
+/* Can stages [0, i) of a template of depth d (L->pcap, whose demand L holds)
+ * still be completed, as far as memory bounds tell?  Every fixed stage is
+ * judged at the replicas the whole prefix admits, so fixing a stage that
+ * lowers that count tightens the bounds of the stages before it.  A stage
+ * s of capacity c holds at most floor(c / blk) blocks, blk the cheapest
+ * block with the activations of the samples it holds in flight: the first
+ * template is alone in the plan, its replicas run the whole global batch,
+ * M x mbs x r >= B, so stage s holds at least min(d - s, B / r) samples
+ * (1F1B warm-up); the first stage also holds the embedding, the last the
+ * head.  (The GPU
+ * count would bound the replicas too -- r x GPUs per replica <= free GPUs --
+ * but pruning with it lets the budgeted search reach, and trial-fill, many
+ * more leaves per query: rollouts cost 2.5x more for a few masked choices
+ * fewer.) */
+static int prefix_fits(const look *L, int d, int i)
 {
     const arachne_cost_model *cm = L->b->cm;
-    double stat = -1.0, espread;
-    int k;
-    if (r > L->rmax[d]) r = L->rmax[d];
-    if (r < 1.0) r = 1.0;
-    espread = cm->setup.expert_tiling ? AR_MIN(r, (double)AR_MAX(cm->model->experts, 1)) : 1.0;
-    for (k = 0; k < 2; k++) {
-        double v;
-        if (!L->kinds[k]) continue;
-        v = L->sdk[d][k] + L->sek[k] / espread;
-        if (stat < 0 || v < stat) stat = v;
+    double r = prefix_replicas(L), cap = 0.0, nb = 0.0, bpp, blk, f1;
+    int s;
+    r = AR_MIN(r, L->rmem[d]);
+    if (r < 1.0) return 0;
+    r = L->pin > 0 ? (double)L->pin : clamp_r(L, d, r);
+    bpp = dense_bpp(L, r);
+    blk = block_static(L, r);
+    /* stage_blocks, inlined: samples in flight min(d - s, f1) */
+    f1 = L->plan->ntemplates == 0 ? AR_MAX(1.0, floor((double)cm->setup.global_batch / r)) : 1.0;
+    for (s = 0; s < i; s++) {
+        double c = L->pcap[s], f = AR_MIN((double)(d - s), f1), sb;
+        if (s == 0) c -= bpp * L->pd_embed + f * L->embed_a;
+        if (s == d - 1) c -= bpp * L->pd_head + L->head_a;
+        if (c < 0) return 0;
+        sb = floor(c / (blk + f * L->ablk));
+        if (sb < 1.0) return 0; /* cannot hold one block */
+        cap += L->pcap[s];
+        nb += sb;
     }
-    if (stat <= 0) stat = L->stat[d];
-    return floor(L->stage_cap / (stat + L->ablk));
+    if (cap + (d - i) * L->stage_cap < need_bytes(L, d, r)) return 0;
+    return nb + (d - i) * floor(L->stage_cap / (blk + L->ablk)) >= (double)L->blocks;
 }
 
 static void look_supply(look *L)
@@ -385,15 +460,14 @@ static int witness_match(const look *L, int depth, int nfixed, int fixed_type)
     return 0;
 }
 
-/* Depth-first search for a completion of q_types/q_tps[0, i) to depth.
- * fixed_type >= 0 pins stage i's type.  cap: bytes the stages [0, i) hold;
- * nb: blocks they can hold at most. */
-static int dfs(look *L, int depth, int i, int fixed_type, double cap, double nb)
+/* Depth-first search for a completion of q_types/q_tps[0, i) to depth
+ * (their capacities in L->pcap, their demand in L->demand).  fixed_type >= 0
+ * pins stage i's type. */
+static int dfs(look *L, int depth, int i, int fixed_type)
 {
     ar_builder *b = L->b;
     int ti;
-    if (cap + (depth - i) * L->stage_cap < L->need[depth]) return 0;
-    if (nb + (depth - i) * most_blocks(L, depth, prefix_replicas(L)) < b->cm->model->blocks) return 0;
+    if (!prefix_fits(L, depth, i)) return 0;
     if (b->budget_left <= 0) return 0;
     b->budget_left--;
     if (i == depth) {
@@ -414,19 +488,15 @@ static int dfs(look *L, int depth, int i, int fixed_type, double cap, double nb)
         int oi = L->ascending ? L->nopt - 1 - ti : ti;
         int t = L->opt_type[oi], found;
         int tp = L->opt_tp[oi];
-        double sb;
         if (fixed_type >= 0 && t != fixed_type) continue;
-        {
-            if (!demand_push(L, t, tp)) continue;
-            sb = stage_blocks(L, depth, i, tp * L->gpu_cap[t], prefix_replicas(L));
-            if (sb < 1.0) { demand_pop(L, t, tp); continue; } /* cannot hold one block */
-            b->q_types[i] = t;
-            b->q_tps[i] = tp;
-            found = dfs(L, depth, i + 1, -1, cap + tp * L->gpu_cap[t], nb + sb);
-            demand_pop(L, t, tp);
-            if (found) return 1;
-            if (b->budget_left <= 0) return 0;
-        }
+        if (!demand_push(L, t, tp)) continue;
+        b->q_types[i] = t;
+        b->q_tps[i] = tp;
+        L->pcap[i] = tp * L->gpu_cap[t];
+        found = dfs(L, depth, i + 1, -1);
+        demand_pop(L, t, tp);
+        if (found) return 1;
+        if (b->budget_left <= 0) return 0;
     }
     return 0;
 }
@@ -438,35 +508,45 @@ static int query(look *L, int depth, int nfixed, int fixed_type)
 {
     ar_builder *b = L->b;
     int found, s;
-    double cap = 0.0, nb = 0.0;
     b->queries++;
     if (witness_match(L, depth, nfixed, fixed_type)) return 1;
-    /* replay the prefix exactly as the search that found it did, stage by
-     * stage, so the pruning along a witness's path is the same */
+    /* the prefix as the search that found it saw it: the bounds of a node
+     * depend on its prefix alone, so the pruning along a witness's path is
+     * the same */
     memset(L->demand, 0, sizeof L->demand);
     for (s = 0; s < nfixed; s++) {
-        double c = b->q_tps[s] * L->gpu_cap[b->q_types[s]], sb;
         if (!demand_push(L, b->q_types[s], b->q_tps[s])) return 0;
-        sb = stage_blocks(L, depth, s, c, prefix_replicas(L));
-        if (sb < 1.0) return 0;
-        cap += c;
-        nb += sb;
+        L->pcap[s] = b->q_tps[s] * L->gpu_cap[b->q_types[s]];
     }
     b->budget_left = b->opts.lookahead_budget + 2 * depth;
-    found = dfs(L, depth, nfixed, fixed_type, cap, nb);
+    found = dfs(L, depth, nfixed, fixed_type);
     if (!found && b->budget_left <= 0) b->budget_outs++;
     return found;
 }
 
-/* Queries every depth of a first template that the free GPUs allow and
- * sets mask[depth] for each that has a completion; returns whether any
- * did. */
-static int query_depths(look *L, int free_total, unsigned char *mask)
+/* Queries every depth of a first template that todo[] holds and sets
+ * mask[depth] for each that has a completion; a depth leaves todo[] when
+ * its search is settled (a completion found, or none within the budget's
+ * reach; a search with pinned replicas only settles what it finds).
+ * Returns whether any depth was found. */
+static int query_depths(look *L, unsigned char *mask, unsigned char *todo)
 {
+    ar_builder *b = L->b;
     int depth, any = 0;
-    for (depth = 1; depth <= L->b->max_depth && depth <= free_total; depth++)
-        if (query(L, depth, 0, -1)) { mask[depth] = 1; any = 1; }
+    for (depth = 1; depth <= b->max_depth; depth++) {
+        long outs = b->budget_outs;
+        if (!todo[depth]) continue;
+        if (query(L, depth, 0, -1)) { mask[depth] = 1; any = 1; todo[depth] = 0; }
+        else if (b->budget_outs == outs && L->pin == 0) todo[depth] = 0; /* a pinned search settles nothing */
+    }
     return any;
+}
+
+static int any_set(const unsigned char *v, int n)
+{
+    int i;
+    for (i = 0; i < n; i++) if (v[i]) return 1;
+    return 0;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -640,7 +720,7 @@ int ar_builder_run(ar_builder *b, ar_decide_fn fn, void *user, arachne_plan *out
     const arachne_cost_model *cm;
     const arachne_cluster *cl;
     look L;
-    unsigned char mask[AR_MAX_CHOICES], dmask[AR_MAX_CHOICES];
+    unsigned char mask[AR_MAX_CHOICES], dmask[AR_MAX_CHOICES], todo[AR_MAX_CHOICES];
     int types[AR_MAX_DEPTH], tps[AR_MAX_DEPTH], type_left[AR_MAX_TYPES], rep_min_depth[AR_REP_CHOICES];
     int step, st, i;
     ar_dec_ctx c;
@@ -680,28 +760,58 @@ int ar_builder_run(ar_builder *b, ar_decide_fn fn, void *user, arachne_plan *out
         c.n = b->max_depth + 1;
         memset(mask, 0, sizeof mask);
         if (step == 0 && step0_replay(b, mask, &any)) goto depth_mask_done;
+        memset(todo, 0, sizeof todo);
+        for (depth = 1; depth <= b->max_depth && depth <= free_total; depth++) todo[depth] = 1;
         if (b->opts.lookahead) {
-            any = query_depths(&L, free_total, mask);
+            any = query_depths(&L, mask, todo);
         } else {
             for (depth = 1; depth <= b->max_depth && depth <= free_total; depth++) { mask[depth] = 1; any = 1; }
         }
-        if (!any && step == 0 && b->opts.lookahead && b->budget_outs > outs0) {
-            /* before declaring the model infeasible, search again with a far
-             * larger budget (this path runs once per failed construction) */
+        if (step == 0 && b->opts.lookahead && any_set(todo, AR_MAX_CHOICES)) {
+            /* Every depth whose search ran out of budget is asked again
+             * with a far larger budget, then (if it still runs out) with
+             * the stage options least memory first -- the memory-first
+             * order spends the budget on big TP groups that exhaust
+             * fragmented node supply -- and, under ZeRO-1, with the bounds
+             * judged at 1, 2, 4, ... replicas that the prefix must pack: a
+             * prefix of small stages may look like the start of many
+             * replicas, each holding a small share of the optimizer state,
+             * so the exact bounds prune little there; these narrowed
+             * searches find the templates that fit with that replica
+             * count's share (their trial fills still decide) and prove
+             * nothing.  Each depth's answer depends on
+             * its own searches alone, never on what other depths found.
+             * This runs once per builder: the mask is replayed. */
             int keep = b->opts.lookahead_budget;
-            long outs1 = b->budget_outs;
             b->opts.lookahead_budget = keep * 64;
-            any = query_depths(&L, free_total, mask);
-            if (!any && b->budget_outs > outs1) {
-                /* still nothing and not proven: the memory-first order spends
-                 * the budget on big TP groups that exhaust fragmented node
-                 * supply; try the stage options least memory first */
+            any |= query_depths(&L, mask, todo);
+            b->infeasible_proven = !any && !any_set(todo, AR_MAX_CHOICES);
+            if (any_set(todo, AR_MAX_CHOICES)) {
                 L.ascending = 1;
-                any = query_depths(&L, free_total, mask);
+                any |= query_depths(&L, mask, todo);
+                if (cm->setup.dist_optimizer) {
+                    int pin;
+                    for (pin = 1; pin <= free_total && any_set(todo, AR_MAX_CHOICES); pin *= 2) {
+                        L.pin = L.rep = pin;
+                        any |= query_depths(&L, mask, todo);
+                    }
+                    L.pin = 0;
+                    L.rep = 1;
+                }
                 L.ascending = 0;
             }
+            if (!any && any_set(todo, AR_MAX_CHOICES)) {
+                /* still nothing: once more with 1024x the budget before the
+                 * model is called infeasible (the failure path only) */
+                b->opts.lookahead_budget = keep * 1024;
+                any |= query_depths(&L, mask, todo);
+                if (!any && any_set(todo, AR_MAX_CHOICES)) {
+                    L.ascending = 1;
+                    any |= query_depths(&L, mask, todo);
+                    L.ascending = 0;
+                }
+            }
             b->opts.lookahead_budget = keep;
-            b->infeasible_proven = b->budget_outs == outs1;
         } else if (!any && step == 0) {
             b->infeasible_proven = !b->opts.lookahead || b->budget_outs == outs0;
         }
@@ -884,26 +994,23 @@ static int enum_leaf(enum_ctx *E, int step, int depth)
     return st2;
 }
 
-static int enum_stage(enum_ctx *E, look *L, int step, int depth, int i, double cap, double nb)
+static int enum_stage(enum_ctx *E, look *L, int step, int depth, int i)
 {
     ar_builder *b = E->b;
     const ar_avail *a = &b->avail;
     int t, k, st;
     if ((++E->nodes & 1023) == 0 && E->deadline > 0 && ar_now() >= E->deadline) return ARACHNE_E_CANCELLED;
-    if (cap + (depth - i) * L->stage_cap < L->need[depth]) return ARACHNE_OK;
-    if (nb + (depth - i) * most_blocks(L, depth, prefix_replicas(L)) < b->cm->model->blocks) return ARACHNE_OK;
+    if (!prefix_fits(L, depth, i)) return ARACHNE_OK;
     if (i == depth) return enum_leaf(E, step, depth);
     for (t = 0; t < b->cm->cluster->ntypes; t++) {
         for (k = 0; k < b->ntp; k++) {
             int tp = 1 << k;
-            double sb;
             if (tp > a->type_max_free[t]) break;
             if (!demand_push(L, t, tp)) continue;
-            sb = stage_blocks(L, depth, i, tp * L->gpu_cap[t], prefix_replicas(L));
-            if (sb < 1.0) { demand_pop(L, t, tp); continue; }
             E->types[i] = t;
             E->tps[i] = tp;
-            st = enum_stage(E, L, step, depth, i + 1, cap + tp * L->gpu_cap[t], nb + sb);
+            L->pcap[i] = tp * L->gpu_cap[t];
+                st = enum_stage(E, L, step, depth, i + 1);
             demand_pop(L, t, tp);
             if (st) return st;
         }
@@ -924,7 +1031,7 @@ static int enum_step(enum_ctx *E, int step)
     look_bounds(&L);
     for (d = 1; d <= b->max_depth && d <= free_total; d++) {
         memset(L.demand, 0, sizeof L.demand);
-        st = enum_stage(E, &L, step, d, 0, 0.0, 0.0);
+        st = enum_stage(E, &L, step, d, 0);
         if (st) return st;
     }
     return ARACHNE_OK;

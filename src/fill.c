@@ -311,26 +311,18 @@ static void find_oom(fill_ctx *c, oom_info *oi)
     }
 }
 
-/* Memory of stage s of the candidate at its least (every replica of the
- * cluster sharing optimizer state, one micro-batch in flight) or at its
- * most (only this template's replicas, the full 1F1B warm-up in flight). */
-static int stage_mem(fill_ctx *c, int s, int most, ar_stage_mem *mm)
-{
-    const ar_template *t = &c->ws->trial.t[c->n];
-    if (most) return ar_stage_memory(c->cm, t, s, c->r, t->stages[s].edp, c->depth, mm);
-    return ar_stage_memory(c->cm, t, s, 1 << 30, 1 << 30, 1, mm);
-}
-
 /* Screens the candidate in trial slot n before pricing: 0 when some stage
- * cannot fit even at its least memory (oi names it), 1 when every stage
- * fits even at its most, 2 otherwise. */
+ * cannot fit even at its least memory (optimizer state shared by every
+ * replica of the cluster, one micro-batch in flight; oi names the stage),
+ * 1 otherwise.  (An upper bound that would let a candidate skip the memory
+ * check of pricing saves nothing: pricing computes the memory anyway.) */
 static int mem_screen(fill_ctx *c, oom_info *oi)
 {
     const ar_template *t = &c->ws->trial.t[c->n];
     ar_stage_mem mm;
-    int s, all = 1;
+    int s;
     for (s = 0; s < c->depth; s++) {
-        if (stage_mem(c, s, 0, &mm) != ARACHNE_OK) return 2; /* let pricing report it */
+        if (ar_stage_memory(c->cm, t, s, 1 << 30, 1 << 30, 1, &mm) != ARACHNE_OK) return 1; /* pricing reports it */
         if (mm.total > mm.capacity) {
             if (oi) {
                 oi->stage = s; oi->need = mm.total; oi->have = mm.capacity;
@@ -339,9 +331,7 @@ static int mem_screen(fill_ctx *c, oom_info *oi)
             return 0;
         }
     }
-    for (s = 0; s < c->depth && all; s++)
-        if (stage_mem(c, s, 1, &mm) != ARACHNE_OK || mm.total > mm.capacity) all = 0;
-    return all ? 1 : 2;
+    return 1;
 }
 
 /* Prices trial = plan + candidate.  OK (iteration in *iter_s),
