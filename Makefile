@@ -4,6 +4,7 @@
 #   make check-asan      the same tests under AddressSanitizer + UBSan
 #   make run             the main job: plan the default heterogeneous cluster
 #   make bench           benchmarks (tables + JSON lines)
+#   make docs-update     rerun the examples in README.md and docs/, rewrite their shown output
 #   make install PREFIX=/usr/local DESTDIR=   /  make uninstall
 #   make OPENMP=1        enable OpenMP in the library
 
@@ -63,7 +64,7 @@ SHARED := $(LIBDIR)/libarachne.so
 CLI := $(BINDIR)/arachne
 RUNNER := $(O)/tests/runner
 
-.PHONY: all lib check check-c check-asan check-tsan check-valgrind run bench install uninstall clean policy elastic
+.PHONY: all lib check check-c check-asan check-tsan check-valgrind run bench install uninstall clean policy elastic docs-update
 
 all: lib $(CLI) $(EX_BIN)
 
@@ -124,6 +125,12 @@ check-asan:
 
 run: all
 	$(CLI) plan --model llama3-8b --cluster a100-40:32x4,a6000:32x4,h100:64x4
+
+# docs-update: rerun every example marked <!-- doc-run --> in README.md and
+# docs/*.md against this build and rewrite the output shown under it (the
+# "..." trims and "~" marks stay); tests/check_docs_examples.sh checks them.
+docs-update: all
+	$(PYTHON) tools/docs_examples.py --update README.md docs/*.md
 
 bench: all $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
