@@ -60,13 +60,14 @@ int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *e
         else return cli_usage_error(cmd, "--recompute: '%s' is not none, selective or full", o->recompute);
     }
     if ((st = arachne_model_open(&env->model, o->model)) != ARACHNE_OK) {
-        rc = cli_lib_fail(st, o->model);
+        rc = cli_lib_fail(st, cmd); /* the message names the model */
         goto fail;
     }
     if ((st = arachne_cluster_open(&env->cluster, o->cluster)) != ARACHNE_OK) {
-        rc = cli_lib_fail(st, o->cluster);
+        rc = cli_lib_fail(st, cmd); /* the message names the spec or file */
         goto fail;
     }
+    cli_note_spec_aliases(o->cluster);
     if (o->profile) {
         int pseq = 0;
         if ((st = arachne_profile_load(&env->profile, o->profile)) != ARACHNE_OK) {
@@ -84,7 +85,7 @@ int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *e
         goto fail;
     }
     if ((st = arachne_cost_model_create(&env->cm, env->model, env->cluster, env->profile)) != ARACHNE_OK) {
-        rc = cli_lib_fail(st, "cost model");
+        rc = cli_lib_fail(st, cmd); /* the library's message starts with "cost model: " */
         goto fail;
     }
     if ((rc = set_opt(env, ARACHNE_OPT_GLOBAL_BATCH, (double)batch)) ||
