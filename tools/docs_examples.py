@@ -63,6 +63,15 @@ FENCE = re.compile(r"^(\s*)(```+)\s*([A-Za-z0-9_+-]*)\s*$")
 NUM = r"~?[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 TOKEN = re.compile(r"(\.\.\.)|(" + NUM + r")|(\s+)|([^\s~\d.+-]+|[~\d.+-])")
 TIMEOUT_S = 120
+# Pages whose examples are not all marked yet (they are being rewritten):
+# their markers run, but an unmarked example there is not an error.  Every
+# other page given is covered.  --cover-all ignores this list.
+NOT_COVERED = ("docs/evaluation.md", "docs/training.md", "docs/exports.md", "docs/launcher.md",
+               "docs/formats.md", "docs/python.md")
+# Measured values in the command's own output: when --update writes an
+# output whole, these numbers get the "~" mark (they vary between runs).
+MEASURED = [re.compile(r"(?<=priced in )(\d+(?:\.\d+)?)(?= s)"),
+            re.compile(r"(?<=trained in )(\d+(?:\.\d+)?)(?= s)")]
 
 
 class Block:
@@ -233,10 +242,16 @@ def align(shown, actual, tol):
     return last[p], placement
 
 
+def mark_measured(line):
+    for pat in MEASURED:
+        line = pat.sub(lambda m: "~" + m.group(1), line)
+    return line
+
+
 def rewrite_line(shown, actual):
     """The shown line with its numbers (and "..." gaps kept) taken from actual."""
     if "..." not in shown and "~" not in shown:
-        return actual.rstrip()
+        return mark_measured(actual.rstrip())
     pat, nums = line_pattern(shown)
     m = pat.match(actual.rstrip())
     out, gi = [], 0
@@ -373,7 +388,7 @@ def compare(block, where, shown, actual_text, tol, update):
         new = regenerate(shown, actual, tol)
         if new is None:
             print("%s: the output no longer fits the shown elisions; wrote it whole, trim it by hand" % where)
-            new = actual
+            new = [mark_measured(a) for a in actual]
         return True, new
     if cost is None:
         print("%s: shown output is out of date (the text differs):" % where)
@@ -520,13 +535,14 @@ def main():
     ap.add_argument("--python", default=os.environ.get("PYTHON", "python3"))
     ap.add_argument("--skip-shared", action="store_true",
                     help="skip python and c blocks (a sanitizer build without a loadable library)")
-    ap.add_argument("--not-covered", action="append", default=[], metavar="PAGE",
+    ap.add_argument("--not-covered", action="append", default=list(NOT_COVERED), metavar="PAGE",
                     help="run this page's markers but do not require every example to carry one")
+    ap.add_argument("--cover-all", action="store_true", help="every page given is covered (ignore NOT_COVERED)")
     ap.add_argument("--mutate", nargs=2, metavar=("PAGE", "OUT"))
     args = ap.parse_args()
     if args.mutate:
         return mutate(*args.mutate)
-    not_covered = {os.path.normpath(p) for p in args.not_covered}
+    not_covered = set() if args.cover_all else {os.path.normpath(p) for p in args.not_covered}
     problems = ran = skipped = 0
     for page in args.pages:
         runner = Runner(args)
@@ -537,8 +553,10 @@ def main():
         problems += p
         ran += r
         skipped += s
-    print("docs_examples: %d pages, %d examples run, %d shown but not run, %d problems"
-          % (len(args.pages), ran, skipped, problems))
+    uncovered = sorted(p for p in args.pages if os.path.normpath(p) in not_covered)
+    print("docs_examples: %d pages, %d examples run, %d shown but not run, %d problems%s"
+          % (len(args.pages), ran, skipped, problems,
+             "; not covered (unmarked examples allowed): " + " ".join(uncovered) if uncovered else ""))
     return 1 if problems else 0
 
 
