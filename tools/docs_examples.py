@@ -321,10 +321,22 @@ class Runner:
         env["LD_LIBRARY_PATH"] = os.path.join(self.dir, "lib") + (
             os.pathsep + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
         env["PKG_CONFIG_PATH"] = pc
+        # The bundled policy, as bin/arachne finds it next to its source
+        # tree; named here so that a binary built elsewhere (build/asan/bin)
+        # plans with the same file.
         env.pop("ARACHNE_POLICY", None)
+        bundled = os.path.join(root, "examples", "policies", "default.arpol")
+        if os.path.isfile(bundled):
+            env["ARACHNE_POLICY"] = bundled
         env["LC_ALL"] = "C"
         self.env = env
         self.stdbuf = shutil.which("stdbuf")
+        # stdbuf works by LD_PRELOAD, which a sanitizer build refuses (its
+        # runtime must load first); such a binary runs unbuffered-less.
+        if self.stdbuf:
+            _, probe = self.sh("bin/arachne version")
+            if "runtime does not come first" in probe:
+                self.stdbuf = None
 
     def close(self):
         shutil.rmtree(self.dir, ignore_errors=True)
