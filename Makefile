@@ -114,7 +114,7 @@ $(RUNNER): $(TEST_OBJ) $(STATIC)
 	$(CC) $(CFLAGS_ALL) -o $@ $(TEST_OBJ) $(STATIC) $(LDLIBS_ALL)
 
 # check: C suites + shell checks + Python tests, one summary line.
-check: all $(RUNNER)
+check: all $(RUNNER) $(BINDIR)/bench_profile_calibration
 	@ARACHNE_BIN=$(CLI) ARACHNE_LIBDIR=$(LIBDIR) CC="$(CC)" PYTHON=$(PYTHON) sh tests/run.sh $(RUNNER)
 
 check-asan:
@@ -129,7 +129,9 @@ run: all
 # docs-update: rerun every example marked <!-- doc-run --> in README.md and
 # docs/*.md against this build and rewrite the output shown under it (the
 # "..." trims and "~" marks stay); tests/check_docs_examples.sh checks them.
-docs-update: all
+# docs/profiles.md shows bench_profile_calibration's output, so check and
+# docs-update build that one benchmark.
+docs-update: all $(BINDIR)/bench_profile_calibration
 	$(PYTHON) tools/docs_examples.py --update README.md docs/*.md
 
 bench: all $(BENCH_BIN)

@@ -20,7 +20,9 @@ one of these markers:
   <!-- doc-skip: REASON -->   shown but not run (say why).
   Options after doc-run: tol=R, the relative tolerance for decimal numbers;
   shared, the example loads the shared library (skipped with --skip-shared,
-  as python and c blocks are).
+  as python and c blocks are); needs=PATH[,PATH...], files (relative to the
+  scratch directory, e.g. bin/bench_profile_calibration) without which the
+  example is skipped, with a note.
 
 Comparing shown with actual output:
   - a line that is only "..." stands for any number of lines (also none);
@@ -464,6 +466,13 @@ def check_page(path, runner, args, covered):
             problems += not ok
             if new is not None and new != b.body:
                 replace[b] = new
+            continue
+        missing = [n for n in str(b.opts.get("needs", "")).split(",") if n and
+                   not os.path.exists(os.path.join(runner.dir, n))]
+        if missing:
+            print("%s: skipped, %s missing" % (b.where(), " and ".join(missing)))
+            skipped += 1
+            last_program = "skipped"
             continue
         if args.skip_shared and (b.opts.get("shared") or b.lang in ("python", "c")):
             skipped += 1
