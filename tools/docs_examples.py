@@ -323,6 +323,11 @@ class Runner:
         env["LD_LIBRARY_PATH"] = os.path.join(self.dir, "lib") + (
             os.pathsep + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
         env["PKG_CONFIG_PATH"] = pc
+        # "import arachne" finds the package of the checkout (python/), as
+        # it would once installed; it loads the library of the build tree.
+        if os.path.isdir(os.path.join(root, "python", "arachne")):
+            env["PYTHONPATH"] = os.path.join(root, "python") + (
+                os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         # The bundled policy, as bin/arachne finds it next to its source
         # tree; named here so that a binary built elsewhere (build/asan/bin)
         # plans with the same file.

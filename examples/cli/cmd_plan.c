@@ -37,8 +37,8 @@ int cmd_plan(int argc, char **argv)
 {
     cli_costenv_opts co;
     cli_costenv env;
-    cli_opt opts[CLI_COSTENV_NOPTS + 5];
-    const char *policy_path = NULL, *samples_s = "16", *seed_s = "0", *svg = NULL, *pos[1];
+    cli_opt opts[CLI_COSTENV_NOPTS + 6];
+    const char *policy_path = NULL, *samples_s = "16", *seed_s = "0", *svg = NULL, *compare = NULL, *pos[1];
     int json = 0, npos, rc, st, nopts;
     long samples, seed;
     arachne_policy *pol = NULL;
@@ -49,6 +49,7 @@ int cmd_plan(int argc, char **argv)
     opts[nopts++] = (cli_opt){ "seed", 1, &seed_s, NULL };
     opts[nopts++] = (cli_opt){ "svg", 1, &svg, NULL };
     opts[nopts++] = (cli_opt){ "json", 0, NULL, &json };
+    opts[nopts++] = (cli_opt){ "compare", 1, &compare, NULL };
     if ((rc = cli_parse("plan", argc, argv, opts, nopts, pos, 0, &npos))) return rc;
     if ((rc = cli_int("plan", "samples", samples_s, 1, 100000, &samples)) ||
         (rc = cli_int("plan", "seed", seed_s, 0, 0x7fffffffL, &seed)))
@@ -86,6 +87,14 @@ int cmd_plan(int argc, char **argv)
                 rc = cli_print_plan(stdout, plan, NULL);
                 printf("planner: %s, %.0f plans priced in %.3f s\n", m, evals, secs);
             }
+        }
+        if (rc == CLI_OK && compare) {
+            /* the user's own configuration on the same cluster and setup;
+             * with --json the comparison goes to stderr */
+            arachne_plan *given = NULL;
+            if ((rc = cli_parallel_plan(compare, &env, &given)) == CLI_OK)
+                rc = cli_print_compare(json ? stderr : stdout, plan, given, compare);
+            arachne_plan_destroy(given);
         }
     }
     arachne_plan_destroy(plan);
