@@ -25,6 +25,7 @@
 #include "arachne.h"
 #include "json.h"
 #include "plan.h"
+#include "profile.h"
 
 #define MAX_ROWS 256
 
@@ -131,6 +132,25 @@ static void print_parts(const arachne_plan *p)
     }
 }
 
+/* The generated profile for the row.  The 2021 Megatron-LM runs predate
+ * FlashAttention and sequence parallelism (both 2022): eager attention,
+ * norms and dropout replicated over the TP group. */
+static int gen_profile(arachne_profile **out, const arachne_model *m, const arachne_cluster *c, int seq, int y2021)
+{
+    ar_gen_opts o;
+    int st;
+    if (!y2021) return arachne_profile_generate(out, m, c, seq);
+    if ((st = ar_profile_new(out, m->name, seq))) return st;
+    ar_gen_default_opts(&o);
+    o.eager_attention = 0;
+    o.sequence_parallel = 0;
+    if ((st = ar_profile_gen_type_opts(*out, m, &c->types[0], c->type_max_node[0], &o))) {
+        arachne_profile_destroy(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* Prices one row; fills r. */
 static void price_row(const ar_json *row, const ar_json *sup, int parts, result *r)
 {
@@ -219,7 +239,7 @@ static void price_row(const ar_json *row, const ar_json *sup, int parts, result 
     }
     if ((st = arachne_model_from_json(&m, mjson, strlen(mjson))) ||
         (st = arachne_cluster_parse(&c, cspec)) ||
-        (st = arachne_profile_generate(&prof, m, c, (int)seq)) ||
+        (st = gen_profile(&prof, m, c, (int)seq, paper2021)) ||
         (st = arachne_cost_model_create(&cm, m, c, prof)) ||
         (st = arachne_cost_model_set(cm, ARACHNE_OPT_GLOBAL_BATCH, gbs)) ||
         (st = arachne_cost_model_set(cm, ARACHNE_OPT_HEADROOM, 0.0))) {

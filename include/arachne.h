@@ -137,8 +137,18 @@ typedef enum arachne_gpu_field {
     ARACHNE_GPU_INTRA_BYTES_PER_S = 3,  /**< GPU-to-GPU inside a node, bytes/s per direction */
     ARACHNE_GPU_INTER_BYTES_PER_S = 4,  /**< across nodes, bytes/s per GPU per direction */
     ARACHNE_GPU_INTRA_LATENCY_S = 5,    /**< per-message latency inside a node, seconds */
-    ARACHNE_GPU_INTER_LATENCY_S = 6     /**< per-message latency across nodes, seconds */
+    ARACHNE_GPU_INTER_LATENCY_S = 6,    /**< per-message latency across nodes, seconds */
+    ARACHNE_GPU_INTRA_LINK = 7          /**< class of the intra-node link: an arachne_link_class number */
 } arachne_gpu_field;
+
+/** Classes of the GPU-to-GPU link inside a node (field ARACHNE_GPU_INTRA_LINK).
+ *  A node is one such domain: every GPU of a node reaches every other over it
+ *  (a GB200 / GB300 NVL72 rack is a node of 72 GPUs).  Numbers are pinned. */
+typedef enum arachne_link_class {
+    ARACHNE_LINK_NVLINK = 1,    /**< NVLink / NVSwitch */
+    ARACHNE_LINK_PCIE_P2P = 2,  /**< PCIe with peer-to-peer DMA between GPUs */
+    ARACHNE_LINK_PCIE_HOST = 3  /**< PCIe without peer-to-peer: transfers staged through host memory */
+} arachne_link_class;
 
 /** Number of GPU types in the built-in catalog (> 0).  Never fails;
  *  thread-safe. */
@@ -500,11 +510,16 @@ ARACHNE_API int arachne_profile_save(const arachne_profile *p, const char *path)
 ARACHNE_API int arachne_profile_to_json(const arachne_profile *p, char *buf, size_t cap, size_t *needed);
 
 /** Imports Sailor's measured profiles from dir (profiles.json and
- *  llm_info.json; the sequence length from the training_config_*.json whose
- *  "model" is model_name, else 2048) for model_name (exact name as in
- *  profiles.json, e.g. "OPT-350").  Blocks use the median over all blocks;
- *  tp_comm_s is 0 (the measured times include the collectives); TP degrees
- *  that are not powers of two are skipped.  Details: docs/profiles.md.
+ *  llm_info.json) for model_name (exact name as in profiles.json, e.g.
+ *  "OPT-350").  The sequence length and the data type come from
+ *  llm_info.json's activation sizes (the import is refused when they do not
+ *  give them, or when a training_config_*.json naming the model disagrees).
+ *  Blocks use the median over all blocks; layers after the blocks (final
+ *  norm, head) add up into the head entry; tp_comm_s is 0 (the measured
+ *  times include the collectives); TP degrees that are not powers of two are
+ *  skipped.  The table records the measured precision (FP32) and that its
+ *  activation bytes were taken without recomputation (the "precision" and
+ *  "act_recompute" keys of its JSON form).  Details: docs/profiles.md.
  *  ARACHNE_E_NOT_FOUND for an unknown model, ARACHNE_E_IO for a missing
  *  file, ARACHNE_E_PARSE naming the file and the JSON path. */
 ARACHNE_API int arachne_profile_import_sailor(arachne_profile **out, const char *dir, const char *model_name);

@@ -12,6 +12,7 @@
 typedef struct ar_link_consts {
     double nvlink;   /* NVLink / NVSwitch inside a node or an NVL72 rack */
     double pcie;     /* PCIe with peer-to-peer */
+    double host;     /* PCIe without peer-to-peer: staged through host memory */
     double net;      /* InfiniBand / RoCE / Ethernet between nodes */
 } ar_link_consts;
 
@@ -22,17 +23,21 @@ extern const ar_link_consts ar_link_default_consts;
  * by the measured backward / forward ratio (Sailor's profiles: 1.9-2.2). */
 #define AR_BWD_SHARE (2.0 / 3.0)
 
-/* GEMM efficiency ceiling of a GPU generation relative to the generator's
- * e_max (fitted on Ampere / Volta measurements): Hopper and Blackwell
- * tensor cores reach a smaller fraction of their much higher BF16 peak. */
-typedef struct ar_gen_scale {
-    double hopper;     /* H100, H200, GH200 */
-    double blackwell;  /* B200, B300, GB200, GB300, RTX PRO 6000 */
-} ar_gen_scale;
+/* 16-bit tensor-core GEMMs (BF16 / FP16 data).  The generator's curve
+ * e_max * m / (m + m_half) was fitted on Sailor's 32-bit measurements; on
+ * tensor cores the ceiling depends on the GPU generation (Hopper and
+ * Blackwell reach a smaller fraction of their much higher peak) and small
+ * GEMMs fall further below it (tiles of 128+ rows to fill). */
+typedef struct ar_tc_consts {
+    double hopper;     /* ceiling scale: H100, H200, GH200 */
+    double blackwell;  /* ceiling scale: B200, B300, GB200, GB300, RTX PRO 6000 */
+    double m_half;     /* GEMM size (smallest of M, N, K) at half the ceiling */
+} ar_tc_consts;
 
-extern const ar_gen_scale ar_gen_default_scale;
+extern const ar_tc_consts ar_tc_default_consts;
 
-/* ar_gen_scale factor of g's generation (1 for older parts). */
+/* Ceiling scale of g's generation for tensor-core GEMMs (1 for Ampere and
+ * older: the generator's e_max). */
 double ar_gemm_eff_scale(const ar_gpu_spec *g);
 
 /* Collective efficiency of g's intra-node link (ar_link_consts by class). */

@@ -273,6 +273,7 @@ int arachne_cluster_add_gpu_type(arachne_cluster *c, const char *name, double me
             snprintf(spec.name, sizeof spec.name, "%s", name);
             spec.intra_lat = DEFAULT_INTRA_LAT;
             spec.inter_lat = DEFAULT_INTER_LAT;
+            spec.intra_link = AR_LINK_DEFAULT;
         }
         idx = new_type(c, &spec);
         if (idx < 0) return idx;
@@ -296,6 +297,10 @@ int arachne_cluster_set_gpu_field(arachne_cluster *c, const char *type, int fiel
     if (!positive_finite(value))
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "GPU type '%s': field %d: value %g must be finite and > 0",
                         c->types[idx].name, field, value);
+    if (field == ARACHNE_GPU_INTRA_LINK && !ar_link_class_name((int)value == value ? (int)value : 0))
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                        "GPU type '%s': intra-node link class %g: want 1 (NVLink), 2 (PCIe peer-to-peer) or "
+                        "3 (PCIe through the host)", c->types[idx].name, value);
     g = &c->types[idx];
     switch (field) {
     case ARACHNE_GPU_MEMORY_BYTES: g->mem_bytes = value; break;
@@ -305,6 +310,7 @@ int arachne_cluster_set_gpu_field(arachne_cluster *c, const char *type, int fiel
     case ARACHNE_GPU_INTER_BYTES_PER_S: g->inter_bw = value; break;
     case ARACHNE_GPU_INTRA_LATENCY_S: g->intra_lat = value; break;
     case ARACHNE_GPU_INTER_LATENCY_S: g->inter_lat = value; break;
+    case ARACHNE_GPU_INTRA_LINK: g->intra_link = (int)value; break;
     default: return ar_error(ARACHNE_E_INVALID_ARGUMENT, "GPU field %d is not an arachne_gpu_field", field);
     }
     c->type_custom[idx] = 1;

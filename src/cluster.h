@@ -19,7 +19,20 @@ typedef struct ar_gpu_spec {
     double inter_bw;        /* across nodes, bytes/s per GPU per direction */
     double intra_lat;       /* seconds per message inside a node */
     double inter_lat;       /* seconds per message across nodes */
+    int intra_link;         /* class of the intra-node link, AR_LINK_* (= arachne_link_class) */
 } ar_gpu_spec;
+
+/* Intra-node link classes (the public arachne_link_class numbers).  A node
+ * is one link domain: every GPU of a node reaches every other over it. */
+#define AR_LINK_NVLINK ARACHNE_LINK_NVLINK       /* NVLink / NVSwitch (an NVL72 rack is one node) */
+#define AR_LINK_PCIE_P2P ARACHNE_LINK_PCIE_P2P   /* PCIe, peer-to-peer DMA between GPUs */
+#define AR_LINK_PCIE_HOST ARACHNE_LINK_PCIE_HOST /* PCIe without peer-to-peer: staged through host memory */
+/* Default class of a user-given type that is not in the catalog. */
+#define AR_LINK_DEFAULT AR_LINK_PCIE_P2P
+/* Name of a link class ("nvlink", "pcie-p2p", "pcie-host") or NULL; and the
+ * class of a name (case-sensitive), or 0. */
+const char *ar_link_class_name(int link);
+int ar_link_class_from_name(const char *name);
 
 /* The built-in catalog (static, read-only). */
 const ar_gpu_spec *ar_gpu_catalog(int *count);

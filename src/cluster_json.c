@@ -3,12 +3,16 @@
  *   {"format": "arachne-cluster", "version": 1,
  *    "gpu_types": [{"name", "memory_bytes", "flops", "hbm_bytes_per_s",
  *                   "intra_bytes_per_s", "inter_bytes_per_s",
- *                   "intra_latency_s"?, "inter_latency_s"?}, ...]?,
+ *                   "intra_latency_s"?, "inter_latency_s"?,
+ *                   "intra_link"?: "nvlink"|"pcie-p2p"|"pcie-host"}, ...]?,
  *    "nodes": [{"type", "count", "gpus"}, ...],
  *    "links": [{"a", "b", "bytes_per_s"}, ...]?}
  *
  * The writer emits a fixed layout, so a cluster read back from its own JSON
- * writes the same bytes. */
+ * writes the same bytes.  "intra_link" is written only when it differs from
+ * what the reader assumes without it (the catalog's class for a catalog
+ * name, AR_LINK_DEFAULT otherwise), so files from before the field read and
+ * write back unchanged. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +41,13 @@ static void put_field(ar_buf *b, const char *key, double v, int last)
     if (!last) ar_buf_puts(b, ", ");
 }
 
+/* The link class a gpu_types entry without "intra_link" gets. */
+static int default_link(const char *name)
+{
+    const ar_gpu_spec *cat = ar_gpu_catalog_find(name);
+    return cat ? cat->intra_link : AR_LINK_DEFAULT;
+}
+
 int ar_cluster_build_json(const arachne_cluster *c, char **out)
 {
     ar_buf b;
@@ -57,6 +68,10 @@ int ar_cluster_build_json(const arachne_cluster *c, char **out)
         put_field(&b, "inter_bytes_per_s", g->inter_bw, 0);
         put_field(&b, "intra_latency_s", g->intra_lat, 0);
         put_field(&b, "inter_latency_s", g->inter_lat, 1);
+        if (g->intra_link != default_link(g->name)) {
+            ar_buf_puts(&b, ", \"intra_link\": ");
+            ar_json_put_string(&b, ar_link_class_name(g->intra_link));
+        }
         ar_buf_puts(&b, "}");
     }
     if (any) ar_buf_puts(&b, "\n  ],\n");
@@ -115,7 +130,8 @@ static int positive(const ar_json *obj, const char *key, int required, double *o
 static int read_gpu_types(const ar_json *root, pending_type *pend, int *npend)
 {
     static const char *const keys[] = { "name", "memory_bytes", "flops", "hbm_bytes_per_s", "intra_bytes_per_s",
-                                        "inter_bytes_per_s", "intra_latency_s", "inter_latency_s", NULL };
+                                        "inter_bytes_per_s", "intra_latency_s", "inter_latency_s", "intra_link",
+                                        NULL };
     const ar_json *arr = NULL;
     size_t i;
     int st, k;
@@ -145,6 +161,7 @@ static int read_gpu_types(const ar_json *root, pending_type *pend, int *npend)
             snprintf(p->spec.name, sizeof p->spec.name, "%s", name);
             p->spec.intra_lat = 5e-6;
             p->spec.inter_lat = 10e-6;
+            p->spec.intra_link = AR_LINK_DEFAULT;
         }
         ar_gpu_name_key(p->spec.name, p->key, sizeof p->key);
         for (k = 0; k < *npend; k++)
@@ -157,6 +174,14 @@ static int read_gpu_types(const ar_json *root, pending_type *pend, int *npend)
         if ((st = positive(o, "inter_bytes_per_s", 1, &p->spec.inter_bw)) != ARACHNE_OK) return st;
         if ((st = positive(o, "intra_latency_s", 0, &p->spec.intra_lat)) != ARACHNE_OK) return st;
         if ((st = positive(o, "inter_latency_s", 0, &p->spec.inter_lat)) != ARACHNE_OK) return st;
+        {
+            const char *link = NULL;
+            if ((st = ar_json_str(o, "intra_link", 0, &link)) != ARACHNE_OK) return st;
+            if (link && !(p->spec.intra_link = ar_link_class_from_name(link)))
+                return ar_json_error_at(ar_json_get(o, "intra_link"),
+                                        "intra_link: '%.40s': expected \"nvlink\", \"pcie-p2p\" or \"pcie-host\"",
+                                        link);
+        }
         p->at = o;
         (*npend)++;
     }

@@ -860,7 +860,16 @@ static int enum_leaf(enum_ctx *E, int step, int depth)
     b->fills++;
     E->leaves++;
     st = E->fn(E->user, p);
-    if (st == ARACHNE_OK && step + 1 < E->max_steps) st = enum_step(E, step + 1);
+    if (st == ARACHNE_OK && step + 1 < E->max_steps) {
+        /* the next step writes its own stages into E->types / E->tps, which
+         * this step's enum_stage frames still read: keep this step's */
+        int types[AR_MAX_DEPTH], tps[AR_MAX_DEPTH];
+        memcpy(types, E->types, sizeof types);
+        memcpy(tps, E->tps, sizeof tps);
+        st = enum_step(E, step + 1);
+        memcpy(E->types, types, sizeof types);
+        memcpy(E->tps, tps, sizeof tps);
+    }
     /* undo the template */
     p->ntemplates = n;
     p->nranks = nr;

@@ -395,6 +395,15 @@ static void export_flashflex(const xctx *x, ar_buf *b)
 }
 
 /* ---- sailor: {"pipeline_list": [...], "mbs", "iter_time", ...} ---- */
+
+/* Sailor's name of a GPU type: its profiles call the 11 GB RTX 2080 Ti
+ * machines "RTX-2080" (the catalog's RTX-2080Ti); others are the same. */
+static const char *sailor_type_name(const arachne_plan *p, int type)
+{
+    const char *n = ar_plan_type_name(p, type);
+    return strcmp(n, "RTX-2080Ti") == 0 ? "RTX-2080" : n;
+}
+
 static void export_sailor(const xctx *x, ar_buf *b)
 {
     const arachne_plan *p = x->p;
@@ -430,7 +439,7 @@ static void export_sailor(const xctx *x, ar_buf *b)
             ar_buf_puts(b, s ? ", [" : "[");
             for (r = 0; r < T->replicas; r++) {
                 ar_buf_puts(b, r ? ", [" : "[");
-                ar_json_put_string(b, ar_plan_type_name(p, T->stages[s].type));
+                ar_json_put_string(b, sailor_type_name(p, T->stages[s].type));
                 ar_buf_printf(b, ", %d, \"zone0\"]", T->stages[s].tp);
             }
             ar_buf_puts(b, "]");
@@ -448,7 +457,7 @@ static void export_sailor(const xctx *x, ar_buf *b)
     for (i = 0; i < p->ntypes && i < AR_MAX_TYPES; i++) {
         if (!used[i]) continue;
         ar_buf_puts(b, f ? "" : ", ");
-        ar_json_put_string(b, ar_plan_type_name(p, i));
+        ar_json_put_string(b, sailor_type_name(p, i));
         ar_buf_printf(b, ": %d", used[i]);
         f = 0;
     }

@@ -89,6 +89,8 @@ int ar_profile_new(arachne_profile **out, const char *model, int seq_len)
     memcpy(p->model, model, n + 1);
     p->seq_len = seq_len;
     p->sorted = 1;
+    p->precision = AR_PREC_BF16;
+    p->act_recompute = AR_RECOMPUTE_SELECTIVE;
     *out = p;
     return ARACHNE_OK;
 }
@@ -246,7 +248,11 @@ void ar_profile_write_json(const arachne_profile *p, ar_buf *b)
     int i;
     ar_buf_puts(b, "{\n  \"format\": \"arachne-profile\",\n  \"version\": 1,\n  \"model\": ");
     ar_json_put_string(b, p->model);
-    ar_buf_printf(b, ",\n  \"seq_len\": %d,\n  \"entries\": [", p->seq_len);
+    ar_buf_printf(b, ",\n  \"seq_len\": %d,\n", p->seq_len);
+    if (p->precision != AR_PREC_BF16) ar_buf_printf(b, "  \"precision\": \"%s\",\n", ar_precision_name(p->precision));
+    if (p->act_recompute != AR_RECOMPUTE_SELECTIVE)
+        ar_buf_printf(b, "  \"act_recompute\": \"%s\",\n", ar_recompute_name(p->act_recompute));
+    ar_buf_puts(b, "  \"entries\": [");
     for (i = 0; i < p->n; i++) {
         const ar_profile_entry *e = &p->e[i];
         ar_buf_puts(b, i ? ",\n    {\"gpu\": " : "\n    {\"gpu\": ");
@@ -407,7 +413,9 @@ static int read_entries(arachne_profile *p, const ar_json *entries)
 
 static int from_tree(arachne_profile **out, const ar_json *root)
 {
-    static const char *const known[] = { "format", "version", "model", "seq_len", "entries", "source", NULL };
+    static const char *const known[] = { "format", "version", "model", "seq_len", "entries", "source",
+                                         "precision", "act_recompute", NULL };
+    const char *prec = NULL, *arc = NULL;
     const char *fmt, *model;
     const ar_json *entries;
     long version, seq;
@@ -434,7 +442,17 @@ static int from_tree(arachne_profile **out, const ar_json *root)
     if (model[0] == '\0' || strlen(model) >= sizeof p->model)
         return ar_json_error_at(ar_json_get(root, "model"), "model '%.80s': must be 1 to %d bytes", model,
                                 (int)sizeof p->model - 1);
+    /* optional (absent in files written before them): bf16, selective */
+    if ((st = ar_json_str(root, "precision", 0, &prec)) != ARACHNE_OK) return st;
+    if (prec && ar_precision_from_name(prec) < 0)
+        return ar_json_error_at(ar_json_get(root, "precision"), "precision '%.40s': expected bf16, fp16 or fp32", prec);
+    if ((st = ar_json_str(root, "act_recompute", 0, &arc)) != ARACHNE_OK) return st;
+    if (arc && ar_recompute_from_name(arc) < 0)
+        return ar_json_error_at(ar_json_get(root, "act_recompute"),
+                                "act_recompute '%.40s': expected none, selective or full", arc);
     if ((st = ar_profile_new(&p, model, (int)seq)) != ARACHNE_OK) return st;
+    if (prec) p->precision = ar_precision_from_name(prec);
+    if (arc) p->act_recompute = ar_recompute_from_name(arc);
     if ((st = read_entries(p, entries)) != ARACHNE_OK) {
         arachne_profile_destroy(p);
         return st;

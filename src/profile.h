@@ -25,7 +25,32 @@ struct arachne_profile {
     /* lookup index: entries sorted by key after ar_profile_index() */
     int sorted;            /* always 1: ar_profile_add keeps e[] sorted */
     char *json_cache;      /* unused (to_json writes into caller buffers) */
+    /* What the numbers were measured in (profile_precision.c; JSON keys
+     * "precision" and "act_recompute", written only when not the default): */
+    int precision;         /* AR_PREC_*: data type of the run (element size of activations and sends) */
+    int act_recompute;     /* AR_RECOMPUTE_* under which act_bytes were measured (default selective) */
 };
+
+/* Data types a profile can be measured in.  AR_PREC_BF16 (0) is the default:
+ * generated tables and files without a "precision" key. */
+enum { AR_PREC_BF16 = 0, AR_PREC_FP16 = 1, AR_PREC_FP32 = 2, AR_PREC_COUNT = 3 };
+/* "bf16", "fp16", "fp32", or NULL; and back (exact, lowercase), or -1. */
+const char *ar_precision_name(int prec);
+int ar_precision_from_name(const char *name);
+/* Bytes per element of the precision (2 or 4; 2 for an unknown value). */
+double ar_precision_bytes(int prec);
+/* Bytes per element of the profile's activations and pipeline sends. */
+double ar_profile_elt_bytes(const arachne_profile *p);
+/* "none", "selective", "full", or NULL; and back, or -1. */
+const char *ar_recompute_name(int rc);
+int ar_recompute_from_name(const char *name);
+/* act_bytes of entry e of p converted to what a 16-bit run under recompute
+ * mode `recompute` stores (the cost model's meaning of act_bytes): scaled by
+ * 2 / ar_profile_elt_bytes(p), and for blocks by the ratio of the model's
+ * formula (ar_model_act_bytes) under `recompute` to it under the mode the
+ * profile was measured in.  e->act_bytes when nothing differs. */
+double ar_profile_act_bytes_as(const arachne_profile *p, const ar_profile_entry *e, const arachne_model *m,
+                               int seq, int recompute);
 
 /* Exact-match lookup (GPU name compared case-insensitively, canonical names
  * expected).  NULL when the key is absent: that configuration is not in the
@@ -78,5 +103,10 @@ int ar_profile_gen_entry(const arachne_model *m, const ar_gpu_spec *g, int kind,
                          const ar_gen_consts *k, const ar_gen_opts *o, ar_profile_entry *out);
 /* Adds the generated entries of GPU type g (TP up to max_tp) to p. */
 int ar_profile_gen_type(arachne_profile *p, const arachne_model *m, const ar_gpu_spec *g, int max_tp);
+/* The same for a run executed as o describes (NULL: the defaults); the
+ * fidelity bench uses it for runs without FlashAttention or sequence
+ * parallelism. */
+int ar_profile_gen_type_opts(arachne_profile *p, const arachne_model *m, const ar_gpu_spec *g, int max_tp,
+                             const ar_gen_opts *o);
 
 #endif

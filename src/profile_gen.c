@@ -17,7 +17,7 @@ const ar_gen_consts ar_gen_default_consts = {
     0.0,      /* m_half: fitted to 0 -- small GEMMs are slowed by the roofline's memory term */
     0.80,     /* hbm_eff (fixed, not fitted) */
     1.0,      /* comm_eff: scale on the link class's collective efficiency (calib.c) */
-    1.085,    /* mem_bwd_ratio */
+    1.6,      /* mem_bwd_ratio: refit on Sailor's separate fwd / bwd times (was 1.085 on their sums) */
     5.3e-4,   /* layer_overhead_s */
     9.55      /* score_passes (eager attention only) */
 };
@@ -32,7 +32,8 @@ void ar_gen_default_opts(ar_gen_opts *o)
 
 typedef struct gen {
     const ar_gen_consts *k;
-    double e_max;  /* k->e_max scaled for the GPU's generation */
+    double e_max;  /* ceiling: k->e_max, scaled for the generation on tensor cores */
+    double m_half; /* half-ceiling GEMM size: k->m_half, or the tensor-core one */
     double peak;   /* FLOP/s of the data type */
     double bw;     /* achieved HBM bytes/s */
     double elt;    /* bytes per element */
@@ -41,7 +42,7 @@ typedef struct gen {
 static double eff(const gen *x, double m)
 {
     if (m <= 0) return x->e_max;
-    return x->e_max * m / (m + x->k->m_half);
+    return x->e_max * m / (m + x->m_half);
 }
 
 /* Seconds of one GEMM (M x K) . (K x N): the slower of its compute at the
@@ -156,7 +157,15 @@ int ar_profile_gen_entry(const arachne_model *m, const ar_gpu_spec *g, int kind,
         return ar_error(ARACHNE_E_INVALID_ARGUMENT,
                         "profile generator: GPU '%s' needs positive flops, hbm_bw and intra_bw", g->name);
     x.k = k;
-    x.e_max = k->e_max * ar_gemm_eff_scale(g);
+    /* 16-bit data runs on tensor cores (calib.h); 32-bit keeps the curve
+     * fitted on Sailor's FP32 / TF32 measurements */
+    if (o->elt_bytes <= 2.0) {
+        x.e_max = k->e_max * ar_gemm_eff_scale(g);
+        x.m_half = ar_tc_default_consts.m_half;
+    } else {
+        x.e_max = k->e_max;
+        x.m_half = k->m_half;
+    }
     x.peak = o->flops > 0 ? o->flops : g->flops;
     x.bw = g->hbm_bw * k->hbm_eff;
     x.elt = o->elt_bytes;
@@ -218,6 +227,12 @@ static const int gen_mbs[] = { 1, 2, 4, 8, 16, 32 };
 
 int ar_profile_gen_type(arachne_profile *p, const arachne_model *m, const ar_gpu_spec *g, int max_tp)
 {
+    return ar_profile_gen_type_opts(p, m, g, max_tp, NULL);
+}
+
+int ar_profile_gen_type_opts(arachne_profile *p, const arachne_model *m, const ar_gpu_spec *g, int max_tp,
+                             const ar_gen_opts *o)
+{
     int kind, i, j, st;
     for (kind = 0; kind < AR_LAYER_KINDS; kind++) {
         if ((kind == AR_LAYER_DENSE || kind == AR_LAYER_MOE) && ar_model_kind_count(m, kind) == 0) continue;
@@ -227,7 +242,7 @@ int ar_profile_gen_type(arachne_profile *p, const arachne_model *m, const ar_gpu
             if (m->heads % tp != 0) continue; /* Megatron splits whole heads */
             for (j = 0; j < (int)AR_COUNT(gen_mbs); j++) {
                 ar_profile_entry e;
-                st = ar_profile_gen_entry(m, g, kind, tp, gen_mbs[j], p->seq_len, NULL, NULL, &e);
+                st = ar_profile_gen_entry(m, g, kind, tp, gen_mbs[j], p->seq_len, NULL, o, &e);
                 if (st == ARACHNE_OK)
                     st = ar_profile_add(p, e.gpu, e.kind, e.tp, e.mbs, e.fwd_s, e.bwd_s, e.tp_comm_s, e.act_bytes);
                 if (st != ARACHNE_OK) return st;

@@ -41,12 +41,13 @@ case "$err" in "arachne: "*) ;; *) fail "message must start with 'arachne: ': $e
 "$bin" profile --import-sailor "$tmp" --model OPT-350 --cluster h100:1x8 2>/dev/null; [ $? -eq 2 ] ||
     fail "--import-sailor with --cluster must exit 2"
 
-# import (only where the measured profiles are present)
-dir=${ARACHNE_SHARED_DATA:-../shared/data/sailor-profiles}
-if [ -f "$dir/profiles.json" ]; then
-    "$bin" profile --import-sailor "$dir" --model OPT-350 --out "$tmp/opt.json" > "$tmp/imp.txt" || fail "import: exit $?"
-    grep -q "^profile for OPT-350 at seq 2048: 387 entries" "$tmp/imp.txt" || fail "import summary: $(cat "$tmp/imp.txt")"
-    grep -q '"gpu": "RTX-3090", "kind": "dense", "tp": 8, "mbs": 64' "$tmp/opt.json" || fail "import file lacks an entry"
-    "$bin" profile --import-sailor "$dir" --model OPT-9000 2>/dev/null; [ $? -eq 1 ] || fail "unknown sailor model must exit 1"
-fi
+# import (the vendored measured profiles; ARACHNE_SHARED_DATA overrides)
+dir=${ARACHNE_SHARED_DATA:-tests/data/sailor-profiles}
+[ -f "$dir/profiles.json" ] || fail "no Sailor profiles in $dir"
+"$bin" profile --import-sailor "$dir" --model OPT-350 --out "$tmp/opt.json" > "$tmp/imp.txt" || fail "import: exit $?"
+grep -q "^profile for OPT-350 at seq 2048: 387 entries" "$tmp/imp.txt" || fail "import summary: $(cat "$tmp/imp.txt")"
+grep -q '"gpu": "RTX-3090", "kind": "dense", "tp": 8, "mbs": 64' "$tmp/opt.json" || fail "import file lacks an entry"
+grep -q '"precision": "fp32"' "$tmp/opt.json" || fail "import file does not record the measured precision"
+grep -q '"act_recompute": "none"' "$tmp/opt.json" || fail "import file does not record the activation mode"
+"$bin" profile --import-sailor "$dir" --model OPT-9000 2>/dev/null; [ $? -eq 1 ] || fail "unknown sailor model must exit 1"
 exit 0

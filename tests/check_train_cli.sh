@@ -75,7 +75,7 @@ python3 -c "import sys, math; s, g, b = map(float, sys.argv[1:]); sys.exit(0 if 
 sed -e 's|, "select_every": 1 }| }|' "$t/cfg_v.json" > "$t/cfg_v2.json"
 "$bin" train --config "$t/cfg_v2.json" 2> "$t/err"; [ $? -eq 1 ] || fail "validation without select_every should fail"
 grep -q "needs output.select_every" "$t/err" || fail "message: $(cat "$t/err")"
-sed -e 's|"cluster": "a100-40:1x4,h100:1x8"|"cluster": "b300:1x4"|' "$t/cfg_v.json" > "$t/cfg_v3.json"
+sed -e 's|"cluster": "a100-40:1x4,h100:1x8"|"cluster": "zz300:1x4"|' "$t/cfg_v.json" > "$t/cfg_v3.json"
 "$bin" train --config "$t/cfg_v3.json" 2> "$t/err"; [ $? -eq 1 ] || fail "a bad validation cluster should fail"
 grep -q "val" "$t/err" || fail "message should name the validation entry: $(cat "$t/err")"
 # usage errors (exit 2) and failures (exit 1), one "arachne:" line

@@ -27,8 +27,9 @@ void th_fail(const char *file, int line, const char *fmt, ...)
     ;
 void th_skip(const char *why);
 
-/* Directory of the shared measured profiles, or NULL when absent (the test
- * should then SKIP). Looks at $ARACHNE_SHARED_DATA, then ../shared/data. */
+/* Directory of Sailor's measured profiles: $ARACHNE_SHARED_DATA when it
+ * holds a profiles.json, else the vendored tests/data/sailor-profiles; NULL
+ * only when neither is there (then the test SKIPs). */
 const char *th_sailor_dir(void);
 /* Path of the arachne binary under test ($ARACHNE_BIN or bin/arachne). */
 const char *th_arachne_bin(void);

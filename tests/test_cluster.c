@@ -112,7 +112,7 @@ TEST(spaces_aliases_and_merging)
     arachne_cluster_destroy(c);
     ASSERT_OK(arachne_cluster_parse(&c, "rtx pro 6000:2x8,gh200:3x4,2080:1x8,titan-rtx:1x8,3090:1x8,v100:1x8"));
     ASSERT_OK(arachne_cluster_to_string(c, &s));
-    ASSERT_STR(s, "rtx-pro-6000:2x8,gh-96:3x4,rtx-2080:1x8,titan-rtx:1x8,rtx-3090:1x8,v100-16:1x8");
+    ASSERT_STR(s, "rtx-pro-6000:2x8,gh-96:3x4,rtx-2080ti:1x8,titan-rtx:1x8,rtx-3090:1x8,v100-16:1x8");
     ASSERT(same_after_round_trips(c));
     arachne_cluster_destroy(c);
 }
@@ -297,7 +297,7 @@ TEST(builder_api)
     ASSERT_EQ(v, 3e9); /* the explicit one stays */
     /* the catalog itself is untouched */
     ASSERT_OK(arachne_gpu_get("a100-40", ARACHNE_GPU_MEMORY_BYTES, &v));
-    ASSERT_EQ(v, 42338615296LL);
+    ASSERT_EQ(v, 42949672960LL); /* 40 GiB */
 
     /* a custom type */
     ASSERT_OK(arachne_cluster_add_gpu_type(c, "MI300X", 192e9, 1307e12, 5.3e12, 448e9, 50e9));
@@ -419,6 +419,52 @@ TEST(json_reader_accepts_minimal_files)
     arachne_cluster_destroy(c);
 }
 
+/* The intra-node link class: catalog default, set per cluster, carried by
+ * the JSON form only where it differs from what the reader assumes. */
+TEST(intra_link_class_in_clusters_and_json)
+{
+    static const char *text = "{\"nodes\": [{\"type\": \"mine\", \"count\": 1, \"gpus\": 2},"
+                              " {\"type\": \"rtx-4090\", \"count\": 1, \"gpus\": 4}],"
+                              " \"gpu_types\": [{\"name\": \"mine\", \"memory_bytes\": 1e10, \"flops\": 1e14,"
+                              " \"hbm_bytes_per_s\": 1e12, \"intra_bytes_per_s\": 1e11, \"inter_bytes_per_s\": 1e10,"
+                              " \"intra_link\": \"nvlink\"}]}";
+    arachne_cluster *c = NULL;
+    const char *js = NULL;
+    double v = 0;
+    ASSERT_OK(arachne_cluster_from_json(&c, text, strlen(text)));
+    ASSERT_OK(arachne_cluster_gpu_get(c, "mine", ARACHNE_GPU_INTRA_LINK, &v));
+    ASSERT_EQ(v, ARACHNE_LINK_NVLINK);
+    ASSERT_OK(arachne_cluster_gpu_get(c, "rtx-4090", ARACHNE_GPU_INTRA_LINK, &v));
+    ASSERT_EQ(v, ARACHNE_LINK_PCIE_HOST);
+    ASSERT_OK(arachne_cluster_to_json(c, &js));
+    ASSERT_CONTAINS(js, "\"intra_link\": \"nvlink\"");
+    ASSERT(same_after_round_trips(c));
+    /* a catalog type overridden keeps its class unless told; the JSON names it only when changed */
+    ASSERT_OK(arachne_cluster_set_gpu_field(c, "rtx-4090", ARACHNE_GPU_INTRA_LINK, ARACHNE_LINK_PCIE_P2P));
+    ASSERT_OK(arachne_cluster_to_json(c, &js));
+    ASSERT_CONTAINS(js, "\"intra_link\": \"pcie-p2p\"");
+    ASSERT(same_after_round_trips(c));
+    ASSERT_OK(arachne_cluster_set_gpu_field(c, "rtx-4090", ARACHNE_GPU_INTRA_LINK, ARACHNE_LINK_PCIE_HOST));
+    ASSERT_OK(arachne_cluster_set_gpu_field(c, "mine", ARACHNE_GPU_INTRA_LINK, ARACHNE_LINK_PCIE_P2P));
+    ASSERT_OK(arachne_cluster_to_json(c, &js));
+    ASSERT(strstr(js, "intra_link") == NULL);
+    /* only 1, 2, 3 */
+    ASSERT_STATUS(arachne_cluster_set_gpu_field(c, "mine", ARACHNE_GPU_INTRA_LINK, 4), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_cluster_set_gpu_field(c, "mine", ARACHNE_GPU_INTRA_LINK, 1.5), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "link class");
+    ASSERT_STATUS(arachne_cluster_set_gpu_field(c, "mine", 8, 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_OK(arachne_cluster_gpu_get(c, "mine", ARACHNE_GPU_INTRA_LINK, &v));
+    ASSERT_EQ(v, ARACHNE_LINK_PCIE_P2P);
+    arachne_cluster_destroy(c);
+    c = NULL;
+    /* a user-given type without the key is PCIe peer-to-peer */
+    ASSERT_OK(arachne_cluster_create(&c));
+    ASSERT_OK(arachne_cluster_add_gpu_type(c, "x1", 1e10, 1e14, 1e12, 1e11, 1e10));
+    ASSERT_OK(arachne_cluster_gpu_get(c, "x1", ARACHNE_GPU_INTRA_LINK, &v));
+    ASSERT_EQ(v, ARACHNE_LINK_PCIE_P2P);
+    arachne_cluster_destroy(c);
+}
+
 static int bad_json(const char *text, int status, const char *pos, const char *what)
 {
     arachne_cluster *c = (arachne_cluster *)1;
@@ -495,6 +541,12 @@ TEST(json_rejects_bad_content)
              ARACHNE_E_PARSE, ":1:59: ", "memory_bytes: expected a number > 0");
     BAD_JSON("{\"nodes\": [], \"gpu_types\": [{\"name\": \"x\", \"memory_bytes\": 1}]}", ARACHNE_E_PARSE,
              ":1:29: ", "missing key 'flops'");
+    BAD_JSON("{\"nodes\": [], \"gpu_types\": [{\"name\": \"x\", \"memory_bytes\": 1, \"flops\": 1,"
+             " \"hbm_bytes_per_s\": 1, \"intra_bytes_per_s\": 1, \"inter_bytes_per_s\": 1, \"intra_link\": \"ib\"}]}",
+             ARACHNE_E_PARSE, ":1:158: ", "intra_link: 'ib': expected \"nvlink\"");
+    BAD_JSON("{\"nodes\": [], \"gpu_types\": [{\"name\": \"x\", \"memory_bytes\": 1, \"flops\": 1,"
+             " \"hbm_bytes_per_s\": 1, \"intra_bytes_per_s\": 1, \"inter_bytes_per_s\": 1, \"intra_link\": 2}]}",
+             ARACHNE_E_PARSE, ":1:", "intra_link");
 }
 
 TEST(save_load_open)
@@ -590,6 +642,7 @@ TEST(mutated_inputs_never_crash)
 
 SUITE(cluster,
       T(parses_the_example),
+      T(intra_link_class_in_clusters_and_json),
       T(spaces_aliases_and_merging),
       T(rejects_unknown_gpu_type),
       T(rejects_zero_and_negative_counts),

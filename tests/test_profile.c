@@ -279,6 +279,13 @@ TEST(sailor_import_all_models)
     arachne_profile_destroy(p);
     p = NULL;
     ASSERT_OK(arachne_profile_import_sailor(&p, dir, "GPT-Neo-2.7"));
+    /* measured in FP32, activations without recomputation: recorded */
+    ASSERT_EQ(p->precision, AR_PREC_FP32);
+    ASSERT_EQ(p->act_recompute, AR_RECOMPUTE_NONE);
+    ASSERT_NEAR(ar_profile_elt_bytes(p), 4.0, 0);
+    /* its layer 33 (the final norm, 5,120 parameters) is the head: A100-40 mbs 1 tp 1 */
+    ASSERT_OK(arachne_profile_lookup(p, "A100-40", ARACHNE_LAYER_HEAD, 1, 1, &f, &b, NULL, &a));
+    ASSERT(f == 0.00021 && b == 0.000522 && a == 41970688.0);
     ASSERT_STATUS(arachne_profile_lookup(p, "V100-16", ARACHNE_LAYER_DENSE, 1, 8, NULL, NULL, NULL, NULL),
                   ARACHNE_E_NOT_FOUND);
     ASSERT_OK(arachne_profile_lookup(p, "V100-16", ARACHNE_LAYER_DENSE, 2, 8, NULL, NULL, NULL, NULL));
@@ -298,7 +305,8 @@ TEST(sailor_import_bad_input)
     ASSERT_STATUS(arachne_profile_import_sailor(&p, path, "OPT-350"), ARACHNE_E_IO);
     ASSERT_CONTAINS(arachne_last_error(), "profiles.json");
     snprintf(path, sizeof path, "%s/llm_info.json", dir);
-    write_text(path, "{\"M\": {\"1\": {\"0\": {\"act_mem_bytes\": 10}, \"1\": {\"act_mem_bytes\": 20}, "
+    write_text(path, "{\"M\": {\"1\": {\"0\": {\"act_mem_bytes\": 10, \"act_input_floats\": 24}, "
+                     "\"1\": {\"act_mem_bytes\": 20, \"act_output_floats\": 8, \"act_output_bytes\": 32}, "
                      "\"2\": {\"act_mem_bytes\": 30}}}}");
     snprintf(path, sizeof path, "%s/profiles.json", dir);
     write_text(path, "{\"M\": {\"A100-40\": {\"1\": {\"1\": {\"0\": [1, 2, 3], \"1\": [4, 5, 6], \"2\": [7, 8, 9]}}}}}");
@@ -318,6 +326,152 @@ TEST(sailor_import_bad_input)
     ASSERT_STATUS(arachne_profile_import_sailor(&p, dir, "M"), ARACHNE_E_PARSE);
     ASSERT_CONTAINS(arachne_last_error(), "missing layer \"1\"");
     ASSERT(p == NULL);
+}
+
+/* Writes llm_info.json (tp 1 table) and profiles.json (A100-40, mbs 2, tp 1)
+ * for model "M": layer i has parameter count params[i], times (i+1) ms fwd,
+ * 2(i+1) ms bwd, activation bytes 100(i+1); layer 0 says sequence `seq`
+ * (-1: no input sizes), block outputs are `elt`-byte elements. */
+static void write_sailor_dir(const char *dir, int n, const long *params, long seq, int elt)
+{
+    char path[512], buf[8192];
+    size_t o = 0;
+    int i;
+    o += (size_t)snprintf(buf + o, sizeof buf - o, "{\"M\": {\"1\": {");
+    for (i = 0; i < n; i++) {
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "%s\"%d\": {\"params_floats\": %ld, \"act_mem_bytes\": %d", i ? ", " : "",
+                              i, params[i], 100 * (i + 1));
+        if (i == 0 && seq > 0)
+            o += (size_t)snprintf(buf + o, sizeof buf - o, ", \"act_input_floats\": %ld, \"act_input_bytes\": %ld",
+                                  seq * seq + 2 * seq, seq * seq + 16 * seq);
+        if (i > 0) o += (size_t)snprintf(buf + o, sizeof buf - o, ", \"act_output_floats\": 64, \"act_output_bytes\": %d", 64 * elt);
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "}");
+    }
+    snprintf(buf + o, sizeof buf - o, "}}}");
+    snprintf(path, sizeof path, "%s/llm_info.json", dir);
+    write_text(path, buf);
+    o = (size_t)snprintf(buf, sizeof buf, "{\"M\": {\"A100-40\": {\"2\": {\"1\": {");
+    for (i = 0; i < n; i++)
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "%s\"%d\": [%g, %g, 0]", i ? ", " : "", i, 1e-3 * (i + 1),
+                              2e-3 * (i + 1));
+    snprintf(buf + o, sizeof buf - o, "}}}}}");
+    snprintf(path, sizeof path, "%s/profiles.json", dir);
+    write_text(path, buf);
+}
+
+/* Embedding, 3 blocks, a final-norm layer and a head layer: the norm folds
+ * into the head (times and bytes added), never into the blocks. */
+TEST(sailor_final_norm_folds_into_the_head)
+{
+    const char *dir = th_tmpdir();
+    static const long params[6] = { 5000, 900, 900, 900, 8, 5000 };
+    arachne_profile *p = NULL;
+    double f = 0, b = 0, a = 0;
+    int seq = 0;
+    write_sailor_dir(dir, 6, params, 256, 4);
+    ASSERT_OK(arachne_profile_import_sailor(&p, dir, "M"));
+    ASSERT_OK(arachne_profile_seq_len(p, &seq));
+    ASSERT_EQ(seq, 256);
+    ASSERT_EQ(p->precision, AR_PREC_FP32);
+    ASSERT_OK(arachne_profile_lookup(p, "A100-40", ARACHNE_LAYER_HEAD, 1, 2, &f, &b, NULL, &a));
+    ASSERT_NEAR(f, 5e-3 + 6e-3, 1e-15);
+    ASSERT_NEAR(b, 10e-3 + 12e-3, 1e-15);
+    ASSERT_NEAR(a, (500.0 + 600.0) * 2, 0); /* mbs 2 */
+    ASSERT_OK(arachne_profile_lookup(p, "A100-40", ARACHNE_LAYER_DENSE, 1, 2, &f, &b, NULL, &a));
+    ASSERT_NEAR(f, 3e-3, 1e-15); /* median of blocks 1..3 */
+    ASSERT_NEAR(a, 300.0 * 2, 0);
+    arachne_profile_destroy(p);
+    p = NULL;
+    /* without parameter counts the last layer alone is the head (L+2 layout) */
+    {
+        static const long none[4] = { 0, 0, 0, 0 };
+        write_sailor_dir(dir, 4, none, 64, 2);
+        ASSERT_OK(arachne_profile_import_sailor(&p, dir, "M"));
+        ASSERT_EQ(p->precision, AR_PREC_FP16);
+        ASSERT_OK(arachne_profile_lookup(p, "A100-40", ARACHNE_LAYER_HEAD, 1, 2, &f, NULL, NULL, NULL));
+        ASSERT_NEAR(f, 4e-3, 1e-15);
+        ASSERT_OK(arachne_profile_lookup(p, "A100-40", ARACHNE_LAYER_DENSE, 1, 2, &f, NULL, NULL, NULL));
+        ASSERT_NEAR(f, 2.5e-3, 1e-15);
+        arachne_profile_destroy(p);
+        p = NULL;
+    }
+}
+
+/* The sequence length comes from llm_info or the import is refused; a
+ * training config that names the model must agree with it. */
+TEST(sailor_sequence_length_from_llm_info)
+{
+    const char *dir = th_tmpdir();
+    static const long params[4] = { 50, 9, 9, 50 };
+    char path[512];
+    arachne_profile *p = NULL;
+    write_sailor_dir(dir, 4, params, -1, 4);
+    ASSERT_STATUS(arachne_profile_import_sailor(&p, dir, "M"), ARACHNE_E_PARSE);
+    ASSERT_CONTAINS(arachne_last_error(), "sequence length cannot be derived");
+    ASSERT_CONTAINS(arachne_last_error(), "llm_info.json");
+    ASSERT(p == NULL);
+    write_sailor_dir(dir, 4, params, 128, 3); /* 3-byte elements: no data type */
+    ASSERT_STATUS(arachne_profile_import_sailor(&p, dir, "M"), ARACHNE_E_PARSE);
+    ASSERT_CONTAINS(arachne_last_error(), "cannot tell the data type");
+    write_sailor_dir(dir, 4, params, 128, 4);
+    snprintf(path, sizeof path, "%s/training_config_m.json", dir);
+    write_text(path, "{\"model\": \"M\", \"sequence_length\": 2048, \"num_layers\": 2}");
+    ASSERT_STATUS(arachne_profile_import_sailor(&p, dir, "M"), ARACHNE_E_PARSE);
+    ASSERT_CONTAINS(arachne_last_error(), "sequence_length 2048");
+    ASSERT(p == NULL);
+    write_text(path, "{\"model\": \"M\", \"sequence_length\": 128, \"num_layers\": 3}");
+    ASSERT_STATUS(arachne_profile_import_sailor(&p, dir, "M"), ARACHNE_E_PARSE);
+    ASSERT_CONTAINS(arachne_last_error(), "2 blocks");
+    write_text(path, "{\"model\": \"M\", \"sequence_length\": 128, \"num_layers\": 2}");
+    ASSERT_OK(arachne_profile_import_sailor(&p, dir, "M"));
+    arachne_profile_destroy(p);
+}
+
+/* "precision" and "act_recompute" are saved, loaded, and default to bf16 /
+ * selective in files written before them; the conversion helper. */
+TEST(profile_precision_fields)
+{
+    arachne_profile *p = NULL, *q = NULL;
+    char buf[2048];
+    const ar_profile_entry *e;
+    arachne_model *m = NULL;
+    ASSERT_OK(parse(HDR ENT("\"dense\"", "1", "1", "0.001") "]}", &p));
+    ASSERT_EQ(p->precision, AR_PREC_BF16);
+    ASSERT_EQ(p->act_recompute, AR_RECOMPUTE_SELECTIVE);
+    ASSERT_OK(arachne_profile_to_json(p, buf, sizeof buf, NULL));
+    ASSERT(strstr(buf, "precision") == NULL && strstr(buf, "act_recompute") == NULL); /* old bytes kept */
+    p->precision = AR_PREC_FP32;
+    p->act_recompute = AR_RECOMPUTE_NONE;
+    ASSERT_OK(arachne_profile_to_json(p, buf, sizeof buf, NULL));
+    ASSERT_CONTAINS(buf, "\"precision\": \"fp32\"");
+    ASSERT_CONTAINS(buf, "\"act_recompute\": \"none\"");
+    ASSERT_OK(arachne_profile_from_json(&q, buf, strlen(buf)));
+    ASSERT_EQ(q->precision, AR_PREC_FP32);
+    ASSERT_EQ(q->act_recompute, AR_RECOMPUTE_NONE);
+    arachne_profile_destroy(q);
+    q = NULL;
+    /* conversion: fp32 no-recompute bytes -> 16-bit selective: /2, then the model's ratio */
+    ASSERT_OK(arachne_model_preset(&m, "llama3-8b"));
+    e = ar_profile_find(p, "H100", AR_LAYER_DENSE, 1, 1);
+    ASSERT(e != NULL);
+    ASSERT_NEAR(ar_profile_act_bytes_as(p, e, m, 4096, AR_RECOMPUTE_NONE), e->act_bytes / 2, 1e-12);
+    ASSERT_NEAR(ar_profile_act_bytes_as(p, e, m, 4096, AR_RECOMPUTE_SELECTIVE),
+                e->act_bytes / 2 * ar_model_act_bytes(m, AR_LAYER_DENSE, 4096, 1, 1, AR_RECOMPUTE_SELECTIVE) /
+                    ar_model_act_bytes(m, AR_LAYER_DENSE, 4096, 1, 1, AR_RECOMPUTE_NONE), 1e-12);
+    p->precision = AR_PREC_BF16;
+    p->act_recompute = AR_RECOMPUTE_SELECTIVE;
+    ASSERT_NEAR(ar_profile_act_bytes_as(p, e, m, 4096, AR_RECOMPUTE_SELECTIVE), e->act_bytes, 0);
+    arachne_model_destroy(m);
+    ASSERT_STR(ar_precision_name(AR_PREC_FP16), "fp16");
+    ASSERT_EQ(ar_precision_from_name("fp32"), AR_PREC_FP32);
+    ASSERT_EQ(ar_precision_from_name("FP32"), -1);
+    ASSERT_EQ(ar_recompute_from_name("full"), AR_RECOMPUTE_FULL);
+    ASSERT_STATUS(parse("{\"format\": \"arachne-profile\", \"version\": 1, \"model\": \"m\", \"seq_len\": 8, "
+                        "\"precision\": \"fp8\", \"entries\": []}", &q), ARACHNE_E_PARSE);
+    ASSERT_CONTAINS(arachne_last_error(), "precision 'fp8'");
+    ASSERT_STATUS(parse("{\"format\": \"arachne-profile\", \"version\": 1, \"model\": \"m\", \"seq_len\": 8, "
+                        "\"act_recompute\": 1, \"entries\": []}", &q), ARACHNE_E_PARSE);
+    arachne_profile_destroy(p);
 }
 
 /* A small cluster built with the cluster API. */
@@ -441,5 +595,6 @@ TEST(generator_moe_and_determinism)
 
 SUITE(profile, T(add_lookup_exact_keys), T(duplicate_add_replaces), T(add_rejects_bad_entries),
       T(many_entries_stay_sorted), T(json_round_trip_is_exact), T(json_bad_input_is_rejected_with_position),
-      T(sailor_import_all_models), T(sailor_import_bad_input), T(generator_covers_every_key),
+      T(sailor_import_all_models), T(sailor_import_bad_input),
+      T(sailor_final_norm_folds_into_the_head), T(sailor_sequence_length_from_llm_info), T(profile_precision_fields), T(generator_covers_every_key),
       T(generator_is_monotone_and_orders_gpus), T(generator_moe_and_determinism));

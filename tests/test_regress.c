@@ -59,7 +59,9 @@ static int write_sailor(const char *dir, int layers, int reversed)
     fputs("{\"M\": {\"1\": {", f);
     for (i = 0; i < layers; i++) {
         int k = reversed ? layers - 1 - i : i;
-        fprintf(f, "%s\"%d\": {\"act_mem_bytes\": %d}", i ? ", " : "", k, 1000 + k % 3);
+        /* layer 0: sequence 2048 (ids, positions, 2048 x 2048 mask); blocks: fp32 output */
+        fprintf(f, "%s\"%d\": {\"act_mem_bytes\": %d%s}", i ? ", " : "", k, 1000 + k % 3,
+                k == 0 ? ", \"act_input_floats\": 4198400" : ", \"act_output_floats\": 8, \"act_output_bytes\": 32");
     }
     fputs("}}}\n", f);
     return fclose(f) == 0;

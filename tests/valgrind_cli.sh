@@ -50,7 +50,7 @@ run 1 cluster --file "$tmp/bad.json"
 # profiles: generated (and saved), imported from the shared Sailor data
 run 0 profile --model llama3-8b --cluster "a100-40:2x4,h100:1x8" --out "$tmp/prof.json"
 run 0 profile --model examples/models/custom-moe-17b-a3b.json --cluster h100:1x8 --seq-len 1024 --json
-sailor=${ARACHNE_SHARED_DATA:-../shared/data/sailor-profiles}
+sailor=${ARACHNE_SHARED_DATA:-tests/data/sailor-profiles}
 [ -f "$sailor/profiles.json" ] && run 0 profile --import-sailor "$sailor" --model OPT-350 --json
 run 1 profile --import-sailor "$tmp" --model OPT-350
 # plans: price and export a valid plan; a broken one fails cleanly

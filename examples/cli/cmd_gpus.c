@@ -23,6 +23,15 @@ static double field(const char *name, int f)
     return v;
 }
 
+/* The names docs/formats.md and the cluster JSON use for arachne_link_class. */
+static const char *link_name(double link)
+{
+    if (link == ARACHNE_LINK_NVLINK) return "nvlink";
+    if (link == ARACHNE_LINK_PCIE_P2P) return "pcie-p2p";
+    if (link == ARACHNE_LINK_PCIE_HOST) return "pcie-host";
+    return "?";
+}
+
 int cmd_gpus(int argc, char **argv)
 {
     int json = 0, npos = 0, i, n = arachne_gpu_catalog_count();
@@ -32,8 +41,8 @@ int cmd_gpus(int argc, char **argv)
     if (rc) return rc;
     if (json) printf("[");
     else
-        printf("%-13s %10s %9s %9s %9s %9s %9s %9s\n", "name", "memory GB", "TFLOP/s", "HBM GB/s", "intra GB/s",
-               "inter GB/s", "intra us", "inter us");
+        printf("%-13s %10s %9s %9s %9s %9s %9s %9s  %s\n", "name", "memory GB", "TFLOP/s", "HBM GB/s",
+               "intra GB/s", "inter GB/s", "intra us", "inter us", "intra link");
     for (i = 0; i < n; i++) {
         const char *name = "";
         if (arachne_gpu_catalog_name(i, &name) != ARACHNE_OK) return cli_lib_fail(ARACHNE_E_INVALID_ARGUMENT, "gpus");
@@ -47,13 +56,15 @@ int cmd_gpus(int argc, char **argv)
                 printf(",\"%s\":", keys[f]);
                 put_number(field(name, f));
             }
+            printf(",\"intra_link\":");
+            cli_json_string(stdout, link_name(field(name, ARACHNE_GPU_INTRA_LINK)));
             printf("}");
         } else {
-            printf("%-13s %10.2f %9.1f %9.0f %10.1f %10.1f %9.1f %9.1f\n", name,
+            printf("%-13s %10.2f %9.1f %9.0f %10.1f %10.1f %9.1f %9.1f  %s\n", name,
                    field(name, ARACHNE_GPU_MEMORY_BYTES) / 1e9, field(name, ARACHNE_GPU_FLOPS) / 1e12,
                    field(name, ARACHNE_GPU_HBM_BYTES_PER_S) / 1e9, field(name, ARACHNE_GPU_INTRA_BYTES_PER_S) / 1e9,
                    field(name, ARACHNE_GPU_INTER_BYTES_PER_S) / 1e9, field(name, ARACHNE_GPU_INTRA_LATENCY_S) * 1e6,
-                   field(name, ARACHNE_GPU_INTER_LATENCY_S) * 1e6);
+                   field(name, ARACHNE_GPU_INTER_LATENCY_S) * 1e6, link_name(field(name, ARACHNE_GPU_INTRA_LINK)));
         }
     }
     if (json) printf("\n]\n");

@@ -87,7 +87,13 @@ STATUS_NAMES = {
 GPU_FIELDS = {
     "memory_bytes": 0, "flops": 1, "hbm_bytes_per_s": 2, "intra_bytes_per_s": 3,
     "inter_bytes_per_s": 4, "intra_latency_s": 5, "inter_latency_s": 6,
+    "intra_link": 7,
 }
+
+# Intra-node link classes (arachne_link_class), the value of GPU field "intra_link"
+LINK_NVLINK = 1
+LINK_PCIE_P2P = 2
+LINK_PCIE_HOST = 3
 
 # Layer kinds (arachne_layer_kind)
 LAYER_EMBED = 0

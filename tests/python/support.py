@@ -33,10 +33,9 @@ def need(*names):
 
 
 def sailor_dir():
-    """The measured Sailor profiles beside the repository, or None."""
+    """Sailor's measured profiles: $ARACHNE_SHARED_DATA, else the vendored copy."""
     for base in (os.environ.get("ARACHNE_SHARED_DATA"),
-                 os.path.join(REPO, "shared", "data", "sailor-profiles"),
-                 os.path.join(REPO, os.pardir, "shared", "data", "sailor-profiles")):
+                 os.path.join(REPO, "tests", "data", "sailor-profiles")):
         if base and os.path.isfile(os.path.join(base, "profiles.json")):
             return base
     return None
