@@ -65,7 +65,7 @@ CLI := $(BINDIR)/arachne
 RUNNER := $(O)/tests/runner
 CDEF := build/arachne_cdef.h
 
-.PHONY: all lib check check-c check-asan check-tsan check-valgrind run bench install uninstall clean policy elastic docs-update
+.PHONY: fidelity all lib check check-c check-asan check-tsan check-valgrind run bench install uninstall clean policy elastic docs-update
 
 all: lib $(CLI) $(EX_BIN)
 
@@ -115,11 +115,11 @@ $(RUNNER): $(TEST_OBJ) $(STATIC)
 	$(CC) $(CFLAGS_ALL) -o $@ $(TEST_OBJ) $(STATIC) $(LDLIBS_ALL)
 
 # check: C suites + shell checks + Python tests, one summary line.
-check: all $(RUNNER) $(BINDIR)/bench_profile_calibration
+check: all $(RUNNER) $(BINDIR)/bench_fidelity $(BINDIR)/bench_profile_calibration
 	@ARACHNE_BIN=$(CLI) ARACHNE_LIBDIR=$(LIBDIR) CC="$(CC)" PYTHON=$(PYTHON) sh tests/run.sh $(RUNNER)
 
 check-asan:
-	@$(MAKE) --no-print-directory SAN=asan OPT="-O1 -g" all $(O:build/rel=build/asan)/tests/runner
+	@$(MAKE) --no-print-directory SAN=asan OPT="-O1 -g" all $(O:build/rel=build/asan)/tests/runner build/asan/bin/bench_fidelity
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ARACHNE_BIN=build/asan/bin/arachne ARACHNE_LIBDIR=build/asan/lib CC="$(CC)" PYTHON=$(PYTHON) \
 	  ARACHNE_SKIP_SHARED_CHECKS=1 sh tests/run.sh build/asan/tests/runner
@@ -127,13 +127,20 @@ check-asan:
 run: all
 	$(CLI) plan --model llama3-8b --cluster a100-40:32x4,a6000:32x4,h100:64x4
 
+# The cost model against the measured runs of tests/data/published-runs.json
+# (docs/cost-model.md, "Fidelity"); exits 1 when a calibration target is missed.
+fidelity: all $(BINDIR)/bench_fidelity
+	$(BINDIR)/bench_fidelity --check
+
 # docs-update: rerun every example marked <!-- doc-run --> in README.md and
 # docs/*.md against this build and rewrite the output shown under it (the
 # "..." trims and "~" marks stay); tests/check_docs_examples.sh checks them.
 # docs/profiles.md shows bench_profile_calibration's output, so check and
-# docs-update build that one benchmark.
-docs-update: all $(BINDIR)/bench_profile_calibration
+# docs-update build that one benchmark; the fidelity summary of
+# docs/cost-model.md has its own generator (tests/fidelity_doc_update.py).
+docs-update: all $(BINDIR)/bench_profile_calibration $(BINDIR)/bench_fidelity
 	$(PYTHON) tools/docs_examples.py --update README.md docs/*.md
+	$(PYTHON) tests/fidelity_doc_update.py $(BINDIR)/bench_fidelity
 
 bench: all $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
