@@ -47,14 +47,18 @@ static void entry_from_profile(const arachne_cost_model *cm, const ar_profile_en
 {
     const arachne_model *m = cm->model;
     int seq = cm->setup.seq_len, rc = cm->setup.recompute;
+    /* the profile's activation bytes were measured under its own
+     * recomputation mode (selective for generated profiles, none for
+     * Sailor's), at its own precision, which the priced run shares */
+    double meas = ar_model_act_bytes(m, pe->kind, seq, pe->mbs, pe->tp, cm->profile->act_recompute);
     double sel = ar_model_act_bytes(m, pe->kind, seq, pe->mbs, pe->tp, AR_RECOMPUTE_SELECTIVE);
     double mode = ar_model_act_bytes(m, pe->kind, seq, pe->mbs, pe->tp, rc);
-    double scale = sel > 0.0 ? mode / sel : 1.0;
+    double scale = meas > 0.0 ? mode / meas : 1.0, to_sel = meas > 0.0 ? sel / meas : 1.0;
     ce->present = 1;
     ce->fwd_s = pe->fwd_s;
     ce->time_s = pe->fwd_s + pe->bwd_s + (rc == AR_RECOMPUTE_FULL ? pe->fwd_s : 0.0);
     ce->tp_comm_s = pe->tp_comm_s * (rc == AR_RECOMPUTE_FULL ? 1.5 : 1.0);
-    ce->act_sel = pe->act_bytes;
+    ce->act_sel = pe->act_bytes * to_sel;
     ce->act_bytes = pe->act_bytes * scale;
 }
 
@@ -373,7 +377,9 @@ int ar_stage_price_checked(const arachne_cost_model *cm, const ar_template *t, i
     if (s < t->depth - 1) {
         const ar_stage *N = &t->stages[s + 1];
         int inter = pl ? pl->p2p_inter : 1;
-        double bw, lat, bytes = ar_model_boundary_bytes(cm->model, cm->setup.seq_len, b);
+        /* the boundary tensor at the profile's precision (2 bytes for BF16) */
+        double bw, lat, bytes = ar_model_boundary_bytes(cm->model, cm->setup.seq_len, b) *
+                                ar_profile_elt_bytes(cm->profile) / 2.0;
         if (N->type < 0 || N->type >= cl->ntypes)
             return ar_error(ARACHNE_E_INVALID_PLAN, "stage %d: GPU type index %d out of range", s + 1, N->type);
         if (N->type != S->type) inter = 1; /* a node holds one GPU type */

@@ -669,6 +669,44 @@ TEST(bubble_of_one_pipeline)
     fx_free(&f);
 }
 
+/* A profile measured at FP32 (Sailor's) sends 4-byte activations between
+ * stages, and its activation bytes (measured without recomputation) are
+ * converted to the run's recomputation mode, not read as selective ones. */
+TEST(profile_precision_sets_send_bytes_and_activation_mode)
+{
+    fx f;
+    arachne_plan *a = NULL, *b = NULL;
+    arachne_cost_model *cm32 = NULL;
+    const ar_gpu_spec *g;
+    double lat, sel, none;
+    ASSERT_OK(fx_init(&f, "llama3-8b", "h100:1x8", 4096));
+    g = &f.c->types[0];
+    lat = g->intra_lat;
+    ASSERT_OK(arachne_plan_from_parallel(&a, f.cm, "tp=1,pp=2,dp=4,mbs=1"));
+    f.p->precision = AR_PREC_FP32;
+    f.p->act_recompute = AR_RECOMPUTE_NONE;
+    ASSERT_OK(arachne_cost_model_create(&cm32, f.m, f.c, f.p));
+    ASSERT_OK(arachne_plan_from_parallel(&b, cm32, "tp=1,pp=2,dp=4,mbs=1"));
+    ASSERT(a->t[0].stages[0].p2p_s > 4 * lat);
+    ASSERT_NEAR(b->t[0].stages[0].p2p_s - 2 * lat, 2.0 * (a->t[0].stages[0].p2p_s - 2 * lat), 1e-9);
+    /* the same stored bytes mean more under "measured without recomputation
+     * and priced with selective": selective keeps less than none */
+    sel = ar_model_act_bytes(f.m, AR_LAYER_DENSE, 4096, 1, 1, AR_RECOMPUTE_SELECTIVE);
+    none = ar_model_act_bytes(f.m, AR_LAYER_DENSE, 4096, 1, 1, AR_RECOMPUTE_NONE);
+    ASSERT(none > sel);
+    {
+        const ar_cost_entry *e16, *e32;
+        ar_cost_entry t16, t32;
+        ASSERT_OK(ar_cost_entry_get(f.cm, 0, AR_LAYER_DENSE, 1, 1, &t16, &e16));
+        ASSERT_OK(ar_cost_entry_get(cm32, 0, AR_LAYER_DENSE, 1, 1, &t32, &e32));
+        ASSERT_NEAR(e32->act_bytes, e16->act_bytes * sel / none, 1e-6 * e16->act_bytes);
+    }
+    arachne_plan_destroy(a);
+    arachne_plan_destroy(b);
+    arachne_cost_model_destroy(cm32);
+    fx_free(&f);
+}
+
 SUITE(cost, T(assignment_matches_brute_force), T(assignment_idles_only_a_template_that_would_slow_the_iteration),
       T(assignment_large_overshoot_stays_feasible_and_minimal), T(assignment_rejects_bad_input),
       T(ring_allreduce_formula), T(stage_time_sums_profile_and_prices_the_send_over_the_real_link),
@@ -676,4 +714,5 @@ SUITE(cost, T(assignment_matches_brute_force), T(assignment_idles_only_a_templat
       T(over_memory_plan_names_stage_and_bytes), T(sync_uses_intra_node_ring_inside_one_node_and_slowest_link_across),
       T(missing_profile_entry_is_infeasible_naming_the_key), T(options_defaults_and_rejections),
       T(create_rejects_mismatched_profile), T(bad_plans_are_rejected_not_crashed),
-      T(moe_tiling_ep1_etp_tp_reproduces_profile_and_ep_pays_all_to_all), T(bubble_of_one_pipeline));
+      T(moe_tiling_ep1_etp_tp_reproduces_profile_and_ep_pays_all_to_all), T(bubble_of_one_pipeline),
+      T(profile_precision_sets_send_bytes_and_activation_mode));
