@@ -58,6 +58,7 @@ static void entry_from_profile(const arachne_cost_model *cm, const ar_profile_en
     ce->fwd_s = pe->fwd_s;
     ce->time_s = pe->fwd_s + pe->bwd_s + (rc == AR_RECOMPUTE_FULL ? pe->fwd_s : 0.0);
     ce->tp_comm_s = pe->tp_comm_s * (rc == AR_RECOMPUTE_FULL ? 1.5 : 1.0);
+    ce->tp_fwd_s = 0.5 * pe->tp_comm_s;
     ce->act_sel = pe->act_bytes * to_sel;
     ce->act_bytes = pe->act_bytes * scale;
 }
@@ -335,7 +336,7 @@ int ar_stage_price_checked(const arachne_cost_model *cm, const ar_template *t, i
     ar_cost_entry tmp, tmp2;
     const ar_cost_entry *e, *e2;
     int rc, b = t->micro_batch, n_moe, n_dense;
-    double compute = 0.0, tpc = 0.0, epc = 0.0, p2p = 0.0;
+    double compute = 0.0, tpc = 0.0, epc = 0.0, p2p = 0.0, fwd = 0.0;
     g = &cl->types[S->type];
     n_moe = c->moe_before[S->end] - c->moe_before[S->first];
     n_dense = S->end - S->first - n_moe;
@@ -343,16 +344,19 @@ int ar_stage_price_checked(const arachne_cost_model *cm, const ar_template *t, i
         if ((rc = ar_cost_entry_get(cm, S->type, AR_LAYER_EMBED, S->tp, b, &tmp, &e)) != ARACHNE_OK) return rc;
         compute += e->time_s;
         tpc += e->tp_comm_s;
+        fwd += e->fwd_s + e->tp_fwd_s;
     }
     if (s == t->depth - 1) {
         if ((rc = ar_cost_entry_get(cm, S->type, AR_LAYER_HEAD, S->tp, b, &tmp, &e)) != ARACHNE_OK) return rc;
         compute += e->time_s;
         tpc += e->tp_comm_s;
+        fwd += e->fwd_s + e->tp_fwd_s;
     }
     if (n_dense > 0) {
         if ((rc = ar_cost_entry_get(cm, S->type, AR_LAYER_DENSE, S->tp, b, &tmp, &e)) != ARACHNE_OK) return rc;
         compute += n_dense * e->time_s;
         tpc += n_dense * e->tp_comm_s;
+        fwd += n_dense * (e->fwd_s + e->tp_fwd_s);
     }
     if (n_moe > 0) {
         double phi = c->expert_frac, share = (double)S->etp / S->tp;
@@ -364,6 +368,7 @@ int ar_stage_price_checked(const arachne_cost_model *cm, const ar_template *t, i
          * entry's b x seq tokens under balanced routing) */
         compute += n_moe * ((1.0 - phi) * e->time_s + phi * e2->time_s * share);
         tpc += n_moe * 0.5 * (e->tp_comm_s + e2->tp_comm_s * share);
+        fwd += n_moe * ((1.0 - phi) * e->fwd_s + phi * e2->fwd_s * share + 0.5 * (e->tp_fwd_s + e2->tp_fwd_s * share));
         if (S->ep > 1) {
             int inter = pl ? pl->ep_inter : 1;
             double bw = inter ? ar_cluster_link_bw(cl, S->type, S->type) : g->intra_bw;
@@ -372,6 +377,7 @@ int ar_stage_price_checked(const arachne_cost_model *cm, const ar_template *t, i
             double bytes = tokens * cm->model->top_k * cm->model->hidden * 2.0 * (S->ep - 1) / S->ep;
             /* dispatch + combine, forward and backward */
             epc = n_moe * 4.0 * (bytes / bw + (S->ep - 1) * lat);
+            fwd += 0.5 * epc;  /* dispatch + combine of the forward */
         }
     }
     if (s < t->depth - 1) {
@@ -402,5 +408,9 @@ int ar_stage_price_checked(const arachne_cost_model *cm, const ar_template *t, i
     st->ep_comm_s = epc;
     st->p2p_s = p2p;
     st->stage_s = compute + tpc + epc + p2p;
+    /* the backward takes the rest, recomputation and its collectives included */
+    st->fwd_s = fwd;
+    st->bwd_s = compute + tpc + epc - fwd;
+    if (st->bwd_s < 0.0) st->bwd_s = 0.0;
     return ARACHNE_OK;
 }

@@ -32,6 +32,7 @@ typedef struct ar_cost_entry {
     double time_s;     /* fwd + bwd (+ fwd again under full recomputation), one layer, one micro-batch */
     double fwd_s;      /* forward alone */
     double tp_comm_s;  /* TP collectives (x 1.5 under full recomputation: the forward's share again) */
+    double tp_fwd_s;   /* the forward's TP collectives: half of the profile's */
     double act_bytes;  /* stored activations, scaled from selective to the recompute mode */
     double act_sel;    /* the profile's activations (selective recomputation) */
     int present;
@@ -60,10 +61,49 @@ int ar_stage_check(const arachne_cost_model *cm, const ar_template *t, int s);
 
 /* ---- 1. pure formulas (schedule.c) -------------------------------------- */
 
-/* One 1F1B pipeline over M >= 1 micro-batches with per-micro-batch stage
- * times t_s[0..depth) (fwd+bwd, seconds): (M-1) max t + sum t + max_g.
- * M <= 0 gives 0 (an idle pipeline). */
+/* The 1F1B closed form over M >= 1 micro-batches with per-micro-batch stage
+ * times t_s[0..depth) (fwd + bwd + both sends, seconds):
+ * (M-1) max t + sum t + max_g.  M <= 0 gives 0 (an idle pipeline).  An
+ * upper bound on ar_pipeline_exact (tests/test_schedule_sim.c); the batch
+ * division (ar_assign_microbatches) and the fill's bounds use it, reported
+ * prices do not. */
 double ar_pipeline_time(int M, const double *t_s, int depth, double max_g);
+
+/* Exact time of one non-interleaved 1F1B pipeline (PipeDream-Flush /
+ * Megatron) of depth stages over M micro-batches, in seconds from the first
+ * forward's start to the last backward's end.  Stage s runs
+ * min(depth-s-1, M) warm-up forwards, then one forward and one backward
+ * alternately, then the remaining backwards; fwd[s] and bwd[s] are its
+ * per-micro-batch forward and backward times.  send[s] (s < depth-1) is one
+ * transfer over the link between stages s and s+1: the activation forward
+ * after F(s,j), the gradient back after B(s+1,j).  Sends are asynchronous:
+ * they occupy the link (one per direction, in micro-batch order), not the
+ * stages; a stage starts an operation when it is free and its input has
+ * arrived.  A max-plus recurrence over micro-batches x stages, O(M depth)
+ * time, O(depth) stack, no allocation, thread-safe.  M <= 0 gives 0;
+ * depth in [1, AR_MAX_DEPTH] (0 otherwise). */
+double ar_pipeline_exact(int M, int depth, const double *fwd, const double *bwd, const double *send);
+
+/* A direct-mapped memo of ar_pipeline_exact results, keyed by the whole
+ * input (M, depth, fwd, bwd, send; compared exactly, so a hit returns the
+ * very value the evaluation would).  The fill prices many candidates whose
+ * pipelines repeat (the kept templates at the same micro-batch counts, the
+ * candidate under tilings that leave its stage times alone).  Not
+ * thread-safe: one per workspace. */
+#define AR_PIPE_MEMO 64
+typedef struct ar_pipe_memo {
+    uint64_t hash[AR_PIPE_MEMO];
+    int M[AR_PIPE_MEMO], depth[AR_PIPE_MEMO];
+    unsigned char used[AR_PIPE_MEMO];
+    double value[AR_PIPE_MEMO];
+    double *keys;   /* [AR_PIPE_MEMO][3][AR_MAX_DEPTH]: fwd, bwd, send */
+} ar_pipe_memo;
+
+int ar_pipe_memo_init(ar_pipe_memo *pm);      /* ARACHNE_E_NO_MEMORY */
+void ar_pipe_memo_free(ar_pipe_memo *pm);
+/* ar_pipeline_exact through the memo (pm NULL or uninitialised: direct). */
+double ar_pipe_memo_time(ar_pipe_memo *pm, int M, int depth, const double *fwd, const double *bwd,
+                         const double *send);
 
 /* Exact min-max division of global_batch samples into whole micro-batches.
  * Template j has replicas[j] pipelines of micro-batch size mbs[j]; running m
@@ -110,7 +150,7 @@ typedef struct ar_stage_place {
 } ar_stage_place;
 
 /* Per-micro-batch time of stage s of template t: fills st->compute_s,
- * tp_comm_s, ep_comm_s, p2p_s and stage_s (other fields untouched; st may
+ * tp_comm_s, ep_comm_s, p2p_s, stage_s, fwd_s and bwd_s (other fields untouched; st may
  * be &t->stages[s]).  pl describes the placement (NULL: everything that can
  * cross nodes does -- the pessimistic assumption).  Errors:
  * ARACHNE_E_INFEASIBLE naming the missing profile key;
@@ -198,6 +238,7 @@ typedef struct ar_price_prefix {
     ar_holder *h;     /* [blocks]: holders after the first n templates */
     ar_holder embed_h, head_h;
     int blocks;
+    ar_pipe_memo memo;  /* exact pipeline times of recent candidates */
 } ar_price_prefix;
 
 int ar_price_prefix_init(ar_price_prefix *pp, const arachne_cost_model *cm); /* ARACHNE_E_NO_MEMORY */

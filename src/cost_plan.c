@@ -129,7 +129,7 @@ typedef ar_holder holder;
 #define AR_PRICE_STACK_BLOCKS 512
 
 typedef struct stage_out {
-    double compute_s, tp_comm_s, ep_comm_s, p2p_s, stage_s, sync_s, mem_bytes;
+    double compute_s, tp_comm_s, ep_comm_s, p2p_s, stage_s, fwd_s, bwd_s, sync_s, mem_bytes;
 } stage_out;
 
 static void holder_add(holder *h, int type, int node, int edp, int klocal)
@@ -208,13 +208,18 @@ int ar_price_prefix_init(ar_price_prefix *pp, const arachne_cost_model *cm)
     pp->n = -1;
     pp->blocks = cm->model->blocks;
     pp->h = ar_malloc((size_t)(pp->blocks > 0 ? pp->blocks : 1) * sizeof *pp->h);
-    return pp->h ? ARACHNE_OK : ARACHNE_E_NO_MEMORY;
+    if (!pp->h || ar_pipe_memo_init(&pp->memo) != ARACHNE_OK) {
+        ar_price_prefix_free(pp);
+        return ARACHNE_E_NO_MEMORY;
+    }
+    return ARACHNE_OK;
 }
 
 void ar_price_prefix_free(ar_price_prefix *pp)
 {
     if (!pp) return;
     free(pp->h);
+    ar_pipe_memo_free(&pp->memo);
     memset(pp, 0, sizeof *pp);
     pp->n = -1;
 }
@@ -233,7 +238,7 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
     stage_out out[AR_MAX_TEMPLATES][AR_MAX_DEPTH];
     int ranks_e[AR_MAX_TEMPLATES][AR_MAX_DEPTH]; /* expert data-parallel group per stage (step 3, reused in 5) */
     int rep[AR_MAX_TEMPLATES], mbs[AR_MAX_TEMPLATES], m[AR_MAX_TEMPLATES];
-    double tmax[AR_MAX_TEMPLATES], tsum[AR_MAX_TEMPLATES], gmax[AR_MAX_TEMPLATES];
+    double tmax[AR_MAX_TEMPLATES], tsum[AR_MAX_TEMPLATES], gmax[AR_MAX_TEMPLATES], pipe[AR_MAX_TEMPLATES];
     double finish = 0.0, sync_max = 0.0, opt_max = 0.0, peak = 0.0, busy = 0.0, iter;
     int j, s, b, rc, R = 0, n, gpus = 0, kept = 0, keep = 0;
 
@@ -264,6 +269,8 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
                 out[j][s].ep_comm_s = st->ep_comm_s;
                 out[j][s].p2p_s = st->p2p_s;
                 out[j][s].stage_s = st->stage_s;
+                out[j][s].fwd_s = st->fwd_s;
+                out[j][s].bwd_s = st->bwd_s;
             }
             rep[j] = t->replicas;
             mbs[j] = t->micro_batch;
@@ -288,6 +295,8 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
             out[j][s].ep_comm_s = st.ep_comm_s;
             out[j][s].p2p_s = st.p2p_s;
             out[j][s].stage_s = st.stage_s;
+            out[j][s].fwd_s = st.fwd_s;
+            out[j][s].bwd_s = st.bwd_s;
             tsum[j] += st.stage_s;
             if (st.stage_s > tmax[j]) tmax[j] = st.stage_s;
             gpus += t->replicas * t->stages[s].tp;
@@ -384,8 +393,21 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
         }
     }
 
-    /* 4. divide the global batch */
+    /* 4. divide the global batch (by the closed form, an upper bound), then
+     * time each template's pipeline exactly at its share */
     if ((rc = ar_assign_microbatches(su->global_batch, n, rep, mbs, tmax, tsum, m, &finish)) != ARACHNE_OK) goto done;
+    finish = 0.0;
+    for (j = 0; j < n; j++) {
+        const ar_template *t = &plan->t[j];
+        double f[AR_MAX_DEPTH], bw[AR_MAX_DEPTH], c[AR_MAX_DEPTH];
+        for (s = 0; s < t->depth; s++) {
+            f[s] = out[j][s].fwd_s;
+            bw[s] = out[j][s].bwd_s;
+            c[s] = 0.5 * out[j][s].p2p_s;
+        }
+        pipe[j] = ar_pipe_memo_time(pp ? &pp->memo : NULL, m[j], t->depth, f, bw, c);
+        if (pipe[j] > finish) finish = pipe[j];
+    }
 
     /* 5. memory at the assigned micro-batch counts */
     for (j = 0; j < n; j++) {
@@ -414,11 +436,13 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
             S->ep_comm_s = out[j][s].ep_comm_s;
             S->p2p_s = out[j][s].p2p_s;
             S->stage_s = out[j][s].stage_s;
+            S->fwd_s = out[j][s].fwd_s;
+            S->bwd_s = out[j][s].bwd_s;
             S->sync_s = out[j][s].sync_s;
             S->mem_bytes = out[j][s].mem_bytes;
         }
         t->micro_batches = m[j];
-        t->pipeline_s = m[j] > 0 ? (double)(m[j] - 1) * tmax[j] + tsum[j] + gmax[j] : 0.0;
+        t->pipeline_s = m[j] > 0 ? pipe[j] + gmax[j] : 0.0;
     }
     plan->setup = *su;
     if (!plan->model[0]) snprintf(plan->model, sizeof plan->model, "%s", cm->model->name);

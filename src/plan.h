@@ -41,6 +41,9 @@ typedef struct ar_stage {
     double ep_comm_s;      /* expert all-to-all for one micro-batch */
     double p2p_s;          /* activation send to the next stage (fwd+bwd) */
     double stage_s;        /* t_s = compute + tp + ep + p2p */
+    double fwd_s, bwd_s;   /* forward and backward parts of compute + tp + ep (the
+                            * 1F1B evaluation's operation times); one send to the
+                            * next stage takes p2p_s / 2 */
     double sync_s;         /* g_s: gradient all-reduce of this stage */
     double mem_bytes;      /* peak bytes per GPU */
 } ar_stage;
@@ -51,7 +54,7 @@ typedef struct ar_template {
     int replicas;          /* pipelines of this structure */
     int micro_batch;       /* sequences per micro-batch */
     int micro_batches;     /* M: micro-batches per replica per iteration (from min-max assignment) */
-    double pipeline_s;     /* (M-1) max t_s + sum t_s + max g_s */
+    double pipeline_s;     /* exact 1F1B time of M micro-batches + max g_s */
 } ar_template;
 
 typedef struct ar_rank {

@@ -2,7 +2,9 @@
  * exact min-max micro-batch assignment across templates, ring all-reduce.
  * No allocation, no cost-model state.  Formulas and sources:
  * docs/cost-model.md. */
+#include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cost.h"
@@ -231,4 +233,197 @@ int ar_assign_microbatches(int global_batch, int n, const int *replicas, const i
         *finish_out = f;
     }
     return ARACHNE_OK;
+}
+
+/* ---- exact 1F1B --------------------------------------------------------------- */
+
+/* Steady-state shortcut.  In the keys where every stage runs one forward
+ * and one backward (w_0 <= r < M), one key maps the state -- per stage its
+ * last end, its two links' last send ends and the gradient it waits for --
+ * by the same max-plus map, which is monotone and additive-homogeneous and
+ * so non-expansive in the max norm.  Such a map is eventually periodic:
+ * from some key on, c keys move every component by the same amount
+ * (c times the schedule's cycle time; c is often 1, not always).  Once c
+ * keys have moved every component alike, every later block of c steady
+ * keys does too, and the blocks up to the last forward can be skipped by
+ * adding that amount per block.  Floating-point rounding makes the
+ * increments differ in their last bits, so "alike" means within SHIFT_TOL
+ * of the state's magnitude; by non-expansiveness each skipped block then
+ * errs by at most the measured spread.  The search compares each key
+ * with a snapshot up to SHIFT_SPAN keys old, then takes a new snapshot. */
+#define SHIFT_TOL (8.0 * DBL_EPSILON)
+#define SHIFT_SPAN 64
+
+enum { SHIFT_N = 4 * AR_MAX_DEPTH };
+
+/* Packs the state: busy[0..p), link_f[0..p-1), link_b[0..p-1), pend[0..p-1). */
+static void steady_pack(int p, const double *busy, const double *link_f, const double *link_b,
+                        const double *pend, double *x)
+{
+    memcpy(x, busy, (size_t)p * sizeof *x);
+    memcpy(x + p, link_f, (size_t)(p - 1) * sizeof *x);
+    memcpy(x + 2 * p - 1, link_b, (size_t)(p - 1) * sizeof *x);
+    memcpy(x + 3 * p - 2, pend, (size_t)(p - 1) * sizeof *x);
+}
+
+/* 1 when x - snap is the same positive amount in every component (within
+ * SHIFT_TOL); *shift receives it. */
+static int steady_uniform(int n, const double *x, const double *snap, double *shift)
+{
+    double lo = HUGE_VAL, hi = -HUGE_VAL, mag = 0.0;
+    int i;
+    for (i = 0; i < n; i++) {
+        double d = x[i] - snap[i];
+        if (d < lo) lo = d;
+        if (d > hi) hi = d;
+        if (fabs(x[i]) > mag) mag = fabs(x[i]);
+    }
+    if (!(lo > 0.0) || !(hi - lo <= SHIFT_TOL * mag)) return 0;
+    *shift = 0.5 * (lo + hi);
+    return 1;
+}
+
+/* The recurrence, with w_s = min(p-s-1, M) warm-up forwards on stage s:
+ *
+ *   F(s,j) = max(prev_s, A(s,j)) + f_s        A(s,j) = max(F(s-1,j), A(s,j-1)) + c_{s-1}
+ *   B(s,j) = max(prev_s, G(s,j)) + b_s        G(s,j) = max(B(s+1,j), G(s,j-1)) + c_s
+ *
+ * (A: arrival of micro-batch j's activation at stage s, the link sending in
+ * micro-batch order; G: arrival of its gradient; A(0,j) = 0 and the last
+ * stage's G is its own forward, which precedes B on the stage anyway.)
+ * prev_s is the end of the stage's previous operation in the 1F1B order.
+ *
+ * Evaluation order: give F(s,j) the key j and B(s,j) the key j + w_s (the
+ * forward it is paired with in the steady state).  Every dependency then
+ * has a smaller key or the same key and an earlier place in this sweep:
+ * per key, the forwards from the first stage down (F(s-1,j) before F(s,j)),
+ * then the backwards from the last stage up (B(s+1,j) has key j + w_{s+1},
+ * w_{s+1} in {w_s - 1, w_s}).  Per stage the sweep visits the operations
+ * in 1F1B order, so prev_s is one register per stage.  The gradient of
+ * micro-batch j waits for stage s at most one key (w_s - w_{s+1} <= 1):
+ * two registers per stage, by parity. */
+double ar_pipeline_exact(int M, int depth, const double *fwd, const double *bwd, const double *send)
+{
+    double busy[AR_MAX_DEPTH], link_f[AR_MAX_DEPTH], link_b[AR_MAX_DEPTH], grad[AR_MAX_DEPTH][2];
+    double pend[AR_MAX_DEPTH], snap[SHIFT_N];
+    int w[AR_MAX_DEPTH];
+    const int p = depth;
+    long r, keys, snap_key = -1;
+    int s, shortcut = 1;
+    double end = 0.0;
+    if (M <= 0 || p <= 0 || p > AR_MAX_DEPTH) return 0.0;
+    for (s = 0; s < p; s++) {
+        w[s] = p - s - 1 < M ? p - s - 1 : M;
+        busy[s] = link_f[s] = link_b[s] = grad[s][0] = grad[s][1] = 0.0;
+    }
+    keys = (long)M + (p - 1 < M ? p - 1 : M);   /* = M + w_0 */
+    for (r = 0; r < keys; r++) {
+        if (r < M) {                    /* forwards of micro-batch r, down the pipeline */
+            double arrive = 0.0;
+            for (s = 0; s < p; s++) {
+                double t = (busy[s] > arrive ? busy[s] : arrive) + fwd[s];
+                busy[s] = t;
+                if (s + 1 < p) {
+                    link_f[s] = (t > link_f[s] ? t : link_f[s]) + send[s];
+                    arrive = link_f[s];
+                }
+            }
+        }
+        for (s = p - 1; s >= 0; s--) {  /* backwards paired with key r, up the pipeline */
+            long k = r - w[s];
+            double t;
+            if (k < 0 || k >= M) continue;
+            t = busy[s];
+            if (s + 1 < p && grad[s][k & 1] > t) t = grad[s][k & 1];
+            t += bwd[s];
+            busy[s] = t;
+            if (s > 0) {
+                link_b[s - 1] = (t > link_b[s - 1] ? t : link_b[s - 1]) + send[s - 1];
+                grad[s - 1][k & 1] = link_b[s - 1];
+            }
+        }
+        /* steady keys with enough left to skip: look for a uniform shift */
+        if (shortcut && p > 1 && r >= w[0] && (M - 1) - r > 2L * SHIFT_SPAN) {
+            double x[SHIFT_N], shift;
+            for (s = 0; s + 1 < p; s++) pend[s] = grad[s][(r + 1 - w[s]) & 1]; /* micro-batch r + 1 - w_s */
+            steady_pack(p, busy, link_f, link_b, pend, x);
+            if (snap_key >= 0 && steady_uniform(4 * p - 3, x, snap, &shift)) {
+                long c = r - snap_key, blocks = ((M - 2) - r) / c;
+                double add = shift * (double)blocks;
+                for (s = 0; s < p; s++) busy[s] += add;
+                for (s = 0; s + 1 < p; s++) {
+                    link_f[s] += add;
+                    link_b[s] += add;
+                    pend[s] += add;
+                }
+                r += blocks * c;    /* the next key is at most M - 1 */
+                for (s = 0; s + 1 < p; s++) grad[s][(r + 1 - w[s]) & 1] = pend[s];
+                shortcut = 0;
+            } else if (snap_key < 0 || r - snap_key >= SHIFT_SPAN) {
+                memcpy(snap, x, (size_t)(4 * p - 3) * sizeof *snap);
+                snap_key = r;
+            }
+        }
+    }
+    for (s = 0; s < p; s++)
+        if (busy[s] > end) end = busy[s];
+    return end;
+}
+
+/* ---- memo of exact pipeline times ---------------------------------------------- */
+
+int ar_pipe_memo_init(ar_pipe_memo *pm)
+{
+    memset(pm, 0, sizeof *pm);
+    pm->keys = ar_malloc((size_t)AR_PIPE_MEMO * 3 * AR_MAX_DEPTH * sizeof *pm->keys);
+    return pm->keys ? ARACHNE_OK : ARACHNE_E_NO_MEMORY;
+}
+
+void ar_pipe_memo_free(ar_pipe_memo *pm)
+{
+    if (!pm) return;
+    free(pm->keys);
+    memset(pm, 0, sizeof *pm);
+}
+
+static uint64_t mix_doubles(uint64_t h, const double *x, int n)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        uint64_t v;
+        memcpy(&v, &x[i], sizeof v);
+        h = (h ^ v) * 0x9e3779b97f4a7c15u;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+double ar_pipe_memo_time(ar_pipe_memo *pm, int M, int depth, const double *fwd, const double *bwd,
+                         const double *send)
+{
+    uint64_t h;
+    int slot, n = depth - 1;
+    double *key, v;
+    if (!pm || !pm->keys || M <= 0 || depth <= 0 || depth > AR_MAX_DEPTH)
+        return ar_pipeline_exact(M, depth, fwd, bwd, send);
+    h = mix_doubles(mix_doubles(mix_doubles((uint64_t)M * 0x100000001b3u + (uint64_t)depth, fwd, depth), bwd, depth),
+                    send, n);
+    slot = (int)(h % AR_PIPE_MEMO);
+    key = pm->keys + (size_t)slot * 3 * AR_MAX_DEPTH;
+    /* the whole key is compared: a hash collision costs a recomputation, never a wrong time */
+    if (pm->used[slot] && pm->hash[slot] == h && pm->M[slot] == M && pm->depth[slot] == depth &&
+        memcmp(key, fwd, (size_t)depth * sizeof *key) == 0 &&
+        memcmp(key + AR_MAX_DEPTH, bwd, (size_t)depth * sizeof *key) == 0 &&
+        (n == 0 || memcmp(key + 2 * AR_MAX_DEPTH, send, (size_t)n * sizeof *key) == 0))
+        return pm->value[slot];
+    v = ar_pipeline_exact(M, depth, fwd, bwd, send);
+    pm->used[slot] = 1;
+    pm->hash[slot] = h;
+    pm->M[slot] = M;
+    pm->depth[slot] = depth;
+    pm->value[slot] = v;
+    memcpy(key, fwd, (size_t)depth * sizeof *key);
+    memcpy(key + AR_MAX_DEPTH, bwd, (size_t)depth * sizeof *key);
+    if (n > 0) memcpy(key + 2 * AR_MAX_DEPTH, send, (size_t)n * sizeof *key);
+    return v;
 }

@@ -83,6 +83,9 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["format"]=
     || fail "price --json is not plan JSON"
 "$bin" price "$t/a.json" --json > "$t/b.json" || fail "price of price --json failed"
 cmp -s "$t/a.json" "$t/b.json" || fail "price --json does not round-trip to the same bytes"
+# a plan the library priced reprices to the time it records
+out=$("$bin" price "$t/a.json") || fail "price of price --json failed: $out"
+echo "$out" | grep -q "(+0.00%)" || fail "price: repriced time differs from the file: $out"
 
 # a different setup reprices (the micro-batches follow the new global batch)
 "$bin" price "$t/plan.json" --global-batch 128 --json > "$t/c.json" || fail "price --global-batch failed"

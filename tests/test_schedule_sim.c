@@ -17,6 +17,8 @@
 #include <stdlib.h>
 
 #include "harness.h"
+#include "fixture.h"
+#include "construct.h"
 #include "cost.h"
 
 #define SIM_P 16
@@ -174,5 +176,327 @@ TEST(pipeline_time_adds_sync_and_handles_idle)
     ASSERT_EQ(ar_pipeline_time(0, t, 3, 0.5), 0);
 }
 
+/* ---- exact evaluation against an event-queue simulation ------------------------
+ *
+ * An independent simulator of 1F1B with sends as their own events: a
+ * priority queue of completion events in time order; resources are the
+ * stages (one operation at a time, in the 1F1B order) and two links per
+ * stage boundary (activations forward, gradients back), each sending one
+ * micro-batch at a time in the order the data became ready.  Whatever
+ * becomes possible at an event's time starts at that time, so every start
+ * is the time its last condition came true. */
+
+#define EQ_P AR_MAX_DEPTH
+#define EQ_M 512   /* simulated micro-batches at most (random pipelines draw up to 64) */
+
+enum { EV_OP, EV_SEND_F, EV_SEND_B };
+typedef struct eq_ev { double t; int kind, s, j; long seq; } eq_ev;
+
+typedef struct eq_sim {
+    int p, M;
+    const double *f, *b, *c;
+    eq_ev heap[4 * EQ_P + 4];
+    int nheap;
+    long seq;
+    int next[EQ_P];                  /* index of the stage's next operation in its order */
+    int op_kind[EQ_P][2 * EQ_M], op_mb[EQ_P][2 * EQ_M];
+    int stage_busy[EQ_P];
+    unsigned char got_act[EQ_P][EQ_M], got_grad[EQ_P][EQ_M];
+    int lf_ready[EQ_P], lf_sent[EQ_P], lf_busy[EQ_P];   /* link s -> s+1 */
+    int lb_ready[EQ_P], lb_sent[EQ_P], lb_busy[EQ_P];   /* link s+1 -> s */
+    int inflight[EQ_P], peak[EQ_P];
+    long done;
+    double makespan;
+} eq_sim;
+
+static int ev_less(const eq_ev *a, const eq_ev *b) { return a->t < b->t || (a->t == b->t && a->seq < b->seq); }
+
+static void eq_push(eq_sim *q, double t, int kind, int s, int j)
+{
+    int i = q->nheap++;
+    eq_ev e;
+    e.t = t; e.kind = kind; e.s = s; e.j = j; e.seq = q->seq++;
+    while (i > 0 && ev_less(&e, &q->heap[(i - 1) / 2])) { q->heap[i] = q->heap[(i - 1) / 2]; i = (i - 1) / 2; }
+    q->heap[i] = e;
+}
+
+static eq_ev eq_pop(eq_sim *q)
+{
+    eq_ev top = q->heap[0], last = q->heap[--q->nheap];
+    int i = 0;
+    for (;;) {
+        int k = 2 * i + 1;
+        if (k >= q->nheap) break;
+        if (k + 1 < q->nheap && ev_less(&q->heap[k + 1], &q->heap[k])) k++;
+        if (!ev_less(&q->heap[k], &last)) break;
+        q->heap[i] = q->heap[k];
+        i = k;
+    }
+    q->heap[i] = last;
+    return top;
+}
+
+static void eq_try_stage(eq_sim *q, int s, double now)
+{
+    int k = q->next[s], j;
+    if (q->stage_busy[s] || k >= 2 * q->M) return;
+    j = q->op_mb[s][k];
+    if (q->op_kind[s][k] == 0) {
+        if (s > 0 && !q->got_act[s][j]) return;
+        eq_push(q, now + q->f[s], EV_OP, s, k);
+    } else {
+        if (s < q->p - 1 && !q->got_grad[s][j]) return;
+        eq_push(q, now + q->b[s], EV_OP, s, k);
+    }
+    q->stage_busy[s] = 1;
+}
+
+static void eq_try_links(eq_sim *q, int s, double now)
+{
+    if (!q->lf_busy[s] && q->lf_sent[s] < q->lf_ready[s]) {
+        q->lf_busy[s] = 1;
+        eq_push(q, now + q->c[s], EV_SEND_F, s, q->lf_sent[s]++);
+    }
+    if (!q->lb_busy[s] && q->lb_sent[s] < q->lb_ready[s]) {
+        q->lb_busy[s] = 1;
+        eq_push(q, now + q->c[s], EV_SEND_B, s, q->lb_sent[s]++);
+    }
+}
+
+/* Returns 0, or -1 when the simulation stalls (a schedule bug). */
+static int eq_run(eq_sim *q, int p, int M, const double *f, const double *b, const double *c)
+{
+    int s, j, k;
+    if (p < 1 || p > EQ_P || M < 1 || M > EQ_M) return -1;
+    memset(q, 0, sizeof *q);
+    q->p = p; q->M = M; q->f = f; q->b = b; q->c = c;
+    for (s = 0; s < p; s++) {       /* the 1F1B order, written out */
+        int w = p - s - 1 < M ? p - s - 1 : M, n = 0;
+        for (j = 0; j < w; j++) { q->op_kind[s][n] = 0; q->op_mb[s][n++] = j; }
+        for (k = 0; k < M - w; k++) {
+            q->op_kind[s][n] = 0; q->op_mb[s][n++] = w + k;
+            q->op_kind[s][n] = 1; q->op_mb[s][n++] = k;
+        }
+        for (j = M - w; j < M; j++) { q->op_kind[s][n] = 1; q->op_mb[s][n++] = j; }
+    }
+    for (s = 0; s < p; s++) eq_try_stage(q, s, 0.0);
+    while (q->nheap > 0) {
+        eq_ev e = eq_pop(q);
+        s = e.s;
+        if (e.t > q->makespan) q->makespan = e.t;
+        if (e.kind == EV_OP) {
+            int kind = q->op_kind[s][e.j];
+            q->stage_busy[s] = 0;
+            q->next[s]++;
+            q->done++;
+            if (kind == 0) {
+                if (++q->inflight[s] > q->peak[s]) q->peak[s] = q->inflight[s];
+                if (s < p - 1) { q->lf_ready[s]++; eq_try_links(q, s, e.t); }
+            } else {
+                q->inflight[s]--;
+                if (s > 0) { q->lb_ready[s - 1]++; eq_try_links(q, s - 1, e.t); }
+            }
+            eq_try_stage(q, s, e.t);
+        } else if (e.kind == EV_SEND_F) {
+            q->lf_busy[s] = 0;
+            q->got_act[s + 1][e.j] = 1;
+            eq_try_links(q, s, e.t);
+            eq_try_stage(q, s + 1, e.t);
+        } else {
+            q->lb_busy[s] = 0;
+            q->got_grad[s][e.j] = 1;
+            eq_try_links(q, s, e.t);
+            eq_try_stage(q, s, e.t);
+        }
+    }
+    return q->done == 2L * p * M ? 0 : -1;
+}
+
+/* Random pipeline: depth 1..maxp, M 1..EQ_M, forward and backward times
+ * drawn independently, sends from 0 (sometimes exactly 0) to above the
+ * compute times; one stage is sometimes made the bottleneck at a random
+ * position. */
+static void eq_random(ar_rng *r, int maxp, int *p, int *M, double *f, double *b, double *c)
+{
+    int s, style = ar_rng_int(r, 4);
+    *p = 1 + ar_rng_int(r, maxp);
+    *M = 1 + ar_rng_int(r, 64);
+    for (s = 0; s < *p; s++) {
+        f[s] = 0.05 + ar_rng_uniform(r);
+        b[s] = f[s] * (0.5 + 2.5 * ar_rng_uniform(r));
+        c[s] = style == 0 ? 0.0 : (style == 1 ? 2.0 : 0.3) * ar_rng_uniform(r);
+    }
+    if (style == 3) {
+        s = ar_rng_int(r, *p);
+        f[s] *= 4.0;
+        b[s] *= 4.0;
+    }
+}
+
+static void closed_times(int p, const double *f, const double *b, const double *c, double *t)
+{
+    int s;
+    for (s = 0; s < p; s++) t[s] = f[s] + b[s] + (s + 1 < p ? 2.0 * c[s] : 0.0);
+}
+
+TEST(exact_equals_event_simulation)
+{
+    static eq_sim q;   /* large; one test at a time touches it */
+    ar_rng r;
+    int it, n = th_quick() ? 300 : 1500, not_last = 0;
+    ar_rng_seed(&r, 21);
+    for (it = 0; it < n; it++) {
+        double f[EQ_P], b[EQ_P], c[EQ_P], t[EQ_P], exact, mx = 0.0;
+        int p, M, s, k = 0;
+        /* a third of the pipelines up to depth 32, the rest up to the limit */
+        eq_random(&r, it % 3 == 0 ? 32 : AR_MAX_DEPTH, &p, &M, f, b, c);
+        ASSERT_EQ(eq_run(&q, p, M, f, b, c), 0);
+        exact = ar_pipeline_exact(M, p, f, b, c);
+        ASSERT_NEAR(exact, q.makespan, 1e-12);
+        /* the memory rule: stage s holds at most min(p - s, M) micro-batches */
+        for (s = 0; s < p; s++) ASSERT_EQ(q.peak[s], (p - s < M ? p - s : M));
+        /* the closed form with both sends in t_s is an upper bound, and the
+         * bottleneck's own work a lower one */
+        closed_times(p, f, b, c, t);
+        for (s = 0; s < p; s++) if (f[s] + b[s] > mx) { mx = f[s] + b[s]; k = s; }
+        ASSERT_LE(exact, ar_pipeline_time(M, t, p, 0.0) * (1.0 + 1e-12));
+        ASSERT_LE(M * mx, exact * (1.0 + 1e-12));
+        if (k != p - 1) not_last++;
+    }
+    ASSERT_GT(not_last, n / 2);   /* most draws have the slowest stage elsewhere than last */
+}
+
+/* Long pipelines (M up to 512): the evaluation skips whole periods of the
+ * steady state once it repeats; it must still agree with the simulation.
+ * Equal stages, near-equal stages and a dominant link included. */
+TEST(exact_equals_event_simulation_long)
+{
+    static eq_sim q;
+    ar_rng r;
+    int it, n = th_quick() ? 60 : 300;
+    ar_rng_seed(&r, 23);
+    for (it = 0; it < n; it++) {
+        double f[EQ_P], b[EQ_P], c[EQ_P];
+        int p, M, s, style = it % 4;
+        eq_random(&r, 16, &p, &M, f, b, c);
+        M = 150 + ar_rng_int(&r, 363);
+        for (s = 0; s < p; s++) {
+            if (style == 1) { f[s] = f[0]; b[s] = b[0]; c[s] = c[0]; }            /* equal stages */
+            if (style == 2) { f[s] = 1.0 + 1e-9 * s; b[s] = 2.0 - 1e-9 * s; }     /* near ties */
+            if (style == 3 && s == p / 2) c[s] = 4.0;                               /* a slow link */
+        }
+        ASSERT_EQ(eq_run(&q, p, M, f, b, c), 0);
+        ASSERT_NEAR(ar_pipeline_exact(M, p, f, b, c), q.makespan, 1e-12);
+    }
+}
+
+TEST(exact_matches_known_cases)
+{
+    double f[4] = { 1, 1, 1, 1 }, b[4] = { 2, 2, 2, 2 }, c[4] = { 0, 0, 0, 0 };
+    double f2[3] = { 1, 3, 1 }, b2[3] = { 1, 3, 1 };
+    /* equal stages, no sends: (M + p - 1)(f + b) */
+    ASSERT_NEAR(ar_pipeline_exact(8, 4, f, b, c), (8 + 4 - 1) * 3.0, 1e-15);
+    ASSERT_NEAR(ar_pipeline_exact(1, 4, f, b, c), 4 * 3.0, 1e-15);
+    /* one micro-batch: every forward, send and backward in a chain */
+    c[0] = 0.5; c[1] = 0.25; c[2] = 0.125;
+    ASSERT_NEAR(ar_pipeline_exact(1, 4, f, b, c), 12.0 + 2 * 0.875, 1e-15);
+    /* idle and single-stage pipelines */
+    ASSERT_EQ(ar_pipeline_exact(0, 4, f, b, c), 0);
+    ASSERT_NEAR(ar_pipeline_exact(5, 1, f, b, c), 15.0, 1e-15);
+    /* a slow middle stage: the closed form (M-1) 6 + 10 over-estimates */
+    {
+        double t[3] = { 2, 6, 2 }, z[3] = { 0, 0, 0 };
+        double e = ar_pipeline_exact(4, 3, f2, b2, z);
+        ASSERT_LE(e, ar_pipeline_time(4, t, 3, 0.0));
+        ASSERT_LE(4 * 6.0, e);
+    }
+}
+
+TEST(exact_grows_with_micro_batches)
+{
+    ar_rng r;
+    int it;
+    ar_rng_seed(&r, 22);
+    for (it = 0; it < 200; it++) {
+        double f[EQ_P], b[EQ_P], c[EQ_P], prev = 0.0;
+        int p, M, m;
+        eq_random(&r, 24, &p, &M, f, b, c);
+        for (m = 1; m <= M; m++) {
+            double e = ar_pipeline_exact(m, p, f, b, c);
+            ASSERT_LE(prev, e * (1.0 + 1e-12));
+            prev = e;
+        }
+    }
+}
+
+/* Uniform choice among the allowed ones. */
+static int pick_any(void *user, const ar_dec_ctx *c, int *choice)
+{
+    ar_rng *r = user;
+    int i, k = ar_rng_int(r, c->nallowed);
+    for (i = 0; i < c->n; i++)
+        if (c->mask[i] && k-- == 0) { *choice = i; return ARACHNE_OK; }
+    return ARACHNE_E_INVALID_ARGUMENT;  /* nallowed disagrees with the mask */
+}
+
+/* Every template's pipeline_s in a priced plan is the event simulation of
+ * its stages (forward, backward, half of p2p_s per send, its micro-batch
+ * count) plus its largest gradient sync; the iteration is the slowest of
+ * those pipelines plus syncs and the optimizer step, so it is at least the
+ * slowest simulated pipeline. */
+TEST(plan_prices_use_the_exact_schedule)
+{
+    static eq_sim q;
+    static const char *const models[] = { "llama3-8b", "mixtral-8x7b" };
+    int mi, seed, templates = 0, below = 0;
+    for (mi = 0; mi < 2; mi++) {
+        env e;
+        ar_builder bld;
+        arachne_plan p;
+        ASSERT_OK(env_open(&e, models[mi], "a100-40:4x4,h100:3x8,a6000:4x2"));
+        /* the whole sync charged after the pipeline, so pipeline_s = makespan + max sync */
+        ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_OVERLAP_GRAD_REDUCE, 0));
+        ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_OVERLAP_PARAM_GATHER, 0));
+        ASSERT_OK(ar_builder_init(&bld, e.cm, NULL));
+        memset(&p, 0, sizeof p);
+        for (seed = 0; seed < (th_quick() ? 4 : 12); seed++) {
+            ar_rng r;
+            int j, s;
+            double slowest = 0.0;
+            ar_rng_seed(&r, (uint64_t)(100 + seed));
+            ASSERT_OK(ar_builder_run(&bld, pick_any, &r, &p, NULL));
+            ASSERT_OK(ar_plan_price(e.cm, &p));
+            for (j = 0; j < p.ntemplates; j++) {
+                const ar_template *t = &p.t[j];
+                double f[AR_MAX_DEPTH], b[AR_MAX_DEPTH], c[AR_MAX_DEPTH], g = 0.0, closed[AR_MAX_DEPTH];
+                for (s = 0; s < t->depth; s++) {
+                    const ar_stage *S = &t->stages[s];
+                    f[s] = S->fwd_s;
+                    b[s] = S->bwd_s;
+                    c[s] = S->p2p_s / 2.0;
+                    closed[s] = S->stage_s;
+                    ASSERT_MSG(f[s] > 0.0 && b[s] > f[s], "%s t%d s%d f %g b %g compute %g tp %g ep %g", models[mi], j, s, f[s], b[s], S->compute_s, S->tp_comm_s, S->ep_comm_s);
+                    ASSERT_NEAR(f[s] + b[s] + S->p2p_s, S->stage_s, 1e-12);
+                    if (S->sync_s > g) g = S->sync_s;
+                }
+                if (t->micro_batches < 1) { ASSERT_EQ(t->pipeline_s, 0); continue; }
+                ASSERT_EQ(eq_run(&q, t->depth, t->micro_batches, f, b, c), 0);
+                ASSERT_NEAR(t->pipeline_s, q.makespan + g, 1e-12);
+                if (q.makespan > slowest) slowest = q.makespan;
+                if (q.makespan < ar_pipeline_time(t->micro_batches, closed, t->depth, 0.0) * (1.0 - 1e-9)) below++;
+                templates++;
+            }
+            ASSERT_LE(slowest, p.iteration_s);
+        }
+        ar_plan_clear(&p);
+        ar_builder_free(&bld);
+        env_close(&e);
+    }
+    ASSERT_GT(templates, 20);
+    ASSERT_GT(below, 0);   /* some templates price below the closed form: the test can tell them apart */
+}
+
 SUITE(schedule_sim, T(closed_form_exact_when_bottleneck_is_last), T(closed_form_exact_for_equal_stages),
-      T(closed_form_is_upper_bound_for_any_order), T(pipeline_time_adds_sync_and_handles_idle));
+      T(closed_form_is_upper_bound_for_any_order), T(pipeline_time_adds_sync_and_handles_idle),
+      T(exact_equals_event_simulation), T(exact_equals_event_simulation_long), T(exact_matches_known_cases), T(exact_grows_with_micro_batches),
+      T(plan_prices_use_the_exact_schedule));
