@@ -1,9 +1,12 @@
-/* bench_plan.c -- planning time of the structured policy (greedy and
- * best-of-16) on large heterogeneous clusters: llama3-8b on the paper's
- * 512-GPU mix, and on 4,096 and 16,384 GPUs of 8 GPU types with 4- and
- * 8-GPU nodes.  Prints a table and one JSON line per case; times are
- * medians over repeated runs of arachne_plan_build (the cost model and its
+/* bench_plan.c -- planning time of the structured policy (greedy,
+ * best-of-16, and best-of-16 followed by arachne_plan_refine with the
+ * default budget, as `arachne plan` runs) on large heterogeneous clusters:
+ * llama3-8b on the paper's 512-GPU mix, and on 4,096 and 16,384 GPUs of 8
+ * GPU types with 4- and 8-GPU nodes.  Prints a table and one JSON line per
+ * case; times are medians over repeated runs (the cost model and its
  * generated profile are built once per cluster, outside the timing).
+ * Built with OpenMP (make OPENMP=1 bench) best-of-16 runs with 1 and with
+ * 2 threads (the rollouts in parallel, the same plan); without, 1 thread.
  *
  * The policy: $ARACHNE_POLICY, else examples/policies/default.arpol (the
  * bundled policy, when the bench runs from the source tree), else a fresh
@@ -18,6 +21,22 @@
 
 #include "arachne.h"
 #include "util.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* The modes: samples, threads (0: all), refine. */
+typedef struct bmode { const char *name; int samples, threads, refine; } bmode;
+static const bmode modes[] = {
+    { "greedy", 1, 1, 0 },
+    { "best-of-16", 16, 1, 0 },
+#ifdef _OPENMP
+    { "best-of-16", 16, 2, 0 },
+    { "best16+ref", 16, 2, 1 },
+#else
+    { "best16+ref", 16, 1, 1 },
+#endif
+};
 
 typedef struct bcase {
     const char *name;
@@ -66,8 +85,8 @@ int main(int argc, char **argv)
         policy_desc = "fresh (untrained, seed 1; no bundled policy found)";
     }
     printf("policy: %s\n", policy_desc);
-    printf("%-10s %6s %5s %-10s %5s %12s %12s %12s %12s %10s %9s\n", "cluster", "GPUs", "types", "mode", "runs",
-           "median s", "min s", "max s", "median cpu s", "iter/s", "evals");
+    printf("%-10s %6s %5s %-10s %3s %5s %12s %12s %12s %12s %10s %9s\n", "cluster", "GPUs", "types", "mode", "thr",
+           "runs", "median s", "min s", "max s", "median cpu s", "iter/s", "evals");
     for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         arachne_model *m = NULL;
         arachne_cluster *cl = NULL;
@@ -81,8 +100,9 @@ int main(int argc, char **argv)
         }
         arachne_cluster_gpu_count(cl, NULL, &gpus);
         arachne_cluster_type_count(cl, &types);
-        for (mode = 0; mode < 2; mode++) {
-            int samples = mode ? 16 : 1, n = mode ? (reps + 1) / 2 : reps, r;
+        for (mode = 0; mode < (int)(sizeof modes / sizeof modes[0]); mode++) {
+            const bmode *md = &modes[mode];
+            int samples = md->samples, n = samples > 1 ? (reps + 1) / 2 : reps, r;
             double *t = malloc(sizeof(double) * (size_t)n * 2), *cpu, thr = 0, ev = 0;
             if (!t) return 1;
             cpu = t + n;
@@ -90,7 +110,16 @@ int main(int argc, char **argv)
                 arachne_plan *plan = NULL;
                 double t0 = ar_now();
                 clock_t c0 = clock();
+#ifdef _OPENMP
+                omp_set_num_threads(md->threads);
+#endif
                 st = arachne_plan_build(&plan, pol, cm, samples, 1);
+                if (!st && md->refine) {
+                    arachne_plan *better = NULL;
+                    st = arachne_plan_refine(&better, plan, cm, ARACHNE_REFINE_EVALUATIONS, 0.0);
+                    arachne_plan_destroy(plan);
+                    plan = better;
+                }
                 t[r] = ar_now() - t0;
                 cpu[r] = (double)(clock() - c0) / CLOCKS_PER_SEC;
                 if (st) {
@@ -106,14 +135,14 @@ int main(int argc, char **argv)
             {
                 double med = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
                 double cmed = n % 2 ? cpu[n / 2] : 0.5 * (cpu[n / 2 - 1] + cpu[n / 2]);
-                const char *mname = mode ? "best-of-16" : "greedy";
-                printf("%-10s %6d %5d %-10s %5d %12.4f %12.4f %12.4f %12.4f %10.4f %9.0f\n", cases[c].name, gpus, types,
-                       mname, n, med, t[0], t[n - 1], cmed, thr, ev);
+                const char *mname = md->name;
+                printf("%-10s %6d %5d %-10s %3d %5d %12.4f %12.4f %12.4f %12.4f %10.4f %9.0f\n", cases[c].name, gpus,
+                       types, mname, md->threads, n, med, t[0], t[n - 1], cmed, thr, ev);
                 printf("{\"bench\":\"plan\",\"case\":\"%s\",\"model\":\"llama3-8b\",\"cluster\":\"%s\",\"gpus\":%d,"
-                       "\"types\":%d,\"mode\":\"%s\",\"runs\":%d,\"median_s\":%.6f,\"min_s\":%.6f,\"max_s\":%.6f,"
-                       "\"median_cpu_s\":%.6f,\"iter_per_s\":%.6g,\"evaluations\":%.0f,\"policy\":\"%s\"}\n",
-                       cases[c].name, cases[c].spec, gpus, types, mname, n, med, t[0], t[n - 1], cmed, thr, ev,
-                       policy_path ? "bundled-or-given" : "fresh");
+                       "\"types\":%d,\"mode\":\"%s\",\"threads\":%d,\"runs\":%d,\"median_s\":%.6f,\"min_s\":%.6f,"
+                       "\"max_s\":%.6f,\"median_cpu_s\":%.6f,\"iter_per_s\":%.6g,\"evaluations\":%.0f,\"policy\":\"%s\"}\n",
+                       cases[c].name, cases[c].spec, gpus, types, mname, md->threads, n, med, t[0], t[n - 1], cmed, thr,
+                       ev, policy_path ? "bundled-or-given" : "fresh");
             }
             free(t);
         }

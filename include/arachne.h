@@ -749,9 +749,12 @@ ARACHNE_API int arachne_plan_from_json(arachne_plan **out, const arachne_cost_mo
  *                stages (defaults 1 and tp, Megatron-Core's defaults);
  *    layers      transformer blocks per stage, "7/8/.../7" (pp entries
  *                summing to the model's blocks; default an even split);
+ *    fsdp        FSDP / ZeRO-3 sharding group (data-parallel ranks that shard
+ *                weights, gradients and optimizer state; divides dp; 0 or 1:
+ *                off, ZeRO-1 per the setup);
  *    gpu         the GPU type (required when the cluster has several);
- *    cp, vp, fsdp  accepted at 1 (fsdp also 0); larger values give
- *                ARACHNE_E_UNSUPPORTED naming the dimension.
+ *    cp, vp      accepted at 1; larger values give ARACHNE_E_UNSUPPORTED
+ *                naming the dimension.
  *  The global batch (cm's GLOBAL_BATCH) must be a multiple of dp x mbs;
  *  micro-batches per replica = batch / (dp x mbs).  Ranks follow
  *  Megatron-Core's default order (TP fastest, then DP, then the pipeline
@@ -914,10 +917,44 @@ ARACHNE_API int arachne_policy_set_metadata(arachne_policy *policy, const char *
  *  ARACHNE_E_INFEASIBLE (no template fits: the message compares the memory
  *  the model needs with what the cluster has), ARACHNE_E_NO_MEMORY.
  *  Threads: a policy and a cost model may be shared by concurrent calls.
- *  Same inputs and seed give the same plan, bit for bit.  The caller owns
- *  *out (arachne_plan_destroy). */
+ *  In a library built with OpenMP (make OPENMP=1) the K rollouts run on
+ *  omp_get_max_threads() threads; rollout k always uses the k-th seed drawn
+ *  from `seed` and the best plan is chosen by (throughput, k), so the plan
+ *  does not depend on the thread count.  Same inputs and seed give the same
+ *  plan, bit for bit.  The caller owns *out (arachne_plan_destroy). */
 ARACHNE_API int arachne_plan_build(arachne_plan **out, const arachne_policy *policy,
                                    const arachne_cost_model *cm, int samples, uint64_t seed);
+
+/** Default budget of arachne_plan_refine and of `arachne plan`: fills
+ *  (templates filled and priced), the unit of a plan's `evaluations`. */
+#define ARACHNE_REFINE_EVALUATIONS 500
+
+/** Improves a plan with the cost model (docs/search.md, "Refinement").  On
+ *  clusters of at most 64 GPUs an exact search of the one-template plans
+ *  runs first on at most an eighth of the budget; then a local search
+ *  changes one template decision at a time (a stage's GPU type, TP x2 or
+ *  /2, depth +1 or -1, a template dropped, two swapped, a one-type copy
+ *  added on free GPUs), refills the plan and keeps a change when it is
+ *  faster; the budget left goes to climbs from randomly perturbed copies of
+ *  the best plan (a fixed-seed RNG).  Returns the fastest plan priced,
+ *  never slower than `start` repriced with cm.
+ *  evaluations: the budget in fills (>= 0; 0 returns `start` repriced;
+ *  ARACHNE_REFINE_EVALUATIONS is the CLI default); it is checked before
+ *  each candidate plan, so the last candidate can exceed it by fewer fills
+ *  than the plan has templates.  time_cap_s: a
+ *  wall-clock limit in seconds (0: none).  The result depends only on the
+ *  inputs and the budget, unless the time cap stops the refinement first;
+ *  then the plan's method ends in "+refine-capped" instead of "+refine".
+ *  The plan records the start plan's samples, its evaluations plus those
+ *  spent here, and its planning_s plus the time spent here.  start must be
+ *  a plan for cm's cluster and model (ARACHNE_E_INVALID_PLAN otherwise).
+ *  Errors: ARACHNE_E_INVALID_ARGUMENT (NULL, negative budget or cap, a
+ *  plan without templates), ARACHNE_E_INVALID_PLAN, ARACHNE_E_INFEASIBLE
+ *  (neither the plan nor any variant prices with cm), ARACHNE_E_NO_MEMORY.
+ *  Threads: start and cm are only read; concurrent calls may share them.
+ *  The caller owns *out (arachne_plan_destroy); *out is NULL on failure. */
+ARACHNE_API int arachne_plan_refine(arachne_plan **out, const arachne_plan *start,
+                                    const arachne_cost_model *cm, long evaluations, double time_cap_s);
 
 /** Draws the plan as a plain SVG picture: every node and GPU of the cluster
  *  coloured by template (hue) and stage (lightness), idle GPUs grey; per

@@ -54,6 +54,15 @@ int ar_stage_memory_checked(const arachne_cost_model *cm, const ar_template *t, 
     out->grads = (dense + expert) * su->grad_bytes;
     out->optim = su->dist_optimizer ? dense * su->optim_bytes / dp_ranks + expert * su->optim_bytes / edp_ranks
                                     : (dense + expert) * su->optim_bytes;
+    if (t->fsdp > 1) {
+        /* FSDP: weights, gradients and optimizer state sharded over the
+         * group; the layer being computed and the next one (prefetch) are
+         * gathered whole */
+        double f = t->fsdp, layer = (dense + expert) / AR_MAX(1, S->end - S->first);
+        out->weights = (dense + expert) * su->weight_bytes / f + 2.0 * layer * su->weight_bytes;
+        out->grads = (dense + expert) * su->grad_bytes / f;
+        out->optim = (dense + expert) * su->optim_bytes / f;
+    }
     /* activations of one micro-batch on this stage */
     if (s == 0) {
         if ((rc = ar_cost_entry_get(cm, S->type, AR_LAYER_EMBED, S->tp, b, &tmp, &e)) != ARACHNE_OK) return rc;

@@ -160,6 +160,27 @@ static void ring_link(const arachne_cluster *c, uint32_t mask, double *bw, doubl
     }
 }
 
+/* FSDP (ZeRO-3) with a sharding group of f data-parallel ranks: every
+ * micro-batch all-gathers the stage's parameters for the forward and again
+ * for the backward and reduce-scatters its gradients, prefetched under the
+ * stage's compute, so only what outlasts one micro-batch's stage time is
+ * added to it (to the forward and backward in proportion).  *grad_s is the
+ * all-reduce of the gradient shards over the R / f groups (hybrid sharding;
+ * 0 when one group holds every replica). */
+static void fsdp_stage(const ar_setup *su, int f, int R, double params, double bw, double lat, stage_out *o,
+                       double *grad_s)
+{
+    double k = (double)f, ag = (k - 1.0) / k * params * su->weight_bytes / bw + (k - 1.0) * lat;
+    double rs = (k - 1.0) / k * params * su->grad_bytes / bw + (k - 1.0) * lat;
+    double comm = 2.0 * ag + rs, extra = comm - o->stage_s;
+    if (extra > 0.0) {
+        o->stage_s += extra;
+        o->fwd_s += extra * ag / comm;
+        o->bwd_s += extra * (ag + rs) / comm;
+    }
+    *grad_s = R / f > 1 ? ar_ring_allreduce_s(params / k * su->grad_bytes, R / f, bw, lat) : 0.0;
+}
+
 /* Largest expert data-parallel group over the stage's MoE blocks (1 if none). */
 static int expert_ranks(const ar_cost_cache *c, const holder *h, const ar_stage *S)
 {
@@ -372,6 +393,17 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
                 lat = g->intra_lat;
             }
             ar_stage_params(cm, t, s, &dense, &expert);
+            if (t->fsdp > 1) {
+                fsdp_stage(su, t->fsdp, R, dense + expert, bw, lat, &out[j][s], &grad);
+                upto += out[j][s].stage_s;
+                out[j][s].sync_s = grad;
+                exposed = su->overlap_grad_reduce ? AR_MAX(0.0, grad - AR_BWD_SHARE * upto) : grad;
+                if (exposed > gmax[j]) gmax[j] = exposed;
+                if (exposed > sync_max) sync_max = exposed;
+                upd = (dense + expert) / t->fsdp * (2.0 * su->optim_bytes + su->grad_bytes + su->weight_bytes) / g->hbm_bw;
+                if (upd > opt_max) opt_max = upd;
+                continue;
+            }
             ar_sync_split(dense, R, su->grad_bytes, su->weight_bytes, su->dist_optimizer, bw, lat, &grad, &gather);
             if (moe > 0) {
                 ar_sync_split(expert, ke, su->grad_bytes, su->weight_bytes, su->dist_optimizer, bw, lat, &g2, &a2);
@@ -390,6 +422,17 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
             upd = su->dist_optimizer ? dense / R + expert / ke : dense + expert;
             upd = upd * (2.0 * su->optim_bytes + su->grad_bytes + su->weight_bytes) / g->hbm_bw;
             if (upd > opt_max) opt_max = upd;
+        }
+    }
+
+    /* FSDP templates' stage times now include their exposed gathers */
+    for (j = 0; j < n; j++) {
+        const ar_template *t = &plan->t[j];
+        if (t->fsdp <= 1) continue;
+        tmax[j] = tsum[j] = 0.0;
+        for (s = 0; s < t->depth; s++) {
+            tsum[j] += out[j][s].stage_s;
+            if (out[j][s].stage_s > tmax[j]) tmax[j] = out[j][s].stage_s;
         }
     }
 

@@ -13,16 +13,21 @@
 const char *ar_eval_method_name(int method, int samples, int random_factor)
 {
     static const char *fixed[AR_EVAL_METHODS] = { "policy", "policy-best", "random-same", "random-many", "exhaustive",
-                                                  "flat", "flat-best" };
+                                                  "flat", "flat-best", "policy-best+refine" };
     static _Thread_local char buf[AR_EVAL_METHODS][32];
     if (method < 0 || method >= AR_EVAL_METHODS) return "?";
     switch (method) {
     case AR_EVAL_POLICY_BEST: snprintf(buf[method], 32, "policy-best%d", samples); return buf[method];
     case AR_EVAL_FLAT_BEST: snprintf(buf[method], 32, "flat-best%d", samples); return buf[method];
+    case AR_EVAL_POLICY_REFINED: snprintf(buf[method], 32, "policy-best%d+refine", samples); return buf[method];
     case AR_EVAL_RANDOM_MANY: snprintf(buf[method], 32, "random-x%d", random_factor); return buf[method];
     default: return fixed[method];
     }
 }
+
+const int ar_eval_method_order[AR_EVAL_METHODS] = { AR_EVAL_POLICY_GREEDY, AR_EVAL_POLICY_BEST, AR_EVAL_POLICY_REFINED,
+                                                    AR_EVAL_RANDOM_SAME,   AR_EVAL_RANDOM_MANY, AR_EVAL_EXHAUSTIVE,
+                                                    AR_EVAL_FLAT_GREEDY,   AR_EVAL_FLAT_BEST };
 
 /* ---------------------------------------------------------------------- */
 /* config                                                                  */
@@ -145,7 +150,8 @@ static int parse_comps(const ar_json *arr, const char *base, int need_name, cons
 static int parse_root(ar_eval_config *c, const ar_json *root, const char *base)
 {
     static const char *const keys[] = { "format", "version", "policy", "samples", "seed", "random_factor",
-                                        "random_time_budget_s", "exhaustive", "flat", "compositions", NULL };
+                                        "random_time_budget_s", "refine_evaluations", "refine_time_cap_s",
+                                        "exhaustive", "flat", "compositions", NULL };
     static const char *const exh_keys[] = { "max_gpus", "max_templates", "max_depth", "time_budget_s", NULL };
     static const char *const flat_keys[] = { "policy", "save", "train", "evaluations", "group", "hidden", "layers",
                                              "seed", NULL };
@@ -178,6 +184,13 @@ static int parse_root(ar_eval_config *c, const ar_json *root, const char *base)
         if (!(c->random_time_budget_s >= 0 && c->random_time_budget_s <= 1e7))
             return ar_json_error_at(ar_json_get(root, "random_time_budget_s"),
                                     "random_time_budget_s: %g is outside [0, 1e7]", c->random_time_budget_s);
+    }
+    if ((st = ar_json_int(root, "refine_evaluations", 0, 0, 100000000L, &c->refine_evaluations))) return st;
+    if (ar_json_get(root, "refine_time_cap_s")) {
+        if ((st = ar_json_num(root, "refine_time_cap_s", 1, &c->refine_time_cap_s))) return st;
+        if (!(c->refine_time_cap_s >= 0 && c->refine_time_cap_s <= 1e7))
+            return ar_json_error_at(ar_json_get(root, "refine_time_cap_s"), "refine_time_cap_s: %g is outside [0, 1e7]",
+                                    c->refine_time_cap_s);
     }
     o = NULL;
     if ((st = ar_json_obj(root, "exhaustive", 0, &o))) return st;
@@ -263,6 +276,8 @@ int ar_eval_config_parse(ar_eval_config **out, const char *text, size_t len, con
     c->seed = 1;
     c->random_factor = 100;
     c->random_time_budget_s = 0.0;
+    c->refine_evaluations = ARACHNE_REFINE_EVALUATIONS;
+    c->refine_time_cap_s = 0.0;
     c->exh_max_gpus = 64;
     c->exh_max_templates = 1;
     c->exh_max_depth = 6;
@@ -519,6 +534,33 @@ done:
     return st;
 }
 
+/* The population numbers of every method against each row's reference. */
+static void populations(ar_eval_result *res)
+{
+    int g, k, i;
+    for (g = 0; g < AR_EVAL_POPS; g++)
+        for (k = 0; k < AR_EVAL_METHODS; k++) {
+            ar_eval_pop *P = &res->pop[g][k];
+            double s = 0.0;
+            int ok95 = 0;
+            memset(P, 0, sizeof *P);
+            for (i = 0; i < res->nrows; i++) {
+                const ar_eval_row *r = &res->rows[i];
+                const ar_eval_cell *c = &r->cell[k];
+                double rel;
+                if (r->ref < 0 || !c->ran) continue;
+                if ((g == AR_EVAL_POP_DENSE && r->moe) || (g == AR_EVAL_POP_MOE && !r->moe)) continue;
+                if (c->status != ARACHNE_OK || !(c->iter_per_s > 0)) { P->missing++; continue; }
+                rel = c->iter_per_s / r->cell[r->ref].iter_per_s;
+                s += log(rel);
+                if (P->rows == 0 || rel < P->min) P->min = rel;
+                if (rel >= 0.95) ok95++;
+                P->rows++;
+            }
+            if (P->rows) { P->geomean = exp(s / P->rows); P->share95 = (double)ok95 / P->rows; }
+        }
+}
+
 int ar_eval_run(const ar_eval_config *cfg, const arachne_policy *policy, ar_eval_progress_fn progress, void *user,
                 ar_eval_result *res)
 {
@@ -541,6 +583,7 @@ int ar_eval_run(const ar_eval_config *cfg, const arachne_policy *policy, ar_eval
         if ((st = ar_eval_env_build(&env, &cfg->comps[i]))) goto done;
         arachne_cluster_gpu_count(env.cluster, NULL, &row->gpus);
         arachne_cluster_type_count(env.cluster, &row->types);
+        row->moe = env.model->experts > 0;
 #define STEP(msg) do { if ((st = say(progress, user, "[%d/%d] %s: %s", i + 1, cfg->ncomps, row->comp.name, msg))) { \
         ar_eval_env_free(&env); goto done; } } while (0)
 #define TAKE(m, call) do { p = NULL; st = (call); st = take(&row->cell[m], st, p); \
@@ -548,7 +591,32 @@ int ar_eval_run(const ar_eval_config *cfg, const arachne_policy *policy, ar_eval
         STEP("policy greedy");
         TAKE(AR_EVAL_POLICY_GREEDY, arachne_plan_build(&p, policy, env.cm, 1, cfg->seed));
         STEP("policy best-of-K");
-        TAKE(AR_EVAL_POLICY_BEST, arachne_plan_build(&p, policy, env.cm, cfg->samples, cfg->seed));
+        p = NULL;
+        st = arachne_plan_build(&p, policy, env.cm, cfg->samples, cfg->seed);
+        if (st == ARACHNE_OK) {
+            arachne_plan *r = NULL;
+            int st2;
+            if ((st2 = say(progress, user, "[%d/%d] %s: refinement of the best-of-K plan", i + 1, cfg->ncomps,
+                           row->comp.name))) {
+                arachne_plan_destroy(p);
+                st = st2;
+                ar_eval_env_free(&env);
+                goto done;
+            }
+            st2 = arachne_plan_refine(&r, p, env.cm, cfg->refine_evaluations, cfg->refine_time_cap_s);
+            if ((st2 = take(&row->cell[AR_EVAL_POLICY_REFINED], st2, r))) {
+                arachne_plan_destroy(p);
+                st = st2;
+                ar_eval_env_free(&env);
+                goto done;
+            }
+        } else {
+            row->cell[AR_EVAL_POLICY_REFINED].ran = 1;
+            row->cell[AR_EVAL_POLICY_REFINED].status = st;
+            snprintf(row->cell[AR_EVAL_POLICY_REFINED].note, sizeof row->cell[0].note, "%s", arachne_last_error());
+        }
+        st = take(&row->cell[AR_EVAL_POLICY_BEST], st, p);
+        if (st) { ar_eval_env_free(&env); goto done; }
         same = row->cell[AR_EVAL_POLICY_BEST].evaluations;
         if (same < 1) same = cfg->samples;
         STEP("random search, same evaluations");
@@ -601,7 +669,13 @@ int ar_eval_run(const ar_eval_config *cfg, const arachne_policy *policy, ar_eval
         for (k = 0; k < AR_EVAL_METHODS; k++)
             if (row->cell[k].ran && row->cell[k].status == ARACHNE_OK && row->best > 0)
                 row->cell[k].rel = row->cell[k].iter_per_s / row->best;
+        row->ref = -1;
+        if (row->cell[AR_EVAL_EXHAUSTIVE].ran && row->cell[AR_EVAL_EXHAUSTIVE].status == ARACHNE_OK)
+            row->ref = AR_EVAL_EXHAUSTIVE;
+        else if (row->cell[AR_EVAL_RANDOM_MANY].ran && row->cell[AR_EVAL_RANDOM_MANY].status == ARACHNE_OK)
+            row->ref = AR_EVAL_RANDOM_MANY;
     }
+    populations(res);
     for (k = 0; k < AR_EVAL_METHODS; k++) {
         double s = 0.0;
         for (i = 0; i < res->nrows; i++) {
@@ -624,18 +698,20 @@ done:
 
 void ar_eval_result_json(const ar_eval_config *cfg, const ar_eval_result *res, const char *policy, ar_buf *b)
 {
-    int i, k, first;
+    static const char *const pop_names[AR_EVAL_POPS] = { "all", "dense", "moe" };
+    int i, k, o, g, first;
     const char *names[AR_EVAL_METHODS];
     for (k = 0; k < AR_EVAL_METHODS; k++) names[k] = ar_eval_method_name(k, cfg->samples, (int)cfg->random_factor);
     ar_buf_puts(b, "{\"format\":\"arachne-eval-result\",\"version\":1,\"config\":");
     ar_json_put_string(b, cfg->path);
     ar_buf_puts(b, ",\"policy\":");
     ar_json_put_string(b, policy ? policy : "");
-    ar_buf_printf(b, ",\"samples\":%d,\"seed\":%llu,\"random_factor\":%ld,\"methods\":[", cfg->samples,
-                  (unsigned long long)cfg->seed, cfg->random_factor);
-    for (k = 0; k < AR_EVAL_METHODS; k++) {
-        if (k) ar_buf_puts(b, ",");
-        ar_json_put_string(b, names[k]);
+    ar_buf_printf(b, ",\"samples\":%d,\"seed\":%llu,\"random_factor\":%ld,\"refine_evaluations\":%ld,"
+                  "\"methods\":[", cfg->samples, (unsigned long long)cfg->seed, cfg->random_factor,
+                  cfg->refine_evaluations);
+    for (o = 0; o < AR_EVAL_METHODS; o++) {
+        if (o) ar_buf_puts(b, ",");
+        ar_json_put_string(b, names[ar_eval_method_order[o]]);
     }
     ar_buf_puts(b, "],\"flat\":{\"source\":");
     ar_json_put_string(b, res->flat_source);
@@ -645,7 +721,24 @@ void ar_eval_result_json(const ar_eval_config *cfg, const ar_eval_result *res, c
     ar_json_put_number(b, res->flat_first_return);
     ar_buf_puts(b, ",\"last_mean_return\":");
     ar_json_put_number(b, res->flat_last_return);
-    ar_buf_puts(b, "},\"compositions\":[");
+    ar_buf_puts(b, "},\n\"population\":{");
+    for (g = 0; g < AR_EVAL_POPS; g++) {
+        ar_buf_printf(b, "%s\"%s\":{", g ? ",\n" : "", pop_names[g]);
+        for (o = 0; o < AR_EVAL_METHODS; o++) {
+            const ar_eval_pop *P = &res->pop[g][ar_eval_method_order[o]];
+            if (o) ar_buf_puts(b, ",");
+            ar_json_put_string(b, names[ar_eval_method_order[o]]);
+            ar_buf_printf(b, ":{\"rows\":%d,\"missing\":%d,\"geomean\":", P->rows, P->missing);
+            ar_json_put_number(b, P->geomean);
+            ar_buf_puts(b, ",\"min\":");
+            ar_json_put_number(b, P->min);
+            ar_buf_puts(b, ",\"share_ge_095\":");
+            ar_json_put_number(b, P->share95);
+            ar_buf_puts(b, "}");
+        }
+        ar_buf_puts(b, "}");
+    }
+    ar_buf_puts(b, "},\n\"compositions\":[");
     for (i = 0; i < res->nrows; i++) {
         const ar_eval_row *r = &res->rows[i];
         ar_buf_puts(b, i ? ",\n{" : "\n{");
@@ -655,11 +748,15 @@ void ar_eval_result_json(const ar_eval_config *cfg, const ar_eval_result *res, c
         ar_json_put_string(b, r->comp.model);
         ar_buf_puts(b, ",\"cluster\":");
         ar_json_put_string(b, r->comp.cluster);
-        ar_buf_printf(b, ",\"gpus\":%d,\"types\":%d,\"best_iter_per_s\":", r->gpus, r->types);
+        ar_buf_printf(b, ",\"gpus\":%d,\"types\":%d,\"moe\":%s,\"reference\":", r->gpus, r->types,
+                      r->moe ? "true" : "false");
+        if (r->ref < 0) ar_buf_puts(b, "null");
+        else ar_json_put_string(b, names[r->ref]);
+        ar_buf_puts(b, ",\"best_iter_per_s\":");
         ar_json_put_number(b, r->best);
         ar_buf_puts(b, ",\"results\":{");
-        for (k = 0, first = 1; k < AR_EVAL_METHODS; k++) {
-            const ar_eval_cell *c = &r->cell[k];
+        for (o = 0, first = 1; o < AR_EVAL_METHODS; o++) {
+            const ar_eval_cell *c = &r->cell[k = ar_eval_method_order[o]];
             if (!c->ran) continue;
             if (!first) ar_buf_puts(b, ",");
             first = 0;
@@ -682,8 +779,9 @@ void ar_eval_result_json(const ar_eval_config *cfg, const ar_eval_result *res, c
         ar_buf_puts(b, "}}");
     }
     ar_buf_puts(b, "],\n\"geomean\":{");
-    for (k = 0; k < AR_EVAL_METHODS; k++) {
-        if (k) ar_buf_puts(b, ",");
+    for (o = 0; o < AR_EVAL_METHODS; o++) {
+        k = ar_eval_method_order[o];
+        if (o) ar_buf_puts(b, ",");
         ar_json_put_string(b, names[k]);
         ar_buf_puts(b, ":{\"relative\":");
         ar_json_put_number(b, res->geomean[k]);
@@ -705,49 +803,98 @@ static void cellf(ar_buf *b, const ar_eval_cell *c, int what)
         else if (c->planning_s < 10) snprintf(s, sizeof s, "%.3f", c->planning_s);
         else snprintf(s, sizeof s, "%.1f", c->planning_s);
     }
-    ar_buf_printf(b, " %13s", s);
+    ar_buf_printf(b, " %20s", s);
+}
+
+/* Method columns: the methods in table order, without those that ran nowhere. */
+static int shown(const ar_eval_result *res, int *cols)
+{
+    int o, n = 0;
+    for (o = 0; o < AR_EVAL_METHODS; o++)
+        if (res->ran[ar_eval_method_order[o]] > 0) cols[n++] = ar_eval_method_order[o];
+    return n;
+}
+
+static void header(ar_buf *b, const ar_eval_config *cfg, const int *cols, int ncols, const char *first)
+{
+    int o;
+    ar_buf_printf(b, "%-34s %-9s", first, "");
+    for (o = 0; o < ncols; o++)
+        ar_buf_printf(b, " %20s", ar_eval_method_name(cols[o], cfg->samples, (int)cfg->random_factor));
+    ar_buf_puts(b, "\n");
+}
+
+/* The population block: per group, geometric mean, minimum and share >= 0.95
+ * of each method against the rows' references. */
+static void pop_table(const ar_eval_config *cfg, const ar_eval_result *res, const int *cols, int ncols, ar_buf *b)
+{
+    static const char *const pop_names[AR_EVAL_POPS] = { "all", "dense", "moe" };
+    static const char *const what[3] = { "geomean", "min", "share>=0.95" };
+    int g, w, o;
+    ar_buf_printf(b, "population: relative to exhaustive search where it ran, else random-x%ld\n", cfg->random_factor);
+    header(b, cfg, cols, ncols, "population");
+    for (g = 0; g < AR_EVAL_POPS; g++) {
+        const ar_eval_pop *P0 = &res->pop[g][AR_EVAL_POLICY_GREEDY];
+        for (w = 0; w < 3; w++) {
+            char head[64];
+            if (w == 0) snprintf(head, sizeof head, "%s (%d)", pop_names[g], P0->rows + P0->missing);
+            else head[0] = '\0';
+            ar_buf_printf(b, "%-34s %-9s", head, what[w]);
+            for (o = 0; o < ncols; o++) {
+                const ar_eval_pop *P = &res->pop[g][cols[o]];
+                char v[32];
+                double x = w == 0 ? P->geomean : w == 1 ? P->min : P->share95;
+                if (!P->rows) snprintf(v, sizeof v, "-");
+                else if (P->missing) snprintf(v, sizeof v, "%.3f (%d none)", x, P->missing);
+                else snprintf(v, sizeof v, "%.3f", x);
+                ar_buf_printf(b, " %20s", v);
+            }
+            ar_buf_puts(b, "\n");
+        }
+    }
+    ar_buf_puts(b, "\n");
 }
 
 void ar_eval_result_table(const ar_eval_config *cfg, const ar_eval_result *res, const char *policy, ar_buf *b)
 {
-    int i, k;
-    ar_buf_printf(b, "policy: %s; best-of-%d sampling; random-same: as many evaluations as policy-best%d; "
-                  "random-x%ld: %ld times that%s\n", policy ? policy : "", cfg->samples, cfg->samples,
-                  cfg->random_factor, cfg->random_factor,
+    int i, k, o, cols[AR_EVAL_METHODS], ncols = shown(res, cols);
+    ar_buf_printf(b, "policy: %s; best-of-%d sampling; +refine: %ld evaluations; random-same: as many evaluations "
+                  "as policy-best%d; random-x%ld: %ld times that%s\n", policy ? policy : "", cfg->samples,
+                  cfg->refine_evaluations, cfg->samples, cfg->random_factor, cfg->random_factor,
                   cfg->random_time_budget_s > 0 ? " (time-capped)" : "");
-    ar_buf_printf(b, "%-34s %-9s", "composition", "");
-    for (k = 0; k < AR_EVAL_METHODS; k++)
-        ar_buf_printf(b, " %13s", ar_eval_method_name(k, cfg->samples, (int)cfg->random_factor));
-    ar_buf_puts(b, "\n");
+    pop_table(cfg, res, cols, ncols, b);
+    header(b, cfg, cols, ncols, "composition");
     for (i = 0; i < res->nrows; i++) {
         const ar_eval_row *r = &res->rows[i];
         char head[64];
         snprintf(head, sizeof head, "%s", r->comp.name);
         ar_buf_printf(b, "%-34s %-9s", head, "rel thr");
-        for (k = 0; k < AR_EVAL_METHODS; k++) cellf(b, &r->cell[k], 0);
+        for (o = 0; o < ncols; o++) cellf(b, &r->cell[cols[o]], 0);
         ar_buf_puts(b, "\n");
         snprintf(head, sizeof head, "  %d GPUs, %d types, best %.4g it/s", r->gpus, r->types, r->best);
         ar_buf_printf(b, "%-34s %-9s", head, "evals");
-        for (k = 0; k < AR_EVAL_METHODS; k++) cellf(b, &r->cell[k], 1);
+        for (o = 0; o < ncols; o++) cellf(b, &r->cell[cols[o]], 1);
         ar_buf_puts(b, "\n");
         snprintf(head, sizeof head, "  %.30s", r->comp.model);
         ar_buf_printf(b, "%-34s %-9s", head, "time s");
-        for (k = 0; k < AR_EVAL_METHODS; k++) cellf(b, &r->cell[k], 2);
+        for (o = 0; o < ncols; o++) cellf(b, &r->cell[cols[o]], 2);
         ar_buf_puts(b, "\n");
     }
-    ar_buf_printf(b, "%-34s %-9s", "geometric mean", "rel thr");
-    for (k = 0; k < AR_EVAL_METHODS; k++) {
+    ar_buf_printf(b, "%-34s %-9s", "geometric mean (of rel thr)", "rel thr");
+    for (o = 0; o < ncols; o++) {
         char s[32];
+        k = cols[o];
         if (!res->ran[k]) snprintf(s, sizeof s, "-");
         else snprintf(s, sizeof s, "%.3f", res->geomean[k]);
-        ar_buf_printf(b, " %13s", s);
+        ar_buf_printf(b, " %20s", s);
     }
     ar_buf_puts(b, "\n");
     ar_buf_printf(b, "%-34s %-9s", "  compositions planned", "");
-    for (k = 0; k < AR_EVAL_METHODS; k++) {
+    for (o = 0; o < ncols; o++) {
         char s[32];
+        k = cols[o];
         snprintf(s, sizeof s, "%d/%d", res->planned[k], res->ran[k]);
-        ar_buf_printf(b, " %13s", s);
+        ar_buf_printf(b, " %20s", s);
     }
     ar_buf_puts(b, "\n");
     if (strcmp(res->flat_source, "trained") == 0)

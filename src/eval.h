@@ -18,8 +18,12 @@ enum {
     AR_EVAL_EXHAUSTIVE = 4,    /* exhaustive search (small clusters) */
     AR_EVAL_FLAT_GREEDY = 5,   /* flat policy, greedy */
     AR_EVAL_FLAT_BEST = 6,     /* flat policy, best of `samples` */
-    AR_EVAL_METHODS = 7
+    AR_EVAL_POLICY_REFINED = 7,/* POLICY_BEST's plan after arachne_plan_refine */
+    AR_EVAL_METHODS = 8
 };
+
+/* The methods in the order tables and JSON list them. */
+extern const int ar_eval_method_order[AR_EVAL_METHODS];
 
 /* Short column name of a method ("policy", "policy-best16", ...). */
 const char *ar_eval_method_name(int method, int samples, int random_factor);
@@ -47,6 +51,8 @@ typedef struct ar_eval_config {
     uint64_t seed;               /* [1] */
     long random_factor;          /* [100] */
     double random_time_budget_s; /* cap on each random search, 0 none [0] */
+    long refine_evaluations;     /* budget of policy-best+refine [ARACHNE_REFINE_EVALUATIONS] */
+    double refine_time_cap_s;    /* its wall-clock cap, 0 none [0] */
     /* exhaustive */
     int exh_max_gpus;            /* [64] */
     int exh_max_templates;       /* [1] */
@@ -118,11 +124,26 @@ typedef struct ar_eval_cell {
 typedef struct ar_eval_row {
     ar_eval_comp comp;
     int gpus, types;
+    int moe;                     /* 1: the model has routed experts */
+    int ref;                     /* reference method: EXHAUSTIVE where it planned, else RANDOM_MANY (-1: none) */
     double best;                 /* best iter/s over the methods */
     ar_eval_cell cell[AR_EVAL_METHODS];
 } ar_eval_row;
 
+/* A method over a population of rows, against each row's reference
+ * (exhaustive search where it ran, else random search with random_factor
+ * times the evaluations): rel = iter/s / reference iter/s, which can exceed
+ * 1 (a plan of several templates, or a search the reference cut short). */
+typedef struct ar_eval_pop {
+    int rows;                    /* rows with a reference and a plan of this method */
+    int missing;                 /* rows with a reference where the method gave no plan */
+    double geomean, min, share95;/* of rel; share95: fraction with rel >= 0.95 */
+} ar_eval_pop;
+
+enum { AR_EVAL_POP_ALL = 0, AR_EVAL_POP_DENSE = 1, AR_EVAL_POP_MOE = 2, AR_EVAL_POPS = 3 };
+
 typedef struct ar_eval_result {
+    ar_eval_pop pop[AR_EVAL_POPS][AR_EVAL_METHODS];
     int nrows;
     ar_eval_row *rows;
     double geomean[AR_EVAL_METHODS]; /* geometric mean of rel over the rows where the method gave a plan */

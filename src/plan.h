@@ -54,6 +54,8 @@ typedef struct ar_template {
     int replicas;          /* pipelines of this structure */
     int micro_batch;       /* sequences per micro-batch */
     int micro_batches;     /* M: micro-batches per replica per iteration (from min-max assignment) */
+    int fsdp;              /* FSDP / ZeRO-3 sharding group (data-parallel ranks sharing weights,
+                            * gradients and optimizer state); 0 or 1: off (ZeRO-1 at most) */
     double pipeline_s;     /* exact 1F1B time of M micro-batches + max g_s */
 } ar_template;
 

@@ -17,7 +17,7 @@
 #include "plan.h"
 
 typedef struct par_cfg {
-    long tp, pp, dp, mbs, ep, etp;
+    long tp, pp, dp, mbs, ep, etp, fsdp;
     int has_dp, has_ep, has_etp;
     int nlayers;
     long layers[AR_MAX_DEPTH];
@@ -93,16 +93,18 @@ static int parse_spec(const char *spec, par_cfg *c)
             if (vlen == 0 || vlen >= sizeof c->gpu) return ar_error(ARACHNE_E_PARSE, FN ": gpu= needs a GPU type name");
             memcpy(c->gpu, eq + 1, vlen);
             c->gpu[vlen] = '\0';
-        } else if (!strcmp(key, "cp") || !strcmp(key, "vp") || !strcmp(key, "fsdp")) {
-            /* accepted at their neutral values (1, or 0 for fsdp) */
+        } else if (!strcmp(key, "fsdp")) {
+            st = parse_long(key, eq + 1, vlen, 0, 100000000L, &c->fsdp);
+        } else if (!strcmp(key, "cp") || !strcmp(key, "vp")) {
+            /* accepted at their neutral value 1 */
             if ((st = parse_long(key, eq + 1, vlen, 0, 100000000L, &x))) return st;
             if (x > 1)
                 return ar_error(ARACHNE_E_UNSUPPORTED, FN ": %s=%ld: %s is not supported yet", key, x,
                                 !strcmp(key, "cp") ? "context parallelism"
-                                : !strcmp(key, "vp") ? "interleaved 1F1B (virtual pipeline stages)"
-                                                      : "parameter/gradient sharding beyond ZeRO-1");
+                                                   : "interleaved 1F1B (virtual pipeline stages)");
         } else {
-            return ar_error(ARACHNE_E_PARSE, FN ": unknown key '%s' (known: tp pp dp mbs ep etp layers gpu)", key);
+            return ar_error(ARACHNE_E_PARSE, FN ": unknown key '%s' (known: tp pp dp mbs ep etp fsdp layers gpu)",
+                            key);
         }
         if (st) return st;
         p = comma ? comma + 1 : p + len;
@@ -171,6 +173,11 @@ static int build(arachne_plan *p, const arachne_cost_model *cm, const par_cfg *c
     t->replicas = (int)c->dp;
     t->micro_batch = (int)c->mbs;
     t->micro_batches = (int)(cm->setup.global_batch / batch_unit);
+    if (c->fsdp > 1) {
+        if (c->dp % c->fsdp != 0)
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT, FN ": fsdp=%ld does not divide dp=%ld", c->fsdp, c->dp);
+        t->fsdp = (int)c->fsdp;
+    }
     for (s = 0; s < t->depth; s++) {
         ar_stage *st = &t->stages[s];
         int moe = 0, b;

@@ -103,6 +103,7 @@ int ar_plan_write_json(const arachne_plan *p, ar_buf *b)
         put_int_field(b, "\n      ", "replicas", T->replicas);
         put_int_field(b, ",\n      ", "micro_batch", T->micro_batch);
         put_int_field(b, ",\n      ", "micro_batches", T->micro_batches);
+        if (T->fsdp > 1) put_int_field(b, ",\n      ", "fsdp", T->fsdp);
         put_num_field(b, ",\n      ", "pipeline_s", T->pipeline_s);
         ar_buf_puts(b, ",\n      \"stages\": [");
         for (s = 0; s < T->depth; s++) {
@@ -140,7 +141,7 @@ static const char *const top_keys[] = { "format", "version", "model", "cluster",
 static const char *const setup_keys[] = { "recompute", "dist_optimizer", "weight_bytes", "grad_bytes",
                                           "optim_bytes", "headroom", NULL };
 static const char *const tmpl_keys[] = { "replicas", "micro_batch", "micro_batches", "pipeline_s", "stages",
-                                         "ranks", NULL };
+                                         "ranks", "fsdp", NULL };
 static const char *const stage_keys[] = { "gpu", "tp", "layers", "ep", "etp", "edp", "stage_s", "memory_bytes",
                                           "compute_s", "tp_comm_s", "ep_comm_s", "p2p_s", "sync_s", NULL };
 static const char *const rank_keys[] = { "rank", "node", "gpu", "replica", "stage", "tp_rank", NULL };
@@ -239,6 +240,9 @@ static int parse_template(const ar_json *o, const arachne_cost_model *cm, arachn
     if ((st = get_int(o, "replicas", 1, 1, BIG, &T->replicas))) return st;
     if ((st = get_int(o, "micro_batch", 1, 1, BIG, &T->micro_batch))) return st;
     if ((st = get_int(o, "micro_batches", 1, 0, BIG, &T->micro_batches))) return st;
+    if ((st = get_int(o, "fsdp", 0, 0, BIG, &T->fsdp))) return st;
+    if (T->fsdp > T->replicas)
+        return ar_json_error_at(o, "template %d: fsdp %d exceeds its %d replicas", t, T->fsdp, T->replicas);
     if ((st = get_nonneg(o, "pipeline_s", 0, &T->pipeline_s))) return st;
     if ((st = ar_json_arr(o, "stages", 1, &stages))) return st;
     if (stages->count < 1 || stages->count > AR_MAX_DEPTH)

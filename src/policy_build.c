@@ -1,17 +1,18 @@
 /* policy_build.c -- arachne_plan_build: greedy and best-of-K planning with
- * a policy as the decision source of the construction loop. */
+ * a policy as the decision source of the construction loop.  Built with
+ * OpenMP (make OPENMP=1) the K rollouts run on all threads; each has its
+ * own seed, builder and work space, and the best plan is chosen by
+ * (throughput, rollout index), so the plan is the same for any number of
+ * threads. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "policy.h"
-
-/* A plan is better when it has more throughput; ties keep the earlier. */
-static int better(const arachne_plan *a, const arachne_plan *b)
-{
-    return b->ntemplates == 0 || a->iter_per_s > b->iter_per_s;
-}
 
 /* Keeps the first k templates of a constructed plan and reprices it.  The
  * fill of a template never depends on the templates placed after it, so
@@ -44,17 +45,99 @@ static int best_prefix(const ar_trace *tr, int ntemplates)
     return best_k < 1 ? ntemplates : AR_MIN(best_k, ntemplates);
 }
 
+/* One worker of the best-of-K loop: its own builder, decision source,
+ * trace and plans, so rollouts share nothing but the read-only policy and
+ * cost model.  It keeps the best plan of the rollouts it ran and the index
+ * of that rollout, so the workers' bests reduce by (throughput, index) to
+ * the plan the serial loop keeps, whatever the thread count. */
+typedef struct pb_worker {
+    ar_builder b;
+    ar_policy_src src;
+    ar_trace tr;
+    arachne_plan trial, best;
+    int ready;          /* init succeeded */
+    int have, best_k;   /* best holds rollout best_k */
+    int st, st_k;       /* first error (other than a failed rollout) and its rollout */
+    int infeasible_k;   /* lowest rollout that found no plan (-1: none) */
+    char msg[512];      /* message of st, or of the infeasible rollout */
+} pb_worker;
+
+static int pb_worker_init(pb_worker *w, const arachne_policy *policy, const arachne_cost_model *cm)
+{
+    ar_construct_opts opts;
+    int st;
+    memset(w, 0, sizeof *w);
+    w->st_k = -1;
+    w->infeasible_k = -1;
+    ar_trace_init(&w->tr);
+    ar_policy_construct_opts(&opts);
+    if ((st = ar_builder_init(&w->b, cm, &opts))) return st;
+    w->ready = 1;
+    if ((st = ar_plan_init(&w->trial, cm)) || (st = ar_plan_init(&w->best, cm))) return st;
+    return ar_policy_src_init(&w->src, policy->nn, cm, 0, 1, 0);
+}
+
+static void pb_worker_free(pb_worker *w)
+{
+    ar_policy_src_free(&w->src);
+    ar_trace_free(&w->tr);
+    ar_plan_clear(&w->trial);
+    ar_plan_clear(&w->best);
+    if (w->ready) ar_builder_free(&w->b);
+}
+
+/* Runs rollout k (0: greedy; others sampled from their own seed, so a
+ * rollout's choices depend only on (seed, k)). */
+static void pb_rollout(pb_worker *w, const arachne_cost_model *cm, int k, uint64_t rseed)
+{
+    int st;
+    if (w->st) return;
+    ar_policy_src_reset(&w->src, rseed, k == 0, NULL);
+    st = ar_builder_run(&w->b, ar_policy_decide, &w->src, &w->trial, &w->tr);
+    if (st == ARACHNE_E_INFEASIBLE) {
+        if (w->infeasible_k < 0) {
+            w->infeasible_k = k;
+            if (!w->st) snprintf(w->msg, sizeof w->msg, "%s", arachne_last_error());
+        }
+        return;
+    }
+    if (!st) st = keep_prefix(cm, &w->trial, best_prefix(&w->tr, w->trial.ntemplates));
+    if (st) {
+        w->st = st;
+        w->st_k = k;
+        snprintf(w->msg, sizeof w->msg, "%s", arachne_last_error());
+        return;
+    }
+    if (!w->have || w->trial.iter_per_s > w->best.iter_per_s) {
+        arachne_plan tmp = w->best;
+        w->best = w->trial;
+        w->trial = tmp;
+        w->have = 1;
+        w->best_k = k;
+    }
+}
+
+/* Threads for K rollouts: all the OpenMP threads, at most one per rollout. */
+static int pb_threads(int runs)
+{
+#ifdef _OPENMP
+    int n = omp_get_max_threads();
+    return n < 1 ? 1 : n > runs ? runs : n;
+#else
+    (void)runs;
+    return 1;
+#endif
+}
+
 int arachne_plan_build(arachne_plan **out, const arachne_policy *policy, const arachne_cost_model *cm,
                        int samples, uint64_t seed)
 {
     double t0 = ar_now();
-    arachne_plan *best = NULL, trial;
-    ar_policy_src src;
-    ar_builder b;
-    ar_construct_opts opts;
+    arachne_plan *best = NULL;
+    pb_worker *w = NULL;
+    uint64_t *rseed = NULL;
     ar_rng seeds;
-    ar_trace tr;
-    int st, k, have = 0, runs;
+    int st = ARACHNE_OK, k, i, runs, nw, win = -1, err_w = -1, inf_w = -1;
     long evals = 0;
     if (!out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_build: out is NULL");
     *out = NULL;
@@ -63,47 +146,56 @@ int arachne_plan_build(arachne_plan **out, const arachne_policy *policy, const a
     if (samples < 0 || samples > 1000000)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_build: samples %d outside 0..1000000", samples);
     runs = samples < 1 ? 1 : samples;
-    memset(&trial, 0, sizeof trial);
-    memset(&src, 0, sizeof src);
-    ar_trace_init(&tr);
-    ar_policy_construct_opts(&opts);
-    st = ar_builder_init(&b, cm, &opts);
-    if (st) return st;
+    nw = pb_threads(runs);
+    w = ar_calloc((size_t)nw, sizeof *w);
+    rseed = ar_calloc((size_t)runs, sizeof *rseed);
+    if (!w || !rseed) { st = ARACHNE_E_NO_MEMORY; goto done; }
+    /* rollout k's seed is the k-th draw of one stream: fixed before any runs */
+    ar_rng_seed(&seeds, seed);
+    for (k = 0; k < runs; k++) rseed[k] = ar_rng_next(&seeds);
+    for (i = 0; i < nw; i++) {
+        st = pb_worker_init(&w[i], policy, cm);
+        if (st) { nw = i + 1; goto done; }
+    }
+    if (nw == 1) {
+        for (k = 0; k < runs; k++) pb_rollout(&w[0], cm, k, rseed[k]);
+    } else {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nw)
+        for (k = 0; k < runs; k++) pb_rollout(&w[omp_get_thread_num()], cm, k, rseed[k]);
+#endif
+    }
+    /* reduce: highest throughput, ties to the lowest rollout index */
+    for (i = 0; i < nw; i++) {
+        if (w[i].st && (err_w < 0 || w[i].st_k < w[err_w].st_k)) err_w = i;
+        if (w[i].infeasible_k >= 0 && (inf_w < 0 || w[i].infeasible_k < w[inf_w].infeasible_k)) inf_w = i;
+        if (w[i].have && (win < 0 || w[i].best.iter_per_s > w[win].best.iter_per_s ||
+                          (w[i].best.iter_per_s == w[win].best.iter_per_s && w[i].best_k < w[win].best_k)))
+            win = i;
+        evals += w[i].b.fills + w[i].b.check_fills;
+    }
+    if (err_w >= 0) { st = ar_error(w[err_w].st, "%s", w[err_w].msg); goto done; }
+    if (win < 0) {
+        st = inf_w >= 0 ? ar_error(ARACHNE_E_INFEASIBLE, "%s", w[inf_w].msg)
+                        : ar_error(ARACHNE_E_INFEASIBLE, "arachne_plan_build: no plan found");
+        goto done;
+    }
     best = ar_calloc(1, sizeof *best);
     if (!best) { st = ARACHNE_E_NO_MEMORY; goto done; }
-    if ((st = ar_plan_init(best, cm)) || (st = ar_plan_init(&trial, cm))) goto done;
-    if ((st = ar_policy_src_init(&src, policy->nn, cm, seed, 1, 0))) goto done;
-    ar_rng_seed(&seeds, seed);
-    for (k = 0; k < runs; k++) {
-        /* Run 0 is greedy; the others sample, each from its own seed so a
-         * run's choices do not depend on how many came before. */
-        ar_policy_src_reset(&src, ar_rng_next(&seeds), k == 0, NULL);
-        st = ar_builder_run(&b, ar_policy_decide, &src, &trial, &tr);
-        if (st == ARACHNE_E_INFEASIBLE && !have && k + 1 < runs) continue;
-        if (st) goto done;
-        if ((st = keep_prefix(cm, &trial, best_prefix(&tr, trial.ntemplates)))) goto done;
-        evals++;
-        if (!have || better(&trial, best)) {
-            arachne_plan tmp = *best;
-            *best = trial;
-            trial = tmp;
-            have = 1;
-        }
-    }
-    if (!have) { st = ar_error(ARACHNE_E_INFEASIBLE, "arachne_plan_build: no plan found"); goto done; }
+    *best = w[win].best; /* take the plan over; the worker keeps an empty one */
+    memset(&w[win].best, 0, sizeof w[win].best);
     snprintf(best->method, sizeof best->method, "%s", runs == 1 ? "policy-greedy" : "policy-best-of-k");
     best->samples = runs;
-    best->evaluations = b.fills + b.check_fills;
+    best->evaluations = evals;
     best->planning_s = ar_now() - t0;
-    (void)evals;
     if ((st = ar_plan_finish(best))) goto done;
     *out = best;
     best = NULL;
 done:
-    ar_policy_src_free(&src);
-    ar_trace_free(&tr);
-    ar_plan_clear(&trial);
+    if (w)
+        for (i = 0; i < nw; i++) pb_worker_free(&w[i]);
+    free(w);
+    free(rseed);
     if (best) arachne_plan_destroy(best);
-    ar_builder_free(&b);
     return st;
 }

@@ -27,9 +27,9 @@ done
 grep -q "unknown command 'nosuch'" "$t/e" || fail "help nosuch: $(cat "$t/e")"
 
 "$bin" plan --model llama3-8b --cluster $cl > "$t/table" 2> "$t/e" || fail "plan: $(cat "$t/e")"
-tail -1 "$t/table" | grep -Eq '^planner: policy-best-of-k, [1-9][0-9]* plans priced in [0-9]+\.[0-9]{3} s$' ||
+tail -1 "$t/table" | grep -Eq '^planner: policy-best-of-k(\+refine)?, [1-9][0-9]* plans priced in [0-9]+\.[0-9]{3} s$' ||
     fail "plan's last line: $(tail -1 "$t/table")"
-"$bin" plan --model llama3-8b --cluster $cl --samples 1 | tail -1 | grep -q '^planner: policy-greedy, ' ||
+"$bin" plan --model llama3-8b --cluster $cl --samples 1 | tail -1 | grep -Eq '^planner: policy-greedy(\+refine)?, ' ||
     fail "greedy plan's planner line"
 "$bin" plan --model llama3-8b --cluster $cl --json > "$t/plan.json" || fail "plan --json"
 grep -q planner: "$t/plan.json" && fail "plan --json printed the planner line"

@@ -70,4 +70,48 @@ for c in big:
         total += n
     assert 16 <= total <= 40, c["name"]
 ' || fail "validation-200.json"
+# The broad sets (make_sets.py): each file's compositions are the draw of
+# its rule and seed; the properties the rule promises hold; held-out and
+# validation sets share nothing with each other, with training or with the
+# earlier sets.
+python3 -B -c '
+import json, subprocess, sys
+sys.path.insert(0, "examples/eval")
+from make_sets import EARLIER, NEW, NEW_SMALL, DENSE, MOE, MOE_SMALL, RACK, SIZES, key, keys_of
+sets = {
+    "broad-small": ["small", "16", "101"],
+    "broad-large": ["large", "10", "202"],
+    "broad-val-small": ["small", "100", "303", "val-", "examples/eval/broad-small.json", "examples/eval/broad-large.json"],
+    "broad-val-large": ["large", "20", "404", "val-", "examples/eval/broad-small.json", "examples/eval/broad-large.json"],
+}
+earlier = keys_of(EARLIER)
+allkeys = {}
+for name, args in sets.items():
+    comps = json.load(open("examples/eval/%s.json" % name))["compositions"]
+    drawn = json.loads(subprocess.check_output([sys.executable, "-B", "examples/eval/make_sets.py"] + args))
+    assert comps == drawn, "%s.json differs from make_sets.py %s" % (name, " ".join(args))
+    small = args[0] == "small"
+    lo, hi, tlo, thi = (16, 40, 2, 4) if small else (256, 16384, 2, 8)
+    new_types = NEW_SMALL if small else NEW
+    for i, c in enumerate(comps):
+        k = key(c["model"], c["cluster"])
+        assert k not in earlier, "%s: %s is a training or earlier evaluation composition" % (name, c["name"])
+        assert k not in allkeys, "%s: %s is also in %s" % (name, c["name"], allkeys.get(k))
+        allkeys[k] = name
+        assert c["model"] in ((MOE_SMALL if small else MOE) if i % 2 else DENSE), (name, c["name"])
+        parts = [p.split(":") for p in c["cluster"].split(",")]
+        types = [t for t, _ in parts]
+        assert tlo <= len(types) <= thi and len(set(types)) == len(types), (name, c["name"])
+        assert new_types[i % len(new_types)] in types, (name, c["name"])
+        gpus = 0
+        for t, groups in parts:
+            for g in groups.split("+"):
+                n, s = map(int, g.split("x"))
+                assert s == RACK[t] if t in RACK else s in SIZES, (name, c["name"], t, s)
+                gpus += n * s
+        assert lo <= gpus <= hi, (name, c["name"], gpus)
+    shapes = {int(g.split("x")[1]) for c in comps for p in c["cluster"].split(",") for g in p.split(":")[1].split("+")}
+    assert shapes >= ({1, 2, 4, 8} if small else {1, 2, 4, 8, 72}), (name, shapes)
+    assert set(new_types) <= {p.split(":")[0] for c in comps for p in c["cluster"].split(",")}, name
+' || fail "broad sets"
 exit 0

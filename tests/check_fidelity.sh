@@ -13,8 +13,8 @@ n=$(grep -c '^{"bench":"fidelity",' "$t/out")
 [ "$n" -eq 71 ] || { echo "check_fidelity: $n rows in the JSON lines, want 71"; exit 1; }
 grep '"expressed":false' "$t/out" | grep -q '"reason":""' && { echo "check_fidelity: a row without its reason"; exit 1; }
 # the summary docs/cost-model.md quotes (generated block between the markers)
-want=$(sed -n '/<!-- fidelity-summary -->/,/<!-- \/fidelity-summary -->/p' docs/cost-model.md | grep -E '^  (all|dense|moe|A100|H100|B200|GB200) |^expressed ')
-got=$(grep -E '^  (all|dense|moe|A100|H100|B200|GB200) |^expressed ' "$t/out")
+want=$(sed -n '/<!-- fidelity-summary -->/,/<!-- \/fidelity-summary -->/p' docs/cost-model.md | grep -E '^  (all|dense|moe|A100|H100|B200|GB200|fsdp) |^expressed ')
+got=$(grep -E '^  (all|dense|moe|A100|H100|B200|GB200|fsdp) |^expressed ' "$t/out")
 if [ "$want" != "$got" ]; then
     echo "check_fidelity: docs/cost-model.md quotes a different summary (python3 tests/fidelity_doc_update.py); bench_fidelity prints:"
     echo "$got"

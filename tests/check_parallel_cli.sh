@@ -41,6 +41,25 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); s=d['templates'][0]
 out=$("$bin" price "$t/p.json") || fail "price of the given plan: $out"
 echo "$out" | grep -q "(+0.00%)" || fail "the given plan reprices differently: $out"
 
+# fsdp=F: sharded weights, gradients and optimizer state take less memory,
+# the gathers are priced, and the plan file keeps the group
+"$bin" price --parallel tp=1,pp=1,dp=8,mbs=1,fsdp=8 --model llama3-8b --cluster h200:1x8 --global-batch 64 --json \
+    > "$t/f.json" || fail "fsdp=8"
+"$bin" price --parallel tp=1,pp=1,dp=8,mbs=1 --model llama3-8b --cluster h200:1x8 --global-batch 64 --json \
+    > "$t/z.json" || fail "fsdp off"
+python3 -c "
+import json, sys
+f, z = (json.load(open(p)) for p in sys.argv[1:3])
+tf, tz = f['templates'][0], z['templates'][0]
+assert tf.get('fsdp') == 8 and 'fsdp' not in tz, (tf.get('fsdp'), tz.get('fsdp'))
+assert tf['stages'][0]['memory_bytes'] < tz['stages'][0]['memory_bytes'] - 20e9
+assert tf['stages'][0]['stage_s'] >= tz['stages'][0]['stage_s']
+" "$t/f.json" "$t/z.json" || fail "fsdp=8 does not shard memory or price the gathers"
+out=$("$bin" price "$t/f.json") || fail "price of the fsdp plan: $out"
+echo "$out" | grep -q "(+0.00%)" || fail "the fsdp plan reprices differently: $out"
+out=$("$bin" price --parallel tp=1,pp=1,dp=8,fsdp=3 --model llama3-8b --cluster h100:1x8 --global-batch 64 2>&1)
+[ $? -eq 1 ] && echo "$out" | grep -q "does not divide" || fail "fsdp=3 with dp=8: $out"
+
 # plan --compare: the planned plan against the user's configuration, both priced alike
 out=$("$bin" plan --model llama3-8b --cluster h100:4x8 --samples 1 --compare tp=2,pp=2,dp=8,mbs=1) || fail "plan --compare: $out"
 line=$(echo "$out" | grep "^compare: ")

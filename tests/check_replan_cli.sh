@@ -9,7 +9,8 @@ fail() { echo "$*"; exit 1; }
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 export ARACHNE_POLICY=
-"$bin" plan --model llama3-8b --cluster rtx-pro-6000:1x3,a6000:1x4 --samples 4 --json > "$t/old.json" 2>/dev/null ||
+# (--refine 0: the running plan is what replan's best-of-4 would build, so the same cluster keeps it with nothing to move)
+"$bin" plan --model llama3-8b --cluster rtx-pro-6000:1x3,a6000:1x4 --samples 4 --refine 0 --json > "$t/old.json" 2>/dev/null ||
     fail "arachne plan failed"
 
 "$bin" replan --plan "$t/old.json" --cluster rtx-pro-6000:1x3,a6000:1x4 --samples 4 > "$t/same.txt" 2>/dev/null ||

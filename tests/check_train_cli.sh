@@ -64,8 +64,9 @@ grep -q '"validation"' "$t/cfg_v.json" || fail "test setup: $(cat "$t/cfg_v.json
 grep -q '"validation":\["val"\]' "$t/vinfo" || { cat "$t/vinfo"; fail "metadata lacks the validation names"; }
 score=$(sed -n 's/.*"validation_score_iter_per_s":\([0-9.eE+-]*\).*/\1/p' "$t/vinfo")
 [ -n "$score" ] || { cat "$t/vinfo"; fail "metadata lacks the validation score"; }
+# the score is of the policy's own plans (greedy and best-of-16), so no refinement
 for k in 1 16; do
-    "$bin" plan --policy "$t/v.arpol" --model qwen3-8b --cluster a100-40:1x4,h100:1x8 --global-batch 256 --samples $k --seed 1 \
+    "$bin" plan --policy "$t/v.arpol" --model qwen3-8b --cluster a100-40:1x4,h100:1x8 --global-batch 256 --samples $k --seed 1 --refine 0 \
         --json > "$t/vplan$k" 2>&1 || { cat "$t/vplan$k"; fail "plan with the selected policy"; }
 done
 g=$(sed -n 's/.*"iter_per_s": *\([0-9.eE+-]*\).*/\1/p' "$t/vplan1" | head -n 1)

@@ -9,7 +9,7 @@ import sys
 bench = sys.argv[1] if len(sys.argv) > 1 else "bin/bench_fidelity"
 out = subprocess.run([bench], capture_output=True, text=True, check=True).stdout
 keep = [l for l in out.splitlines()
-        if re.match(r"^  (all|dense|moe|A100|H100|B200|GB200) ", l) or l.startswith("expressed ")]
+        if re.match(r"^  (all|dense|moe|A100|H100|B200|GB200|fsdp) ", l) or l.startswith("expressed ")]
 path = "docs/cost-model.md"
 text = open(path, encoding="utf-8").read()
 a = text.index("<!-- fidelity-summary -->")

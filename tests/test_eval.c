@@ -128,6 +128,16 @@ TEST(tiny_run_has_every_method)
     /* the random baseline gets as many evaluations as best-of-K used */
     ASSERT_EQ(res.rows[0].cell[AR_EVAL_RANDOM_SAME].evaluations >= res.rows[0].cell[AR_EVAL_POLICY_BEST].evaluations, 1);
     ASSERT_EQ(res.rows[0].cell[AR_EVAL_RANDOM_MANY].evaluations >= 3 * res.rows[0].cell[AR_EVAL_POLICY_BEST].evaluations, 1);
+    /* refinement starts from the best-of-K plan and never loses */
+    ASSERT(res.rows[0].cell[AR_EVAL_POLICY_REFINED].iter_per_s >= res.rows[0].cell[AR_EVAL_POLICY_BEST].iter_per_s);
+    ASSERT(res.rows[0].cell[AR_EVAL_POLICY_REFINED].evaluations > res.rows[0].cell[AR_EVAL_POLICY_BEST].evaluations);
+    /* the reference of a small row is the exhaustive search; populations count it */
+    ASSERT_EQ(res.rows[0].ref, AR_EVAL_EXHAUSTIVE);
+    ASSERT_EQ(res.pop[AR_EVAL_POP_ALL][AR_EVAL_EXHAUSTIVE].rows, 1);
+    ASSERT_NEAR(res.pop[AR_EVAL_POP_ALL][AR_EVAL_EXHAUSTIVE].geomean, 1.0, 1e-12);
+    ASSERT_EQ(res.pop[AR_EVAL_POP_DENSE][AR_EVAL_POLICY_REFINED].rows + res.pop[AR_EVAL_POP_MOE][AR_EVAL_POLICY_REFINED].rows, 1);
+    ASSERT_NEAR(res.pop[AR_EVAL_POP_ALL][AR_EVAL_POLICY_REFINED].geomean,
+                res.rows[0].cell[AR_EVAL_POLICY_REFINED].iter_per_s / res.rows[0].cell[AR_EVAL_EXHAUSTIVE].iter_per_s, 1e-9);
     ASSERT_STR(res.flat_source, "trained");
     ASSERT(res.flat_train_evaluations >= 64);
 
@@ -138,6 +148,7 @@ TEST(tiny_run_has_every_method)
     for (k = 0; k < AR_EVAL_METHODS; k++) ASSERT_CONTAINS(b.data, ar_eval_method_name(k, 4, 3));
     ASSERT_CONTAINS(b.data, "tiny");
     ASSERT_CONTAINS(b.data, "geometric mean");
+    ASSERT_CONTAINS(b.data, "share>=0.95");
     ar_buf_free(&b);
 
     ar_buf_init(&b);
@@ -150,6 +161,14 @@ TEST(tiny_run_has_every_method)
     ASSERT_EQ(results->count, AR_EVAL_METHODS);
     ASSERT(ar_json_get(results, "random-x3") != NULL);
     ASSERT(ar_json_get(results, "flat-best4") != NULL);
+    ASSERT(ar_json_get(results, "policy-best4+refine") != NULL);
+    {
+        const ar_json *pop = NULL, *all = NULL;
+        ASSERT_OK(ar_json_obj(j, "population", 1, &pop));
+        ASSERT_OK(ar_json_obj(pop, "all", 1, &all));
+        ASSERT(ar_json_get(all, "policy-best4+refine") != NULL);
+        ASSERT(ar_json_get(pop, "dense") != NULL && ar_json_get(pop, "moe") != NULL);
+    }
     ar_json_free(j);
     ar_buf_free(&b);
 

@@ -37,10 +37,11 @@ int cmd_plan(int argc, char **argv)
 {
     cli_costenv_opts co;
     cli_costenv env;
-    cli_opt opts[CLI_COSTENV_NOPTS + 6];
+    cli_opt opts[CLI_COSTENV_NOPTS + 8];
     const char *policy_path = NULL, *samples_s = "16", *seed_s = "0", *svg = NULL, *compare = NULL, *pos[1];
+    const char *refine_s = NULL, *refine_ms_s = "0";
     int json = 0, npos, rc, st, nopts;
-    long samples, seed;
+    long samples, seed, refine = ARACHNE_REFINE_EVALUATIONS, refine_ms;
     arachne_policy *pol = NULL;
     arachne_plan *plan = NULL;
     nopts = cli_costenv_options(&co, opts);
@@ -50,9 +51,13 @@ int cmd_plan(int argc, char **argv)
     opts[nopts++] = (cli_opt){ "svg", 1, &svg, NULL };
     opts[nopts++] = (cli_opt){ "json", 0, NULL, &json };
     opts[nopts++] = (cli_opt){ "compare", 1, &compare, NULL };
+    opts[nopts++] = (cli_opt){ "refine", 1, &refine_s, NULL };
+    opts[nopts++] = (cli_opt){ "refine-ms", 1, &refine_ms_s, NULL };
     if ((rc = cli_parse("plan", argc, argv, opts, nopts, pos, 0, &npos))) return rc;
     if ((rc = cli_int("plan", "samples", samples_s, 1, 100000, &samples)) ||
-        (rc = cli_int("plan", "seed", seed_s, 0, 0x7fffffffL, &seed)))
+        (rc = cli_int("plan", "seed", seed_s, 0, 0x7fffffffL, &seed)) ||
+        (refine_s && (rc = cli_int("plan", "refine", refine_s, 0, 100000000L, &refine))) ||
+        (rc = cli_int("plan", "refine-ms", refine_ms_s, 0, 3600000L, &refine_ms)))
         return rc;
     if ((rc = cli_costenv_build("plan", &co, &env))) return rc;
     if (!policy_path) policy_path = cli_find_policy();
@@ -65,6 +70,13 @@ int cmd_plan(int argc, char **argv)
         if (st) { cli_costenv_free(&env); return cli_lib_fail(st, "plan"); }
     }
     st = arachne_plan_build(&plan, pol, env.cm, (int)samples, (uint64_t)seed);
+    if (!st && refine > 0) {
+        /* the policy's plan is the start of the refinement (docs/search.md) */
+        arachne_plan *better = NULL;
+        st = arachne_plan_refine(&better, plan, env.cm, refine, refine_ms / 1000.0);
+        arachne_plan_destroy(plan);
+        plan = better;
+    }
     if (st) {
         rc = cli_lib_fail(st, "plan");
     } else {

@@ -74,6 +74,9 @@ E_INVALID_PLAN = -10
 E_OUT_OF_MEMORY_PLAN = -11
 E_CANCELLED = -12
 
+#: default refinement budget (ARACHNE_REFINE_EVALUATIONS): fills
+REFINE_EVALUATIONS = 500
+
 #: status number -> "ARACHNE_E_..." name
 STATUS_NAMES = {
     0: "ARACHNE_OK", -1: "ARACHNE_E_INVALID_ARGUMENT", -2: "ARACHNE_E_NO_MEMORY",
@@ -436,6 +439,7 @@ _SIGNATURES = {
     "arachne_policy_metadata": (_int, [_POLICY, _pstr]),
     "arachne_policy_set_metadata": (_int, [_POLICY, _str]),
     "arachne_plan_build": (_int, [_P(_PLAN), _POLICY, _COST, _int, _u64]),
+    "arachne_plan_refine": (_int, [_P(_PLAN), _PLAN, _COST, _long, _dbl]),
     "arachne_plan_to_svg": (_int, [_PLAN, _buf, _size, _psize]),
     "arachne_plan_save_svg": (_int, [_PLAN, _str]),
     # trainer
@@ -1777,6 +1781,16 @@ class Plan(_Handle):
         # type: (CostModel, Any) -> Plan
         return cost_model.load_plan(path)
 
+    def refine(self, cost_model, evaluations=None, time_cap_s=0.0):
+        # type: (CostModel, Any, float) -> Plan
+        """A new plan at least as fast as this one: local search over the template
+        decisions with the cost model (arachne_plan_refine); evaluations is the
+        budget in fills (default REFINE_EVALUATIONS), time_cap_s > 0 a wall-clock cap."""
+        n = REFINE_EVALUATIONS if evaluations is None else _iarg(evaluations, "evaluations")
+        return Plan(_make(_PLAN, "arachne_plan_refine", self._h(), cost_model._h(), n,
+                          _farg(time_cap_s, "time_cap_s")),
+                    cost_model)
+
     @classmethod
     def from_json(cls, cost_model, text):
         # type: (CostModel, Any) -> Plan
@@ -2080,12 +2094,18 @@ class Policy(_Handle):
             text = json.dumps(text)
         _check(_fn("arachne_policy_set_metadata")(self._mutable(), _enc(text, "text")))
 
-    def plan(self, cost_model, samples=1, seed=0):
-        # type: (CostModel, int, int) -> Plan
-        """Plans the cost model's cluster: greedy (samples 1) or best of `samples`."""
-        return Plan(_make(_PLAN, "arachne_plan_build", self._h(), cost_model._h(), _iarg(samples, "samples"),
+    def plan(self, cost_model, samples=1, seed=0, refine=0, refine_time_cap_s=0.0):
+        # type: (CostModel, int, int, int, float) -> Plan
+        """Plans the cost model's cluster: greedy (samples 1) or best of `samples`;
+        refine > 0 then improves the plan with that many evaluations of local
+        search (arachne_plan_refine; REFINE_EVALUATIONS is the CLI default),
+        refine_time_cap_s > 0 caps its wall time."""
+        plan = Plan(_make(_PLAN, "arachne_plan_build", self._h(), cost_model._h(), _iarg(samples, "samples"),
                           _iarg(seed, "seed")),
                     cost_model)
+        if refine:
+            plan = plan.refine(cost_model, refine, refine_time_cap_s)
+        return plan
 
 
 def _policy_prop(field):

@@ -98,7 +98,8 @@ class PlanScriptTest(unittest.TestCase):
         self.assertTrue(want[0].startswith("0-") and want[-1].endswith("-32"), want)
         cli = os.environ.get("ARACHNE_BIN") or os.path.join(os.path.dirname(os.path.dirname(PYDIR)), "bin", "arachne")
         if os.path.exists(cli) and arachne.Policy.bundled_path():
-            c = subprocess.run([cli, "plan", "--model", "llama3-8b", "--cluster", "a100-40:2x4", "--samples", "1"],
+            c = subprocess.run([cli, "plan", "--model", "llama3-8b", "--cluster", "a100-40:2x4", "--samples", "1",
+                                "--refine", "0"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
             self.assertEqual(c.returncode, 0, c.stderr)
             self.assertEqual(re.findall(r"^  \d+ +\S+ +\d+ +(\d+-\d+) ", c.stdout, re.M), want)

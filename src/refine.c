@@ -1,0 +1,377 @@
+/* refine.c -- arachne_plan_refine: improves a plan with the cost model.
+ *
+ * A plan is a list of template structures (depth, per stage a GPU type and
+ * a TP degree); the fill turns each, in order, into replicas, micro-batch
+ * size, layer split and expert tiling on the GPUs the earlier templates left
+ * free.  The refinement works on that list:
+ *  1. on small clusters (<= AR_REFINE_EXACT_GPUS GPUs) an exact search of the
+ *     one-template plans (the enumeration behind arachne_search_exhaustive),
+ *     given at most an eighth of the budget (it completes only on tiny
+ *     clusters; a larger share cost more than it found on the validation
+ *     set broad-val-small); complete or not, its best plan competes
+ *     with the start;
+ *  2. a first-improvement local search from the better of the two over the
+ *     template decisions: a stage's GPU type, its TP degree x2 and /2, depth
+ *     +1 (a stage duplicated) and -1 (a stage removed), dropping a template
+ *     (its GPUs go to the templates after it), swapping neighbours (which
+ *     template takes the GPUs first), and adding a one-type copy of a
+ *     template on the GPUs left free.  The fill prices every one of its own
+ *     alternatives (micro-batch sizes, layer splits, expert tilings) for each
+ *     candidate and keeps the fastest, so every candidate is the best fill of
+ *     its structure;
+ *  3. iterated local search with the budget left once the climb stops: two
+ *     random changes (a fixed-seed RNG) to a copy of the best plan, then a
+ *     climb from there; repeated until the budget is spent.
+ * Each candidate is filled template by template and every prefix is priced;
+ * the fastest plan priced anywhere is returned.
+ *
+ * The budget is a count of fills (templates filled and priced, the unit of
+ * `evaluations` everywhere), so the result depends only on the inputs; the
+ * optional wall-clock cap only guards against a slow machine, and a plan it
+ * cut says so in its method ("...+refine-capped"). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arachne.h"
+#include "construct.h"
+
+#define AR_REFINE_EXACT_GPUS 64
+
+typedef struct rf_tmpl {
+    int depth;
+    int types[AR_MAX_DEPTH], tps[AR_MAX_DEPTH];
+} rf_tmpl;
+
+typedef struct rf_spec {
+    int n;
+    rf_tmpl t[AR_MAX_TEMPLATES];
+} rf_spec;
+
+typedef struct rf_ctx {
+    const arachne_cost_model *cm;
+    ar_builder b;            /* its fill work space and the free cluster */
+    arachne_plan work;       /* the candidate being filled */
+    arachne_plan *best;      /* fastest plan priced so far */
+    int have;
+    rf_spec best_spec;       /* structure of best (its prefix that was kept) */
+    long budget, used;
+    double deadline;         /* ar_now() seconds; 0: none */
+    int capped;
+    int max_tp;              /* largest TP degree the nodes allow */
+} rf_ctx;
+
+static int rf_out_of_budget(rf_ctx *R)
+{
+    if (R->used >= R->budget) return 1;
+    if (R->deadline > 0 && ar_now() >= R->deadline) { R->capped = 1; return 1; }
+    return 0;
+}
+
+static int rf_keep(rf_ctx *R, const arachne_plan *p, const rf_spec *s, int k)
+{
+    int st;
+    if (R->have && !(p->iter_per_s > R->best->iter_per_s)) return ARACHNE_OK;
+    if ((st = ar_plan_copy(R->best, p))) return st;
+    R->best_spec = *s;
+    R->best_spec.n = k;
+    R->have = 1;
+    return ARACHNE_OK;
+}
+
+/* Fills the templates of s in order from the whole cluster, stopping at the
+ * first that does not fit.  *value: the best throughput among its priced
+ * prefixes (0 when not even the first template fits), *kbest the number of
+ * templates of that prefix; every prefix that beats the best so far is
+ * kept. */
+static int rf_eval(rf_ctx *R, const rf_spec *s, double *value, int *kbest)
+{
+    ar_builder *b = &R->b;
+    int i, st;
+    *value = 0.0;
+    *kbest = 0;
+    ar_plan_clear(&R->work);
+    if ((st = ar_plan_init(&R->work, R->cm))) return st;
+    if ((st = ar_avail_copy(&b->avail, &b->base))) return st;
+    ar_fill_ws_reset(&b->ws);
+    for (i = 0; i < s->n; i++) {
+        const rf_tmpl *t = &s->t[i];
+        R->used++;
+        st = ar_fill_template_ws(&b->ws, &b->avail, &R->work, t->depth, t->types, t->tps, AR_FILL_BEST);
+        if (st == ARACHNE_E_INFEASIBLE) break;
+        if (st) return st;
+        b->fills++;
+        if (R->work.iter_per_s > *value) { *value = R->work.iter_per_s; *kbest = i + 1; }
+        if ((st = rf_keep(R, &R->work, s, i + 1))) return st;
+    }
+    arachne_clear_error();
+    return ARACHNE_OK;
+}
+
+/* Tries candidate c: moves the search to it when it beats *cur_value.
+ * *moved is set to 1 then. */
+static int rf_try(rf_ctx *R, rf_spec *cur, double *cur_value, const rf_spec *c, int *moved)
+{
+    double v;
+    int st, k;
+    if (rf_out_of_budget(R)) return ARACHNE_OK;
+    if ((st = rf_eval(R, c, &v, &k))) return st;
+    if (v > *cur_value) {
+        /* continue from the prefix that priced best (the whole candidate or less) */
+        *cur = *c;
+        cur->n = k;
+        *cur_value = v;
+        *moved = 1;
+    }
+    return ARACHNE_OK;
+}
+
+static void rf_insert_stage(rf_tmpl *t, int at, int type, int tp)
+{
+    int j;
+    for (j = t->depth; j > at; j--) { t->types[j] = t->types[j - 1]; t->tps[j] = t->tps[j - 1]; }
+    t->types[at] = type;
+    t->tps[at] = tp;
+    t->depth++;
+}
+
+static void rf_remove_stage(rf_tmpl *t, int at)
+{
+    int j;
+    for (j = at; j + 1 < t->depth; j++) { t->types[j] = t->types[j + 1]; t->tps[j] = t->tps[j + 1]; }
+    t->depth--;
+}
+
+/* One pass over the neighbourhood of *cur in a fixed order; returns with
+ * *moved = 1 at the first improvement (first-improvement hill climbing). */
+static int rf_pass(rf_ctx *R, rf_spec *cur, double *cur_value, int *moved)
+{
+    const int ntypes = R->cm->cluster->ntypes, max_depth = R->b.max_depth;
+    rf_spec c;
+    int i, s, t, st;
+    *moved = 0;
+#define TRY() do { if ((st = rf_try(R, cur, cur_value, &c, moved))) return st; \
+                   if (*moved || rf_out_of_budget(R)) return ARACHNE_OK; } while (0)
+    for (i = 0; i < cur->n; i++) {
+        const rf_tmpl *ti = &cur->t[i];
+        for (s = 0; s < ti->depth; s++) {
+            /* a stage's GPU type */
+            for (t = 0; t < ntypes; t++) {
+                if (t == ti->types[s]) continue;
+                c = *cur;
+                c.t[i].types[s] = t;
+                TRY();
+            }
+            /* its TP degree, doubled and halved */
+            if (ti->tps[s] * 2 <= R->max_tp) { c = *cur; c.t[i].tps[s] *= 2; TRY(); }
+            if (ti->tps[s] > 1) { c = *cur; c.t[i].tps[s] /= 2; TRY(); }
+        }
+        /* depth + 1: a stage duplicated; depth - 1: a stage removed */
+        if (ti->depth < max_depth)
+            for (s = 0; s < ti->depth; s++) {
+                c = *cur;
+                rf_insert_stage(&c.t[i], s + 1, ti->types[s], ti->tps[s]);
+                TRY();
+            }
+        if (ti->depth > 1)
+            for (s = 0; s < ti->depth; s++) {
+                c = *cur;
+                rf_remove_stage(&c.t[i], s);
+                TRY();
+            }
+        /* merge: drop template i, the templates after it take its GPUs */
+        if (cur->n > 1) {
+            c = *cur;
+            memmove(&c.t[i], &c.t[i + 1], (size_t)(c.n - i - 1) * sizeof c.t[0]);
+            c.n--;
+            TRY();
+        }
+        /* order: template i + 1 first */
+        if (i + 1 < cur->n) {
+            c = *cur;
+            c.t[i] = cur->t[i + 1];
+            c.t[i + 1] = cur->t[i];
+            TRY();
+        }
+        /* split: a copy of template i on one GPU type, after the others */
+        if (cur->n < AR_MAX_TEMPLATES && R->best->gpus_used < R->best->gpus_total)
+            for (t = 0; t < ntypes; t++) {
+                c = *cur;
+                c.t[c.n] = *ti;
+                for (s = 0; s < ti->depth; s++) c.t[c.n].types[s] = t;
+                c.n++;
+                TRY();
+            }
+    }
+#undef TRY
+    return ARACHNE_OK;
+}
+
+/* Hill climbing from *cur (value *v) until no change helps or the budget
+ * is spent. */
+static int rf_climb(rf_ctx *R, rf_spec *cur, double *v)
+{
+    int st, moved;
+    do {
+        if ((st = rf_pass(R, cur, v, &moved))) return st;
+    } while (moved && !rf_out_of_budget(R));
+    return ARACHNE_OK;
+}
+
+/* A kick of the iterated local search: two random changes of the kinds
+ * the climb makes, to one template, drawn from the refinement's own RNG
+ * (fixed seed), so a run is the same every time. */
+static void rf_kick(rf_ctx *R, ar_rng *rng, rf_spec *c)
+{
+    const int ntypes = R->cm->cluster->ntypes;
+    rf_tmpl *t = &c->t[ar_rng_int(rng, c->n)];
+    int j;
+    for (j = 0; j < 2; j++) {
+        int s = ar_rng_int(rng, t->depth);
+        switch (ar_rng_int(rng, 4)) {
+        case 0: t->types[s] = ar_rng_int(rng, ntypes); break;
+        case 1: if (t->tps[s] * 2 <= R->max_tp) t->tps[s] *= 2; else if (t->tps[s] > 1) t->tps[s] /= 2; break;
+        case 2: if (t->depth < R->b.max_depth) rf_insert_stage(t, s + 1, t->types[s], t->tps[s]); break;
+        default: if (t->depth > 1) rf_remove_stage(t, s); break;
+        }
+    }
+}
+
+/* The exact search of small clusters: every one-template plan, at most
+ * `cap` of them; visit keeps each as a candidate start. */
+typedef struct rf_exact {
+    rf_ctx *R;
+    long cap, seen;
+} rf_exact;
+
+static int rf_exact_visit(void *user, const arachne_plan *p)
+{
+    rf_exact *E = (rf_exact *)user;
+    rf_spec s;
+    int j;
+    if (E->seen >= E->cap) return ARACHNE_E_CANCELLED;
+    E->seen++;
+    E->R->used++;
+    s.n = 1;
+    s.t[0].depth = p->t[0].depth;
+    for (j = 0; j < p->t[0].depth; j++) { s.t[0].types[j] = p->t[0].stages[j].type; s.t[0].tps[j] = p->t[0].stages[j].tp; }
+    return rf_keep(E->R, p, &s, 1);
+}
+
+static int rf_exact_run(rf_ctx *R, long cap)
+{
+    rf_exact E;
+    arachne_plan scratch;
+    long leaves = 0;
+    int st;
+    memset(&scratch, 0, sizeof scratch);
+    E.R = R;
+    E.cap = cap;
+    E.seen = 0;
+    st = ar_builder_enumerate(&R->b, 1, R->deadline, rf_exact_visit, &E, &scratch, &leaves);
+    ar_plan_clear(&scratch);
+    if (st == ARACHNE_E_CANCELLED) {
+        if (E.seen < E.cap) R->capped = 1; /* the deadline, not the count, stopped it */
+        st = ARACHNE_OK;
+        arachne_clear_error();
+    }
+    return st;
+}
+
+int arachne_plan_refine(arachne_plan **out, const arachne_plan *start, const arachne_cost_model *cm,
+                        long evaluations, double time_cap_s)
+{
+    double t0 = ar_now(), v;
+    rf_ctx R;
+    rf_spec cur;
+    arachne_plan *given = NULL;
+    ar_rng rng;
+    int st, i, j, k, maxnode = 1;
+    if (!out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_refine: out is NULL");
+    *out = NULL;
+    if (!start || !cm)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_refine: %s is NULL", start ? "cost model" : "plan");
+    if (evaluations < 0)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_refine: evaluations %ld is negative", evaluations);
+    if (!(time_cap_s >= 0.0 && time_cap_s <= 1e7))
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_refine: time cap %g s is outside [0, 1e7]",
+                        time_cap_s);
+    if (start->ntemplates < 1)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_refine: the plan has no template");
+    if ((st = ar_plan_validate(cm, start))) {
+        ar_error_prefix("arachne_plan_refine: the plan does not fit the cost model's cluster and model");
+        return st;
+    }
+    memset(&R, 0, sizeof R);
+    R.cm = cm;
+    R.budget = evaluations;
+    R.deadline = time_cap_s > 0 ? t0 + time_cap_s : 0.0;
+    if ((st = ar_builder_init(&R.b, cm, NULL))) return st;
+    for (i = 0; i < cm->cluster->nnodes; i++) if (cm->cluster->nodes[i].gpus > maxnode) maxnode = cm->cluster->nodes[i].gpus;
+    R.max_tp = 1;
+    while (R.max_tp * 2 <= maxnode && R.max_tp * 2 <= (1 << AR_MAX_TP_LOG)) R.max_tp *= 2;
+    R.best = ar_calloc(1, sizeof *R.best);
+    given = ar_calloc(1, sizeof *given);
+    if (!R.best || !given) { st = ARACHNE_E_NO_MEMORY; goto done; }
+    if ((st = ar_plan_init(R.best, cm)) || (st = ar_plan_init(&R.work, cm))) goto done;
+    /* the plan as given, priced with this cost model, is the first candidate */
+    if ((st = ar_plan_copy(given, start))) goto done;
+    cur.n = start->ntemplates;
+    for (i = 0; i < cur.n; i++) {
+        cur.t[i].depth = start->t[i].depth;
+        for (j = 0; j < start->t[i].depth; j++) {
+            cur.t[i].types[j] = start->t[i].stages[j].type;
+            cur.t[i].tps[j] = start->t[i].stages[j].tp;
+        }
+    }
+    if (ar_plan_price(cm, given) == ARACHNE_OK) {
+        if ((st = rf_keep(&R, given, &cur, cur.n))) goto done;
+    }
+    arachne_clear_error();
+    if (evaluations > 0) {
+        /* its structure refilled (a plan made elsewhere may fill better here) */
+        if ((st = rf_eval(&R, &cur, &v, &k))) goto done;
+        if (cm->cluster->total_gpus <= AR_REFINE_EXACT_GPUS && !rf_out_of_budget(&R) &&
+            (st = rf_exact_run(&R, (R.budget - R.used) / 8)))
+            goto done;
+        if (R.have) {
+            cur = R.best_spec;
+            v = R.best->iter_per_s;
+            if ((st = rf_climb(&R, &cur, &v))) goto done;
+        }
+        /* iterated local search: the budget left goes to climbs from kicked
+         * copies of the best plan */
+        ar_rng_seed(&rng, 0x72656669ULL);
+        while (R.have && !rf_out_of_budget(&R)) {
+            cur = R.best_spec;
+            rf_kick(&R, &rng, &cur);
+            if ((st = rf_eval(&R, &cur, &v, &k))) goto done;
+            if (k < 1) continue;
+            cur.n = k;
+            if ((st = rf_climb(&R, &cur, &v))) goto done;
+        }
+    }
+    if (!R.have) {
+        st = ar_error(ARACHNE_E_INFEASIBLE, "arachne_plan_refine: the plan does not price with this cost model "
+                                            "and no variant of it fits");
+        goto done;
+    }
+    {
+        char m[sizeof R.best->method];
+        snprintf(m, sizeof m, "%.*s%s", (int)(sizeof m - 1 - (R.capped ? 14 : 7)), start->method[0] ? start->method : "plan",
+                 R.capped ? "+refine-capped" : "+refine");
+        memcpy(R.best->method, m, sizeof m);
+    }
+    R.best->samples = start->samples;
+    R.best->evaluations = start->evaluations + R.used;
+    R.best->planning_s = start->planning_s + (ar_now() - t0);
+    if ((st = ar_plan_finish(R.best))) goto done;
+    *out = R.best;
+    R.best = NULL;
+done:
+    if (R.best) arachne_plan_destroy(R.best);
+    if (given) arachne_plan_destroy(given);
+    ar_plan_clear(&R.work);
+    ar_builder_free(&R.b);
+    return st;
+}

@@ -1,0 +1,146 @@
+/* test_refine.c -- arachne_plan_refine: never slower than its start, finds
+ * what the exact search finds on a tiny cluster, improves a poor start,
+ * gives the same bytes for the same budget, stops at its budget, names a
+ * time-capped run, and rejects bad arguments and foreign plans. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "fixture.h"
+#include "plan.h"
+
+/* The JSON text without the value of "planning_s" (wall time). */
+static char *json_without_time(const arachne_plan *p)
+{
+    const char *j = NULL;
+    char *c, *k;
+    if (arachne_plan_to_json(p, &j)) return NULL;
+    c = malloc(strlen(j) + 1);
+    if (!c) return NULL;
+    strcpy(c, j);
+    k = strstr(c, "\"planning_s\"");
+    if (k) {
+        char *e = k += 12;
+        while (*e && *e != ',' && *e != '}') e++;
+        memmove(k, e, strlen(e) + 1); /* drop the value */
+    }
+    return c;
+}
+
+static double pget(const arachne_plan *p, int field)
+{
+    double v = -1;
+    arachne_plan_get(p, field, &v);
+    return v;
+}
+
+/* An untrained policy's greedy plan: a poor start. */
+static int poor_start(env *e, arachne_plan **out)
+{
+    arachne_policy *pol = NULL;
+    int st = arachne_policy_create(&pol, 5, 16, 1);
+    if (!st) st = arachne_plan_build(out, pol, e->cm, 1, 0);
+    arachne_policy_destroy(pol);
+    return st;
+}
+
+TEST(refine_improves_a_poor_start_and_never_loses)
+{
+    env e;
+    arachne_plan *start = NULL, *r = NULL;
+    const char *m = NULL;
+    ASSERT_OK(env_open(&e, "llama3-8b", "a100-40:4x4,a6000:4x4,h100:2x8"));
+    ASSERT_OK(poor_start(&e, &start));
+    ASSERT_OK(arachne_plan_refine(&r, start, e.cm, 400, 0.0));
+    ASSERT(pget(r, ARACHNE_PLAN_ITER_PER_S) >= pget(start, ARACHNE_PLAN_ITER_PER_S));
+    ASSERT_GT(pget(r, ARACHNE_PLAN_ITER_PER_S), 1.05 * pget(start, ARACHNE_PLAN_ITER_PER_S));
+    ASSERT_OK(ar_plan_validate(e.cm, r));
+    ASSERT_OK(arachne_plan_method(r, &m));
+    ASSERT_STR(m, "policy-greedy+refine");
+    /* the evaluations are the start's plus the budget (the last candidate
+     * may overrun it by less than one plan's templates) */
+    ASSERT_GT(pget(r, ARACHNE_PLAN_EVALUATIONS), pget(start, ARACHNE_PLAN_EVALUATIONS));
+    ASSERT_LE(pget(r, ARACHNE_PLAN_EVALUATIONS), pget(start, ARACHNE_PLAN_EVALUATIONS) + 400 + AR_MAX_TEMPLATES - 1);
+    arachne_plan_destroy(r);
+    /* budget 0: the start as it is (repriced) */
+    ASSERT_OK(arachne_plan_refine(&r, start, e.cm, 0, 0.0));
+    ASSERT_NEAR(pget(r, ARACHNE_PLAN_ITER_PER_S), pget(start, ARACHNE_PLAN_ITER_PER_S), 1e-12);
+    ASSERT_EQ(pget(r, ARACHNE_PLAN_EVALUATIONS), pget(start, ARACHNE_PLAN_EVALUATIONS));
+    arachne_plan_destroy(r);
+    arachne_plan_destroy(start);
+    env_close(&e);
+}
+
+TEST(refine_reaches_the_exact_optimum_on_a_tiny_cluster)
+{
+    env e;
+    arachne_plan *start = NULL, *r = NULL, *exh = NULL;
+    ASSERT_OK(env_open(&e, "llama3-8b", "a100-40:1x4,h100:1x2+2x1"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_MAX_DEPTH, 3));
+    ASSERT_OK(arachne_search_exhaustive(&exh, e.cm, 1, 0.0));
+    ASSERT_OK(poor_start(&e, &start));
+    ASSERT_OK(arachne_plan_refine(&r, start, e.cm, 2 * (long)pget(exh, ARACHNE_PLAN_EVALUATIONS) + 50, 0.0));
+    ASSERT(pget(r, ARACHNE_PLAN_ITER_PER_S) >= pget(exh, ARACHNE_PLAN_ITER_PER_S) * (1 - 1e-12));
+    arachne_plan_destroy(r);
+    arachne_plan_destroy(exh);
+    arachne_plan_destroy(start);
+    env_close(&e);
+}
+
+TEST(refine_is_deterministic_and_capped_runs_say_so)
+{
+    env e;
+    arachne_plan *start = NULL, *a = NULL, *b = NULL;
+    const char *m = NULL;
+    char *ja, *jb;
+    ASSERT_OK(env_open(&e, "qwen3-30b-a3b", "a100-80:4x8,h100:2x8,a6000:4x4"));
+    ASSERT_OK(poor_start(&e, &start));
+    ASSERT_OK(arachne_plan_refine(&a, start, e.cm, 300, 0.0));
+    ASSERT_OK(arachne_plan_refine(&b, start, e.cm, 300, 0.0));
+    /* same bytes apart from the wall-clock field */
+    ja = json_without_time(a);
+    jb = json_without_time(b);
+    ASSERT(ja != NULL && jb != NULL);
+    ASSERT_CONTAINS(ja, "\"planning_s\"");
+    ASSERT_STR(ja, jb);
+    free(ja);
+    free(jb);
+    arachne_plan_destroy(a);
+    arachne_plan_destroy(b);
+    /* a cap far below one fill's time stops it and the method says so */
+    ASSERT_OK(arachne_plan_refine(&a, start, e.cm, 1000000, 1e-9));
+    ASSERT_OK(arachne_plan_method(a, &m));
+    ASSERT_STR(m, "policy-greedy+refine-capped");
+    ASSERT(pget(a, ARACHNE_PLAN_ITER_PER_S) >= pget(start, ARACHNE_PLAN_ITER_PER_S));
+    arachne_plan_destroy(a);
+    arachne_plan_destroy(start);
+    env_close(&e);
+}
+
+TEST(refine_arguments_are_checked)
+{
+    env e, f;
+    arachne_plan *start = NULL, *r = (arachne_plan *)&r;
+    ASSERT_OK(env_open(&e, "llama3-8b", "a100-40:2x4"));
+    ASSERT_OK(env_open(&f, "llama3-8b", "h100:1x8"));
+    ASSERT_OK(poor_start(&e, &start));
+    ASSERT_STATUS(arachne_plan_refine(NULL, start, e.cm, 10, 0), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_plan_refine(&r, NULL, e.cm, 10, 0), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT(r == NULL);
+    ASSERT_CONTAINS(arachne_last_error(), "plan is NULL");
+    ASSERT_STATUS(arachne_plan_refine(&r, start, NULL, 10, 0), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "cost model is NULL");
+    ASSERT_STATUS(arachne_plan_refine(&r, start, e.cm, -1, 0), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "evaluations -1");
+    ASSERT_STATUS(arachne_plan_refine(&r, start, e.cm, 10, -1), ARACHNE_E_INVALID_ARGUMENT);
+    /* a plan for another cluster */
+    ASSERT(arachne_plan_refine(&r, start, f.cm, 10, 0) != ARACHNE_OK);
+    ASSERT(r == NULL);
+    ASSERT_CONTAINS(arachne_last_error(), "does not fit the cost model");
+    arachne_plan_destroy(start);
+    env_close(&f);
+    env_close(&e);
+}
+
+SUITE(refine, T(refine_improves_a_poor_start_and_never_loses), T(refine_reaches_the_exact_optimum_on_a_tiny_cluster),
+      T(refine_is_deterministic_and_capped_runs_say_so), T(refine_arguments_are_checked));
