@@ -4,6 +4,7 @@
 #   make check-asan      the same tests under AddressSanitizer + UBSan
 #   make run             the main job: plan the default heterogeneous cluster
 #   make bench           benchmarks (tables + JSON lines)
+#   make docs-update     rerun the examples in README.md and docs/, rewrite their shown output
 #   make install PREFIX=/usr/local DESTDIR=   /  make uninstall  (layout: see install:)
 #   make OPENMP=1        enable OpenMP in the library
 
@@ -64,7 +65,7 @@ CLI := $(BINDIR)/arachne
 RUNNER := $(O)/tests/runner
 CDEF := build/arachne_cdef.h
 
-.PHONY: fidelity all lib check check-c check-asan check-tsan check-valgrind run bench install uninstall clean policy elastic
+.PHONY: fidelity all lib check check-c check-asan check-tsan check-valgrind run bench install uninstall clean policy elastic docs-update
 
 all: lib $(CLI) $(EX_BIN)
 
@@ -114,7 +115,7 @@ $(RUNNER): $(TEST_OBJ) $(STATIC)
 	$(CC) $(CFLAGS_ALL) -o $@ $(TEST_OBJ) $(STATIC) $(LDLIBS_ALL)
 
 # check: C suites + shell checks + Python tests, one summary line.
-check: all $(RUNNER) $(BINDIR)/bench_fidelity
+check: all $(RUNNER) $(BINDIR)/bench_fidelity $(BINDIR)/bench_profile_calibration
 	@ARACHNE_BIN=$(CLI) ARACHNE_LIBDIR=$(LIBDIR) CC="$(CC)" PYTHON=$(PYTHON) sh tests/run.sh $(RUNNER)
 
 check-asan:
@@ -130,6 +131,16 @@ run: all
 # (docs/cost-model.md, "Fidelity"); exits 1 when a calibration target is missed.
 fidelity: all $(BINDIR)/bench_fidelity
 	$(BINDIR)/bench_fidelity --check
+
+# docs-update: rerun every example marked <!-- doc-run --> in README.md and
+# docs/*.md against this build and rewrite the output shown under it (the
+# "..." trims and "~" marks stay); tests/check_docs_examples.sh checks them.
+# docs/profiles.md shows bench_profile_calibration's output, so check and
+# docs-update build that one benchmark; the fidelity summary of
+# docs/cost-model.md has its own generator (tests/fidelity_doc_update.py).
+docs-update: all $(BINDIR)/bench_profile_calibration $(BINDIR)/bench_fidelity
+	$(PYTHON) tools/docs_examples.py --update README.md docs/*.md
+	$(PYTHON) tests/fidelity_doc_update.py $(BINDIR)/bench_fidelity
 
 bench: all $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done

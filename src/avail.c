@@ -20,7 +20,7 @@ void ar_avail_refresh(ar_avail *a, const arachne_cluster *c)
 int ar_avail_init(ar_avail *a, const arachne_cluster *c)
 {
     int i;
-    if (!a || !c) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "ar_avail_init: NULL argument");
+    if (!a || !c) return AR_NULL_ARG("ar_avail_init", a, c);
     memset(a, 0, sizeof *a);
     a->nnodes = c->nnodes;
     if (c->nnodes > 0) {
@@ -41,7 +41,7 @@ void ar_avail_free(ar_avail *a)
 
 int ar_avail_copy(ar_avail *dst, const ar_avail *src)
 {
-    if (!dst || !src) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "ar_avail_copy: NULL argument");
+    if (!dst || !src) return AR_NULL_ARG("ar_avail_copy", dst, src);
     if (dst == src) return ARACHNE_OK;
     if (dst->nnodes != src->nnodes || (!dst->free && src->nnodes > 0)) {
         int *f = NULL;

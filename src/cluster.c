@@ -291,7 +291,7 @@ int arachne_cluster_set_gpu_field(arachne_cluster *c, const char *type, int fiel
 {
     int idx;
     ar_gpu_spec *g;
-    if (!c || !type) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_cluster_set_gpu_field: NULL argument");
+    if (!c || !type) return AR_NULL_ARG("arachne_cluster_set_gpu_field", c, type);
     idx = ar_cluster_type_index(c, type);
     if (idx < 0) return ar_error(ARACHNE_E_NOT_FOUND, "GPU type '%.64s' is not in the cluster", type);
     if (!positive_finite(value))
@@ -320,7 +320,7 @@ int arachne_cluster_set_gpu_field(arachne_cluster *c, const char *type, int fiel
 int arachne_cluster_add_nodes(arachne_cluster *c, const char *type, int count, int gpus_per_node)
 {
     int idx, st, had;
-    if (!c || !type) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_cluster_add_nodes: NULL argument");
+    if (!c || !type) return AR_NULL_ARG("arachne_cluster_add_nodes", c, type);
     had = c->ntypes;
     idx = ar_cluster_intern_type(c, type);
     if (idx < 0) return idx;
@@ -336,7 +336,7 @@ int arachne_cluster_set_link_bandwidth(arachne_cluster *c, const char *type_a, c
 {
     int i, j;
     if (!c || !type_a || !type_b)
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_cluster_set_link_bandwidth: NULL argument");
+        return AR_NULL_ARG("arachne_cluster_set_link_bandwidth", c, type_a, type_b);
     i = ar_cluster_type_index(c, type_a);
     if (i < 0) return ar_error(ARACHNE_E_NOT_FOUND, "link: GPU type '%.64s' is not in the cluster", type_a);
     j = ar_cluster_type_index(c, type_b);
@@ -534,14 +534,14 @@ int arachne_cluster_open(arachne_cluster **out, const char *spec_or_path)
 
 int arachne_cluster_type_count(const arachne_cluster *c, int *out)
 {
-    if (!c || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_cluster_type_count: NULL argument");
+    if (!c || !out) return AR_NULL_ARG("arachne_cluster_type_count", c, out);
     *out = c->ntypes;
     return ARACHNE_OK;
 }
 
 int arachne_cluster_type_name(const arachne_cluster *c, int index, const char **out)
 {
-    if (!c || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_cluster_type_name: NULL argument");
+    if (!c || !out) return AR_NULL_ARG("arachne_cluster_type_name", c, out);
     *out = NULL;
     if (index < 0 || index >= c->ntypes)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "GPU type index %d out of range [0, %d)", index, c->ntypes);
@@ -563,7 +563,7 @@ static int type_filter(const arachne_cluster *c, const char *type, int *idx)
 int arachne_cluster_gpu_count(const arachne_cluster *c, const char *type, int *out)
 {
     int idx, st;
-    if (!c || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_cluster_gpu_count: NULL argument");
+    if (!c || !out) return AR_NULL_ARG("arachne_cluster_gpu_count", c, out);
     if ((st = type_filter(c, type, &idx)) != ARACHNE_OK) return st;
     *out = idx == -1 ? c->total_gpus : idx == -2 ? 0 : c->type_gpus[idx];
     return ARACHNE_OK;
@@ -572,7 +572,7 @@ int arachne_cluster_gpu_count(const arachne_cluster *c, const char *type, int *o
 int arachne_cluster_node_count(const arachne_cluster *c, const char *type, int *out)
 {
     int idx, st;
-    if (!c || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_cluster_node_count: NULL argument");
+    if (!c || !out) return AR_NULL_ARG("arachne_cluster_node_count", c, out);
     if ((st = type_filter(c, type, &idx)) != ARACHNE_OK) return st;
     *out = idx == -1 ? c->nnodes : idx == -2 ? 0 : c->type_nodes[idx];
     return ARACHNE_OK;
@@ -581,7 +581,7 @@ int arachne_cluster_node_count(const arachne_cluster *c, const char *type, int *
 int arachne_cluster_largest_node(const arachne_cluster *c, const char *type, int *out)
 {
     int idx, st, i, m = 0;
-    if (!c || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_cluster_largest_node: NULL argument");
+    if (!c || !out) return AR_NULL_ARG("arachne_cluster_largest_node", c, out);
     if ((st = type_filter(c, type, &idx)) != ARACHNE_OK) return st;
     if (idx == -1) {
         for (i = 0; i < c->ntypes; i++) m = AR_MAX(m, c->type_max_node[i]);
@@ -604,7 +604,7 @@ int arachne_cluster_node(const arachne_cluster *c, int node, const char **type, 
 
 int arachne_cluster_to_string(const arachne_cluster *c, const char **out)
 {
-    if (!c || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_cluster_to_string: NULL argument");
+    if (!c || !out) return AR_NULL_ARG("arachne_cluster_to_string", c, out);
     *out = c->spec_cache;
     if (!c->spec_cache) return ar_error(ARACHNE_E_NO_MEMORY, "cluster text could not be built (out of memory)");
     return ARACHNE_OK;
@@ -612,7 +612,7 @@ int arachne_cluster_to_string(const arachne_cluster *c, const char **out)
 
 int arachne_cluster_to_json(const arachne_cluster *c, const char **out)
 {
-    if (!c || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_cluster_to_json: NULL argument");
+    if (!c || !out) return AR_NULL_ARG("arachne_cluster_to_json", c, out);
     *out = c->json_cache;
     if (!c->json_cache) return ar_error(ARACHNE_E_NO_MEMORY, "cluster JSON could not be built (out of memory)");
     return ARACHNE_OK;
@@ -621,7 +621,7 @@ int arachne_cluster_to_json(const arachne_cluster *c, const char **out)
 int arachne_cluster_gpu_get(const arachne_cluster *c, const char *type, int field, double *out)
 {
     int idx;
-    if (!c || !type || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_cluster_gpu_get: NULL argument");
+    if (!c || !type || !out) return AR_NULL_ARG("arachne_cluster_gpu_get", c, type, out);
     idx = ar_cluster_type_index(c, type);
     if (idx < 0) return ar_error(ARACHNE_E_NOT_FOUND, "GPU type '%.64s' is not in the cluster", type);
     return ar_gpu_spec_field(&c->types[idx], field, out);
@@ -631,7 +631,7 @@ int arachne_cluster_link_bandwidth(const arachne_cluster *c, const char *type_a,
 {
     int i, j;
     if (!c || !type_a || !type_b || !out)
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_cluster_link_bandwidth: NULL argument");
+        return AR_NULL_ARG("arachne_cluster_link_bandwidth", c, type_a, type_b, out);
     i = ar_cluster_type_index(c, type_a);
     if (i < 0) return ar_error(ARACHNE_E_NOT_FOUND, "GPU type '%.64s' is not in the cluster", type_a);
     j = ar_cluster_type_index(c, type_b);

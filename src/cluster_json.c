@@ -334,7 +334,7 @@ int arachne_cluster_load(arachne_cluster **out, const char *path)
 
 int arachne_cluster_save(const arachne_cluster *c, const char *path)
 {
-    if (!c || !path) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_cluster_save: NULL argument");
+    if (!c || !path) return AR_NULL_ARG("arachne_cluster_save", c, path);
     if (!c->json_cache) return ar_error(ARACHNE_E_NO_MEMORY, "cluster JSON could not be built (out of memory)");
     return ar_write_file_atomic(path, c->json_cache, strlen(c->json_cache));
 }

@@ -137,7 +137,7 @@ int arachne_cost_model_create(arachne_cost_model **out, const arachne_model *m,
     arachne_cost_model *cm;
     int st;
     if (out) *out = NULL;
-    if (!out || !m || !c || !p) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: NULL argument");
+    if (!out || !m || !c || !p) return AR_NULL_ARG("arachne_cost_model_create", out, m, c, p);
     if (p->model[0] && ar_strcasecmp(p->model, m->name) != 0)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: the profile is for model '%s', not '%s'", p->model, m->name);
     if (p->seq_len < 1)
@@ -261,7 +261,7 @@ int arachne_cost_model_get(const arachne_cost_model *cm, int option, double *out
 {
     const ar_setup *s;
     double v;
-    if (!cm || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: NULL argument");
+    if (!cm || !out) return AR_NULL_ARG("cost model", cm, out);
     s = &cm->setup;
     switch (option) {
     case ARACHNE_OPT_GLOBAL_BATCH: v = s->global_batch; break;

@@ -542,7 +542,7 @@ int ar_plan_price(const arachne_cost_model *cm, arachne_plan *plan)
 {
     ar_stage_place (*place)[AR_MAX_DEPTH];
     int j, rc;
-    if (!cm || !plan) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "price: NULL argument");
+    if (!cm || !plan) return AR_NULL_ARG("price", cm, plan);
     if ((rc = check_cover(cm, plan, 0)) != ARACHNE_OK) return rc;
     if (plan->nranks < 1 || !plan->ranks)
         return ar_error(ARACHNE_E_INVALID_PLAN, "plan has no device assignment (ranks) to price");
@@ -577,7 +577,7 @@ int ar_plan_price(const arachne_cost_model *cm, arachne_plan *plan)
 int arachne_cost_model_price(const arachne_cost_model *cm, arachne_plan *plan)
 {
     int st;
-    if (!cm || !plan) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model price: NULL argument");
+    if (!cm || !plan) return AR_NULL_ARG("cost model price", cm, plan);
     st = ar_plan_price(cm, plan);
     /* The plan's JSON text must follow its new prices. */
     return st ? st : ar_plan_finish(plan);

@@ -46,6 +46,20 @@ int ar_error(int status, const char *fmt, ...)
     return status;
 }
 
+int ar_null_arg(const char *fn, const char *names, const void *const *ptrs, int n)
+{
+    const char *start = names, *end;
+    int i;
+    for (i = 0; i < n; i++) {
+        while (*start == ' ' || *start == ',') start++;
+        for (end = start; *end && *end != ','; end++) {}
+        if (!ptrs[i])
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT, "%s: argument '%.*s' is NULL", fn, (int)(end - start), start);
+        start = end;
+    }
+    return ar_error(ARACHNE_E_INVALID_ARGUMENT, "%s: NULL argument", fn);
+}
+
 void ar_error_prefix(const char *prefix)
 {
     char tmp[AR_ERRMSG_CAP];

@@ -258,7 +258,7 @@ int ar_eval_config_parse(ar_eval_config **out, const char *text, size_t len, con
     int st;
     if (!out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "eval config: out is NULL");
     *out = NULL;
-    if (!text || !source) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "eval config: NULL argument");
+    if (!text || !source) return AR_NULL_ARG("eval config", text, source);
     if (strlen(source) >= sizeof base) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "eval config: path too long");
     slash = strrchr(source, '/');
     if (slash) {
@@ -351,7 +351,7 @@ int ar_eval_random(arachne_plan **out, const arachne_cost_model *cm, long budget
     long rollouts = 0;
     int st;
     if (out) *out = NULL;
-    if (!out || !cm) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "random search: NULL argument");
+    if (!out || !cm) return AR_NULL_ARG("random search", out, cm);
     if (budget < 1) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "random search: budget %ld < 1", budget);
     if (!(time_budget_s >= 0.0))
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "random search: time budget %g s is negative", time_budget_s);

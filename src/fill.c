@@ -580,6 +580,16 @@ static int eval_mbs(fill_ctx *c, fill_cand *best, oom_info *first_oom)
     return fitted ? ARACHNE_OK : ARACHNE_E_OUT_OF_MEMORY_PLAN;
 }
 
+/* 1 when the profile has any entry for GPU type gpu: a profile made for
+ * other GPUs gets a message naming the missing type, not one stage. */
+static int profile_has_gpu(const arachne_profile *p, const char *gpu)
+{
+    int i;
+    for (i = 0; i < p->n; i++)
+        if (ar_strcasecmp(p->e[i].gpu, gpu) == 0) return 1;
+    return 0;
+}
+
 static void why(ar_fill_ws *ws, int mode, const char *fmt, ...) AR_PRINTF(3, 4);
 static void why(ar_fill_ws *ws, int mode, const char *fmt, ...)
 {
@@ -669,7 +679,7 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
     int last_err = ARACHNE_OK, any_fit = 0, expert_fallback;
 
     if (!a || !plan || !types || !tps)
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "fill: NULL argument");
+        return AR_NULL_ARG("fill", a, plan, types, tps);
     if (depth < 1 || depth > AR_MAX_DEPTH || depth > m->blocks)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "fill: depth %d outside [1, %d]", depth,
                         AR_MIN(AR_MAX_DEPTH, m->blocks));
@@ -710,7 +720,9 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
         if (ok) mbs_list[nmbs++] = mbs;
     }
     if (nmbs == 0) {
-        if (missing_stage >= 0)
+        if (missing_stage >= 0 && !profile_has_gpu(cm->profile, cl->types[types[missing_stage]].name))
+            why(ws, mode, "the profile has no entries for GPU type %s", cl->types[types[missing_stage]].name);
+        else if (missing_stage >= 0)
             why(ws, mode, "the profile has no entry for stage %d (%s tp %d) at any micro-batch size",
                 missing_stage, cl->types[types[missing_stage]].name, tps[missing_stage]);
         else
@@ -814,7 +826,7 @@ int ar_fill_template(const arachne_cost_model *cm, ar_avail *a, arachne_plan *pl
 {
     ar_fill_ws ws;
     int st;
-    if (!cm || !a || !plan) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "ar_fill_template: NULL argument");
+    if (!cm || !a || !plan) return AR_NULL_ARG("ar_fill_template", cm, a, plan);
     st = ar_fill_ws_init(&ws, cm);
     if (st) return st;
     st = ar_fill_template_ws(&ws, a, plan, depth, types, tps, AR_FILL_BEST);

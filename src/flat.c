@@ -96,7 +96,7 @@ int ar_flat_save(const ar_flat *f, const char *path, const char *meta_json)
     ar_buf a, b, out;
     unsigned char hdr[FLAT_HDR];
     int st;
-    if (!f || !path) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "flat policy save: NULL argument");
+    if (!f || !path) return AR_NULL_ARG("flat policy save", f, path);
     ar_buf_init(&a);
     ar_buf_init(&b);
     ar_buf_init(&out);
@@ -128,7 +128,7 @@ int ar_flat_load(ar_flat **out, const char *path)
     ar_flat *f = NULL;
     int st, i;
     const unsigned char *u;
-    if (!out || !path) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "flat policy load: NULL argument");
+    if (!out || !path) return AR_NULL_ARG("flat policy load", out, path);
     *out = NULL;
     st = ar_read_file(path, &data, &len);
     if (st) return st;
@@ -594,7 +594,7 @@ int ar_flat_plan(arachne_plan **out, const ar_flat *f, const arachne_cost_model 
     if (evals_out) *evals_out = 0;
     if (!out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "flat plan: out is NULL");
     *out = NULL;
-    if (!f || !cm) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "flat plan: NULL argument");
+    if (!f || !cm) return AR_NULL_ARG("flat plan", f, cm);
     if (samples < 0 || samples > 1000000)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "flat plan: samples %d outside 0..1000000", samples);
     runs = samples < 1 ? 1 : samples;

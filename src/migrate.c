@@ -243,7 +243,7 @@ int ar_migration_compute(const arachne_cost_model *cm, const arachne_plan *old, 
     int st = ARACHNE_OK, i, j, s, l, part, total_gpus, nh = 0, R_new = 0;
     double wb, ob;
 
-    if (!cm || !old || !newp || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "migration: NULL argument");
+    if (!cm || !old || !newp || !out) return AR_NULL_ARG("migration", cm, old, newp, out);
     memset(out, 0, sizeof *out);
     out->slowest_rank = -1;
     memset(&x, 0, sizeof x);

@@ -302,7 +302,7 @@ void arachne_model_destroy(arachne_model *m)
 
 int arachne_model_name(const arachne_model *m, const char **out)
 {
-    if (!m || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_model_name: NULL argument");
+    if (!m || !out) return AR_NULL_ARG("arachne_model_name", m, out);
     *out = m->name;
     return ARACHNE_OK;
 }
@@ -310,7 +310,7 @@ int arachne_model_name(const arachne_model *m, const char **out)
 int arachne_model_get(const arachne_model *m, int field, double *out)
 {
     double v;
-    if (!m || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_model_get: NULL argument");
+    if (!m || !out) return AR_NULL_ARG("arachne_model_get", m, out);
     switch (field) {
     case ARACHNE_MODEL_BLOCKS: v = m->blocks; break;
     case ARACHNE_MODEL_HIDDEN: v = m->hidden; break;
@@ -346,7 +346,7 @@ int arachne_model_get(const arachne_model *m, int field, double *out)
 
 static int check_kind(const char *fn, const arachne_model *m, int kind, const void *out)
 {
-    if (!m || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "%s: NULL argument", fn);
+    if (!m || !out) return AR_NULL_ARG(fn, m, out);
     if (kind < 0 || kind >= AR_LAYER_KINDS)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "%s: unknown layer kind %d", fn, kind);
     return ARACHNE_OK;

@@ -69,4 +69,9 @@ void ar_model_write_json(const arachne_model *m, ar_buf *b);
  * NULL when unknown. */
 const arachne_model *ar_model_preset_spec(const char *name);
 
+/* The preset name closest to name (case-insensitive edit distance at most 2,
+ * or a third of the name's length when longer), or NULL: the "did you mean"
+ * of an unknown model name. */
+const char *ar_model_preset_suggest(const char *name);
+
 #endif

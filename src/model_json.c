@@ -58,7 +58,7 @@ void ar_model_write_json(const arachne_model *m, ar_buf *b)
 
 int arachne_model_to_json(const arachne_model *m, const char **out)
 {
-    if (!m || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_model_to_json: NULL argument");
+    if (!m || !out) return AR_NULL_ARG("arachne_model_to_json", m, out);
     if (!m->json_cache)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT,
                         "model '%s': no JSON text (the model was not created by an arachne_model_* constructor)",
@@ -71,7 +71,7 @@ int arachne_model_save(const arachne_model *m, const char *path)
 {
     ar_buf b;
     int st;
-    if (!m || !path) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_model_save: NULL argument");
+    if (!m || !path) return AR_NULL_ARG("arachne_model_save", m, path);
     ar_buf_init(&b);
     ar_model_write_json(m, &b); /* into a local buffer: the model is not touched */
     st = ar_buf_status(&b);

@@ -87,7 +87,7 @@ int arachne_model_from_json(arachne_model **out, const char *json, size_t len)
     ar_json *root = NULL;
     int st;
     if (out) *out = NULL;
-    if (!out || !json) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_model_from_json: NULL argument");
+    if (!out || !json) return AR_NULL_ARG("arachne_model_from_json", out, json);
     if ((st = ar_json_parse(&root, json, len, "<model json>")) != ARACHNE_OK) return st;
     st = from_tree(out, root);
     ar_json_free(root);
@@ -99,7 +99,7 @@ int arachne_model_load(arachne_model **out, const char *path)
     ar_json *root = NULL;
     int st;
     if (out) *out = NULL;
-    if (!out || !path) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_model_load: NULL argument");
+    if (!out || !path) return AR_NULL_ARG("arachne_model_load", out, path);
     if ((st = ar_json_parse_file(&root, path)) != ARACHNE_OK) return st;
     st = from_tree(out, root);
     ar_json_free(root);
@@ -110,12 +110,18 @@ int arachne_model_open(arachne_model **out, const char *name_or_path)
 {
     FILE *f;
     if (out) *out = NULL;
-    if (!out || !name_or_path) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_model_open: NULL argument");
+    if (!out || !name_or_path) return AR_NULL_ARG("arachne_model_open", out, name_or_path);
     if (ar_model_preset_spec(name_or_path)) return arachne_model_preset(out, name_or_path);
     f = fopen(name_or_path, "rb");
-    if (!f)
+    if (!f) {
+        const char *near = ar_model_preset_suggest(name_or_path);
+        if (near)
+            return ar_error(ARACHNE_E_NOT_FOUND,
+                            "model '%.200s': neither a preset nor a readable model file; did you mean %s?",
+                            name_or_path, near);
         return ar_error(ARACHNE_E_NOT_FOUND, "model '%s': neither a preset nor a readable model file",
                         name_or_path);
+    }
     fclose(f);
     return arachne_model_load(out, name_or_path);
 }

@@ -44,6 +44,43 @@ const arachne_model *ar_model_preset_spec(const char *name)
     return NULL;
 }
 
+static int ascii_lower(int c) { return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c; }
+
+/* ASCII case-insensitive Levenshtein distance; 99 for names over 63 bytes. */
+static int edit_distance(const char *a, const char *b)
+{
+    int row[64], i, j, la = (int)strlen(a), lb = (int)strlen(b);
+    if (la > 63 || lb > 63) return 99;
+    for (j = 0; j <= lb; j++) row[j] = j;
+    for (i = 1; i <= la; i++) {
+        int diag = row[0], ca = ascii_lower((unsigned char)a[i - 1]);
+        row[0] = i;
+        for (j = 1; j <= lb; j++) {
+            int up = row[j], best = diag + (ca != ascii_lower((unsigned char)b[j - 1]));
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[lb];
+}
+
+const char *ar_model_preset_suggest(const char *name)
+{
+    size_t i;
+    int best = 99, limit;
+    const char *pick = NULL;
+    if (!name) return NULL;
+    limit = (int)strlen(name) / 3;
+    if (limit < 2) limit = 2;
+    for (i = 0; i < AR_COUNT(presets); i++) {
+        int d = edit_distance(name, presets[i].name);
+        if (d < best) { best = d; pick = presets[i].name; }
+    }
+    return best <= limit ? pick : NULL;
+}
+
 int arachne_model_preset_count(void) { return (int)AR_COUNT(presets); }
 
 const char *arachne_model_preset_name(int index)
@@ -56,9 +93,15 @@ int arachne_model_preset(arachne_model **out, const char *name)
 {
     const arachne_model *spec;
     if (out) *out = NULL;
-    if (!out || !name) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_model_preset: NULL argument");
+    if (!out || !name) return AR_NULL_ARG("arachne_model_preset", out, name);
     spec = ar_model_preset_spec(name);
-    if (!spec) return ar_error(ARACHNE_E_NOT_FOUND, "model preset '%s': no such preset (see arachne models)", name);
+    if (!spec) {
+        const char *near = ar_model_preset_suggest(name);
+        if (near)
+            return ar_error(ARACHNE_E_NOT_FOUND, "model preset '%.64s': no such preset; did you mean %s? (see arachne models)",
+                            name, near);
+        return ar_error(ARACHNE_E_NOT_FOUND, "model preset '%.64s': no such preset (see arachne models)", name);
+    }
     return ar_model_create(out, spec);
 }
 

@@ -215,7 +215,7 @@ int ar_nn_clone(ar_nn **out, const ar_nn *src)
 {
     ar_nn *n;
     int st;
-    if (!out || !src) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "ar_nn_clone: NULL argument");
+    if (!out || !src) return AR_NULL_ARG("ar_nn_clone", out, src);
     *out = NULL;
     st = nn_alloc(&n, &src->cfg);
     if (st) return st;
@@ -235,7 +235,7 @@ static int same_config(const ar_nn_config *a, const ar_nn_config *b)
 
 int ar_nn_copy_params(ar_nn *dst, const ar_nn *src)
 {
-    if (!dst || !src) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "ar_nn_copy_params: NULL argument");
+    if (!dst || !src) return AR_NULL_ARG("ar_nn_copy_params", dst, src);
     if (!same_config(&dst->cfg, &src->cfg))
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "ar_nn_copy_params: networks have different sizes");
     if (dst != src) memcpy(dst->p, src->p, src->n_params * sizeof(double));
@@ -302,7 +302,7 @@ int ar_nn_ws_create(ar_nn_ws **out, const ar_nn *n)
     ar_nn_ws *ws;
     const ar_nn_config *c;
     size_t S, C, F, H, L, FH, HH, K, wide;
-    if (!out || !n) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "ar_nn_ws_create: NULL argument");
+    if (!out || !n) return AR_NULL_ARG("ar_nn_ws_create", out, n);
     *out = NULL;
     c = &n->cfg;
     ws = ar_calloc(1, sizeof *ws);
@@ -531,7 +531,7 @@ int ar_nn_forward(const ar_nn *n, ar_nn_ws *ws, ar_head head, const double *x, c
     int S, C, F, H, L, HH, FH, l, k, kmax_head, st, any = 0, site_size;
     size_t so;
     const double *in;
-    if (!n || !ws || !x || !c) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "nn forward: NULL argument");
+    if (!n || !ws || !x || !c) return AR_NULL_ARG("nn forward", n, ws, x, c);
     cfg = &n->cfg;
     if (!same_config(cfg, &ws->cfg))
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "nn forward: workspace belongs to a network of other sizes");
@@ -654,7 +654,7 @@ int ar_nn_backward_into(const ar_nn *n, ar_nn_ws *ws, int rec, const double *dlo
     const double *h;
     int S, C, F, H, L, HH, FH, l, k, K, site_size;
     size_t so, wide;
-    if (!n || !ws || !dlogits || !grad) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "nn backward: NULL argument");
+    if (!n || !ws || !dlogits || !grad) return AR_NULL_ARG("nn backward", n, ws, dlogits, grad);
     cfg = &n->cfg;
     if (!same_config(cfg, &ws->cfg))
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "nn backward: workspace belongs to a network of other sizes");
@@ -755,7 +755,7 @@ int ar_nn_backward(ar_nn *n, ar_nn_ws *ws, int rec, const double *dlogp)
     const nn_rec *r;
     double *dlog, sum = 0.0;
     int k;
-    if (!n || !ws || !dlogp) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "nn backward: NULL argument");
+    if (!n || !ws || !dlogp) return AR_NULL_ARG("nn backward", n, ws, dlogp);
     r = ws_rec(ws, rec);
     if (!r) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "nn backward: no record %d on the tape (%d)", rec, ws->used);
     /* the last Kmax doubles of scratch are reserved for this conversion */

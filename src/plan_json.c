@@ -69,7 +69,7 @@ static void write_stage(ar_buf *b, const arachne_plan *p, const ar_stage *s)
 int ar_plan_write_json(const arachne_plan *p, ar_buf *b)
 {
     int t, s, r;
-    if (!p || !b) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "plan JSON: NULL argument");
+    if (!p || !b) return AR_NULL_ARG("plan JSON", p, b);
     ar_buf_puts(b, "{\n");
     put_key(b, "  ", "format");
     ar_json_put_string(b, PLAN_FORMAT);
@@ -438,7 +438,7 @@ int ar_plan_parse_json(arachne_plan *p, const arachne_cost_model *cm, const char
 {
     ar_json *root = NULL;
     int st;
-    if (!p || !cm || !text || !source) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "plan JSON: NULL argument");
+    if (!p || !cm || !text || !source) return AR_NULL_ARG("plan JSON", p, cm, text, source);
     st = ar_json_parse(&root, text, len, source);
     if (st) return st;
     st = parse_tree(p, cm, root);

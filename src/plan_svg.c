@@ -24,6 +24,17 @@ static void stage_colour(char *out, size_t cap, int t, int s, int depth)
     snprintf(out, cap, "hsl(%d,65%%,%.0f%%)", hue, light);
 }
 
+/* Width of node n's box: its GPUs, but never narrower than its type label
+ * (8 px font, about 4.6 px a character), so that the labels of 1-GPU nodes
+ * do not run together; at most GRID_W. */
+static double node_width(const arachne_cluster *c, int n)
+{
+    double w = c->nodes[n].gpus * (GPU_PX + GPU_GAP) + 2 * NODE_PAD;
+    double label = 4.6 * (double)strlen(c->types[c->nodes[n].type].name) + 4;
+    if (w < label) w = label;
+    return w > GRID_W ? GRID_W : w;
+}
+
 static void text(ar_buf *b, double x, double y, int size, const char *anchor, const char *s)
 {
     const char *p;
@@ -71,8 +82,7 @@ static int plan_write_svg(const arachne_plan *p, ar_buf *b)
     {
         double cx = 0, rows = 1;
         for (n = 0; n < c->nnodes; n++) {
-            double w = c->nodes[n].gpus * (GPU_PX + GPU_GAP) + 2 * NODE_PAD;
-            if (w > GRID_W) w = GRID_W;
+            double w = node_width(c, n);
             if (cx + w > GRID_W && cx > 0) { rows++; cx = 0; }
             cx += w + 6;
         }
@@ -101,9 +111,8 @@ static int plan_write_svg(const arachne_plan *p, ar_buf *b)
     x = 20;
     y = 90;
     for (n = 0; n < c->nnodes; n++) {
-        double w = c->nodes[n].gpus * (GPU_PX + GPU_GAP) + 2 * NODE_PAD;
+        double w = node_width(c, n);
         int per_row = (int)((GRID_W - 2 * NODE_PAD) / (GPU_PX + GPU_GAP));
-        if (w > GRID_W) w = GRID_W;
         if (x + w > 20 + GRID_W && x > 20) { x = 20; y += row_h; }
         ar_buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
                          "stroke=\"#888\" rx=\"3\"/>\n", x, y, w, (double)GPU_PX + 2 * NODE_PAD);
@@ -123,8 +132,9 @@ static int plan_write_svg(const arachne_plan *p, ar_buf *b)
     y = 90;
     for (t = 0; t < p->ntemplates; t++) {
         const ar_template *tp = &p->t[t];
-        snprintf(line, sizeof line, "template %d: %d stages x %d replicas, micro-batch %d, %d micro-batches", t,
-                 tp->depth, tp->replicas, tp->micro_batch, tp->micro_batches);
+        snprintf(line, sizeof line, "template %d: %d stage%s x %d replica%s, micro-batch %d, %d micro-batches", t,
+                 tp->depth, tp->depth == 1 ? "" : "s", tp->replicas, tp->replicas == 1 ? "" : "s", tp->micro_batch,
+                 tp->micro_batches);
         text(b, x, y, 13, "start", line);
         y += 10;
         for (s = 0; s < tp->depth; s++) {
@@ -173,7 +183,7 @@ int arachne_plan_save_svg(const arachne_plan *p, const char *path)
 {
     ar_buf b;
     int st;
-    if (!p || !path) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_save_svg: NULL argument");
+    if (!p || !path) return AR_NULL_ARG("arachne_plan_save_svg", p, path);
     ar_buf_init(&b);
     st = plan_write_svg(p, &b);
     if (!st) st = ar_write_file_atomic(path, b.data, b.len);

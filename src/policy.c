@@ -54,7 +54,7 @@ int arachne_policy_load(arachne_policy **out, const char *path)
 {
     arachne_policy *p;
     int st;
-    if (!out || !path) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_policy_load: NULL argument");
+    if (!out || !path) return AR_NULL_ARG("arachne_policy_load", out, path);
     *out = NULL;
     p = ar_calloc(1, sizeof *p);
     if (!p) return ARACHNE_E_NO_MEMORY;
@@ -66,14 +66,14 @@ int arachne_policy_load(arachne_policy **out, const char *path)
 
 int arachne_policy_save(const arachne_policy *p, const char *path)
 {
-    if (!p || !path) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_policy_save: NULL argument");
+    if (!p || !path) return AR_NULL_ARG("arachne_policy_save", p, path);
     return ar_policy_save(path, p->nn, AR_STATE_VERSION, p->meta[0] ? p->meta : NULL);
 }
 
 int arachne_policy_set_metadata(arachne_policy *p, const char *json)
 {
     char *m;
-    if (!p || !json) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_policy_set_metadata: NULL argument");
+    if (!p || !json) return AR_NULL_ARG("arachne_policy_set_metadata", p, json);
     m = ar_strdup(json);
     if (!m) return ARACHNE_E_NO_MEMORY;
     free(p->meta);
@@ -83,7 +83,7 @@ int arachne_policy_set_metadata(arachne_policy *p, const char *json)
 
 int arachne_policy_metadata(const arachne_policy *p, const char **out)
 {
-    if (!p || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_policy_metadata: NULL argument");
+    if (!p || !out) return AR_NULL_ARG("arachne_policy_metadata", p, out);
     *out = p->meta;
     return ARACHNE_OK;
 }
@@ -91,7 +91,7 @@ int arachne_policy_metadata(const arachne_policy *p, const char **out)
 int arachne_policy_info(const arachne_policy *p, int field, double *out)
 {
     const ar_nn_config *c;
-    if (!p || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_policy_info: NULL argument");
+    if (!p || !out) return AR_NULL_ARG("arachne_policy_info", p, out);
     c = ar_nn_get_config(p->nn);
     switch (field) {
     case ARACHNE_POLICY_PARAMS: *out = (double)ar_nn_param_count(p->nn); break;

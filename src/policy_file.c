@@ -97,7 +97,7 @@ int ar_policy_encode(ar_buf *out, const ar_nn *n, uint32_t schema_version, const
     size_t np, mlen = meta_json ? strlen(meta_json) : 0, i, start;
     int fields[AR_NN_CONFIG_FIELDS], st;
     unsigned char hdr[AR_POLICY_HEADER_BYTES], b8[8];
-    if (!out || !n) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "policy encode: NULL argument");
+    if (!out || !n) return AR_NULL_ARG("policy encode", out, n);
     cfg = ar_nn_get_config(n);
     p = ar_nn_params_const(n);
     np = ar_nn_param_count(n);
@@ -242,7 +242,7 @@ int ar_policy_load(ar_nn **out, const char *path, uint32_t expect_schema, uint32
     int st;
     if (out) *out = NULL;
     if (meta_out) *meta_out = NULL;
-    if (!out || !path) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "policy load: NULL argument");
+    if (!out || !path) return AR_NULL_ARG("policy load", out, path);
     st = ar_read_file(path, &data, &len);
     if (st) return st;
     st = ar_policy_decode(out, data, len, path, expect_schema, schema_out, meta_out);

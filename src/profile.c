@@ -119,7 +119,7 @@ int ar_profile_add(arachne_profile *p, const char *gpu, int kind, int tp, int mb
     double vv[4];
     ar_profile_entry *e;
     int i, j;
-    if (!p || !gpu) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_profile_add: NULL argument");
+    if (!p || !gpu) return AR_NULL_ARG("arachne_profile_add", p, gpu);
     kn = ar_layer_kind_name(kind);
     if (gpu[0] == '\0' || strlen(gpu) >= AR_NAME_MAX)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "profile entry (gpu '%.40s'): GPU name must be 1 to %d bytes",
@@ -178,7 +178,7 @@ int arachne_profile_lookup(const arachne_profile *p, const char *gpu, int kind, 
                            double *bwd_s, double *tp_comm_s, double *act_bytes)
 {
     const ar_profile_entry *e;
-    if (!p || !gpu) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_profile_lookup: NULL argument");
+    if (!p || !gpu) return AR_NULL_ARG("arachne_profile_lookup", p, gpu);
     e = ar_profile_find(p, gpu, kind, tp, mbs);
     if (!e) {
         const char *kn = ar_layer_kind_name(kind);
@@ -197,21 +197,21 @@ int arachne_profile_lookup(const arachne_profile *p, const char *gpu, int kind, 
 
 int arachne_profile_count(const arachne_profile *p, int *out)
 {
-    if (!p || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_profile_count: NULL argument");
+    if (!p || !out) return AR_NULL_ARG("arachne_profile_count", p, out);
     *out = p->n;
     return ARACHNE_OK;
 }
 
 int arachne_profile_model_name(const arachne_profile *p, const char **out)
 {
-    if (!p || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_profile_model_name: NULL argument");
+    if (!p || !out) return AR_NULL_ARG("arachne_profile_model_name", p, out);
     *out = p->model;
     return ARACHNE_OK;
 }
 
 int arachne_profile_seq_len(const arachne_profile *p, int *out)
 {
-    if (!p || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_profile_seq_len: NULL argument");
+    if (!p || !out) return AR_NULL_ARG("arachne_profile_seq_len", p, out);
     *out = p->seq_len;
     return ARACHNE_OK;
 }
@@ -292,7 +292,7 @@ int arachne_profile_save(const arachne_profile *p, const char *path)
 {
     ar_buf b;
     int st;
-    if (!p || !path) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_profile_save: NULL argument");
+    if (!p || !path) return AR_NULL_ARG("arachne_profile_save", p, path);
     ar_buf_init(&b);
     ar_profile_write_json(p, &b);
     st = ar_buf_status(&b);

@@ -141,7 +141,7 @@ int ar_profile_gen_entry(const arachne_model *m, const ar_gpu_spec *g, int kind,
     parts pt;
     double T, h, Tn, comm = 0.0, mem_s;
     size_t n;
-    if (!m || !g || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "profile generator: NULL argument");
+    if (!m || !g || !out) return AR_NULL_ARG("profile generator", m, g, out);
     if (!k) k = &ar_gen_default_consts;
     if (!o) {
         ar_gen_default_opts(&def);
@@ -287,7 +287,7 @@ int arachne_profile_generate_gpu(arachne_profile *p, const arachne_model *m, con
                                  const char *gpu_type)
 {
     int i, st;
-    if (!p || !gpu_type) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_profile_generate_gpu: NULL argument");
+    if (!p || !gpu_type) return AR_NULL_ARG("arachne_profile_generate_gpu", p, gpu_type);
     if ((st = check_args("arachne_profile_generate_gpu", m, c)) != ARACHNE_OK) return st;
     i = ar_cluster_type_index(c, gpu_type);
     if (i >= 0) return ar_profile_gen_type(p, m, &c->types[i], max_node(c, i));

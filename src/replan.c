@@ -86,7 +86,7 @@ int arachne_replan_options_set(arachne_replan_options *o, int key, double v)
 
 int arachne_replan_options_get(const arachne_replan_options *o, int key, double *out)
 {
-    if (!o || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "replan options get: NULL argument");
+    if (!o || !out) return AR_NULL_ARG("replan options get", o, out);
     switch (key) {
     case ARACHNE_REPLAN_OPT_HORIZON_S: *out = o->horizon_s; return ARACHNE_OK;
     case ARACHNE_REPLAN_OPT_RESTART_S: *out = o->restart_s; return ARACHNE_OK;
@@ -129,7 +129,7 @@ int ar_replan_node_map(const char *spec, const arachne_cluster *to, int **node_m
     int seen[AR_MAX_TYPES * 4], nkeys = 0;
     *node_map = *node_gpus = NULL;
     *nold = 0;
-    if (!spec || !to) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "node map: NULL argument");
+    if (!spec || !to) return AR_NULL_ARG("node map", spec, to);
     p = skip_ws(p);
     while (*p) {
         char name[AR_NAME_MAX], key[AR_NAME_MAX];
@@ -497,7 +497,7 @@ void arachne_replan_decision_destroy(arachne_replan_decision *d)
 
 int arachne_replan_get(const arachne_replan_decision *d, int field, double *out)
 {
-    if (!d || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "replan get: NULL argument");
+    if (!d || !out) return AR_NULL_ARG("replan get", d, out);
     switch (field) {
     case ARACHNE_DECISION_ACTION: *out = d->action; break;
     case ARACHNE_DECISION_REASON: *out = d->reason; break;
@@ -523,7 +523,7 @@ int arachne_replan_get(const arachne_replan_decision *d, int field, double *out)
 
 int arachne_replan_explain(const arachne_replan_decision *d, const char **out)
 {
-    if (!d || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "replan explain: NULL argument");
+    if (!d || !out) return AR_NULL_ARG("replan explain", d, out);
     *out = d->explain;
     return ARACHNE_OK;
 }
@@ -533,7 +533,7 @@ int arachne_replan_idle_gpus(const arachne_replan_decision *d, const char *type,
     char key[AR_NAME_MAX], k2[AR_NAME_MAX];
     const ar_gpu_spec *g;
     int t;
-    if (!d || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "replan idle GPUs: NULL argument");
+    if (!d || !out) return AR_NULL_ARG("replan idle GPUs", d, out);
     if (!type) { *out = d->idle_total; return ARACHNE_OK; }
     g = ar_gpu_catalog_find(type);
     if (ar_gpu_name_key(type, key, sizeof key))
@@ -550,7 +550,7 @@ int arachne_replan_idle_gpus(const arachne_replan_decision *d, const char *type,
 int arachne_replan_migration_get(const arachne_replan_decision *d, int i, int field, double *out)
 {
     const ar_mig_entry *e;
-    if (!d || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "replan migration get: NULL argument");
+    if (!d || !out) return AR_NULL_ARG("replan migration get", d, out);
     if (i < 0 || i >= d->mig.n)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "replan migration get: entry %d out of range (%d entries)", i,
                         d->mig.n);
@@ -572,7 +572,7 @@ int arachne_replan_migration_get(const arachne_replan_decision *d, int i, int fi
 
 int arachne_replan_to_json(const arachne_replan_decision *d, const char **out)
 {
-    if (!d || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "replan to_json: NULL argument");
+    if (!d || !out) return AR_NULL_ARG("replan to_json", d, out);
     *out = d->json;
     return ARACHNE_OK;
 }

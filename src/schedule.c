@@ -186,7 +186,7 @@ int ar_assign_microbatches(int global_batch, int n, const int *replicas, const i
     if (n < 1 || n > AR_MAX_TEMPLATES)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "micro-batch assignment: %d templates (1..%d)", n, AR_MAX_TEMPLATES);
     if (!replicas || !mbs || !tmax || !tsum || !m_out)
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "micro-batch assignment: NULL argument");
+        return AR_NULL_ARG("micro-batch assignment", replicas, mbs, tmax, tsum, m_out);
     c.n = n;
     c.B = global_batch;
     for (j = 0; j < n; j++) {

@@ -89,7 +89,7 @@ int arachne_search_random(arachne_plan **out, const arachne_cost_model *cm, long
     int st;
 
     if (out) *out = NULL;
-    if (!out || !cm) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "search random: NULL argument");
+    if (!out || !cm) return AR_NULL_ARG("search random", out, cm);
     if (budget < 1) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "search random: budget %ld < 1", budget);
     if (!(time_budget_s >= 0.0))
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "search random: time budget %g s is negative", time_budget_s);
@@ -146,7 +146,7 @@ int arachne_search_exhaustive(arachne_plan **out, const arachne_cost_model *cm,
     int st, complete = 1;
 
     if (out) *out = NULL;
-    if (!out || !cm) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "search exhaustive: NULL argument");
+    if (!out || !cm) return AR_NULL_ARG("search exhaustive", out, cm);
     if (max_templates < 1 || max_templates > AR_MAX_TEMPLATES)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "search exhaustive: max templates %d outside [1, %d]",
                         max_templates, AR_MAX_TEMPLATES);

@@ -204,7 +204,7 @@ int arachne_trainer_set(arachne_trainer *t, int option, double value)
 
 int arachne_trainer_get_option(const arachne_trainer *t, int option, double *out)
 {
-    if (!t || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_trainer_get_option: NULL argument");
+    if (!t || !out) return AR_NULL_ARG("arachne_trainer_get_option", t, out);
     if (option < 0 || option >= AR_TRAIN_NOPT)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_trainer_get_option: unknown option %d (0..%d)", option,
                         AR_TRAIN_NOPT - 1);
@@ -229,7 +229,7 @@ int arachne_trainer_get(const arachne_trainer *t, int composition, int field, do
 {
     const ar_train_comp *c = NULL;
     int i;
-    if (!t || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_trainer_get: NULL argument");
+    if (!t || !out) return AR_NULL_ARG("arachne_trainer_get", t, out);
     if (field < 0 || field > ARACHNE_TRAIN_FORCE_DEPTH_P)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_trainer_get: unknown field %d", field);
     if (field <= ARACHNE_TRAIN_REF_ITER_PER_S) {
@@ -262,7 +262,7 @@ int arachne_trainer_get(const arachne_trainer *t, int composition, int field, do
 
 int arachne_trainer_composition_name(const arachne_trainer *t, int composition, const char **out)
 {
-    if (!t || !out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_trainer_composition_name: NULL argument");
+    if (!t || !out) return AR_NULL_ARG("arachne_trainer_composition_name", t, out);
     if (composition < 0 || composition >= t->ncomp)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_trainer_composition_name: composition %d outside 0..%d",
                         composition, t->ncomp - 1);

@@ -114,7 +114,7 @@ int arachne_trainer_save_checkpoint(const arachne_trainer *t, const char *path)
 {
     ar_buf b;
     int st;
-    if (!t || !path) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_trainer_save_checkpoint: NULL argument");
+    if (!t || !path) return AR_NULL_ARG("arachne_trainer_save_checkpoint", t, path);
     ar_buf_init(&b);
     st = ar_train_ckpt_encode(t, &b);
     if (!st) st = ar_write_file_atomic(path, b.data, b.len);
@@ -269,7 +269,7 @@ int arachne_trainer_load_checkpoint(arachne_trainer *t, const char *path)
     uint64_t adam_t, seed, rng[4], upd;
     ckpt_comp *cc = NULL;
     ar_nn *nn;
-    if (!t || !path) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_trainer_load_checkpoint: NULL argument");
+    if (!t || !path) return AR_NULL_ARG("arachne_trainer_load_checkpoint", t, path);
     nn = t->policy->nn;
     st = ar_read_file(path, &data, &len);
     if (st) return st;

@@ -17,6 +17,15 @@
  * failing path reads `return ar_error(ARACHNE_E_PARSE, "...", ...);`. */
 int ar_error(int status, const char *fmt, ...) AR_PRINTF(2, 3);
 
+/* ARACHNE_E_INVALID_ARGUMENT with "fn: argument 'NAME' is NULL" naming the
+ * first NULL one of the pointers listed, e.g.
+ *   if (!m || !out) return AR_NULL_ARG("arachne_model_name", m, out);
+ * names holds the macro's stringified list ("m, out"), ptrs the pointers. */
+int ar_null_arg(const char *fn, const char *names, const void *const *ptrs, int n);
+#define AR_NULL_ARG(fn, ...)                                                    \
+    ar_null_arg((fn), #__VA_ARGS__, (const void *const[]){ __VA_ARGS__ },       \
+                (int)(sizeof((const void *const[]){ __VA_ARGS__ }) / sizeof(const void *)))
+
 /* Prefixes the current last-error message with "prefix: " (used to add the
  * file name when a string parser is called from a file loader). */
 void ar_error_prefix(const char *prefix);

@@ -52,6 +52,11 @@ int cli_double(const char *cmd, const char *opt, const char *s, double lo, doubl
 /* Writes a JSON string literal (quoted, escaped) to f. */
 void cli_json_string(FILE *f, const char *s);
 
+/* Bare 'a100' in a cluster spec is the 40 GB part (A100-40); when spec uses
+ * it, says so once on stderr ("arachne: note: ..."), so that nobody plans an
+ * 80 GB cluster as a 40 GB one without noticing.  Files are not inspected. */
+void cli_note_spec_aliases(const char *spec);
+
 /* ---- Training setup shared by price, search, plan (cli_costenv.c) ------- */
 
 /* The parsed strings of the shared training-setup options (NULL / 0 when
@@ -82,9 +87,18 @@ typedef struct cli_costenv {
 /* Number of cli_opt entries cli_costenv_options() writes. */
 #define CLI_COSTENV_NOPTS 18
 /* Usage lines for the shared options (append to a command's usage text). */
-#define CLI_COSTENV_USAGE \
+/* Usage lines of the shared options: CLI_COSTENV_USAGE where --model and
+ * --cluster are required (plan, search), CLI_COSTENV_PLANFILE_USAGE where
+ * they default to what a plan file records (price, export). */
+#define CLI_COSTENV_MODEL_CLUSTER_REQUIRED \
     "  --model M              model preset or model JSON file (required)\n" \
-    "  --cluster SPEC|FILE    cluster spec such as a100-40:32x4,h100:16x8, or a cluster JSON file (required)\n" \
+    "  --cluster SPEC|FILE    cluster spec such as a100-40:32x4,h100:16x8, or a cluster JSON file (required)\n"
+#define CLI_COSTENV_MODEL_CLUSTER_FROM_PLAN \
+    "  --model M              model preset or model JSON file (default: the plan file's)\n" \
+    "  --cluster SPEC|FILE    cluster spec such as a100-40:32x4,h100:16x8, or a cluster JSON file (default: the plan file's)\n"
+#define CLI_COSTENV_USAGE CLI_COSTENV_MODEL_CLUSTER_REQUIRED CLI_COSTENV_SETUP_USAGE
+#define CLI_COSTENV_PLANFILE_USAGE CLI_COSTENV_MODEL_CLUSTER_FROM_PLAN CLI_COSTENV_SETUP_USAGE
+#define CLI_COSTENV_SETUP_USAGE \
     "  --profile FILE         profile table JSON (default: generated for the model and cluster)\n" \
     "  --global-batch N       samples per iteration (default 512)\n" \
     "  --seq-len N            tokens per sample (default 4096; must match --profile)\n" \

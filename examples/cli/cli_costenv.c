@@ -100,6 +100,7 @@ int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *e
         rc = cli_lib_fail(st, o->cluster ? o->cluster : o->cluster_json ? "the plan's embedded cluster" : "the plan's cluster");
         goto fail;
     }
+    if (o->cluster) cli_note_spec_aliases(o->cluster);
     if (o->profile || o->profile_json) {
         int pseq = 0;
         if (o->profile) st = arachne_profile_load(&env->profile, o->profile);
@@ -119,7 +120,7 @@ int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *e
         goto fail;
     }
     if ((st = arachne_cost_model_create(&env->cm, env->model, env->cluster, env->profile)) != ARACHNE_OK) {
-        rc = cli_lib_fail(st, "cost model");
+        rc = cli_lib_fail(st, cmd); /* the library's message starts with "cost model: " */
         goto fail;
     }
     if ((rc = set_opt(env, ARACHNE_OPT_GLOBAL_BATCH, (double)batch)) ||

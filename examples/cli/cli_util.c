@@ -102,3 +102,22 @@ void cli_json_string(FILE *f, const char *s)
     }
     fputc('"', f);
 }
+
+void cli_note_spec_aliases(const char *spec)
+{
+    const char *item = spec, *colon;
+    size_t n;
+    if (!spec || !strchr(spec, ':')) return; /* a file name, not a spec */
+    n = strlen(spec);
+    if (n >= 5 && strcmp(spec + n - 5, ".json") == 0) return;
+    while (item && *item) {
+        while (*item == ' ' || *item == ',') item++;
+        colon = strchr(item, ':');
+        if (!colon) return;
+        if (colon - item == 4 && (item[0] == 'a' || item[0] == 'A') && strncmp(item + 1, "100", 3) == 0) {
+            fprintf(stderr, "arachne: note: 'a100' is the 40 GB A100 (A100-40); write a100-80 for the 80 GB part\n");
+            return;
+        }
+        item = strchr(colon, ',');
+    }
+}

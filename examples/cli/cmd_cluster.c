@@ -45,6 +45,7 @@ int cmd_cluster(int argc, char **argv)
     spec = npos ? pos[0] : file;
     st = file ? arachne_cluster_load(&c, file) : arachne_cluster_open(&c, spec);
     if (st != ARACHNE_OK) return cli_fail("%s", arachne_last_error());
+    if (!file) cli_note_spec_aliases(spec);
     if (json) {
         if (arachne_cluster_to_json(c, &text) != ARACHNE_OK) rc = cli_lib_fail(ARACHNE_E_NO_MEMORY, "cluster");
         else fputs(text, stdout);

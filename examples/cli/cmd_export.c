@@ -41,6 +41,35 @@ static int write_atomic(const char *path, const char *data, size_t len)
     return CLI_OK;
 }
 
+/* 'export -' reads the plan from standard input (arachne plan --json |
+ * arachne export --format X -).  The plan is read twice (header defaults,
+ * then the strict load), so stdin is first copied to DIR/stdin in a fresh
+ * temporary directory; messages then name that file.  CLI_OK or CLI_FAIL. */
+static int stdin_to_file(char *dir, size_t dcap, char *path, size_t pcap)
+{
+    const char *t = getenv("TMPDIR");
+    char chunk[8192];
+    size_t got;
+    FILE *f;
+    int ok = 1;
+    snprintf(dir, dcap, "%s/arachne-export-XXXXXX", t && t[0] ? t : "/tmp");
+    if (!mkdtemp(dir)) return cli_fail("export: cannot make a temporary directory for stdin: %s", strerror(errno));
+    snprintf(path, pcap, "%s/stdin", dir);
+    if (!(f = fopen(path, "wb"))) {
+        rmdir(dir);
+        return cli_fail("export: %s: cannot write: %s", path, strerror(errno));
+    }
+    while ((got = fread(chunk, 1, sizeof chunk, stdin)) > 0) ok = fwrite(chunk, 1, got, f) == got && ok;
+    ok = !ferror(stdin) && ok;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok) {
+        remove(path);
+        rmdir(dir);
+        return cli_fail("export: cannot copy the plan from standard input");
+    }
+    return CLI_OK;
+}
+
 /* index = arachne_export_format */
 static const char *const formats[] = { "ranks", "megatron", "torchtitan", "flashflex", "sailor", "torchtitan-cli" };
 
@@ -51,7 +80,7 @@ int cmd_export(int argc, char **argv)
     cli_opt opts[CLI_COSTENV_NOPTS + 2];
     const char *pos[1], *format = NULL, *out = NULL;
     arachne_plan *plan = NULL;
-    char *buf = NULL;
+    char *buf = NULL, stdin_dir[4096], stdin_path[4200] = "";
     size_t need = 0;
     int npos = 0, n, rc, st, fmt = -1, i;
     n = cli_costenv_options(&o, opts);
@@ -73,7 +102,16 @@ int cmd_export(int argc, char **argv)
         return cli_usage_error("export", "--format: '%s' is not ranks, megatron, torchtitan, torchtitan-cli, flashflex or sailor",
                                format);
     if (npos != 1) return cli_usage_error("export", "expected one plan file");
-    if ((rc = cli_plan_open("export", pos[0], &o, &env, &plan, NULL)) != CLI_OK) return rc;
+    if (strcmp(pos[0], "-") == 0) {
+        if ((rc = stdin_to_file(stdin_dir, sizeof stdin_dir, stdin_path, sizeof stdin_path)) != CLI_OK) return rc;
+        pos[0] = stdin_path;
+    }
+    rc = cli_plan_open("export", pos[0], &o, &env, &plan, NULL);
+    if (stdin_path[0]) {
+        remove(stdin_path);
+        rmdir(stdin_dir);
+    }
+    if (rc != CLI_OK) return rc;
     if ((rc = cli_batch_exact("export", plan, env.cm, o.allow_batch_rounding)) != CLI_OK) {
         arachne_plan_destroy(plan);
         cli_costenv_free(&env);

@@ -89,7 +89,15 @@ int cmd_plan(int argc, char **argv)
                 if (st) rc = cli_lib_fail(st, "plan");
                 else printf("%s\n", text);
             } else {
+                /* The same closing line as 'arachne search': how many plans
+                 * the policy priced and how long planning took. */
+                const char *m = "";
+                double evals = 0, secs = 0;
+                arachne_plan_method(plan, &m);
+                arachne_plan_get(plan, ARACHNE_PLAN_EVALUATIONS, &evals);
+                arachne_plan_get(plan, ARACHNE_PLAN_PLANNING_S, &secs);
                 rc = cli_print_plan(stdout, plan, NULL);
+                printf("planner: %s, %.0f plans priced in %.3f s\n", m, evals, secs);
             }
         }
         if (rc == CLI_OK && compare) {

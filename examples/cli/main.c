@@ -38,6 +38,16 @@ int cli_main(int argc, char **argv)
         return CLI_USAGE;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        /* 'arachne help plan' is 'arachne plan --help'. */
+        if (argc > 2 && !strcmp(argv[1], "help")) {
+            for (i = 0; i < NCOMMANDS; i++) {
+                if (!strcmp(argv[2], commands[i].name)) {
+                    fputs(commands[i].usage, stdout);
+                    return CLI_OK;
+                }
+            }
+            return cli_fail("help: unknown command '%s' (see 'arachne --help')", argv[2]) + 1;
+        }
         print_help(stdout);
         return CLI_OK;
     }

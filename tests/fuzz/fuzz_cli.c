@@ -104,6 +104,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     if (chdir(dir) != 0) { perror(dir); abort(); }
     for (i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++) write_fixture(&fixtures[i]);
     if (!freopen("/dev/null", "w", stdout)) abort();
+    /* 'export -' reads the plan from stdin: give it an empty one (never a
+     * terminal to wait on) and keep its temporary copy in the scratch dir. */
+    if (!freopen("/dev/null", "r", stdin)) abort();
+    if (setenv("TMPDIR", ".", 1) != 0) abort();
     return 0;
 }
 
