@@ -96,6 +96,22 @@ ARACHNE_API const char *arachne_last_error(void);
 /** Clears the calling thread's last error message.  Never fails. */
 ARACHNE_API void arachne_clear_error(void);
 
+/** Writes len bytes of data to the file at path, replacing it atomically:
+ *  the bytes go to a new temporary file in the same directory (created
+ *  exclusively, never through a symlink), which is then renamed over path.
+ *  The library's own save functions write this way; it is public so that
+ *  programs write their other output files (exports, reports) with the same
+ *  guarantees.  An existing file's permission bits are kept.  A file-size
+ *  limit (RLIMIT_FSIZE, `ulimit -f`) smaller than len is refused before
+ *  anything is written (no SIGXFSZ).  Temporaries "<path>.tmp.<pid>.<hex>"
+ *  left by processes that died while saving path are removed.  On failure
+ *  the old file is untouched and no temporary is left.  Returns ARACHNE_OK,
+ *  ARACHNE_E_INVALID_ARGUMENT (NULL path, or NULL data with len > 0),
+ *  ARACHNE_E_IO (message names path and the reason) or
+ *  ARACHNE_E_NO_MEMORY.  data is only read; any thread; concurrent writes
+ *  to one path leave one of the complete contents. */
+ARACHNE_API int arachne_file_write(const char *path, const void *data, size_t len);
+
 /* ------------------------------------------------------------------------ */
 /* Opaque handles                                                            */
 /* ------------------------------------------------------------------------ */

@@ -2,44 +2,11 @@
  * flashflex|sailor PLAN.json [--model M] [--cluster SPEC] [setup options]
  * [--out FILE]`: loads (validates, reprices) the plan like `price` and
  * writes it in a launcher's format (docs/exports.md). */
-#define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
-
-/* Writes len bytes to path atomically (temporary file in the same directory,
- * then rename), so a failed write (disk full, quota) never leaves a
- * truncated launcher config in place of the old one.  CLI_OK or CLI_FAIL. */
-static int write_atomic(const char *path, const char *data, size_t len)
-{
-    size_t n = strlen(path) + 32;
-    char *tmp = malloc(n);
-    FILE *f;
-    int ok;
-    if (!tmp) return cli_fail("%s: out of memory", path);
-    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    f = fopen(tmp, "wb");
-    if (!f) {
-        int e = errno;
-        free(tmp);
-        return cli_fail("%s: cannot write: %s", path, strerror(e));
-    }
-    ok = fwrite(data, 1, len, f) == len;
-    ok = (fflush(f) == 0) && ok;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        int e = errno;
-        remove(tmp);
-        free(tmp);
-        return cli_fail("%s: cannot write: %s", path, strerror(e));
-    }
-    free(tmp);
-    return CLI_OK;
-}
 
 static const char *const formats[] = { "ranks", "megatron", "torchtitan", "flashflex", "sailor" };
 
@@ -81,7 +48,10 @@ int cmd_export(int argc, char **argv)
     if (st != ARACHNE_OK) {
         rc = cli_lib_fail(st, "export");
     } else if (out) {
-        rc = write_atomic(out, buf, need - 1);
+        /* the library's writer: temporary created O_EXCL|O_NOFOLLOW (a
+         * planted symlink is never followed), then renamed into place */
+        st = arachne_file_write(out, buf, need - 1);
+        rc = st ? cli_lib_fail(st, "export") : CLI_OK;
     } else {
         fputs(buf, stdout);
     }
