@@ -451,14 +451,16 @@ ARACHNE_API int arachne_model_layer_act_bytes(const arachne_model *m, int kind, 
  * backward (0 when tp == 1, and 0 for imported measurements whose times
  * already include the collectives), act_bytes the bytes one GPU keeps for
  * backward under selective recomputation (the cost model scales it for the
- * other modes).  Every value is finite and >= 0.
+ * other modes).  Every value is finite and >= 0, and fwd_s >= 1e-9 (a
+ * layer that takes no time breaks planning; bwd_s may be 0: measured
+ * embedding backward passes round to 0).
  * Threads: a table may be shared read-only (lookup, count, to_json, save)
  * by any number of threads; add and destroy need exclusive access.
  * Format of the JSON file: docs/formats.md ("Profile"); generator and
  * importer: docs/profiles.md. */
 
 /** Creates an empty table for model_name (1..63 bytes) at seq_len tokens per
- *  sequence (>= 1).  *out is NULL on failure.  ARACHNE_E_INVALID_ARGUMENT,
+ *  sequence (1..100000000, the file reader's bound).  *out is NULL on failure.  ARACHNE_E_INVALID_ARGUMENT,
  *  ARACHNE_E_NO_MEMORY.  Release with arachne_profile_destroy(). */
 ARACHNE_API int arachne_profile_create(arachne_profile **out, const char *model_name, int seq_len);
 
