@@ -205,7 +205,7 @@ FUZZ_OPTS_cli := -close_fd_mask=2
 FUZZ_OPTS_plan := -max_len=16384
 FUZZ_ABS := $(CURDIR)/$(FUZZ_O)
 
-.PHONY: fuzz fuzz-build abi-check abi-update
+.PHONY: fuzz fuzz-build fuzz-seeds-policy abi-check abi-update
 
 fuzz-build: $(FUZZ_BIN)
 
@@ -238,6 +238,13 @@ fuzz-run-%: $(FUZZ_O)/fuzz_%
 	  "$$(grep -E '^#[0-9]+.*DONE' $(FUZZ_O)/logs/$*.log | sed 's/.*DONE *//')"
 
 fuzz: $(FUZZ_NAMES:%=fuzz-run-%)
+
+# The policy target's seeds are written by the encoder itself, so they stay
+# valid when the network or the file format changes (tests/fuzz/README.md).
+fuzz-seeds-policy: $(STATIC)
+	@mkdir -p $(O)/tests
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $(O)/tests/gen_policy_seeds tests/fuzz/gen_policy_seeds.c $(STATIC) $(LDLIBS_ALL)
+	$(O)/tests/gen_policy_seeds tests/fuzz/corpus/policy
 
 # memcheck: the C test runner, then the CLI over the example inputs
 # (tests/valgrind_cli.sh).  Exit status 1 from memcheck fails the runner;
