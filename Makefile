@@ -4,7 +4,7 @@
 #   make check-asan      the same tests under AddressSanitizer + UBSan
 #   make run             the main job: plan the default heterogeneous cluster
 #   make bench           benchmarks (tables + JSON lines)
-#   make install PREFIX=/usr/local DESTDIR=   /  make uninstall
+#   make install PREFIX=/usr/local DESTDIR=   /  make uninstall  (layout: see install:)
 #   make OPENMP=1        enable OpenMP in the library
 
 HDR := include/arachne.h
@@ -62,12 +62,13 @@ SHARED_SONAME := libarachne.so.$(MAJOR)
 SHARED := $(LIBDIR)/libarachne.so
 CLI := $(BINDIR)/arachne
 RUNNER := $(O)/tests/runner
+CDEF := build/arachne_cdef.h
 
 .PHONY: all lib check check-c check-asan check-tsan check-valgrind run bench install uninstall clean policy elastic
 
 all: lib $(CLI) $(EX_BIN)
 
-lib: $(STATIC) $(SHARED)
+lib: $(STATIC) $(SHARED) $(CDEF)
 
 $(O)/%.o: %.c $(wildcard examples/cli/*.h examples/cli/*.inc) $(HDR) $(wildcard src/*.h) | $(O)/src $(O)/examples/cli $(O)/tests
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -c $< -o $@
@@ -128,27 +129,61 @@ run: all
 bench: all $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
 
-arachne.pc: pkgconfig/arachne.pc.in $(HDR)
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
+# A header for cffi's ffi.cdef(): include/arachne.h run through the
+# preprocessor (no comments, no directives, macros expanded) with empty
+# stand-ins for <stddef.h>/<stdint.h>, whose types cffi knows by itself, plus
+# the version numbers as integer #defines (cffi accepts those).
+$(CDEF): $(HDR)
+	@mkdir -p build/cdef-inc
+	@: > build/cdef-inc/stddef.h && : > build/cdef-inc/stdint.h
+	{ echo "/* arachne_cdef.h -- include/arachne.h $(VERSION) preprocessed for cffi's ffi.cdef() (generated) */"; \
+	  grep -E '^#define ARACHNE_VERSION_(MAJOR|MINOR|PATCH) [0-9]+' $(HDR); \
+	  $(CC) -E -P -nostdinc -Ibuild/cdef-inc $(HDR) | sed -e 's/__attribute__((visibility("default"))) *//g' -e '/^ *$$/d'; \
+	} > $@.tmp && mv $@.tmp $@
 
-install: all arachne.pc
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
-	install -m 644 $(HDR) $(DESTDIR)$(PREFIX)/include/arachne.h
-	install -m 644 $(STATIC) $(DESTDIR)$(PREFIX)/lib/libarachne.a
-	install -m 755 $(SHARED_REAL) $(DESTDIR)$(PREFIX)/lib/libarachne.so.$(VERSION)
-	ln -sf libarachne.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/$(SHARED_SONAME)
-	ln -sf $(SHARED_SONAME) $(DESTDIR)$(PREFIX)/lib/libarachne.so
-	install -m 644 arachne.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/arachne.pc
-	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/arachne
-	if [ -f examples/policies/default.arpol ]; then install -d $(DESTDIR)$(PREFIX)/share/arachne && \
-	  install -m 644 examples/policies/default.arpol $(DESTDIR)$(PREFIX)/share/arachne/default.arpol; fi
+# Install layout under $(DESTDIR)$(PREFIX):
+#   include/arachne.h  lib/libarachne.{a,so*}  bin/arachne
+#   lib/pkgconfig/arachne.pc          written here for this PREFIX (nothing is
+#                                     left in the tree, so a second install
+#                                     with another PREFIX gets its own file)
+#   lib/cmake/arachne/arachneConfig.cmake, arachneConfigVersion.cmake
+#   share/man/man1/arachne.1   share/doc/arachne/LICENSE
+#   share/arachne/default.arpol (the bundled policy), share/arachne/arachne_cdef.h
+# The .pc file adds an rpath (-Wl,-rpath,PREFIX/lib), so a program linked
+# through pkg-config runs without LD_LIBRARY_PATH; CMake adds the rpath itself.
+IPREFIX = $(DESTDIR)$(PREFIX)
+SUBST = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@MAJOR@|$(MAJOR)|g' \
+  -e 's|@MINOR@|$(MINOR)|g' -e "s|@SIZEOF_VOID_P@|$$(echo __SIZEOF_POINTER__ | $(CC) -E -P - | tail -n 1)|g"
+INSTALLED = include/arachne.h lib/libarachne.a lib/libarachne.so.$(VERSION) lib/$(SHARED_SONAME) \
+  lib/libarachne.so lib/pkgconfig/arachne.pc lib/cmake/arachne/arachneConfig.cmake \
+  lib/cmake/arachne/arachneConfigVersion.cmake bin/arachne share/man/man1/arachne.1 \
+  share/doc/arachne/LICENSE share/arachne/default.arpol share/arachne/arachne_cdef.h
+
+install: all $(CDEF)
+	install -d $(IPREFIX)/include $(IPREFIX)/lib/pkgconfig $(IPREFIX)/lib/cmake/arachne $(IPREFIX)/bin \
+	  $(IPREFIX)/share/man/man1 $(IPREFIX)/share/doc/arachne $(IPREFIX)/share/arachne
+	install -m 644 $(HDR) $(IPREFIX)/include/arachne.h
+	install -m 644 $(STATIC) $(IPREFIX)/lib/libarachne.a
+	install -m 755 $(SHARED_REAL) $(IPREFIX)/lib/libarachne.so.$(VERSION)
+	ln -sf libarachne.so.$(VERSION) $(IPREFIX)/lib/$(SHARED_SONAME)
+	ln -sf $(SHARED_SONAME) $(IPREFIX)/lib/libarachne.so
+	$(SUBST) pkgconfig/arachne.pc.in > $(IPREFIX)/lib/pkgconfig/arachne.pc.tmp
+	mv $(IPREFIX)/lib/pkgconfig/arachne.pc.tmp $(IPREFIX)/lib/pkgconfig/arachne.pc
+	$(SUBST) cmake/arachneConfig.cmake.in > $(IPREFIX)/lib/cmake/arachne/arachneConfig.cmake.tmp
+	mv $(IPREFIX)/lib/cmake/arachne/arachneConfig.cmake.tmp $(IPREFIX)/lib/cmake/arachne/arachneConfig.cmake
+	$(SUBST) cmake/arachneConfigVersion.cmake.in > $(IPREFIX)/lib/cmake/arachne/arachneConfigVersion.cmake.tmp
+	mv $(IPREFIX)/lib/cmake/arachne/arachneConfigVersion.cmake.tmp $(IPREFIX)/lib/cmake/arachne/arachneConfigVersion.cmake
+	chmod 644 $(IPREFIX)/lib/pkgconfig/arachne.pc $(IPREFIX)/lib/cmake/arachne/*.cmake
+	install -m 755 $(CLI) $(IPREFIX)/bin/arachne
+	install -m 644 man/arachne.1 $(IPREFIX)/share/man/man1/arachne.1
+	install -m 644 LICENSE $(IPREFIX)/share/doc/arachne/LICENSE
+	install -m 644 $(CDEF) $(IPREFIX)/share/arachne/arachne_cdef.h
+	if [ -f examples/policies/default.arpol ]; then \
+	  install -m 644 examples/policies/default.arpol $(IPREFIX)/share/arachne/default.arpol; fi
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/include/arachne.h $(DESTDIR)$(PREFIX)/lib/libarachne.a \
-	  $(DESTDIR)$(PREFIX)/lib/libarachne.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/$(SHARED_SONAME) \
-	  $(DESTDIR)$(PREFIX)/lib/libarachne.so $(DESTDIR)$(PREFIX)/lib/pkgconfig/arachne.pc \
-	  $(DESTDIR)$(PREFIX)/bin/arachne $(DESTDIR)$(PREFIX)/share/arachne/default.arpol
-	-rmdir $(DESTDIR)$(PREFIX)/share/arachne 2>/dev/null
+	rm -f $(INSTALLED:%=$(IPREFIX)/%)
+	rmdir $(IPREFIX)/lib/cmake/arachne $(IPREFIX)/share/doc/arachne $(IPREFIX)/share/arachne 2>/dev/null || true
 
 clean:
 	rm -rf build lib bin arachne.pc

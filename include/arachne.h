@@ -562,11 +562,20 @@ typedef enum arachne_option {
     ARACHNE_OPT_GRAD_BYTES = 3,     /**< bytes per parameter for gradients, (0, 64] (default 4, fp32) */
     ARACHNE_OPT_OPTIM_BYTES = 4,    /**< bytes per parameter of optimizer state, [0, 64]
                                          (default 12: fp32 master copy + two Adam moments) */
-    ARACHNE_OPT_DIST_OPTIMIZER = 5, /**< 1: shard optimizer state over data-parallel ranks (ZeRO-1); 0 or 1 (default 0) */
+    ARACHNE_OPT_DIST_OPTIMIZER = 5, /**< 1: shard optimizer state over data-parallel ranks (ZeRO-1); 0 or 1 (default 1, as in every published Megatron run) */
     ARACHNE_OPT_RECOMPUTE = 6,      /**< an arachne_recompute value (default ARACHNE_RECOMPUTE_SELECTIVE) */
     ARACHNE_OPT_HEADROOM = 7,       /**< fraction of each GPU's memory kept free, [0, 1) (default 0.08) */
     ARACHNE_OPT_EXPERT_TILING = 8,  /**< 1: planners search EP x ETP x EDP on MoE stages; 0 or 1 (default 1) */
-    ARACHNE_OPT_MAX_DEPTH = 9       /**< largest pipeline depth planners consider, integer in [1, 32] (default 16) */
+    ARACHNE_OPT_MAX_DEPTH = 9,      /**< largest pipeline depth planners consider, integer in [1, 32] (default 16) */
+    ARACHNE_OPT_OVERLAP_GRAD_REDUCE = 10, /**< 1: the data-parallel gradient reduction runs bucketed during the
+                                           *   last micro-batch's backward pass and only its exposed tail is
+                                           *   charged (Megatron --overlap-grad-reduce, DDP/FSDP); 0 or 1 (default 1) */
+    ARACHNE_OPT_OVERLAP_PARAM_GATHER = 11, /**< 1: the distributed optimizer's parameter all-gather overlaps the
+                                            *   first micro-batch's forward (Megatron --overlap-param-gather);
+                                            *   0 or 1 (default 1) */
+    ARACHNE_OPT_TP_COMM_OVERLAP = 12 /**< 1: tensor-parallel collectives overlap the GEMMs (Megatron
+                                      *   --tp-comm-overlap); only the part longer than the compute it hides
+                                      *   behind is charged; 0 or 1 (default 0) */
 } arachne_option;
 
 /** Creates a cost model over model `m`, cluster `c` and profile `p`, with
@@ -730,6 +739,38 @@ ARACHNE_API int arachne_plan_load(arachne_plan **out, const arachne_cost_model *
 /** Same as arachne_plan_load for json[0..len) (messages name "<string>"). */
 ARACHNE_API int arachne_plan_from_json(arachne_plan **out, const arachne_cost_model *cm,
                                        const char *json, size_t len);
+
+/** Builds and prices the plan of an explicit homogeneous parallel
+ *  configuration -- the one a team already runs -- so that it can be priced
+ *  and compared with planned plans under the same cost model.  spec is
+ *  comma-separated key=value pairs:
+ *    tp, pp      tensor- and pipeline-parallel degrees (default 1);
+ *    dp          data-parallel replicas (default: every GPU of the type,
+ *                divided by tp x pp);
+ *    mbs         sequences per micro-batch (default 1);
+ *    ep, etp     expert-parallel and expert tensor-parallel degrees on MoE
+ *                stages (defaults 1 and tp, Megatron-Core's defaults);
+ *    layers      transformer blocks per stage, "7/8/.../7" (pp entries
+ *                summing to the model's blocks; default an even split);
+ *    gpu         the GPU type (required when the cluster has several);
+ *    cp, vp, fsdp  accepted at 1 (fsdp also 0); larger values give
+ *                ARACHNE_E_UNSUPPORTED naming the dimension.
+ *  The global batch (cm's GLOBAL_BATCH) must be a multiple of dp x mbs;
+ *  micro-batches per replica = batch / (dp x mbs).  Ranks follow
+ *  Megatron-Core's default order (TP fastest, then DP, then the pipeline
+ *  stage) over the type's GPUs in node order; TP groups must not cross a
+ *  node.  Training knobs (distributed optimizer, recomputation, overlap,
+ *  bytes per parameter) come from cm's setup.  *out receives a new priced
+ *  plan (method "given"; destroy with arachne_plan_destroy) or NULL.
+ *  Errors: ARACHNE_E_INVALID_ARGUMENT (NULL argument, values that do not
+ *  divide, batch not a multiple -- the message names the nearest batches),
+ *  ARACHNE_E_PARSE (malformed spec, unknown key), ARACHNE_E_UNSUPPORTED,
+ *  ARACHNE_E_NOT_FOUND (gpu= names no type of the cluster),
+ *  ARACHNE_E_INFEASIBLE (not enough GPUs; a profile entry missing),
+ *  ARACHNE_E_INVALID_PLAN (a TP group would cross a node),
+ *  ARACHNE_E_OUT_OF_MEMORY_PLAN, ARACHNE_E_NO_MEMORY.  cm is only read:
+ *  threads may share it. */
+ARACHNE_API int arachne_plan_from_parallel(arachne_plan **out, const arachne_cost_model *cm, const char *spec);
 
 /** Reads one recorded header field (arachne_plan_header) of the plan file
  *  at path as text, without a cost model and without validating the plan:

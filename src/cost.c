@@ -22,11 +22,14 @@ void ar_setup_defaults(ar_setup *s)
     s->weight_bytes = 2.0;
     s->grad_bytes = 4.0;
     s->optim_bytes = 12.0;
-    s->dist_optimizer = 0;
+    s->dist_optimizer = 1;
     s->recompute = AR_RECOMPUTE_SELECTIVE;
     s->headroom = 0.08;
     s->expert_tiling = 1;
     s->max_depth = 16;
+    s->overlap_grad_reduce = 1;
+    s->overlap_param_gather = 1;
+    s->tp_comm_overlap = 0;
 }
 
 /* ---- lookup cache ----------------------------------------------------------- */
@@ -165,7 +168,8 @@ void arachne_cost_model_destroy(arachne_cost_model *cm)
 
 static const char *const option_names[] = {
     "global_batch", "seq_len", "weight_bytes", "grad_bytes", "optim_bytes",
-    "dist_optimizer", "recompute", "headroom", "expert_tiling", "max_depth"
+    "dist_optimizer", "recompute", "headroom", "expert_tiling", "max_depth",
+    "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap"
 };
 
 static int need_int(int option, double v, double lo, double hi)
@@ -229,8 +233,20 @@ int arachne_cost_model_set(arachne_cost_model *cm, int option, double value)
     case ARACHNE_OPT_MAX_DEPTH:
         if ((st = need_int(option, value, 1, AR_MAX_DEPTH)) == ARACHNE_OK) s->max_depth = (int)value;
         break;
+    case ARACHNE_OPT_OVERLAP_GRAD_REDUCE:
+        if ((st = need_int(option, value, 0, 1)) == ARACHNE_OK) s->overlap_grad_reduce = (int)value;
+        break;
+    case ARACHNE_OPT_OVERLAP_PARAM_GATHER:
+        if ((st = need_int(option, value, 0, 1)) == ARACHNE_OK) s->overlap_param_gather = (int)value;
+        break;
+    case ARACHNE_OPT_TP_COMM_OVERLAP:
+        if ((st = need_int(option, value, 0, 1)) == ARACHNE_OK) {
+            rebuild = s->tp_comm_overlap != (int)value;
+            s->tp_comm_overlap = (int)value;
+        }
+        break;
     default:
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..9)", option);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..12)", option);
     }
     if (st == ARACHNE_OK && rebuild) st = ar_cost_cache_build(cm);
     return st;
@@ -253,8 +269,11 @@ int arachne_cost_model_get(const arachne_cost_model *cm, int option, double *out
     case ARACHNE_OPT_HEADROOM: v = s->headroom; break;
     case ARACHNE_OPT_EXPERT_TILING: v = s->expert_tiling; break;
     case ARACHNE_OPT_MAX_DEPTH: v = s->max_depth; break;
+    case ARACHNE_OPT_OVERLAP_GRAD_REDUCE: v = s->overlap_grad_reduce; break;
+    case ARACHNE_OPT_OVERLAP_PARAM_GATHER: v = s->overlap_param_gather; break;
+    case ARACHNE_OPT_TP_COMM_OVERLAP: v = s->tp_comm_overlap; break;
     default:
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..9)", option);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..12)", option);
     }
     *out = v;
     return ARACHNE_OK;
@@ -369,6 +388,9 @@ int ar_stage_price_checked(const arachne_cost_model *cm, const ar_template *t, i
         /* forward activation out, backward gradient back: one micro-batch each */
         p2p = 2.0 * (bytes / bw + lat);
     }
+    /* --tp-comm-overlap: the collectives run under the GEMMs they feed, so
+     * only what outlasts the stage's compute stays on the critical path */
+    if (cm->setup.tp_comm_overlap) tpc = tpc > compute ? tpc - compute : 0.0;
     st->compute_s = compute;
     st->tp_comm_s = tpc;
     st->ep_comm_s = epc;

@@ -91,6 +91,11 @@ double ar_ring_allreduce_s(double bytes, int ranks, double bw, double lat);
  * (k-1)/k * params * (grad_bytes + weight_bytes) / bw + 2 (k-1) lat. */
 double ar_sync_s(double params, int ranks, double grad_bytes, double weight_bytes,
                  int dist_optimizer, double bw, double lat);
+/* ar_sync_s in its two parts: *grad_s the gradient reduction (all-reduce,
+ * or reduce-scatter with the distributed optimizer), *gather_s the
+ * parameter all-gather (0 without it); their sum is ar_sync_s. */
+void ar_sync_split(double params, int ranks, double grad_bytes, double weight_bytes, int dist_optimizer,
+                   double bw, double lat, double *grad_s, double *gather_s);
 
 /* ---- 2. per-stage pricing (cost.c, cost_memory.c) ------------------------ */
 
@@ -99,6 +104,9 @@ typedef struct ar_stage_place {
     int node;        /* node holding every GPU of this stage (all replicas), -1 if several */
     int p2p_inter;   /* 1: in some replica the send to the next stage crosses nodes */
     int ep_inter;    /* 1: some expert-parallel group of the stage spans nodes */
+    int dp_local;    /* fewest data-parallel peers (replicas of one TP rank) the stage has on
+                      * any node it uses, >= 1: a ring that crosses nodes runs that many
+                      * channels side by side, one per GPU's network port */
 } ar_stage_place;
 
 /* Per-micro-batch time of stage s of template t: fills st->compute_s,
@@ -153,6 +161,11 @@ int ar_oom_error(const arachne_cost_model *cm, int tmpl, const ar_template *t, i
  * a rank is out of range or a (replica, stage, tp rank) has no GPU. */
 int ar_template_place(const arachne_plan *p, int tmpl, ar_stage_place *out);
 
+/* Fewest data-parallel peers per node of a stage whose w GPUs sit on nodes
+ * nd[0..w) (ar_stage_place.dp_local); count[] is zero-filled scratch indexed
+ * by node and is zero again on return. */
+int ar_stage_dp_local(const int *nd, int w, int tp, int *count);
+
 /* ar_plan_price with the placement given (place[j][s]; NULL: pessimistic),
  * for callers that know it without ranks (fill).  Allocation free. */
 int ar_plan_price_placed(const arachne_cost_model *cm, arachne_plan *plan,
@@ -164,6 +177,7 @@ typedef struct ar_holder {
     uint32_t mask;  /* bit per cluster type */
     int node;       /* -2 none yet, -1 several nodes, else the one node */
     int edp;        /* sum over templates of the holding stage's EDP (MoE blocks) */
+    int klocal;     /* fewest data-parallel peers per node among the holding stages */
 } ar_holder;
 
 /* What pricing can keep of a plan's first n templates while the fill prices

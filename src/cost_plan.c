@@ -7,14 +7,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calib.h"
 #include "cost.h"
 
 /* ---- placement from ranks ------------------------------------------------- */
 
+/* Fewest data-parallel peers on one node among the nodes holding a
+ * stage's w GPUs nd[0..w) (TP groups of tp GPUs never cross a node):
+ * min over those nodes of (GPUs of the stage there) / tp, at least 1.
+ * count[] (indexed by node, zero on entry) is left zeroed. */
+int ar_stage_dp_local(const int *nd, int w, int tp, int *count)
+{
+    int k, least = -1;
+    for (k = 0; k < w; k++) count[nd[k]]++;
+    for (k = 0; k < w; k++)
+        if (count[nd[k]] > 0) {
+            int c = count[nd[k]] / (tp > 0 ? tp : 1);
+            if (least < 0 || c < least) least = c;
+            count[nd[k]] = 0;
+        }
+    return least > 1 ? least : 1;
+}
+
 int ar_template_place(const arachne_plan *p, int tmpl, ar_stage_place *out)
 {
     const ar_template *t;
-    int off[AR_MAX_DEPTH + 1], *node_of, i, s, q;
+    int off[AR_MAX_DEPTH + 1], *node_of, *count, i, s, q, maxnode = 0;
     long n;
     if (tmpl < 0 || tmpl >= p->ntemplates) return ar_error(ARACHNE_E_INVALID_PLAN, "template %d out of range", tmpl);
     t = &p->t[tmpl];
@@ -27,8 +45,15 @@ int ar_template_place(const arachne_plan *p, int tmpl, ar_stage_place *out)
         off[s + 1] = off[s] + t->replicas * t->stages[s].tp;
     }
     n = off[t->depth];
+    for (i = 0; i < p->nranks; i++)
+        if (p->ranks[i].node > maxnode) maxnode = p->ranks[i].node;
     node_of = ar_malloc((size_t)n * sizeof *node_of);
-    if (!node_of) return ARACHNE_E_NO_MEMORY;
+    count = ar_calloc((size_t)maxnode + 1, sizeof *count);
+    if (!node_of || !count) {
+        free(node_of);
+        free(count);
+        return ARACHNE_E_NO_MEMORY;
+    }
     for (i = 0; i < n; i++) node_of[i] = -1;
     for (i = 0; i < p->nranks; i++) {
         const ar_rank *r = &p->ranks[i];
@@ -37,12 +62,14 @@ int ar_template_place(const arachne_plan *p, int tmpl, ar_stage_place *out)
         if (r->stage < 0 || r->stage >= t->depth || r->replica < 0 || r->replica >= t->replicas ||
             r->tp_rank < 0 || r->tp_rank >= t->stages[r->stage].tp || r->node < 0) {
             free(node_of);
+            free(count);
             return ar_error(ARACHNE_E_INVALID_PLAN, "rank %d: template %d replica %d stage %d tp rank %d node %d out of range",
                             r->rank, tmpl, r->replica, r->stage, r->tp_rank, r->node);
         }
         slot = off[r->stage] + r->replica * t->stages[r->stage].tp + r->tp_rank;
         if (node_of[slot] >= 0) {
             free(node_of);
+            free(count);
             return ar_error(ARACHNE_E_INVALID_PLAN, "rank %d: template %d replica %d stage %d tp rank %d has two GPUs",
                             r->rank, tmpl, r->replica, r->stage, r->tp_rank);
         }
@@ -54,6 +81,7 @@ int ar_template_place(const arachne_plan *p, int tmpl, ar_stage_place *out)
             for (a = 0; a < tp; a++)
                 if (node_of[off[s] + q * tp + a] < 0) {
                     free(node_of);
+                    free(count);
                     return ar_error(ARACHNE_E_INVALID_PLAN, "template %d replica %d stage %d tp rank %d has no GPU",
                                     tmpl, q, s, a);
                 }
@@ -65,6 +93,7 @@ int ar_template_place(const arachne_plan *p, int tmpl, ar_stage_place *out)
         out[s].node = nd[0];
         for (k = 1; k < w; k++)
             if (nd[k] != nd[0]) { out[s].node = -1; break; }
+        out[s].dp_local = ar_stage_dp_local(nd, w, S->tp, count);
         out[s].p2p_inter = 0;
         if (s + 1 < t->depth) {
             const int *nn = node_of + off[s + 1];
@@ -88,6 +117,7 @@ int ar_template_place(const arachne_plan *p, int tmpl, ar_stage_place *out)
         }
     }
     free(node_of);
+    free(count);
     return ARACHNE_OK;
 }
 
@@ -102,12 +132,13 @@ typedef struct stage_out {
     double compute_s, tp_comm_s, ep_comm_s, p2p_s, stage_s, sync_s, mem_bytes;
 } stage_out;
 
-static void holder_add(holder *h, int type, int node, int edp)
+static void holder_add(holder *h, int type, int node, int edp, int klocal)
 {
     h->mask |= (uint32_t)1u << type;
     if (h->node == -2) h->node = node;
     else if (h->node != node) h->node = -1;
     h->edp += edp;
+    if (h->klocal == 0 || klocal < h->klocal) h->klocal = klocal;
 }
 
 /* Slowest link among the types in `mask` when a ring crosses nodes. */
@@ -274,9 +305,10 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
         embed_h = pp->embed_h;
         head_h = pp->head_h;
     } else {
-        for (b = 0; b < nb; b++) { h[b].mask = 0; h[b].node = -2; h[b].edp = 0; }
+        for (b = 0; b < nb; b++) { h[b].mask = 0; h[b].node = -2; h[b].edp = 0; h[b].klocal = 0; }
         embed_h = head_h = h[0];
         embed_h.mask = head_h.mask = 0; embed_h.node = head_h.node = -2; embed_h.edp = head_h.edp = 0;
+        embed_h.klocal = head_h.klocal = 0;
     }
     for (j = kept; j < n; j++) {
         const ar_template *t = &plan->t[j];
@@ -288,40 +320,62 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
         }
         for (s = 0; s < t->depth; s++) {
             const ar_stage *S = &t->stages[s];
-            int node = place ? place[j][s].node : -1;
-            for (b = S->first; b < S->end; b++) holder_add(&h[b], S->type, node, S->edp);
-            if (s == 0) holder_add(&embed_h, S->type, node, 0);
-            if (s == t->depth - 1) holder_add(&head_h, S->type, node, 0);
+            int node = place ? place[j][s].node : -1, kl = place ? AR_MAX(1, place[j][s].dp_local) : 1;
+            for (b = S->first; b < S->end; b++) holder_add(&h[b], S->type, node, S->edp, kl);
+            if (s == 0) holder_add(&embed_h, S->type, node, 0, kl);
+            if (s == t->depth - 1) holder_add(&head_h, S->type, node, 0, kl);
         }
     }
 
-    /* 3. gradient sync and optimizer step per stage */
+    /* 3. gradient sync and optimizer step per stage.  A ring that crosses
+     * nodes runs one channel per data-parallel peer on a node, each on its
+     * own network port, so its bandwidth is k x the per-GPU link (at most
+     * the intra-node link).  With overlap only the part of the gradient
+     * reduction longer than the backward work still to come after this
+     * stage's last backward (its own and that of the stages before it) is
+     * exposed; likewise the parameter all-gather against the first
+     * forward. */
     for (j = 0; j < n; j++) {
         const ar_template *t = &plan->t[j];
+        double upto = 0.0; /* stage times of stages [0, s] */
         gmax[j] = 0.0;
         for (s = 0; s < t->depth; s++) {
             const ar_stage *S = &t->stages[s];
             const ar_gpu_spec *g = &cl->types[S->type];
             const ar_cost_cache *c = cm->cache;
             uint32_t mask = 0;
-            int cross = 0, ke = 1, moe = c->moe_before[S->end] - c->moe_before[S->first];
-            double dense, expert, bw, lat, sync, upd;
+            int cross = 0, ke = 1, moe = c->moe_before[S->end] - c->moe_before[S->first], kl = 0;
+            double dense, expert, bw, lat, grad, gather, g2, a2, exposed, upd;
             for (b = S->first; b < S->end; b++) {
                 mask |= h[b].mask;
                 if (h[b].node == -1) cross = 1;
+                if (kl == 0 || h[b].klocal < kl) kl = h[b].klocal;
             }
             if (moe > 0) ke = expert_ranks(c, h, S);
             ranks_e[j][s] = ke;
-            if (s == 0) { mask |= embed_h.mask; if (embed_h.node == -1) cross = 1; }
-            if (s == t->depth - 1) { mask |= head_h.mask; if (head_h.node == -1) cross = 1; }
-            if (cross) ring_link(cl, mask, &bw, &lat);
-            else { bw = g->intra_bw; lat = g->intra_lat; }
+            if (s == 0) { mask |= embed_h.mask; if (embed_h.node == -1) cross = 1; kl = AR_MIN(kl, embed_h.klocal); }
+            if (s == t->depth - 1) { mask |= head_h.mask; if (head_h.node == -1) cross = 1; kl = AR_MIN(kl, head_h.klocal); }
+            if (cross) {
+                ring_link(cl, mask, &bw, &lat);
+                bw = AR_MIN(bw * AR_MAX(kl, 1), g->intra_bw) * ar_inter_link_eff();
+            } else {
+                bw = g->intra_bw * ar_intra_link_eff(g);
+                lat = g->intra_lat;
+            }
             ar_stage_params(cm, t, s, &dense, &expert);
-            sync = ar_sync_s(dense, R, su->grad_bytes, su->weight_bytes, su->dist_optimizer, bw, lat);
-            if (moe > 0) sync += ar_sync_s(expert, ke, su->grad_bytes, su->weight_bytes, su->dist_optimizer, bw, lat);
-            out[j][s].sync_s = sync;
-            if (sync > gmax[j]) gmax[j] = sync;
-            if (sync > sync_max) sync_max = sync;
+            ar_sync_split(dense, R, su->grad_bytes, su->weight_bytes, su->dist_optimizer, bw, lat, &grad, &gather);
+            if (moe > 0) {
+                ar_sync_split(expert, ke, su->grad_bytes, su->weight_bytes, su->dist_optimizer, bw, lat, &g2, &a2);
+                grad += g2;
+                gather += a2;
+            }
+            upto += out[j][s].stage_s;
+            out[j][s].sync_s = grad + gather;
+            exposed = su->overlap_grad_reduce ? AR_MAX(0.0, grad - AR_BWD_SHARE * upto) : grad;
+            exposed += su->dist_optimizer && su->overlap_param_gather
+                           ? AR_MAX(0.0, gather - (1.0 - AR_BWD_SHARE) * upto) : gather;
+            if (exposed > gmax[j]) gmax[j] = exposed;
+            if (exposed > sync_max) sync_max = exposed;
             /* Adam step: read grad + master + 2 moments, write master + 2
              * moments + the low-precision weight, at HBM bandwidth */
             upd = su->dist_optimizer ? dense / R + expert / ke : dense + expert;

@@ -213,6 +213,19 @@ static void summarise_place(fill_ctx *c)
             if (no[q * d + s] != p->node) p->node = -1;
             if (s + 1 < d && no[q * d + s] != no[q * d + s + 1]) p->p2p_inter = 1;
         }
+        /* replicas of the stage per node (TP groups sit whole in one
+         * node); free_scratch is the packer's scratch, free again here */
+        {
+            int *cnt = c->ws->free_scratch, least = -1;
+            for (q = 0; q < c->r; q++) cnt[no[q * d + s]] = 0;
+            for (q = 0; q < c->r; q++) cnt[no[q * d + s]]++;
+            for (q = 0; q < c->r; q++)
+                if (cnt[no[q * d + s]] > 0) {
+                    if (least < 0 || cnt[no[q * d + s]] < least) least = cnt[no[q * d + s]];
+                    cnt[no[q * d + s]] = 0;
+                }
+            p->dp_local = least > 1 ? least : 1;
+        }
         for (i = 0; i < c->ntiles[s]; i++) {
             const ar_tile *tl = &c->tiles[s][i];
             int tp = c->tps[s], et, ed, ep, inter = 0;

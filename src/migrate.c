@@ -15,6 +15,7 @@
  * link, then the lowest rank; from a checkpoint when none does.  Details
  * and formulas: docs/replan.md. */
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "cost.h"
@@ -367,7 +368,7 @@ int ar_migration_compute(const arachne_cost_model *cm, const arachne_plan *old, 
             e.src_node = src_node;
             e.dst_node = dst_node;
             e.link = link;
-            e.bytes = bytes;
+            e.bytes = floor(bytes + 0.5); /* whole bytes: the parts are fractions of a layer's bytes */
             e.seconds = bw > 0.0 ? bytes / bw : 0.0;
             rank_s += e.seconds;
             out->bytes += bytes;

@@ -23,6 +23,9 @@ typedef struct ar_setup {
     double headroom;         /* fraction of GPU memory kept free (0.08) */
     int expert_tiling;       /* 1: search EP x ETP x EDP for MoE stages */
     int max_depth;           /* largest pipeline depth considered */
+    int overlap_grad_reduce; /* 1: DP gradient reduction overlaps the last backward (bucketed) */
+    int overlap_param_gather;/* 1: distributed optimizer's all-gather overlaps the first forward */
+    int tp_comm_overlap;     /* 1: TP collectives overlap the GEMMs they feed */
 } ar_setup;
 
 void ar_setup_defaults(ar_setup *s);

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "calib.h"
 #include "profile.h"
 
 /* Calibrated against all 202 measured transformer-block entries of the three
@@ -15,7 +16,7 @@ const ar_gen_consts ar_gen_default_consts = {
     0.80,     /* e_max (at its bound) */
     0.0,      /* m_half: fitted to 0 -- small GEMMs are slowed by the roofline's memory term */
     0.80,     /* hbm_eff (fixed, not fitted) */
-    0.336,    /* comm_eff */
+    1.0,      /* comm_eff: scale on the link class's collective efficiency (calib.c) */
     1.085,    /* mem_bwd_ratio */
     5.3e-4,   /* layer_overhead_s */
     9.55      /* score_passes (eager attention only) */
@@ -31,6 +32,7 @@ void ar_gen_default_opts(ar_gen_opts *o)
 
 typedef struct gen {
     const ar_gen_consts *k;
+    double e_max;  /* k->e_max scaled for the GPU's generation */
     double peak;   /* FLOP/s of the data type */
     double bw;     /* achieved HBM bytes/s */
     double elt;    /* bytes per element */
@@ -38,8 +40,8 @@ typedef struct gen {
 
 static double eff(const gen *x, double m)
 {
-    if (m <= 0) return x->k->e_max;
-    return x->k->e_max * m / (m + x->k->m_half);
+    if (m <= 0) return x->e_max;
+    return x->e_max * m / (m + x->k->m_half);
 }
 
 /* Seconds of one GEMM (M x K) . (K x N): the slower of its compute at the
@@ -61,7 +63,7 @@ static double local_heads(int heads, int t) { return heads >= t ? (double)heads 
 static double allreduce(const ar_gpu_spec *g, const ar_gen_consts *k, double n, int t)
 {
     if (t <= 1) return 0.0;
-    return 2.0 * (t - 1) / t * n / (g->intra_bw * k->comm_eff) + 2.0 * (t - 1) * g->intra_lat;
+    return 2.0 * (t - 1) / t * n / (g->intra_bw * ar_intra_link_eff(g) * k->comm_eff) + 2.0 * (t - 1) * g->intra_lat;
 }
 
 /* Seconds accumulated for one layer. */
@@ -154,6 +156,7 @@ int ar_profile_gen_entry(const arachne_model *m, const ar_gpu_spec *g, int kind,
         return ar_error(ARACHNE_E_INVALID_ARGUMENT,
                         "profile generator: GPU '%s' needs positive flops, hbm_bw and intra_bw", g->name);
     x.k = k;
+    x.e_max = k->e_max * ar_gemm_eff_scale(g);
     x.peak = o->flops > 0 ? o->flops : g->flops;
     x.bw = g->hbm_bw * k->hbm_eff;
     x.elt = o->elt_bytes;

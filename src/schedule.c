@@ -26,6 +26,20 @@ double ar_ring_allreduce_s(double bytes, int ranks, double bw, double lat)
     return 2.0 * (k - 1.0) / k * bytes / bw + 2.0 * (k - 1.0) * lat;
 }
 
+void ar_sync_split(double params, int ranks, double grad_bytes, double weight_bytes, int dist_optimizer,
+                   double bw, double lat, double *grad_s, double *gather_s)
+{
+    double k = (double)ranks;
+    *grad_s = *gather_s = 0.0;
+    if (ranks <= 1 || !(params > 0.0)) return;
+    if (!dist_optimizer) {
+        *grad_s = ar_ring_allreduce_s(params * grad_bytes, ranks, bw, lat);
+        return;
+    }
+    *grad_s = (k - 1.0) / k * params * grad_bytes / bw + (k - 1.0) * lat;
+    *gather_s = (k - 1.0) / k * params * weight_bytes / bw + (k - 1.0) * lat;
+}
+
 double ar_sync_s(double params, int ranks, double grad_bytes, double weight_bytes,
                  int dist_optimizer, double bw, double lat)
 {

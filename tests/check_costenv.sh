@@ -25,7 +25,7 @@ int main(int argc, char **argv)
     opts[n].name = "save-profile"; opts[n].takes_value = 1; opts[n].value = &save; opts[n].flag = NULL;
     if ((rc = cli_parse("drv", argc, argv, opts, n + 1, pos, 0, &npos))) return rc;
     if ((rc = cli_costenv_build("drv", &o, &env))) return rc;
-    for (k = 0; k <= 9; k++) {
+    for (k = 0; k <= 12; k++) {
         double v = -1;
         arachne_cost_model_get(env.cm, k, &v);
         printf("%d=%g\n", k, v);
@@ -50,7 +50,12 @@ check() { # check WANT_RC WANT_TEXT ARGS...: runs the driver, compares the exit 
 }
 base="--model llama3-8b --cluster h100:1x4"
 check 0 "0=512" $base --save-profile "$t/p.json"
-for kv in "1=4096" "2=2" "3=4" "4=12" "5=0" "6=1" "7=0.08" "8=1" "9=16"; do check 0 "^$kv\$" $base; done
+for kv in "1=4096" "2=2" "3=4" "4=12" "5=1" "6=1" "7=0.08" "8=1" "9=16" "10=1" "11=1" "12=0"; do check 0 "^$kv\$" $base; done
+setup2="--no-dist-optimizer --no-overlap-grad-reduce --no-overlap-param-gather --tp-comm-overlap --weight-bytes 4 --grad-bytes 2 --optim-bytes 8"
+for kv in "2=4" "3=2" "4=8" "5=0" "10=0" "11=0" "12=1"; do check 0 "^$kv\$" $base $setup2; done
+check 2 "contradict" $base --dist-optimizer --no-dist-optimizer
+check 2 "weight-bytes" $base --weight-bytes 0
+check 2 "optim-bytes" $base --optim-bytes 65
 check 0 "^0=64\$" $base --global-batch 64 --seq-len 2048 --recompute full --dist-optimizer --headroom 0.1 \
     --max-depth 8 --no-expert-tiling
 for kv in "1=2048" "5=1" "6=2" "7=0.1" "8=0" "9=8"; do

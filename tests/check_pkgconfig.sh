@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs into a temporary DESTDIR, builds an out-of-tree program with
-# pkg-config, runs it against the installed shared library.
+# pkg-config, runs it against the installed shared library; the install
+# writes its arachne.pc straight into the prefix (none is left in the tree).
 [ -n "$ARACHNE_SKIP_SHARED_CHECKS" ] && { echo "install round trip runs in the release build"; exit 77; }
 command -v pkg-config >/dev/null 2>&1 || { echo "pkg-config not installed"; exit 77; }
 set -e
@@ -24,3 +25,4 @@ rm -rf "$t"
 [ "$got" = "$want" ] || { echo "installed program printed '$got', want '$want'"; exit 1; }
 echo "$ldd_out" | grep -q "$root/lib/libarachne.so.$(echo $want | cut -d. -f1)" || { echo "not linked to installed lib: $ldd_out"; exit 1; }
 [ "$left" -eq 0 ] || { echo "uninstall left $left files"; exit 1; }
+[ ! -e arachne.pc ] || { echo "the install left arachne.pc in the tree"; exit 1; }

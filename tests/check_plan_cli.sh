@@ -68,9 +68,13 @@ cat > "$t/plan.json" <<'JSON'
 }
 JSON
 
-# price: a valid plan prints the table and reprices to the recorded time
+# price: a valid plan prints the table and the file's recorded time beside the
+# repriced one; a file the current cost model wrote reprices to its own time
 out=$("$bin" price "$t/plan.json") || fail "price failed: $out"
 echo "$out" | grep -q "^template 1: 1 replica x 2 stages" || fail "price: no template table: $out"
+echo "$out" | grep -q "the file records 3.9256 s per iteration; repriced" || fail "price: no file-vs-repriced line: $out"
+"$bin" price "$t/plan.json" --json > "$t/now.json" || fail "price --json failed"
+out=$("$bin" price "$t/now.json") || fail "price of the repriced plan failed: $out"
 echo "$out" | grep -q "(+0.00%)" || fail "price: repriced time differs from the file: $out"
 
 # --json is the plan JSON only, and pricing that output again gives the same bytes

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "harness.h"
+#include "calib.h"
 #include "cost.h"
 
 /* ---- min-max assignment ------------------------------------------------- */
@@ -405,19 +406,26 @@ TEST(sync_uses_intra_node_ring_inside_one_node_and_slowest_link_across)
     ASSERT_OK(arachne_cost_model_set(f.cm, ARACHNE_OPT_GRAD_BYTES, 1.0));
     ASSERT_OK(arachne_cost_model_set(f.cm, ARACHNE_OPT_OPTIM_BYTES, 0.0));
     ASSERT_OK(arachne_cost_model_set(f.cm, ARACHNE_OPT_HEADROOM, 0.0));
+    /* replicated optimizer, the whole all-reduce charged after the backward */
+    ASSERT_OK(arachne_cost_model_set(f.cm, ARACHNE_OPT_DIST_OPTIMIZER, 0));
+    ASSERT_OK(arachne_cost_model_set(f.cm, ARACHNE_OPT_OVERLAP_GRAD_REDUCE, 0));
     params = f.m->total_params;
     /* 4 replicas on one node: ring over NVLink */
     memset(&pl, 0, sizeof pl);
     ASSERT_EQ(add_template(&pl, f.c, used, 1, tyh, tp1, bounds, 4, 1), 0);
     ASSERT_OK(arachne_cost_model_price(f.cm, &pl));
-    want = ar_ring_allreduce_s(params * 1.0, 4, f.c->types[h].intra_bw, f.c->types[h].intra_lat);
+    want = ar_ring_allreduce_s(params * 1.0, 4, f.c->types[h].intra_bw * ar_intra_link_eff(&f.c->types[h]),
+                               f.c->types[h].intra_lat);
     ASSERT_NEAR(pl.t[0].stages[0].sync_s, want, 1e-12);
     plan_free(&pl);
-    /* 8 replicas over two H100 nodes: the H100-H100 inter-node link */
+    /* 8 replicas over two H100 nodes: the H100-H100 inter-node link, one
+     * ring channel per replica on a node (4, each on its own port) */
     memset(used, 0, sizeof used);
     ASSERT_EQ(add_template(&pl, f.c, used, 1, tyh, tp1, bounds, 8, 1), 0);
     ASSERT_OK(arachne_cost_model_price(f.cm, &pl));
-    want = ar_ring_allreduce_s(params * 1.0, 8, f.c->link_bw[h][h], f.c->types[h].inter_lat);
+    bw = 4 * f.c->link_bw[h][h];
+    if (bw > f.c->types[h].intra_bw) bw = f.c->types[h].intra_bw;
+    want = ar_ring_allreduce_s(params * 1.0, 8, bw * ar_inter_link_eff(), f.c->types[h].inter_lat);
     ASSERT_NEAR(pl.t[0].stages[0].sync_s, want, 1e-12);
     /* add an A6000 template: every layer now syncs over 8 + 2 replicas and
      * the slowest link among the types holding it */
@@ -426,7 +434,8 @@ TEST(sync_uses_intra_node_ring_inside_one_node_and_slowest_link_across)
     bw = f.c->link_bw[h][a];
     if (f.c->link_bw[a][a] < bw) bw = f.c->link_bw[a][a];
     ASSERT_NEAR(bw, f.c->types[a].inter_bw, 1e-12); /* default: the slower side */
-    want = ar_ring_allreduce_s(params * 1.0, 10, bw, f.c->types[a].inter_lat);
+    /* the A6000 node holds 2 replicas: two channels on that side */
+    want = ar_ring_allreduce_s(params * 1.0, 10, 2 * bw * ar_inter_link_eff(), f.c->types[a].inter_lat);
     ASSERT_NEAR(pl.t[0].stages[0].sync_s, want, 1e-12);
     ASSERT_NEAR(pl.t[1].stages[0].sync_s, want, 1e-12);
     /* iteration = slowest pipeline + slowest sync + optimizer step (no optimizer
@@ -480,14 +489,14 @@ TEST(options_defaults_and_rejections)
 {
     fx f;
     double v;
-    static const double defaults[10] = { 512, 4096, 2, 4, 12, 0, 1, 0.08, 1, 16 };
+    static const double defaults[13] = { 512, 4096, 2, 4, 12, 1, 1, 0.08, 1, 16, 1, 1, 0 };
     int k;
     ar_setup su;
     ar_setup_defaults(&su);
     ASSERT_EQ(su.global_batch, 512);
     ASSERT_EQ(su.seq_len, 4096);
     ASSERT_OK(fx_init(&f, "llama3-8b", "h100:1x4", 4096));
-    for (k = 0; k < 10; k++) {
+    for (k = 0; k < 13; k++) {
         ASSERT_OK(arachne_cost_model_get(f.cm, k, &v));
         ASSERT_NEAR(v, defaults[k], 1e-15);
     }
@@ -509,12 +518,15 @@ TEST(options_defaults_and_rejections)
     ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_EXPERT_TILING, 0.5), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_MAX_DEPTH, 33), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "max_depth");
-    ASSERT_STATUS(arachne_cost_model_set(f.cm, 10, 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_OVERLAP_GRAD_REDUCE, 2), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "overlap_grad_reduce");
+    ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_TP_COMM_OVERLAP, -1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_cost_model_set(f.cm, 13, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_get(f.cm, -1, &v), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_set(NULL, 0, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_price(f.cm, NULL), ARACHNE_E_INVALID_ARGUMENT);
     /* the setup is unchanged by the failures */
-    for (k = 0; k < 10; k++) {
+    for (k = 0; k < 13; k++) {
         ASSERT_OK(arachne_cost_model_get(f.cm, k, &v));
         ASSERT_NEAR(v, defaults[k], 1e-15);
     }

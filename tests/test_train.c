@@ -61,11 +61,14 @@ TEST(tiny_training_run_improves_the_greedy_plan)
     ASSERT_EQ(r.calls, 12);
     ASSERT_EQ(r.last_update, 12);
     after = greedy_iter_per_s(pol, e.cm);
-    /* with this seed the greedy plan goes from 0.031 to 0.054 iter/s */
-    ASSERT_MSG(after > 1.3 * before, "greedy plan %.4g -> %.4g iter/s: no real improvement", before, after);
     ASSERT_GT(r.last_reward, r.first_reward);
     ASSERT_OK(arachne_trainer_get(t, 0, ARACHNE_TRAIN_BEST_ITER_PER_S, &best));
     ASSERT_GT(best, before);
+    /* the greedy plan closes most of its gap to the best plan training saw
+     * (with this seed 0.0533 -> 0.0551 iter/s against a best of 0.0556;
+     * a 60 s exhaustive search finds 0.0556) */
+    ASSERT_MSG(after > before && best - after < 0.5 * (best - before),
+               "greedy plan %.4g -> %.4g iter/s against the best seen %.4g: no real improvement", before, after, best);
     ASSERT_OK(arachne_trainer_get(t, 0, ARACHNE_TRAIN_EVALUATIONS, &n));
     ASSERT_GT(n, 12 * 8);
     ASSERT_OK(arachne_trainer_get(t, -1, ARACHNE_TRAIN_UPDATES_DONE, &n));

@@ -63,7 +63,9 @@ void cli_json_string(FILE *f, const char *s);
  * --headroom F --max-depth D --no-expert-tiling */
 typedef struct cli_costenv_opts {
     const char *model, *cluster, *profile, *global_batch, *seq_len, *recompute, *headroom, *max_depth;
-    int dist_optimizer, no_expert_tiling;
+    const char *weight_bytes, *grad_bytes, *optim_bytes;
+    int dist_optimizer, no_dist_optimizer, no_expert_tiling;
+    int no_overlap_grad_reduce, no_overlap_param_gather, tp_comm_overlap;
 } cli_costenv_opts;
 
 /* Everything a pricing command needs; the cost model borrows the other three. */
@@ -75,7 +77,7 @@ typedef struct cli_costenv {
 } cli_costenv;
 
 /* Number of cli_opt entries cli_costenv_options() writes. */
-#define CLI_COSTENV_NOPTS 10
+#define CLI_COSTENV_NOPTS 17
 /* Usage lines for the shared options (append to a command's usage text). */
 #define CLI_COSTENV_USAGE \
     "  --model M              model preset or model JSON file (required)\n" \
@@ -84,7 +86,13 @@ typedef struct cli_costenv {
     "  --global-batch N       samples per iteration (default 512)\n" \
     "  --seq-len N            tokens per sample (default 4096; must match --profile)\n" \
     "  --recompute MODE       none | selective | full (default selective)\n" \
-    "  --dist-optimizer       shard optimizer state over data-parallel ranks (ZeRO-1)\n" \
+    "  --no-dist-optimizer    replicate optimizer state (default: sharded over data-parallel ranks, ZeRO-1)\n" \
+    "  --no-overlap-grad-reduce  charge the whole gradient reduction after the backward pass\n" \
+    "  --no-overlap-param-gather charge the distributed optimizer's all-gather before the forward pass\n" \
+    "  --tp-comm-overlap      TP collectives overlap the GEMMs (Megatron --tp-comm-overlap)\n" \
+    "  --weight-bytes B       bytes per parameter of weights (default 2)\n" \
+    "  --grad-bytes B         bytes per parameter of gradients (default 4)\n" \
+    "  --optim-bytes B        bytes per parameter of optimizer state (default 12)\n" \
     "  --headroom F           fraction of GPU memory kept free, [0, 1) (default 0.08)\n" \
     "  --max-depth D          deepest pipeline searched, 1..32 (default 16)\n" \
     "  --no-expert-tiling     MoE stages keep EP = 1, ETP = TP\n"
@@ -114,6 +122,15 @@ int cli_print_plan(FILE *f, const arachne_plan *p, const char *title);
  * plan.  Returns CLI_OK, or CLI_USAGE / CLI_FAIL after printing; on failure
  * nothing is left to free. */
 int cli_plan_open(const char *cmd, const char *path, cli_costenv_opts *o, cli_costenv *env, arachne_plan **plan);
+
+/* An explicit parallel configuration (cli_parallel.c).  cli_parallel_plan
+ * builds and prices it with env's cost model (arachne_plan_from_parallel);
+ * cli_price_parallel is `arachne price --parallel SPEC`; cli_print_compare
+ * prints the "compare:" line of `arachne plan --compare`.  All return CLI_OK,
+ * or CLI_FAIL / CLI_USAGE after printing. */
+int cli_parallel_plan(const char *spec, const cli_costenv *env, arachne_plan **out);
+int cli_price_parallel(const char *spec, const cli_costenv_opts *o, int json);
+int cli_print_compare(FILE *f, const arachne_plan *planned, const arachne_plan *given, const char *spec);
 
 /* Path of the bundled policy ($ARACHNE_POLICY, then next to the binary's
  * source tree or install prefix), or NULL when none is found. */

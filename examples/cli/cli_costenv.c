@@ -15,6 +15,13 @@ int cli_costenv_options(cli_costenv_opts *o, cli_opt *opts)
         { "seq-len", 1, &o->seq_len, NULL },
         { "recompute", 1, &o->recompute, NULL },
         { "dist-optimizer", 0, NULL, &o->dist_optimizer },
+        { "no-dist-optimizer", 0, NULL, &o->no_dist_optimizer },
+        { "no-overlap-grad-reduce", 0, NULL, &o->no_overlap_grad_reduce },
+        { "no-overlap-param-gather", 0, NULL, &o->no_overlap_param_gather },
+        { "tp-comm-overlap", 0, NULL, &o->tp_comm_overlap },
+        { "weight-bytes", 1, &o->weight_bytes, NULL },
+        { "grad-bytes", 1, &o->grad_bytes, NULL },
+        { "optim-bytes", 1, &o->optim_bytes, NULL },
         { "headroom", 1, &o->headroom, NULL },
         { "max-depth", 1, &o->max_depth, NULL },
         { "no-expert-tiling", 0, NULL, &o->no_expert_tiling },
@@ -43,7 +50,7 @@ static int set_opt(cli_costenv *env, int option, double v)
 int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *env)
 {
     long batch = 512, seq = 4096, depth = 16;
-    double headroom = 0.08;
+    double headroom = 0.08, wbytes = 2.0, gbytes = 4.0, obytes = 12.0;
     int recompute = ARACHNE_RECOMPUTE_SELECTIVE, st, rc;
     memset(env, 0, sizeof *env);
     /* validate every option before touching files */
@@ -53,6 +60,11 @@ int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *e
     if (o->seq_len && (rc = cli_int(cmd, "seq-len", o->seq_len, 1, 10000000L, &seq))) return rc;
     if (o->max_depth && (rc = cli_int(cmd, "max-depth", o->max_depth, 1, 32, &depth))) return rc;
     if (o->headroom && (rc = cli_double(cmd, "headroom", o->headroom, 0.0, 0.999999, &headroom))) return rc;
+    if (o->weight_bytes && (rc = cli_double(cmd, "weight-bytes", o->weight_bytes, 1e-9, 64.0, &wbytes))) return rc;
+    if (o->grad_bytes && (rc = cli_double(cmd, "grad-bytes", o->grad_bytes, 1e-9, 64.0, &gbytes))) return rc;
+    if (o->optim_bytes && (rc = cli_double(cmd, "optim-bytes", o->optim_bytes, 0.0, 64.0, &obytes))) return rc;
+    if (o->dist_optimizer && o->no_dist_optimizer)
+        return cli_usage_error(cmd, "--dist-optimizer and --no-dist-optimizer contradict each other");
     if (o->recompute) {
         if (strcmp(o->recompute, "none") == 0) recompute = ARACHNE_RECOMPUTE_NONE;
         else if (strcmp(o->recompute, "selective") == 0) recompute = ARACHNE_RECOMPUTE_SELECTIVE;
@@ -91,7 +103,13 @@ int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *e
         (rc = set_opt(env, ARACHNE_OPT_RECOMPUTE, recompute)) ||
         (rc = set_opt(env, ARACHNE_OPT_HEADROOM, headroom)) ||
         (rc = set_opt(env, ARACHNE_OPT_MAX_DEPTH, (double)depth)) ||
-        (rc = set_opt(env, ARACHNE_OPT_DIST_OPTIMIZER, o->dist_optimizer ? 1 : 0)) ||
+        (rc = set_opt(env, ARACHNE_OPT_DIST_OPTIMIZER, o->no_dist_optimizer ? 0 : 1)) ||
+        (rc = set_opt(env, ARACHNE_OPT_OVERLAP_GRAD_REDUCE, o->no_overlap_grad_reduce ? 0 : 1)) ||
+        (rc = set_opt(env, ARACHNE_OPT_OVERLAP_PARAM_GATHER, o->no_overlap_param_gather ? 0 : 1)) ||
+        (rc = set_opt(env, ARACHNE_OPT_TP_COMM_OVERLAP, o->tp_comm_overlap ? 1 : 0)) ||
+        (rc = set_opt(env, ARACHNE_OPT_WEIGHT_BYTES, wbytes)) ||
+        (rc = set_opt(env, ARACHNE_OPT_GRAD_BYTES, gbytes)) ||
+        (rc = set_opt(env, ARACHNE_OPT_OPTIM_BYTES, obytes)) ||
         (rc = set_opt(env, ARACHNE_OPT_EXPERT_TILING, o->no_expert_tiling ? 0 : 1)))
         goto fail;
     return CLI_OK;

@@ -37,8 +37,8 @@ int cmd_plan(int argc, char **argv)
 {
     cli_costenv_opts co;
     cli_costenv env;
-    cli_opt opts[CLI_COSTENV_NOPTS + 5];
-    const char *policy_path = NULL, *samples_s = "16", *seed_s = "0", *svg = NULL, *pos[1];
+    cli_opt opts[CLI_COSTENV_NOPTS + 6];
+    const char *policy_path = NULL, *samples_s = "16", *seed_s = "0", *svg = NULL, *compare = NULL, *pos[1];
     int json = 0, npos, rc, st, nopts;
     long samples, seed;
     arachne_policy *pol = NULL;
@@ -49,6 +49,7 @@ int cmd_plan(int argc, char **argv)
     opts[nopts++] = (cli_opt){ "seed", 1, &seed_s, NULL };
     opts[nopts++] = (cli_opt){ "svg", 1, &svg, NULL };
     opts[nopts++] = (cli_opt){ "json", 0, NULL, &json };
+    opts[nopts++] = (cli_opt){ "compare", 1, &compare, NULL };
     if ((rc = cli_parse("plan", argc, argv, opts, nopts, pos, 0, &npos))) return rc;
     /* 1024: best-of-1024 stays interactive (about 2 s on a 48-GPU cluster,
      * 2.5 s on the 512-GPU paper mix); 100,000 took 143 s.  Programs that
@@ -81,6 +82,14 @@ int cmd_plan(int argc, char **argv)
             } else {
                 rc = cli_print_plan(stdout, plan, NULL);
             }
+        }
+        if (rc == CLI_OK && compare) {
+            /* the user's own configuration on the same cluster and setup;
+             * with --json the comparison goes to stderr */
+            arachne_plan *given = NULL;
+            if ((rc = cli_parallel_plan(compare, &env, &given)) == CLI_OK)
+                rc = cli_print_compare(json ? stderr : stdout, plan, given, compare);
+            arachne_plan_destroy(given);
         }
     }
     arachne_plan_destroy(plan);

@@ -43,7 +43,8 @@ int cli_plan_open(const char *cmd, const char *path, cli_costenv_opts *o, cli_co
     /* a measured profile fixes the sequence length itself */
     if (!o->profile && (rc = header_default(cmd, path, ARACHNE_PLAN_HEADER_SEQ_LEN, &o->seq_len, seq, sizeof seq)))
         return rc;
-    if (dist_s && strcmp(dist_s, "1") == 0) o->dist_optimizer = 1;
+    /* the file's choice stands unless the command line made one */
+    if (!o->dist_optimizer && !o->no_dist_optimizer && dist_s && strcmp(dist_s, "0") == 0) o->no_dist_optimizer = 1;
     if ((rc = cli_costenv_build(cmd, o, env)) != CLI_OK) return rc;
     if ((st = arachne_plan_load(plan, env->cm, path)) != ARACHNE_OK) {
         cli_costenv_free(env);
@@ -56,9 +57,10 @@ int cmd_price(int argc, char **argv)
 {
     cli_costenv_opts o;
     cli_costenv env;
-    cli_opt opts[CLI_COSTENV_NOPTS + 1];
+    cli_opt opts[CLI_COSTENV_NOPTS + 2];
     const char *pos[1];
     arachne_plan *plan = NULL;
+    const char *parallel = NULL;
     int json = 0, npos = 0, n, rc;
     n = cli_costenv_options(&o, opts);
     opts[n].name = "json";
@@ -66,7 +68,16 @@ int cmd_price(int argc, char **argv)
     opts[n].value = NULL;
     opts[n].flag = &json;
     n++;
+    opts[n].name = "parallel";
+    opts[n].takes_value = 1;
+    opts[n].value = &parallel;
+    opts[n].flag = NULL;
+    n++;
     if ((rc = cli_parse("price", argc, argv, opts, n, pos, 1, &npos))) return rc;
+    if (parallel) {
+        if (npos != 0) return cli_usage_error("price", "--parallel prices a configuration, not a plan file");
+        return cli_price_parallel(parallel, &o, json);
+    }
     if (npos != 1) return cli_usage_error("price", "expected one plan file");
     if ((rc = cli_plan_open("price", pos[0], &o, &env, &plan)) != CLI_OK) return rc;
     if (json) {

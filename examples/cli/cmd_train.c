@@ -482,7 +482,7 @@ int cmd_train(int argc, char **argv)
     ar_json *cfg = NULL;
     const ar_json *comps = NULL, *vals = NULL, *out = NULL, *pol_o = NULL;
     comp_env *envs = NULL;
-    setup global = { 512, 4096, 16, 0.08, ARACHNE_RECOMPUTE_SELECTIVE, 0, 1 };
+    setup global = { 512, 4096, 16, 0.08, ARACHNE_RECOMPUTE_SELECTIVE, 1, 1 };
     double greedy0 = 0, greedy1 = 0, final_score = 0;
     long updates = 100, seed = 1, threads = -1, stop_after = 0, run_to, hidden = 0, layers = 0, init_seed = 1, log_every = 10, ckpt_every = 0;
     long select_every = 0;

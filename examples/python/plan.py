@@ -5,10 +5,12 @@
     python3 examples/python/plan.py --model qwen3-30b-a3b --cluster h100:4x8 --samples 8 --json
     python3 examples/python/plan.py --model llama3-8b --cluster h100:2x8 --out plan.json --svg plan.svg
 
-Plans with the policy given by --policy, else the repository's bundled policy
-(examples/policies/*.arpol), else a freshly initialised (untrained) one, and
+Plans with the policy given by --policy, else the bundled policy (found as
+`arachne plan` finds it: $ARACHNE_POLICY, the source tree, the install
+prefix), else a freshly initialised (untrained) one, and
 prints the plan: per template the replicas, micro-batch and stages (GPU type x
-TP degree, layers, stage time, memory per GPU), then the iteration time,
+TP degree, layers as a half-open range FIRST-END like the CLI's "0-3" for
+layers 0, 1, 2; stage time, memory per GPU), then the iteration time,
 tokens/s and MFU.  --json prints only the plan JSON ("arachne-plan" v1).
 When the library has no policy planner, random search stands in (said on
 stderr).  Exit status: 0 success, 1 library error, 2 usage error.
@@ -18,8 +20,11 @@ import argparse
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import arachne  # noqa: E402
+try:  # the installed package (pip install ./python), else this source tree's
+    import arachne
+except ImportError:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import arachne  # noqa: E402
 
 
 def _note(msg):
@@ -38,7 +43,8 @@ def make_plan(args, cm):
         else:
             policy = arachne.Policy.create(seed=args.seed)
             how = "untrained policy (seed %d)" % args.seed
-            _note("no bundled policy found (examples/policies/*.arpol): planning with a freshly "
+            _note("no bundled policy found (ARACHNE_POLICY, examples/policies/default.arpol, "
+                  "share/arachne/default.arpol): planning with a freshly "
                   "initialised, untrained policy (seed %d)" % args.seed)
         with policy:
             return policy.plan(cm, samples=args.samples, seed=args.seed), how
@@ -68,7 +74,7 @@ def format_plan(d, how):
         for s, st in enumerate(t["stages"]):
             first, end = st["layers"]
             lines.append("  %-5d %-18s %-9s %-11s %12.2f %13.2f" % (
-                s, "%s x %d" % (st["gpu"], st["tp"]), "%d-%d" % (first, end - 1) if end > first else "-",
+                s, "%s x %d" % (st["gpu"], st["tp"]), "%d-%d" % (first, end) if end > first else "-",
                 "%d/%d/%d" % (st["ep"], st["etp"], st["edp"]), st["stage_s"] * 1e3, st["memory_bytes"] / 1e9))
     lines.append("")
     lines.append("iteration %.3f s   %.4g iter/s   %s tokens/s   MFU %.1f%%" % (

@@ -4,7 +4,9 @@ import ast
 import ctypes
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 import sys
 import unittest
 
@@ -148,14 +150,41 @@ class LibraryLookupTest(unittest.TestCase):
         self.assertIn("OSError", r.stdout)
         self.assertIn("/nonexistent/libarachne.so", r.stdout)
 
-    def test_bad_env_falls_back(self):
-        # A wrong ARACHNE_LIB is reported only if nothing else loads; the repo's lib/ does.
-        if not os.path.exists(os.path.join(REPO, "lib", "libarachne.so")):
-            self.skipTest("no lib/libarachne.so in the repository")
+    def test_bad_env_is_an_error(self):
+        # A wrong ARACHNE_LIB is an error naming it, never a silent fallback
+        # to another library (the source tree's lib/ would load here).
         r = self._run("import arachne; print(arachne.library_path())", {"ARACHNE_LIB": "/nonexistent/x.so"})
+        self.assertNotEqual(r.returncode, 0, r.stdout)
+        self.assertIn("OSError", r.stderr)
+        self.assertIn("ARACHNE_LIB", r.stderr)
+        self.assertIn("/nonexistent/x.so", r.stderr)
+
+    def test_not_found_lists_every_place(self):
+        # With ARACHNE_LIB unset and a package copy outside the source tree,
+        # nothing is found and the error names each place tried.
+        tmp = tempfile.mkdtemp()
+        try:
+            shutil.copytree(os.path.join(REPO, "python", "arachne"), os.path.join(tmp, "arachne"),
+                            ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+            env = dict(os.environ)
+            env.pop("ARACHNE_LIB", None)
+            env["LD_LIBRARY_PATH"] = ""
+            code = ("import sys; sys.path.insert(0, %r); import arachne\n"
+                    "arachne.install_prefix = lambda: %r\n"
+                    "try:\n    arachne.load_library()\nexcept OSError as e:\n    print(e)\n"
+                    "else:\n    print('LOADED', arachne.library_path())\n" % (tmp, os.path.join(tmp, "prefix")))
+            r = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, universal_newlines=True)
+        finally:
+            shutil.rmtree(tmp)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(os.path.realpath(r.stdout.strip()),
-                         os.path.realpath(os.path.join(REPO, "lib", "libarachne.so")))
+        if r.stdout.startswith("LOADED"):
+            self.skipTest("a libarachne is installed system-wide: %s" % r.stdout.strip())
+        for how in ("next to the package", "install prefix", "Python prefix", "system loader"):
+            self.assertIn(how + ":", r.stdout)
+        self.assertIn(os.path.join(tmp, "arachne", "libarachne.so"), r.stdout)
+        self.assertIn(os.path.join(tmp, "prefix", "lib", "libarachne.so.0"), r.stdout)
+        self.assertNotIn("source tree", r.stdout)  # the copy is not in a checkout
 
 
 # ---------------------------------------------------------------------------

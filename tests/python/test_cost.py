@@ -19,7 +19,10 @@ class CostModelTest(unittest.TestCase):
             self.assertEqual(s["global_batch"], 512)
             self.assertEqual(s["seq_len"], 4096)
             self.assertEqual(s["recompute"], "selective")
-            self.assertFalse(s["dist_optimizer"])
+            self.assertTrue(s["dist_optimizer"])
+            self.assertTrue(s["overlap_grad_reduce"])
+            self.assertTrue(s["overlap_param_gather"])
+            self.assertFalse(s["tp_comm_overlap"])
             self.assertAlmostEqual(s["headroom"], 0.08)
             self.assertEqual(cm.get("weight_bytes"), 2)
             self.assertIs(cm.model, self.model)
@@ -93,3 +96,33 @@ class CostModelTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ParallelConfigTest(unittest.TestCase):
+    """CostModel.plan_from_parallel: the configuration a team already runs."""
+
+    def test_spec_and_keywords_agree(self):
+        with arachne.CostModel("llama3-8b", "h100:4x8") as cm:
+            a = cm.plan_from_parallel("tp=2,pp=2,dp=8,mbs=1")
+            b = cm.plan_from_parallel(tp=2, pp=2, dp=8, mbs=1)
+            self.assertEqual(a.to_json(), b.to_json())
+            self.assertEqual(a.gpus_used, 32)
+            t = a.to_dict()["templates"][0]
+            self.assertEqual((len(t["stages"]), t["replicas"], t["micro_batch"]), (2, 8, 1))
+            c = cm.plan_from_parallel(tp=1, pp=2, dp=16, layers=[14, 18])
+            self.assertEqual(c.to_dict()["templates"][0]["stages"][0]["layers"], [0, 14])
+
+    def test_bad_configurations_raise(self):
+        with arachne.CostModel("llama3-8b", "h100:4x8") as cm:
+            cm.set("global_batch", 500)
+            with self.assertRaises(arachne.Error) as e:
+                cm.plan_from_parallel("tp=2,pp=2,dp=8")
+            self.assertIn("496 or 504", str(e.exception))
+            cm.set("global_batch", 512)
+            for bad in ("tp=3", "cp=2", "nope=1", "tp=2,pp=2,dp=16"):
+                with self.assertRaises(arachne.Error):
+                    cm.plan_from_parallel(bad)
+            with self.assertRaises(TypeError):
+                cm.plan_from_parallel(tp="2x")
+            with self.assertRaises(TypeError):
+                cm.plan_from_parallel("tp=2", pp=2)

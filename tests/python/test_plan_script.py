@@ -75,6 +75,34 @@ class PlanScriptTest(unittest.TestCase):
         if arachne.Policy.bundled_path() is None or not arachne.has_function("arachne_plan_build"):
             self.assertIn("plan.py: ", r.stderr)       # says which planner stood in
 
+    def test_layers_half_open_like_the_cli(self):
+        # One convention everywhere: FIRST-END half-open, as the plan JSON's
+        # "layers": [first, end] and the CLI's table.
+        self._need_planner()
+        import re
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "p.json")
+            env = dict(os.environ)
+            env.setdefault("ARACHNE_LIB", arachne.library_path())
+            r = subprocess.run([sys.executable, SCRIPT, "--model", "llama3-8b", "--cluster", "a100-40:2x4",
+                                "--samples", "1", "--out", out], env=env, cwd=tmp, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, universal_newlines=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(os.listdir(tmp), ["p.json"])  # writes only where told
+            with open(out) as f:
+                d = json.load(f)
+        want = ["%d-%d" % tuple(st["layers"]) for t in d["templates"] for st in t["stages"]]
+        got = re.findall(r"^  \d+ +\S+ x \d+ +(\d+-\d+) ", r.stdout, re.M)
+        self.assertEqual(got, want)
+        self.assertTrue(want[0].startswith("0-") and want[-1].endswith("-32"), want)
+        cli = os.environ.get("ARACHNE_BIN") or os.path.join(os.path.dirname(os.path.dirname(PYDIR)), "bin", "arachne")
+        if os.path.exists(cli) and arachne.Policy.bundled_path():
+            c = subprocess.run([cli, "plan", "--model", "llama3-8b", "--cluster", "a100-40:2x4", "--samples", "1"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+            self.assertEqual(c.returncode, 0, c.stderr)
+            self.assertEqual(re.findall(r"^  \d+ +\S+ +\d+ +(\d+-\d+) ", c.stdout, re.M), want)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -1,0 +1,364 @@
+/* bench_fidelity.c -- the cost model against measured training runs.
+ *
+ * Reads tests/data/published-runs.json (71 measured BF16 pre-training runs
+ * with their sources), prices every row it can express with
+ * arachne_plan_from_parallel -- the published TP / PP / DP / micro-batch /
+ * EP, global batch and sequence length, a generated profile for the row's
+ * architecture and GPU -- and compares the predicted tokens per second per
+ * GPU with the published one.  Rows the model cannot express are listed
+ * with the reason, never dropped.  Prints a table, a summary (median,
+ * 90th percentile and worst |error|; dense and MoE; per GPU type) and one
+ * JSON line per row plus one summary line.
+ *
+ *   bench_fidelity [--data FILE] [--check] [--rows ID,ID,...] [--parts]
+ *
+ * --check exits 1 unless the calibration targets hold (docs/cost-model.md,
+ * "Fidelity"): median |error| <= 10 % (overall, dense and MoE), 90th
+ * percentile <= 20 %, worst <= 35 %.  --parts prints each row's per-stage
+ * breakdown (compute, TP, EP, send, sync) for diagnosis. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arachne.h"
+#include "json.h"
+#include "plan.h"
+
+#define MAX_ROWS 256
+
+typedef struct result {
+    long id;
+    char model[48], gpu[24], config[96], kind[8];
+    int expressed;
+    char why[160];
+    double published, predicted, err;
+} result;
+
+static const char *str_or(const ar_json *o, const char *key, const char *dflt)
+{
+    const ar_json *v = ar_json_get(o, key);
+    return v && v->type == AR_JSON_STRING ? v->string : dflt;
+}
+
+/* A number member, or dflt when absent or null. */
+static double num_or(const ar_json *o, const char *key, double dflt)
+{
+    const ar_json *v = ar_json_get(o, key);
+    return v && v->type == AR_JSON_NUMBER ? v->number : dflt;
+}
+
+static int bool_or(const ar_json *o, const char *key, int dflt)
+{
+    const ar_json *v = ar_json_get(o, key);
+    return v && v->type == AR_JSON_BOOL ? v->boolean : dflt;
+}
+
+/* The row's value of key, else the supplement's, else dflt. */
+static double fact(const ar_json *row, const ar_json *arch, const ar_json *sup, const char *key, double dflt)
+{
+    double v = num_or(arch ? arch : row, key, NAN);
+    if (!isnan(v)) return v;
+    v = sup ? num_or(sup, key, NAN) : NAN;
+    return isnan(v) ? dflt : v;
+}
+
+/* The catalog name and GPUs per NVLink domain of a row's GPU. */
+static const char *gpu_of(const char *g, int *domain)
+{
+    *domain = 8;
+    if (!strncmp(g, "GB200", 5)) { *domain = 72; return "gb200"; }
+    if (!strncmp(g, "GB300", 5)) { *domain = 72; return "gb300"; }
+    if (!strncmp(g, "B200", 4)) return "b200";
+    if (!strncmp(g, "B300", 4)) return "b300";
+    if (!strncmp(g, "H200", 4)) return "h200";
+    if (!strncmp(g, "H100", 4)) return "h100";
+    if (!strncmp(g, "A100", 4)) return "a100-80"; /* DGX A100 / Selene: the 80 GB part */
+    return NULL;
+}
+
+/* Model FLOPs per token as the row's source counts them, to turn a
+ * published TFLOP/s figure into tokens/s.  Megatron's formula (training.py
+ * num_floating_point_operations): 12 l h^2 [(1 + kv/heads + s/h) + ffn/h x
+ * (1.5 if gated) + V / (2 l h)]; the 2021 paper (arXiv:2104.04473, eq. 3)
+ * also counts the recomputed forward: 96 l h^2 (1 + s/(6h) + V/(16 l h)). */
+static double source_flops_per_token(int paper2021, double l, double h, double heads, double kv, double ffn,
+                                     int gated, double V, double s)
+{
+    if (paper2021) return 96.0 * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));
+    return 12.0 * l * h * h * ((1.0 + kv / heads + s / h) + ffn / h * (gated ? 1.5 : 1.0) + V / (2.0 * l * h));
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double percentile(double *v, int n, double q)
+{
+    double pos;
+    int i;
+    if (n <= 0) return NAN;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    pos = q * (n - 1);
+    i = (int)floor(pos);
+    if (i + 1 >= n) return v[n - 1];
+    return v[i] + (pos - i) * (v[i + 1] - v[i]);
+}
+
+static int wanted(const char *rows, long id)
+{
+    char buf[512], *tok, *save = NULL;
+    if (!rows) return 1;
+    snprintf(buf, sizeof buf, "%s", rows);
+    for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+        if (atol(tok) == id) return 1;
+    return 0;
+}
+
+static void print_parts(const arachne_plan *p)
+{
+    int s;
+    const ar_template *t = &p->t[0];
+    printf("      M %d, pipeline %.4f s, iteration %.4f s, bubble %.3f\n", t->micro_batches, t->pipeline_s,
+           p->iteration_s, p->bubble);
+    for (s = 0; s < t->depth; s++) {
+        const ar_stage *S = &t->stages[s];
+        printf("      stage %2d blocks %3d-%-3d compute %.4f tp %.4f ep %.4f p2p %.4f sync %.4f mem %.1f GB\n", s,
+               S->first, S->end, S->compute_s, S->tp_comm_s, S->ep_comm_s, S->p2p_s, S->sync_s, S->mem_bytes / 1e9);
+    }
+}
+
+/* Prices one row; fills r. */
+static void price_row(const ar_json *row, const ar_json *sup, int parts, result *r)
+{
+    const ar_json *arch = ar_json_get(row, "architecture");
+    const char *gname = str_or(row, "gpu", "?"), *cat = NULL, *release = str_or(row, "release", "");
+    char mjson[1024], cspec[64], spec[96];
+    double tp, pp, cp, vp, fsdp, ep, etp, mbs, n, gbs, seq, l, h, heads, kv, ffn, V, experts, topk, moe_ffn, shared;
+    double pub_tok, pub_tfl, hd;
+    int domain = 8, gated, moe, paper2021, st, nodes, i;
+    arachne_model *m = NULL;
+    arachne_cluster *c = NULL;
+    arachne_profile *prof = NULL;
+    arachne_cost_model *cm = NULL;
+    arachne_plan *plan = NULL;
+    const ar_json *notes = ar_json_get(row, "notes");
+
+    memset(r, 0, sizeof *r);
+    r->id = (long)num_or(row, "id", -1);
+    snprintf(r->model, sizeof r->model, "%s", str_or(row, "model", "?"));
+    snprintf(r->gpu, sizeof r->gpu, "%.23s", gname);
+    moe = !strcmp(str_or(row, "model_type", "dense"), "moe");
+    snprintf(r->kind, sizeof r->kind, "%s", moe ? "moe" : "dense");
+    paper2021 = strstr(release, "April 2021") != NULL;
+    tp = fact(row, NULL, sup, "tp", NAN);
+    pp = fact(row, NULL, sup, "pp", NAN);
+    cp = num_or(row, "cp", 1);
+    vp = num_or(row, "vp", 1);
+    fsdp = num_or(row, "fsdp", 0);
+    ep = num_or(row, "ep", 1);
+    etp = num_or(row, "etp", NAN);
+    mbs = num_or(row, "mbs", 1); /* rule: 1 where the source does not give it */
+    n = num_or(row, "num_gpus", 0);
+    gbs = num_or(row, "gbs", 0);
+    seq = num_or(row, "seq_len", 0);
+    pub_tok = num_or(row, "tokens_per_sec_per_gpu", NAN);
+    pub_tfl = num_or(row, "model_tflops_per_gpu", NAN);
+    snprintf(r->config, sizeof r->config, "tp%g pp%g%s%s dp%g mbs%g%s", tp, pp, vp > 1 ? " vp" : "",
+             cp > 1 ? " cp" : "", isnan(tp) || isnan(pp) ? 0.0 : n / (tp * pp), mbs, moe ? " ep" : "");
+    if (moe) {
+        size_t k = strlen(r->config);
+        snprintf(r->config + k, sizeof r->config - k, "%g", ep);
+    }
+    r->why[0] = '\0';
+    if (cp > 1) snprintf(r->why, sizeof r->why, "context parallelism (cp=%g)", cp);
+    else if (vp > 1) snprintf(r->why, sizeof r->why, "interleaved 1F1B (vp=%g)", vp);
+    else if (fsdp > 1) snprintf(r->why, sizeof r->why, "FSDP / ZeRO-3 sharding (fsdp=%g)", fsdp);
+    else if (isnan(tp) || isnan(pp)) snprintf(r->why, sizeof r->why, "TP/PP not published");
+    else if (pp > AR_MAX_DEPTH) snprintf(r->why, sizeof r->why, "pipeline of %g stages (> %d)", pp, AR_MAX_DEPTH);
+    else if (!(cat = gpu_of(gname, &domain))) snprintf(r->why, sizeof r->why, "GPU '%s' not in the catalog", gname);
+    else if (isnan(pub_tok) && isnan(pub_tfl)) snprintf(r->why, sizeof r->why, "no throughput published");
+    if (r->why[0]) return;
+
+    l = fact(row, arch, sup, "layers", 0);
+    h = fact(row, arch, sup, "hidden", 0);
+    heads = fact(row, arch, sup, "heads", 0);
+    kv = fact(row, arch, sup, "kv_heads", heads);
+    ffn = fact(row, arch, sup, "ffn", 4 * h);
+    V = fact(row, arch, sup, "vocab", 0);
+    hd = fact(row, arch, sup, "head_dim", heads > 0 ? h / heads : 0);
+    experts = moe ? fact(row, arch, sup, "experts", 0) : 0;
+    topk = moe ? fact(row, arch, sup, "topk", 1) : 0;
+    moe_ffn = moe ? fact(row, arch, sup, "moe_ffn", ffn) : 0;
+    shared = moe ? fact(row, arch, sup, "shared_experts", 0) : 0;
+    gated = sup ? bool_or(sup, "gated_mlp", 1) : 1;
+    if (!(l > 0 && h > 0 && heads > 0 && V > 0)) {
+        snprintf(r->why, sizeof r->why, "architecture incomplete");
+        return;
+    }
+    snprintf(mjson, sizeof mjson,
+             "{\"format\":\"arachne-model\",\"version\":1,\"name\":\"row%ld\",\"blocks\":%g,\"hidden\":%g,"
+             "\"heads\":%g,\"kv_heads\":%g,\"head_dim\":%g,\"ffn\":%g,\"vocab\":%g,\"experts\":%g,\"top_k\":%g,"
+             "\"shared_experts\":%g,\"expert_ffn\":%g,\"dense_prefix\":0,\"qk_norm\":false,\"gated_mlp\":%s,"
+             "\"tied_embeddings\":false}",
+             r->id, l, h, heads, kv, hd, moe ? moe_ffn : ffn, V, experts, topk, shared, moe ? moe_ffn : 0.0,
+             gated ? "true" : "false");
+    nodes = (int)ceil(n / domain);
+    snprintf(cspec, sizeof cspec, "%s:%dx%d", cat, nodes, domain);
+    snprintf(spec, sizeof spec, "tp=%g,pp=%g,dp=%g,mbs=%g", tp, pp, n / (tp * pp), mbs);
+    if (moe) {
+        size_t k = strlen(spec);
+        snprintf(spec + k, sizeof spec - k, ",ep=%g", ep);
+        if (!isnan(etp)) {
+            k = strlen(spec);
+            snprintf(spec + k, sizeof spec - k, ",etp=%g", etp);
+        }
+    }
+    if ((st = arachne_model_from_json(&m, mjson, strlen(mjson))) ||
+        (st = arachne_cluster_parse(&c, cspec)) ||
+        (st = arachne_profile_generate(&prof, m, c, (int)seq)) ||
+        (st = arachne_cost_model_create(&cm, m, c, prof)) ||
+        (st = arachne_cost_model_set(cm, ARACHNE_OPT_GLOBAL_BATCH, gbs)) ||
+        (st = arachne_cost_model_set(cm, ARACHNE_OPT_HEADROOM, 0.0))) {
+        snprintf(r->why, sizeof r->why, "setup: %.140s", arachne_last_error());
+        goto done;
+    }
+    {
+        const char *rc = str_or(sup, "recompute", str_or(row, "recompute", "selective"));
+        int mode = !strncmp(rc, "full", 4) ? ARACHNE_RECOMPUTE_FULL : ARACHNE_RECOMPUTE_SELECTIVE;
+        arachne_cost_model_set(cm, ARACHNE_OPT_RECOMPUTE, mode);
+        arachne_cost_model_set(cm, ARACHNE_OPT_DIST_OPTIMIZER, num_or(sup, "dist_optimizer", 1));
+        arachne_cost_model_set(cm, ARACHNE_OPT_OVERLAP_GRAD_REDUCE, num_or(sup, "overlap_grad_reduce", 1));
+        arachne_cost_model_set(cm, ARACHNE_OPT_OVERLAP_PARAM_GATHER, num_or(sup, "overlap_grad_reduce", 1));
+    }
+    if (notes && notes->type == AR_JSON_ARRAY)
+        for (i = 0; i < (int)notes->count; i++)
+            if (notes->items[i]->type == AR_JSON_STRING && strstr(notes->items[i]->string, "--tp-comm-overlap"))
+                arachne_cost_model_set(cm, ARACHNE_OPT_TP_COMM_OVERLAP, 1);
+    if ((st = arachne_plan_from_parallel(&plan, cm, spec))) {
+        snprintf(r->why, sizeof r->why, "%.150s", arachne_last_error());
+        goto done;
+    }
+    if (isnan(pub_tok))
+        pub_tok = pub_tfl * 1e12 / source_flops_per_token(paper2021, l, h, heads, kv, moe ? moe_ffn : ffn, gated, V, seq);
+    r->published = pub_tok;
+    r->predicted = plan->tokens_per_s / n;
+    r->err = r->predicted / r->published - 1.0;
+    r->expressed = 1;
+    if (parts) print_parts(plan);
+done:
+    for (i = 0; r->why[i]; i++)
+        if (r->why[i] == '"' || r->why[i] == '\\') r->why[i] = '\'';
+    arachne_plan_destroy(plan);
+    arachne_cost_model_destroy(cm);
+    arachne_profile_destroy(prof);
+    arachne_cluster_destroy(c);
+    arachne_model_destroy(m);
+}
+
+typedef struct stats { int n; double med, p90, worst; } stats;
+
+static stats summarise(const result *rs, int n, const char *kind, const char *gpu)
+{
+    double v[MAX_ROWS];
+    stats s;
+    int i, k = 0;
+    for (i = 0; i < n; i++) {
+        if (!rs[i].expressed) continue;
+        if (kind && strcmp(rs[i].kind, kind)) continue;
+        if (gpu && strncmp(rs[i].gpu, gpu, strlen(gpu))) continue;
+        v[k++] = fabs(rs[i].err);
+    }
+    s.n = k;
+    s.worst = k ? percentile(v, k, 1.0) : NAN;
+    s.med = percentile(v, k, 0.5);
+    s.p90 = percentile(v, k, 0.9);
+    return s;
+}
+
+static void print_stats(const char *label, stats s)
+{
+    if (s.n == 0) return;
+    printf("  %-10s %3d rows  median |err| %5.1f %%  p90 %5.1f %%  worst %5.1f %%\n", label, s.n, 100 * s.med,
+           100 * s.p90, 100 * s.worst);
+}
+
+int main(int argc, char **argv)
+{
+    const char *path = "tests/data/published-runs.json", *rows = NULL;
+    int check = 0, parts = 0, i, n = 0, expressed = 0, ok = 1;
+    ar_json *root = NULL;
+    const ar_json *arr = NULL, *supp;
+    static result rs[MAX_ROWS];
+    stats all, dense, moe;
+    static const char *const gpus[] = { "A100", "H100", "B200", "GB200" };
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--data") && i + 1 < argc) path = argv[++i];
+        else if (!strcmp(argv[i], "--rows") && i + 1 < argc) rows = argv[++i];
+        else if (!strcmp(argv[i], "--check")) check = 1;
+        else if (!strcmp(argv[i], "--parts")) parts = 1;
+        else {
+            fprintf(stderr, "usage: bench_fidelity [--data FILE] [--check] [--rows ID,...] [--parts]\n");
+            return 2;
+        }
+    }
+    if (ar_json_parse_file(&root, path) || ar_json_arr(root, "rows", 1, &arr)) {
+        fprintf(stderr, "bench_fidelity: %s\n", arachne_last_error());
+        ar_json_free(root);
+        return 1;
+    }
+    supp = ar_json_get(root, "supplement");
+    printf("%-5s %-22s %-10s %-5s %-26s %10s %10s %8s\n", "id", "model", "gpu", "gpus", "config", "published",
+           "predicted", "error");
+    for (i = 0; i < (int)arr->count && n < MAX_ROWS; i++) {
+        const ar_json *row = arr->items[i];
+        char key[24];
+        result *r = &rs[n];
+        snprintf(key, sizeof key, "%ld", (long)num_or(row, "id", -1));
+        if (!wanted(rows, (long)num_or(row, "id", -1))) continue;
+        price_row(row, supp ? ar_json_get(supp, key) : NULL, parts, r);
+        n++;
+        if (r->expressed) {
+            expressed++;
+            printf("%-5ld %-22.22s %-10.10s %-5g %-26.26s %10.1f %10.1f %+7.1f%%\n", r->id, r->model, r->gpu,
+                   num_or(row, "num_gpus", 0), r->config, r->published, r->predicted, 100 * r->err);
+        } else {
+            printf("%-5ld %-22.22s %-10.10s %-5g not expressed: %s\n", r->id, r->model, r->gpu,
+                   num_or(row, "num_gpus", 0), r->why);
+        }
+    }
+    all = summarise(rs, n, NULL, NULL);
+    dense = summarise(rs, n, "dense", NULL);
+    moe = summarise(rs, n, "moe", NULL);
+    printf("\nexpressed %d of %d rows\n", expressed, n);
+    print_stats("all", all);
+    print_stats("dense", dense);
+    print_stats("moe", moe);
+    for (i = 0; i < (int)(sizeof gpus / sizeof gpus[0]); i++) print_stats(gpus[i], summarise(rs, n, NULL, gpus[i]));
+    for (i = 0; i < n; i++) {
+        const result *r = &rs[i];
+        if (r->expressed)
+            printf("{\"bench\":\"fidelity\",\"id\":%ld,\"kind\":\"%s\",\"gpu\":\"%s\",\"published_tok_s_gpu\":%.2f,"
+                   "\"predicted_tok_s_gpu\":%.2f,\"error\":%.4f}\n",
+                   r->id, r->kind, r->gpu, r->published, r->predicted, r->err);
+        else
+            printf("{\"bench\":\"fidelity\",\"id\":%ld,\"kind\":\"%s\",\"gpu\":\"%s\",\"expressed\":false,"
+                   "\"reason\":\"%s\"}\n",
+                   r->id, r->kind, r->gpu, r->why);
+    }
+    printf("{\"bench\":\"fidelity_summary\",\"expressed\":%d,\"rows\":%d,\"median_abs_error\":%.4f,"
+           "\"p90_abs_error\":%.4f,\"worst_abs_error\":%.4f,\"dense_median\":%.4f,\"moe_median\":%.4f}\n",
+           expressed, n, all.med, all.p90, all.worst, dense.med, moe.med);
+    ar_json_free(root);
+    if (check) {
+        if (!(all.med <= 0.10 && all.p90 <= 0.20 && all.worst <= 0.35)) ok = 0;
+        if (dense.n > 0 && !(dense.med <= 0.10)) ok = 0;
+        if (moe.n > 0 && !(moe.med <= 0.10)) ok = 0;
+        printf("check: %s\n", ok ? "the calibration targets hold" : "a calibration target is missed");
+        return ok ? 0 : 1;
+    }
+    return 0;
+}

@@ -1,0 +1,255 @@
+/* plan_config.c -- the plan of an explicit homogeneous parallel
+ * configuration ("tp=8,pp=16,dp=64,mbs=1"), as a user already runs it with
+ * Megatron-LM or torchtitan, so that it can be priced with the same cost
+ * model as the planner's plans (docs/cost-model.md, "Pricing a configuration
+ * you run").  One template, every stage on one GPU type; ranks follow
+ * Megatron-Core's default order (TP fastest, then data parallel, then the
+ * pipeline stage), laid over the type's GPUs in node order. */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost.h"
+#include "fill.h"
+#include "plan.h"
+
+typedef struct par_cfg {
+    long tp, pp, dp, mbs, ep, etp;
+    int has_dp, has_ep, has_etp;
+    int nlayers;
+    long layers[AR_MAX_DEPTH];
+    char gpu[AR_NAME_MAX];
+} par_cfg;
+
+#define FN "arachne_plan_from_parallel"
+
+static int parse_long(const char *key, const char *v, size_t n, long lo, long hi, long *out)
+{
+    char buf[32], *end = NULL;
+    long x;
+    if (n == 0 || n >= sizeof buf)
+        return ar_error(ARACHNE_E_PARSE, FN ": '%s' needs an integer value", key);
+    memcpy(buf, v, n);
+    buf[n] = '\0';
+    if (!isdigit((unsigned char)buf[0])) return ar_error(ARACHNE_E_PARSE, FN ": %s=%s is not a whole number", key, buf);
+    errno = 0;
+    x = strtol(buf, &end, 10);
+    if (errno || *end) return ar_error(ARACHNE_E_PARSE, FN ": %s=%s is not a whole number", key, buf);
+    if (x < lo || x > hi)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, FN ": %s=%ld outside [%ld, %ld]", key, x, lo, hi);
+    *out = x;
+    return ARACHNE_OK;
+}
+
+static int parse_layers(par_cfg *c, const char *v, size_t n)
+{
+    size_t i = 0;
+    c->nlayers = 0;
+    while (i <= n) {
+        size_t j = i;
+        int st;
+        while (j < n && v[j] != '/') j++;
+        if (c->nlayers >= AR_MAX_DEPTH)
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT, FN ": layers= lists more than %d stages", AR_MAX_DEPTH);
+        if ((st = parse_long("layers", v + i, j - i, 1, 1000000, &c->layers[c->nlayers]))) return st;
+        c->nlayers++;
+        i = j + 1;
+    }
+    return ARACHNE_OK;
+}
+
+/* Parses "key=value,key=value"; unknown keys and unsupported dimensions are
+ * errors that name them. */
+static int parse_spec(const char *spec, par_cfg *c)
+{
+    const char *p = spec;
+    memset(c, 0, sizeof *c);
+    c->tp = c->pp = c->mbs = c->ep = 1;
+    while (*p) {
+        const char *comma = strchr(p, ','), *eq;
+        size_t len = comma ? (size_t)(comma - p) : strlen(p), klen, vlen;
+        char key[16];
+        long x = 0;
+        int st = ARACHNE_OK;
+        eq = memchr(p, '=', len);
+        if (!eq) return ar_error(ARACHNE_E_PARSE, FN ": '%.*s' is not key=value", (int)(len > 40 ? 40 : len), p);
+        klen = (size_t)(eq - p);
+        vlen = len - klen - 1;
+        if (klen == 0 || klen >= sizeof key)
+            return ar_error(ARACHNE_E_PARSE, FN ": bad key in '%.*s'", (int)(len > 40 ? 40 : len), p);
+        memcpy(key, p, klen);
+        key[klen] = '\0';
+        if (!strcmp(key, "tp")) st = parse_long(key, eq + 1, vlen, 1, AR_MAX_NODE_GPUS, &c->tp);
+        else if (!strcmp(key, "pp")) st = parse_long(key, eq + 1, vlen, 1, AR_MAX_DEPTH, &c->pp);
+        else if (!strcmp(key, "dp")) { st = parse_long(key, eq + 1, vlen, 1, 100000000L, &c->dp); c->has_dp = 1; }
+        else if (!strcmp(key, "mbs")) st = parse_long(key, eq + 1, vlen, 1, 1000000L, &c->mbs);
+        else if (!strcmp(key, "ep")) { st = parse_long(key, eq + 1, vlen, 1, 1000000L, &c->ep); c->has_ep = 1; }
+        else if (!strcmp(key, "etp")) { st = parse_long(key, eq + 1, vlen, 1, AR_MAX_NODE_GPUS, &c->etp); c->has_etp = 1; }
+        else if (!strcmp(key, "layers")) st = parse_layers(c, eq + 1, vlen);
+        else if (!strcmp(key, "gpu")) {
+            if (vlen == 0 || vlen >= sizeof c->gpu) return ar_error(ARACHNE_E_PARSE, FN ": gpu= needs a GPU type name");
+            memcpy(c->gpu, eq + 1, vlen);
+            c->gpu[vlen] = '\0';
+        } else if (!strcmp(key, "cp") || !strcmp(key, "vp") || !strcmp(key, "fsdp")) {
+            /* accepted at their neutral values (1, or 0 for fsdp) */
+            if ((st = parse_long(key, eq + 1, vlen, 0, 100000000L, &x))) return st;
+            if (x > 1)
+                return ar_error(ARACHNE_E_UNSUPPORTED, FN ": %s=%ld: %s is not supported yet", key, x,
+                                !strcmp(key, "cp") ? "context parallelism"
+                                : !strcmp(key, "vp") ? "interleaved 1F1B (virtual pipeline stages)"
+                                                      : "parameter/gradient sharding beyond ZeRO-1");
+        } else {
+            return ar_error(ARACHNE_E_PARSE, FN ": unknown key '%s' (known: tp pp dp mbs ep etp layers gpu)", key);
+        }
+        if (st) return st;
+        p = comma ? comma + 1 : p + len;
+    }
+    return ARACHNE_OK;
+}
+
+/* The GPU type the configuration runs on: the named one, else the cluster's
+ * only type, else an error listing the choice. */
+static int pick_type(const arachne_cluster *cl, const par_cfg *c)
+{
+    int t;
+    if (c->gpu[0]) {
+        t = ar_cluster_type_index(cl, c->gpu);
+        if (t < 0) return ar_error(ARACHNE_E_NOT_FOUND, FN ": gpu=%s: the cluster has no such GPU type", c->gpu);
+        return t;
+    }
+    if (cl->ntypes == 1) return 0;
+    return ar_error(ARACHNE_E_INVALID_ARGUMENT, FN ": the cluster has %d GPU types; name one with gpu=TYPE",
+                    cl->ntypes);
+}
+
+static int build(arachne_plan *p, const arachne_cost_model *cm, const par_cfg *c, int type)
+{
+    const arachne_cluster *cl = cm->cluster;
+    const arachne_model *m = cm->model;
+    ar_template *t = &p->t[0];
+    long w, need, batch_unit;
+    int firsts[AR_MAX_DEPTH + 1], s, k, n, rk;
+
+    w = c->tp * c->dp;
+    need = w * c->pp;
+    if (need > cl->type_gpus[type])
+        return ar_error(ARACHNE_E_INFEASIBLE, FN ": tp %ld x pp %ld x dp %ld = %ld GPUs; the cluster has %d %s",
+                        c->tp, c->pp, c->dp, need, cl->type_gpus[type], cl->types[type].name);
+    if (c->pp > m->blocks)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, FN ": pp=%ld exceeds the model's %d blocks", c->pp, m->blocks);
+    batch_unit = c->dp * c->mbs;
+    if (cm->setup.global_batch % batch_unit != 0) {
+        long lo = cm->setup.global_batch / batch_unit * batch_unit, hi = lo + batch_unit;
+        if (lo > 0)
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                            FN ": global batch %d is not a multiple of dp x mbs = %ld (nearest: %ld or %ld)",
+                            cm->setup.global_batch, batch_unit, lo, hi);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                        FN ": global batch %d is not a multiple of dp x mbs = %ld (smallest: %ld)",
+                        cm->setup.global_batch, batch_unit, hi);
+    }
+    if (c->nlayers) {
+        long sum = 0;
+        if (c->nlayers != c->pp)
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT, FN ": layers= lists %d stages, pp is %ld", c->nlayers, c->pp);
+        firsts[0] = 0;
+        for (s = 0; s < c->nlayers; s++) {
+            sum += c->layers[s];
+            if (sum > m->blocks) break;
+            firsts[s + 1] = (int)sum;
+        }
+        if (sum != m->blocks)
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT, FN ": layers= sums to %s%ld, the model has %d blocks",
+                            s < c->nlayers ? "more than " : "", sum, m->blocks);
+    } else {
+        ar_split_even(m->blocks, (int)c->pp, firsts);
+    }
+    t->depth = (int)c->pp;
+    t->replicas = (int)c->dp;
+    t->micro_batch = (int)c->mbs;
+    t->micro_batches = (int)(cm->setup.global_batch / batch_unit);
+    for (s = 0; s < t->depth; s++) {
+        ar_stage *st = &t->stages[s];
+        int moe = 0, b;
+        st->type = type;
+        st->tp = (int)c->tp;
+        st->first = firsts[s];
+        st->end = firsts[s + 1];
+        for (b = st->first; b < st->end && m->experts > 0; b++)
+            if (ar_model_block_kind(m, b) == AR_LAYER_MOE) moe = 1;
+        if (moe) {
+            long etp = c->has_etp ? c->etp : c->tp, ep = c->ep;
+            if (w % (ep * etp) != 0)
+                return ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                                FN ": ep %ld x etp %ld does not divide the %ld GPUs of a stage (tp x dp)", ep, etp, w);
+            st->ep = (int)ep;
+            st->etp = (int)etp;
+            st->edp = (int)(w / (ep * etp));
+        } else {
+            st->ep = 1;
+            st->etp = 1;
+            st->edp = (int)w;
+        }
+    }
+    if ((c->has_ep && c->ep > 1) && m->experts <= 0)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, FN ": ep=%ld on model '%s', which has no experts", c->ep, m->name);
+    p->ntemplates = 1;
+
+    /* ranks in Megatron-Core's default order: rank = tp + TP (dp + DP stage),
+     * over the type's GPUs in node order */
+    p->ranks = ar_malloc((size_t)need * sizeof *p->ranks);
+    if (!p->ranks) return ARACHNE_E_NO_MEMORY;
+    p->nranks = (int)need;
+    rk = 0;
+    for (n = 0; n < cl->nnodes && rk < need; n++) {
+        if (cl->nodes[n].type != type) continue;
+        for (k = 0; k < cl->nodes[n].gpus && rk < need; k++, rk++) {
+            ar_rank *R = &p->ranks[rk];
+            R->rank = rk;
+            R->node = n;
+            R->gpu = k;
+            R->tmpl = 0;
+            R->tp_rank = (int)(rk % c->tp);
+            R->replica = (int)((rk / c->tp) % c->dp);
+            R->stage = (int)(rk / w);
+        }
+    }
+    return ARACHNE_OK;
+}
+
+int arachne_plan_from_parallel(arachne_plan **out, const arachne_cost_model *cm, const char *spec)
+{
+    arachne_plan *p;
+    par_cfg c;
+    int st, type;
+    if (out) *out = NULL;
+    if (!out || !cm || !spec)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, FN ": NULL %s", !out ? "out" : !cm ? "cost model" : "spec");
+    if ((st = parse_spec(spec, &c))) return st;
+    if ((type = pick_type(cm->cluster, &c)) < 0) return type;
+    if (!c.has_dp) {
+        c.dp = cm->cluster->type_gpus[type] / (c.tp * c.pp);
+        if (c.dp < 1)
+            return ar_error(ARACHNE_E_INFEASIBLE, FN ": tp %ld x pp %ld needs more than the %d %s GPUs", c.tp, c.pp,
+                            cm->cluster->type_gpus[type], cm->cluster->types[type].name);
+    }
+    p = ar_calloc(1, sizeof *p);
+    if (!p) return ARACHNE_E_NO_MEMORY;
+    st = ar_plan_init(p, cm);
+    if (!st) st = build(p, cm, &c, type);
+    if (!st) st = ar_plan_validate(cm, p);
+    if (!st) st = ar_plan_price(cm, p);
+    if (!st) {
+        snprintf(p->method, sizeof p->method, "%s", "given");
+        st = ar_plan_finish(p);
+    }
+    if (st) {
+        arachne_plan_destroy(p);
+        return st;
+    }
+    *out = p;
+    return ARACHNE_OK;
+}

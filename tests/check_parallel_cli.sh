@@ -1,0 +1,62 @@
+#!/bin/sh
+# arachne price --parallel (a configuration the user already runs, priced
+# with the planner's cost model) and arachne plan --compare.
+set -u
+bin=${ARACHNE_BIN:-bin/arachne}
+[ -x "$bin" ] || { echo "no $bin"; exit 77; }
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+fail() { echo "check_parallel_cli: $*"; exit 1; }
+
+# The Megatron-Core README's GPT 16B row (tests/data/published-runs.json, id
+# 339: 192 H100, TP 4, global batch 192, sequence 4096, --tp-comm-overlap,
+# 489.1 model TFLOP/s per GPU = 4820 tokens/s per GPU by Megatron's FLOP
+# count) from the command line alone: within the calibration's 20 % line.
+out=$("$bin" price --parallel tp=4,pp=1,dp=48,mbs=1 --model examples/models/megatron-gpt-16b.json \
+      --cluster h100:24x8 --global-batch 192 --seq-len 4096 --tp-comm-overlap --headroom 0) || fail "price --parallel: $out"
+echo "$out" | grep -q "^given configuration tp=4,pp=1,dp=48,mbs=1, priced for megatron-gpt-16b on h100:24x8" \
+    || fail "no title: $out"
+tok=$(echo "$out" | sed -n 's/.* samples\/s, \([0-9]*\) tokens\/s.*/\1/p')
+[ -n "$tok" ] || fail "no tokens/s: $out"
+python3 -c "import sys; e = float(sys.argv[1]) / 192 / 4820.2 - 1; sys.exit(0 if abs(e) <= 0.20 else 1)" "$tok" \
+    || fail "GPT 16B: $tok tokens/s is not within 20 % of 192 x 4820 tokens/s"
+
+# the batch is never rounded: an error naming the nearest batches
+out=$("$bin" price --parallel tp=2,pp=2,dp=8 --model llama3-8b --cluster h100:4x8 --global-batch 500 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "batch 500: exit $rc: $out"
+echo "$out" | grep -q "496 or 504" || fail "batch 500: no nearest batches: $out"
+# unsupported dimensions and bad keys name themselves
+out=$("$bin" price --parallel tp=1,cp=2 --model llama3-8b --cluster h100:4x8 2>&1); [ $? -eq 1 ] || fail "cp=2 accepted"
+echo "$out" | grep -q "context parallelism" || fail "cp=2: $out"
+out=$("$bin" price --parallel tq=2 --model llama3-8b --cluster h100:4x8 2>&1); [ $? -eq 1 ] || fail "tq=2 accepted"
+echo "$out" | grep -q "unknown key 'tq'" || fail "tq=2: $out"
+out=$("$bin" price --parallel tp=16 --model llama3-8b --cluster h100:4x8 2>&1); [ $? -eq 1 ] || fail "tp=16 accepted: $out"
+"$bin" price --parallel tp=2 plan.json --model llama3-8b --cluster h100:4x8 >/dev/null 2>&1; [ $? -eq 2 ] \
+    || fail "--parallel with a plan file is not a usage error"
+# layers= sets the split; JSON output is a plan the price command accepts back
+"$bin" price --parallel tp=1,pp=2,dp=16,layers=14/18 --model llama3-8b --cluster h100:4x8 --json > "$t/p.json" \
+    || fail "layers=14/18"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); s=d['templates'][0]['stages']; sys.exit(0 if [x['layers'] for x in s]==[[0,14],[14,32]] else 1)" \
+    "$t/p.json" || fail "layers=14/18 gave another split"
+out=$("$bin" price "$t/p.json") || fail "price of the given plan: $out"
+echo "$out" | grep -q "(+0.00%)" || fail "the given plan reprices differently: $out"
+
+# plan --compare: the planned plan against the user's configuration, both priced alike
+out=$("$bin" plan --model llama3-8b --cluster h100:4x8 --samples 1 --compare tp=2,pp=2,dp=8,mbs=1) || fail "plan --compare: $out"
+line=$(echo "$out" | grep "^compare: ")
+[ -n "$line" ] || fail "no compare line: $out"
+planned=$(echo "$out" | sed -n 's/^iteration \([0-9.]*\) s,.*/\1/p')
+given=$("$bin" price --parallel tp=2,pp=2,dp=8,mbs=1 --model llama3-8b --cluster h100:4x8 | sed -n 's/^iteration \([0-9.]*\) s,.*/\1/p')
+echo "$line" | grep -q "takes $given s per iteration, the planned plan $planned s: " || fail "compare line vs prices: $line ($given, $planned)"
+python3 -c "
+import re, sys
+m = re.search(r': ([0-9.]+)x (faster|slower)', sys.argv[1]); g, p = float(sys.argv[2]), float(sys.argv[3])
+want = g / p if p <= g else p / g
+sys.exit(0 if m and abs(float(m.group(1)) - want) < 2e-3 and (m.group(2) == 'faster') == (p <= g) else 1)" "$line" "$given" "$planned" \
+    || fail "compare ratio wrong: $line"
+"$bin" plan --model llama3-8b --cluster h100:4x8 --samples 1 --compare tp=2,pp=2,dp=8 --json > "$t/o.json" 2> "$t/e" \
+    || fail "plan --compare --json"
+python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$t/o.json" || fail "--json output is not JSON with --compare"
+grep -q "^compare: " "$t/e" || fail "--json: the compare line is not on stderr"
+out=$("$bin" plan --model llama3-8b --cluster h100:4x8 --samples 1 --compare tp=3 2>&1); [ $? -eq 1 ] || fail "bad --compare accepted"
+echo "parallel CLI ok"
