@@ -254,9 +254,16 @@ FUZZ_CLI_OBJ := $(CLI_SRC:%.c=$(FUZZ_O)/%.o)
 # Per-target libFuzzer options (FUZZ_OPTS_<name>).
 FUZZ_OPTS_cli := -close_fd_mask=2
 FUZZ_OPTS_plan := -max_len=16384
+FUZZ_OPTS_plan_svg := -max_len=16384
+FUZZ_OPTS_replan := -max_len=8192
+FUZZ_OPTS_model_plan := -max_len=4096
+# Dictionaries shared between targets (FUZZ_DICT_<name>; default <name>.dict).
+FUZZ_DICT_plan_svg := plan
+FUZZ_DICT_replan := cluster_json
+FUZZ_DICT_model_plan := model
 FUZZ_ABS := $(CURDIR)/$(FUZZ_O)
 
-.PHONY: fuzz fuzz-build abi-check abi-update
+.PHONY: fuzz fuzz-build fuzz-seeds-policy abi-check abi-update
 
 fuzz-build: $(FUZZ_BIN)
 
@@ -281,7 +288,7 @@ fuzz-run-%: $(FUZZ_O)/fuzz_%
 	@echo "fuzz $*: $(FUZZ_SECONDS) s (log $(FUZZ_O)/logs/$*.log)"
 	@$(FUZZ_ABS)/fuzz_$* -max_total_time=$(FUZZ_SECONDS) -timeout=$(FUZZ_TIMEOUT) -rss_limit_mb=2048 \
 	  -print_final_stats=1 -artifact_prefix=$(FUZZ_ABS)/artifacts/$*- \
-	  $(if $(wildcard tests/fuzz/$*.dict),-dict=$(CURDIR)/tests/fuzz/$*.dict) $(FUZZ_OPTS_$*) \
+	  $(if $(wildcard tests/fuzz/$(or $(FUZZ_DICT_$*),$*).dict),-dict=$(CURDIR)/tests/fuzz/$(or $(FUZZ_DICT_$*),$*).dict) $(FUZZ_OPTS_$*) \
 	  $(FUZZ_ABS)/corpus/$* $(CURDIR)/tests/fuzz/corpus/$* > $(FUZZ_O)/logs/$*.log 2>&1 || \
 	  { echo "fuzz $*: FAILED, see $(FUZZ_O)/logs/$*.log and $(FUZZ_O)/artifacts/"; \
 	    grep -E 'ERROR|SUMMARY|FUZZ_CHECK|==[0-9]+==' $(FUZZ_O)/logs/$*.log | head -20; exit 1; }
@@ -289,6 +296,13 @@ fuzz-run-%: $(FUZZ_O)/fuzz_%
 	  "$$(grep -E '^#[0-9]+.*DONE' $(FUZZ_O)/logs/$*.log | sed 's/.*DONE *//')"
 
 fuzz: $(FUZZ_NAMES:%=fuzz-run-%)
+
+# The policy target's seeds are written by the encoder itself, so they stay
+# valid when the network or the file format changes (tests/fuzz/README.md).
+fuzz-seeds-policy: $(STATIC)
+	@mkdir -p $(O)/tests
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $(O)/tests/gen_policy_seeds tests/fuzz/gen_policy_seeds.c $(STATIC) $(LDLIBS_ALL)
+	$(O)/tests/gen_policy_seeds tests/fuzz/corpus/policy
 
 # memcheck: the C test runner, then the CLI over the example inputs
 # (tests/valgrind_cli.sh).  Exit status 1 from memcheck fails the runner;

@@ -96,6 +96,22 @@ ARACHNE_API const char *arachne_last_error(void);
 /** Clears the calling thread's last error message.  Never fails. */
 ARACHNE_API void arachne_clear_error(void);
 
+/** Writes len bytes of data to the file at path, replacing it atomically:
+ *  the bytes go to a new temporary file in the same directory (created
+ *  exclusively, never through a symlink), which is then renamed over path.
+ *  The library's own save functions write this way; it is public so that
+ *  programs write their other output files (exports, reports) with the same
+ *  guarantees.  An existing file's permission bits are kept.  A file-size
+ *  limit (RLIMIT_FSIZE, `ulimit -f`) smaller than len is refused before
+ *  anything is written (no SIGXFSZ).  Temporaries "<path>.tmp.<pid>.<hex>"
+ *  left by processes that died while saving path are removed.  On failure
+ *  the old file is untouched and no temporary is left.  Returns ARACHNE_OK,
+ *  ARACHNE_E_INVALID_ARGUMENT (NULL path, or NULL data with len > 0),
+ *  ARACHNE_E_IO (message names path and the reason) or
+ *  ARACHNE_E_NO_MEMORY.  data is only read; any thread; concurrent writes
+ *  to one path leave one of the complete contents. */
+ARACHNE_API int arachne_file_write(const char *path, const void *data, size_t len);
+
 /* ------------------------------------------------------------------------ */
 /* Opaque handles                                                            */
 /* ------------------------------------------------------------------------ */
@@ -445,14 +461,16 @@ ARACHNE_API int arachne_model_layer_act_bytes(const arachne_model *m, int kind, 
  * backward (0 when tp == 1, and 0 for imported measurements whose times
  * already include the collectives), act_bytes the bytes one GPU keeps for
  * backward under selective recomputation (the cost model scales it for the
- * other modes).  Every value is finite and >= 0.
+ * other modes).  Every value is finite and >= 0, and fwd_s >= 1e-9 (a
+ * layer that takes no time breaks planning; bwd_s may be 0: measured
+ * embedding backward passes round to 0).
  * Threads: a table may be shared read-only (lookup, count, to_json, save)
  * by any number of threads; add and destroy need exclusive access.
  * Format of the JSON file: docs/formats.md ("Profile"); generator and
  * importer: docs/profiles.md. */
 
 /** Creates an empty table for model_name (1..63 bytes) at seq_len tokens per
- *  sequence (>= 1).  *out is NULL on failure.  ARACHNE_E_INVALID_ARGUMENT,
+ *  sequence (1..100000000, the file reader's bound).  *out is NULL on failure.  ARACHNE_E_INVALID_ARGUMENT,
  *  ARACHNE_E_NO_MEMORY.  Release with arachne_profile_destroy(). */
 ARACHNE_API int arachne_profile_create(arachne_profile **out, const char *model_name, int seq_len);
 

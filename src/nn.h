@@ -170,9 +170,23 @@ typedef struct ar_adam_config {
     double weight_decay; /* [0]; per step: w -= lr * weight_decay * w */
 } ar_adam_config;
 void ar_adam_config_default(ar_adam_config *c);
+/* Bounds on the optimiser state: a weight and a first moment within
+ * +-AR_NN_STATE_LIMIT, a second moment in [0, AR_NN_STATE_LIMIT^2].  Far
+ * beyond anything training produces (weights are O(1)), yet small enough
+ * that one Adam step from any state inside them is finite.  Training
+ * checkpoints are refused on save and on load outside these bounds, and an
+ * Adam step that would leave them is not taken. */
+#define AR_NN_STATE_LIMIT 1e30
+static inline int ar_nn_state_ok(double w, double m, double v)
+{
+    return w >= -AR_NN_STATE_LIMIT && w <= AR_NN_STATE_LIMIT && m >= -AR_NN_STATE_LIMIT &&
+           m <= AR_NN_STATE_LIMIT && v >= 0.0 && v <= AR_NN_STATE_LIMIT * AR_NN_STATE_LIMIT;
+}
 /* One step.  *grad_norm_out (may be NULL) receives the pre-clip L2 norm.
- * INVALID_ARGUMENT for a bad config, or a non-finite gradient (parameters
- * and moments are then left untouched). */
+ * INVALID_ARGUMENT for a bad config, a non-finite gradient, or a step that
+ * would take a weight or moment outside ar_nn_state_ok (non-finite
+ * included; message names the parameter).  On failure parameters, moments
+ * and the step counter are left untouched. */
 int ar_nn_adam_step(ar_nn *n, const ar_adam_config *cfg, double *grad_norm_out);
 /* Clears the Adam moments and step counter. */
 void ar_nn_adam_reset(ar_nn *n);

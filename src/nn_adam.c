@@ -35,11 +35,21 @@ static int adam_check(const ar_adam_config *c)
     return ARACHNE_OK;
 }
 
+/* One Adam update of parameter i into *p, *m, *v (not stored). */
+static void adam_one(const ar_nn *n, const ar_adam_config *cfg, size_t i, double scale, double wd, double bc1,
+                     double bc2, double *p, double *m, double *v)
+{
+    double g = n->g[i] * scale;
+    *m = cfg->beta1 * n->m[i] + (1.0 - cfg->beta1) * g;
+    *v = cfg->beta2 * n->v[i] + (1.0 - cfg->beta2) * g * g;
+    *p = n->p[i] - cfg->lr * ((*m / bc1) / (sqrt(*v / bc2) + cfg->eps) + wd * n->p[i]);
+}
+
 int ar_nn_adam_step(ar_nn *n, const ar_adam_config *cfg, double *grad_norm_out)
 {
     double norm = 0.0, scale = 1.0, bc1, bc2;
     size_t i;
-    int ti, st;
+    int ti, st, pass;
     if (!n) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "adam: NULL network");
     st = adam_check(cfg);
     if (st) return st;
@@ -48,22 +58,33 @@ int ar_nn_adam_step(ar_nn *n, const ar_adam_config *cfg, double *grad_norm_out)
     if (grad_norm_out) *grad_norm_out = norm;
     if (!isfinite(norm)) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "adam: gradient is not finite; step skipped");
     if (cfg->clip_norm > 0.0 && norm > cfg->clip_norm) scale = cfg->clip_norm / norm;
-    n->t++;
-    bc1 = 1.0 - pow(cfg->beta1, (double)n->t);
-    bc2 = 1.0 - pow(cfg->beta2, (double)n->t);
-    for (ti = 0; ti < n->lay.count; ti++) {
-        const ar_nn_tensor *t = &n->lay.tensors[ti];
-        size_t end = t->offset + (size_t)t->rows * (size_t)t->cols;
-        double wd = t->decay ? cfg->weight_decay : 0.0;
-        for (i = t->offset; i < end; i++) {
-            double g = n->g[i] * scale, mhat, vhat;
-            n->m[i] = cfg->beta1 * n->m[i] + (1.0 - cfg->beta1) * g;
-            n->v[i] = cfg->beta2 * n->v[i] + (1.0 - cfg->beta2) * g * g;
-            mhat = n->m[i] / bc1;
-            vhat = n->v[i] / bc2;
-            n->p[i] -= cfg->lr * (mhat / (sqrt(vhat) + cfg->eps) + wd * n->p[i]);
+    bc1 = 1.0 - pow(cfg->beta1, (double)(n->t + 1));
+    bc2 = 1.0 - pow(cfg->beta2, (double)(n->t + 1));
+    /* Pass 0 computes every new value and checks it; pass 1 stores them
+     * (the same arithmetic, so the same bits).  A step that would leave a
+     * weight or moment non-finite or beyond the checkpoint bounds is not
+     * taken at all: the network stays usable and its state saveable. */
+    for (pass = 0; pass < 2; pass++)
+        for (ti = 0; ti < n->lay.count; ti++) {
+            const ar_nn_tensor *t = &n->lay.tensors[ti];
+            size_t end = t->offset + (size_t)t->rows * (size_t)t->cols;
+            double wd = t->decay ? cfg->weight_decay : 0.0;
+            for (i = t->offset; i < end; i++) {
+                double p, m, v;
+                adam_one(n, cfg, i, scale, wd, bc1, bc2, &p, &m, &v);
+                if (pass == 0 && !ar_nn_state_ok(p, m, v))
+                    return ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                                    "adam: the step would set parameter %zu to %g (moments %g, %g), outside +-%g or "
+                                    "not finite; step skipped",
+                                    i, p, m, v, AR_NN_STATE_LIMIT);
+                if (pass == 1) {
+                    n->p[i] = p;
+                    n->m[i] = m;
+                    n->v[i] = v;
+                }
+            }
         }
-    }
+    n->t++;
     return ARACHNE_OK;
 }
 

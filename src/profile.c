@@ -82,8 +82,11 @@ int ar_profile_new(arachne_profile **out, const char *model, int seq_len)
     if (n == 0 || n >= sizeof p->model)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "profile model name '%.80s': must be 1 to %d bytes", model,
                         (int)sizeof p->model - 1);
-    if (seq_len < 1)
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "profile for '%s': seq_len %d: must be >= 1", model, seq_len);
+    /* the same bounds as the reader's: never build what cannot be saved
+     * and read back (seq_len up to INT_MAX was saved, then refused) */
+    if (seq_len < 1 || seq_len > AR_PROFILE_MAX_SEQ_LEN)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "profile for '%s': seq_len %d: must be in 1..%d", model, seq_len,
+                        AR_PROFILE_MAX_SEQ_LEN);
     p = ar_calloc(1, sizeof *p);
     if (!p) return ARACHNE_E_NO_MEMORY;
     memcpy(p->model, model, n + 1);
@@ -108,7 +111,17 @@ void arachne_profile_destroy(arachne_profile *p)
     free(p);
 }
 
-static int bad_value(double v) { return !(v >= 0.0) || !isfinite(v); }
+/* Value j of an entry (0 fwd_s, 1 bwd_s, 2 tp_comm_s, 3 act_bytes) is
+ * acceptable: finite, and the forward time > 0 (a layer that takes no time
+ * made planning divide by zero: "state vector has a non-finite entry", MFU
+ * of 1500 %; a denormal one does the same, so the floor is a nanosecond,
+ * far below any kernel's launch time); the others >= 0 (measured embedding backward passes round to
+ * 0 s in Sailor's profiles, tp 1 has no TP communication). */
+static int bad_value(int j, double v)
+{
+    return !isfinite(v) || (j == 0 ? !(v >= AR_PROFILE_MIN_FWD_S) : !(v >= 0.0));
+}
+static const char *value_rule(int j) { return j == 0 ? "must be finite and >= 1e-9 (> 0)" : "must be finite and >= 0"; }
 
 int ar_profile_add(arachne_profile *p, const char *gpu, int kind, int tp, int mbs,
                    double fwd_s, double bwd_s, double tp_comm_s, double act_bytes)
@@ -136,10 +149,9 @@ int ar_profile_add(arachne_profile *p, const char *gpu, int kind, int tp, int mb
                         kn, tp, mbs, AR_PROFILE_MAX_MBS);
     vv[0] = fwd_s; vv[1] = bwd_s; vv[2] = tp_comm_s; vv[3] = act_bytes;
     for (j = 0; j < 4; j++)
-        if (bad_value(vv[j]))
-            return ar_error(ARACHNE_E_INVALID_ARGUMENT,
-                            "profile entry (%s %s tp %d mbs %d): %s = %g: must be finite and >= 0", gpu, kn, tp, mbs,
-                            vn[j], vv[j]);
+        if (bad_value(j, vv[j]))
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT, "profile entry (%s %s tp %d mbs %d): %s = %g: %s", gpu, kn, tp,
+                            mbs, vn[j], vv[j], value_rule(j));
     g = ar_gpu_catalog_find(gpu);
     if (g) name = g->name; /* store catalog types under their canonical name */
     i = search(p, name, kind, tp, mbs);
@@ -351,9 +363,9 @@ static int read_entry(const ar_json *v, size_t idx, read_item *it)
     for (j = 0; j < 4; j++) {
         vals[j] = 0.0;
         if ((st = ar_json_num(v, vn[j], j != 2, &vals[j])) != ARACHNE_OK) return st;
-        if (!(vals[j] >= 0.0) || !isfinite(vals[j]))
-            return ar_json_error_at(ar_json_get(v, vn[j]), "entries[%zu] (%s %s tp %ld mbs %ld): %s = %g: must be >= 0",
-                                    idx, gpu, kname, tp, mbs, vn[j], vals[j]);
+        if (bad_value(j, vals[j]))
+            return ar_json_error_at(ar_json_get(v, vn[j]), "entries[%zu] (%s %s tp %ld mbs %ld): %s = %g: %s", idx, gpu,
+                                    kname, tp, mbs, vn[j], vals[j], value_rule(j));
     }
     g = ar_gpu_catalog_find(gpu);
     memset(it, 0, sizeof *it);
@@ -433,7 +445,7 @@ static int from_tree(arachne_profile **out, const ar_json *root)
         return ARACHNE_E_UNSUPPORTED;
     }
     if ((st = ar_json_str(root, "model", 1, &model)) != ARACHNE_OK) return st;
-    if ((st = ar_json_int(root, "seq_len", 1, 1, 100000000, &seq)) != ARACHNE_OK) return st;
+    if ((st = ar_json_int(root, "seq_len", 1, 1, AR_PROFILE_MAX_SEQ_LEN, &seq)) != ARACHNE_OK) return st;
     if ((st = ar_json_arr(root, "entries", 1, &entries)) != ARACHNE_OK) return st;
     {
         const char *src; /* optional free text (where the numbers came from); not kept */

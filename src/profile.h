@@ -62,6 +62,8 @@ const ar_profile_entry *ar_profile_find(const arachne_profile *p, const char *gp
 /* Limits on keys (checked by ar_profile_add). */
 #define AR_PROFILE_MAX_TP 1024
 #define AR_PROFILE_MAX_MBS (1 << 20)
+#define AR_PROFILE_MIN_FWD_S 1e-9 /* seconds: smallest forward time of an entry */
+#define AR_PROFILE_MAX_SEQ_LEN 100000000 /* tokens; the reader's and the writer's bound */
 
 /* Adds or replaces one entry (validates it; message names the entry).
  * Keeps p->e sorted by key so ar_profile_find stays a pure read. */

@@ -62,6 +62,61 @@ static void put_plan(ar_buf *b, const ar_sil_plan *p)
     ar_buf_put(b, (const char *)p->masks, p->masks_len);
 }
 
+/* The checks the loader makes on every float, made before saving as well:
+ * a checkpoint the loader would refuse is never written (issue 27: an
+ * update left weights non-finite and the trainer saved a file its own
+ * loader rejected).  ARACHNE_OK or ARACHNE_E_INVALID_ARGUMENT naming the
+ * value; `where` is the file name or "save". */
+static int stats_ok(double norm_reward, double entropy, double grad_norm)
+{
+    return isfinite(norm_reward) && isfinite(entropy) && grad_norm >= 0 && isfinite(grad_norm);
+}
+
+static int comp_stats_ok(double mean, double std, double evals)
+{
+    return isfinite(mean) && std >= 0 && isfinite(std) && evals >= 0 && isfinite(evals);
+}
+
+static int plan_floats_ok(const ar_sil_plan *p)
+{
+    size_t k;
+    if (!(p->iter_per_s >= 0) || !isfinite(p->iter_per_s)) return 0;
+    for (k = 0; k < p->in_len; k++)
+        if (!isfinite(p->in[k])) return 0;
+    return 1;
+}
+
+static int encode_check(const arachne_trainer *t)
+{
+    const ar_nn *nn = t->policy->nn;
+    size_t P = ar_nn_param_count(nn), p;
+    const double *w = ar_nn_params_const(nn), *m = ar_nn_adam_moment_const(nn, 0),
+                 *v = ar_nn_adam_moment_const(nn, 1);
+    int i, d, k;
+    for (p = 0; p < P; p++)
+        if (!ar_nn_state_ok(w[p], m[p], v[p]))
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                            "checkpoint save: parameter %zu = %g (Adam moments %g, %g) is not finite or outside "
+                            "+-%g; not saved",
+                            p, w[p], m[p], v[p], AR_NN_STATE_LIMIT);
+    if (!stats_ok(t->last_norm_reward, t->last_entropy, t->last_grad_norm))
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                        "checkpoint save: last update's statistics are not finite (reward %g, entropy %g, gradient "
+                        "norm %g); not saved",
+                        t->last_norm_reward, t->last_entropy, t->last_grad_norm);
+    for (i = 0; i < t->ncomp; i++) {
+        const ar_train_comp *c = &t->comp[i];
+        int ok = comp_stats_ok(c->mean_return, c->std_return, c->evaluations) && plan_floats_ok(&c->best);
+        for (d = 0; d < AR_SEARCH_MAX_DEPTH && ok; d++)
+            for (k = 0; k < c->nbuf[d] && ok; k++) ok = plan_floats_ok(&c->buf[d][k]);
+        if (!ok)
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                            "checkpoint save: composition '%s' holds a non-finite statistic or kept plan; not saved",
+                            c->name);
+    }
+    return ARACHNE_OK;
+}
+
 int ar_train_ckpt_encode(const arachne_trainer *t, ar_buf *b)
 {
     const ar_nn *nn = t->policy->nn;
@@ -69,6 +124,8 @@ int ar_train_ckpt_encode(const arachne_trainer *t, ar_buf *b)
     size_t P = ar_nn_param_count(nn), p;
     const double *w = ar_nn_params_const(nn), *m = ar_nn_adam_moment_const(nn, 0),
                  *v = ar_nn_adam_moment_const(nn, 1);
+    int st = encode_check(t);
+    if (st) return st;
     ar_buf_put(b, AR_CKPT_MAGIC, 8);
     put_u32(b, AR_CKPT_VERSION);
     put_u32(b, 0);
@@ -186,7 +243,8 @@ static int get_plan(rd *r, ar_sil_plan *p, const char *path)
     if (r->bad) goto trunc;
     if (ndec > 1000000u || (size_t)ndec * 16 > r->len - r->pos)
         return ar_error(ARACHNE_E_CORRUPT, "%s: offset %zu: %u decisions in a kept plan", path, r->pos, ndec);
-    if (ndec > 0 && (!isfinite(p->iter_per_s) || p->iter_per_s <= 0 || p->depth < 1 || p->depth > AR_SEARCH_MAX_DEPTH))
+    if (!(p->iter_per_s >= 0) || !isfinite(p->iter_per_s) ||
+        (ndec > 0 && (p->iter_per_s <= 0 || p->depth < 1 || p->depth > AR_SEARCH_MAX_DEPTH)))
         return ar_error(ARACHNE_E_CORRUPT, "%s: offset %zu: kept plan with throughput %g and depth %d", path, r->pos,
                         p->iter_per_s, p->depth);
     p->ndec = (int)ndec;
@@ -328,9 +386,13 @@ int arachne_trainer_load_checkpoint(arachne_trainer *t, const char *path)
     for (p = 0; p < P; p++) w[p] = get_f64(&r);
     for (p = 0; p < P; p++) m[p] = get_f64(&r);
     for (p = 0; p < P; p++) v[p] = get_f64(&r);
+    /* Finite is not enough: Adam moments of 2e307 pass isfinite but make
+     * the next update's weights infinite (issue 27). */
     for (p = 0; p < P; p++)
-        if (!isfinite(w[p]) || !isfinite(m[p]) || !(v[p] >= 0) || !isfinite(v[p])) {
-            st = ar_error(ARACHNE_E_CORRUPT, "%s: parameter or Adam moment %zu is not finite", path, p);
+        if (!ar_nn_state_ok(w[p], m[p], v[p])) {
+            st = ar_error(ARACHNE_E_CORRUPT,
+                          "%s: parameter %zu = %g (Adam moments %g, %g) is not finite or outside +-%g", path, p,
+                          w[p], m[p], v[p], AR_NN_STATE_LIMIT);
             goto done;
         }
     adam_t = get_u64(&r);
@@ -350,6 +412,11 @@ int arachne_trainer_load_checkpoint(arachne_trainer *t, const char *path)
     for (; i < AR_TRAIN_NOPT; i++) opt[i] = ar_train_option_default(i);
     for (i = 0; i < 3; i++) stats[i] = get_f64(&r);
     if (r.bad) goto trunc;
+    if (!stats_ok(stats[0], stats[1], stats[2])) {
+        st = ar_error(ARACHNE_E_CORRUPT, "%s: last update's statistics are not finite (%g, %g, %g)", path, stats[0],
+                      stats[1], stats[2]);
+        goto done;
+    }
     if (adam_t > (uint64_t)1 << 40 || upd > (uint64_t)1 << 40) {
         st = ar_error(ARACHNE_E_CORRUPT, "%s: step counters out of range", path);
         goto done;
@@ -395,6 +462,14 @@ int arachne_trainer_load_checkpoint(arachne_trainer *t, const char *path)
         cc[i].evaluations = get_f64(&r);
         cc[i].have_group = (int)get_u32(&r);
         if (r.bad) goto trunc;
+        if (!comp_stats_ok(cc[i].mean_return, cc[i].std_return, cc[i].evaluations) || cc[i].have_group < 0 ||
+            cc[i].have_group > 1) {
+            st = ar_error(ARACHNE_E_CORRUPT,
+                          "%s: composition '%s': return mean %g, deviation %g, evaluations %g, group flag %d "
+                          "(finite, deviation and evaluations >= 0, flag 0 or 1)",
+                          path, c->name, cc[i].mean_return, cc[i].std_return, cc[i].evaluations, cc[i].have_group);
+            goto done;
+        }
         if ((st = get_plan(&r, &cc[i].best, path))) goto done;
         for (d = 0; d < AR_SEARCH_MAX_DEPTH; d++) {
             uint32_t nb = get_u32(&r);

@@ -1,5 +1,6 @@
 /* util.c -- allocation, strings, files, buffers, RNG, clock. */
 #define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -11,6 +12,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
 #include "util.h"
 
@@ -104,50 +110,184 @@ int ar_read_file(const char *path, char **out, size_t *out_len)
     return ARACHNE_OK;
 }
 
-/* Temporary names are "<path>.tmp.<pid>.<n>" with n from a process-wide
- * counter, created with O_EXCL: two threads saving the same path never share
- * a temporary (a shared one let one thread rename the other's half-written
- * file into place), and a stale file of that name is never reused. */
+/* ---- atomic file writer (docs/reliability.md, "Files") -----------------
+ *
+ * Every file the library writes, and the `arachne` command's --out files,
+ * go through ar_write_file_atomic:
+ *   - the data goes to a new temporary "<path>.tmp.<pid>.<hex>" in the same
+ *     directory, opened O_CREAT|O_EXCL|O_NOFOLLOW: a file or symlink planted
+ *     under that name is never opened (a symlink would redirect the write),
+ *     and <hex> is unpredictable, so planted names cannot block a save;
+ *   - when <path> exists, the temporary gets its permission bits first, so a
+ *     0600 file stays 0600;
+ *   - a file-size limit (ulimit -f) below the size is refused before
+ *     anything is written: the write would otherwise raise SIGXFSZ, which
+ *     kills the process by default;
+ *   - then rename() over <path>; on any failure the temporary is removed
+ *     and the old file is untouched;
+ *   - temporaries of the same <path> left by processes that died during a
+ *     save (kill -9, power loss of the process) are removed: a
+ *     "<path>.tmp.<pid>.<hex>" whose pid no longer exists, owned by us. */
 static atomic_uint tmp_counter;
+
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* Unpredictable 64 bits for a temporary name: clock, counter, pid, and the
+ * address of a stack variable (ASLR).  Not for cryptography; enough that a
+ * name cannot be planted in advance. */
+static uint64_t tmp_nonce(void)
+{
+    struct timespec ts;
+    int here = 0;
+    uint64_t x;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30);
+    x ^= mix64((uint64_t)atomic_fetch_add(&tmp_counter, 1u) + 0x9e3779b97f4a7c15ULL);
+    x ^= mix64((uint64_t)getpid() ^ (uint64_t)(uintptr_t)&here);
+    return mix64(x);
+}
+
+/* Parses "<pid>.<hex>" (the part after "<base>.tmp."): 1 and *pid when the
+ * whole string has that form. */
+static int parse_tmp_suffix(const char *s, long *pid)
+{
+    char *end;
+    long v;
+    if (*s < '0' || *s > '9') return 0;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || v <= 0 || *end != '.' || !end[1]) return 0;
+    for (s = end + 1; *s; s++)
+        if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f'))) return 0;
+    *pid = v;
+    return 1;
+}
+
+/* Removes "<base>.tmp.<pid>.<hex>" files in dir whose process is gone and
+ * which belong to this user.  Best effort: errors are ignored (the save
+ * goes on).  Our own pid's temporaries may belong to other threads' saves
+ * in progress and are never touched. */
+static void remove_stale_temporaries(const char *dir, const char *base)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    size_t blen = strlen(base);
+    long self = (long)getpid();
+    if (!d) return;
+    while ((e = readdir(d)) != NULL) {
+        const char *n = e->d_name;
+        long pid;
+        struct stat st;
+        if (strncmp(n, base, blen) != 0 || strncmp(n + blen, ".tmp.", 5) != 0) continue;
+        if (!parse_tmp_suffix(n + blen + 5, &pid) || pid == self) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive, or not ours to judge */
+        if (fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        if (st.st_uid != geteuid() || !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))) continue;
+        (void)unlinkat(dirfd(d), n, 0);
+    }
+    closedir(d);
+}
+
+/* Splits path into its directory ("." when none) and base name (both
+ * allocated in one block *dir_out; *base_out points into it). */
+static int split_path(const char *path, char **dir_out, const char **base_out)
+{
+    size_t n = strlen(path);
+    const char *slash = strrchr(path, '/');
+    char *d = ar_malloc(n + 3);
+    if (!d) return ARACHNE_E_NO_MEMORY;
+    if (!slash) {
+        strcpy(d, ".");
+        memcpy(d + 2, path, n + 1);
+        *base_out = d + 2;
+    } else {
+        size_t dl = (size_t)(slash - path);
+        memcpy(d, path, dl ? dl : 1); /* "/x": the directory is "/" */
+        d[dl ? dl : 1] = '\0';
+        memcpy(d + (dl ? dl : 1) + 1, slash + 1, n - dl);
+        *base_out = d + (dl ? dl : 1) + 1;
+    }
+    *dir_out = d;
+    return ARACHNE_OK;
+}
 
 int ar_write_file_atomic(const char *path, const void *data, size_t len)
 {
-    size_t plen = strlen(path);
-    char *tmp = ar_malloc(plen + 48);
-    FILE *f = NULL;
-    int ok, fd = -1, tries;
-    if (!tmp) return ARACHNE_E_NO_MEMORY;
-    for (tries = 0; tries < 100 && fd < 0; tries++) {
-        unsigned n = atomic_fetch_add(&tmp_counter, 1u);
-        snprintf(tmp, plen + 48, "%s.tmp.%ld.%u", path, (long)getpid(), n);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    size_t plen, done = 0;
+    char *tmp = NULL, *dir = NULL;
+    const char *base = NULL;
+    const char *p = data;
+    struct stat old;
+    struct rlimit lim;
+    int fd = -1, tries, e, have_old;
+    if (!path || (!data && len)) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "write file: NULL argument");
+    plen = strlen(path);
+    if (plen == 0) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "write file: empty path");
+    if (path[plen - 1] == '/') return ar_error(ARACHNE_E_IO, "%s: is a directory name, not a file", path);
+    /* ulimit -f: refuse up front instead of dying of SIGXFSZ mid-write */
+    if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY && (uint64_t)len > (uint64_t)lim.rlim_cur)
+        return ar_error(ARACHNE_E_IO, "%s: write failed: %zu bytes exceed the file size limit of %llu bytes (ulimit -f)",
+                        path, len, (unsigned long long)lim.rlim_cur);
+    if (split_path(path, &dir, &base)) return ARACHNE_E_NO_MEMORY;
+    remove_stale_temporaries(dir, base);
+    have_old = stat(path, &old) == 0 && S_ISREG(old.st_mode);
+    tmp = ar_malloc(plen + 48);
+    if (!tmp) { free(dir); return ARACHNE_E_NO_MEMORY; }
+    for (tries = 0; tries < 64 && fd < 0; tries++) {
+        snprintf(tmp, plen + 48, "%s.tmp.%ld.%016llx", path, (long)getpid(), (unsigned long long)tmp_nonce());
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
         if (fd < 0 && errno != EEXIST) break;
     }
-    if (fd >= 0 && !(f = fdopen(fd, "wb"))) {
-        close(fd);
-        remove(tmp);
-    }
-    if (!f) {
-        int e = errno;
+    free(dir);
+    if (fd < 0) {
+        e = errno;
         free(tmp);
         return ar_error(ARACHNE_E_IO, "%s: cannot create temporary file: %s", path, strerror(e));
     }
-    ok = fwrite(data, 1, len, f) == len;
-    ok = (fflush(f) == 0) && ok;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok) {
-        remove(tmp);
-        free(tmp);
-        return ar_error(ARACHNE_E_IO, "%s: write failed (disk full?)", path);
+    /* keep the old file's permission bits (0600 stays 0600); the owner
+     * becomes the saving user, as with any new file */
+    if (have_old && fchmod(fd, old.st_mode & 07777) != 0) {
+        e = errno;
+        goto fail;
     }
+    while (done < len) {
+        ssize_t w = write(fd, p + done, len - done > ((size_t)1 << 30) ? (size_t)1 << 30 : len - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            e = w < 0 ? errno : EIO;
+            goto fail;
+        }
+        done += (size_t)w;
+    }
+    if (close(fd) != 0) {
+        e = errno;
+        fd = -1;
+        goto fail;
+    }
+    fd = -1;
     if (rename(tmp, path) != 0) {
-        int e = errno;
-        remove(tmp);
+        e = errno;
+        unlink(tmp);
         free(tmp);
         return ar_error(ARACHNE_E_IO, "%s: cannot rename into place: %s", path, strerror(e));
     }
     free(tmp);
     return ARACHNE_OK;
+fail:
+    if (fd >= 0) close(fd);
+    unlink(tmp);
+    free(tmp);
+    return ar_error(ARACHNE_E_IO, "%s: write failed: %s", path, strerror(e));
+}
+
+int arachne_file_write(const char *path, const void *data, size_t len)
+{
+    return ar_write_file_atomic(path, data, len);
 }
 
 void ar_buf_init(ar_buf *b) { memset(b, 0, sizeof *b); }
@@ -170,7 +310,7 @@ void ar_buf_put(ar_buf *b, const char *s, size_t n)
         b->data = nd;
         b->cap = ncap;
     }
-    memcpy(b->data + b->len, s, n);
+    if (n) memcpy(b->data + b->len, s, n); /* s may be NULL when n is 0 */
     b->len += n;
     b->data[b->len] = '\0';
 }

@@ -21,4 +21,16 @@ assert d == k, "the default plan is not the --samples 16 --seed 0 plan"
 assert d["planner"]["samples"] == 16 and g["planner"]["samples"] == 1, (d["planner"], g["planner"])
 assert d["iter_per_s"] >= g["iter_per_s"], ("slower than greedy", d["iter_per_s"], g["iter_per_s"])
 PY
+# issue 27 item 10: the maximum stays interactive.  --samples 100000 ran for
+# minutes; above 1024 is now a usage error (exit 2) at once.
+for cmd in plan; do
+    start=$(date +%s)
+    "$bin" $cmd --model llama3-8b --cluster a100-40:4x4,a6000:4x4,h100:2x8 --samples 100000 > /dev/null 2> "$t/err"
+    rc=$?
+    [ "$rc" -eq 2 ] || fail "$cmd --samples 100000: exit $rc, want 2 (usage)"
+    grep -q 1024 "$t/err" || fail "$cmd --samples 100000: message does not give the maximum: $(cat "$t/err")"
+    [ $(( $(date +%s) - start )) -lt 10 ] || fail "$cmd --samples 100000 took more than 10 s"
+done
+"$bin" replan --plan /nonexistent --cluster h100:1x8 --samples 1025 > /dev/null 2>&1
+[ $? -eq 2 ] || fail "replan --samples 1025 is not a usage error"
 exit 0

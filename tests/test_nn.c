@@ -697,6 +697,49 @@ TEST(adam_pushes_target_probability_above_090)
     ar_nn_destroy(n);
 }
 
+/* Issue 27 item 6: an Adam step from a state with a huge first moment
+ * (as a doctored checkpoint held) made the weights infinite.  The step is
+ * now refused with a message and leaves weights, moments and the step
+ * counter exactly as they were; a step within the bounds still happens. */
+TEST(adam_step_never_makes_weights_non_finite)
+{
+    ar_nn_config c;
+    ar_nn *n = NULL;
+    ar_adam_config ac;
+    size_t P, i;
+    double *w0, *m0, *v0;
+    ar_nn_config_default(&c);
+    ASSERT_OK(ar_nn_create(&n, &c, 5));
+    P = ar_nn_param_count(n);
+    ar_adam_config_default(&ac);
+    ar_nn_zero_grad(n);
+    for (i = 0; i < P; i++) ar_nn_grads(n)[i] = 1e-3;
+    ar_nn_adam_moment(n, 0)[3] = 1e307; /* finite, but m / (sqrt(v) + eps) is not */
+    w0 = malloc(P * sizeof *w0);
+    m0 = malloc(P * sizeof *m0);
+    v0 = malloc(P * sizeof *v0);
+    ASSERT(w0 && m0 && v0);
+    memcpy(w0, ar_nn_params(n), P * sizeof *w0);
+    memcpy(m0, ar_nn_adam_moment(n, 0), P * sizeof *m0);
+    memcpy(v0, ar_nn_adam_moment(n, 1), P * sizeof *v0);
+    ASSERT_STATUS(ar_nn_adam_step(n, &ac, NULL), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "parameter 3 ");
+    for (i = 0; i < P; i++) ASSERT(isfinite(ar_nn_params(n)[i]));
+    ASSERT(memcmp(w0, ar_nn_params(n), P * sizeof *w0) == 0);
+    ASSERT(memcmp(m0, ar_nn_adam_moment(n, 0), P * sizeof *m0) == 0);
+    ASSERT(memcmp(v0, ar_nn_adam_moment(n, 1), P * sizeof *v0) == 0);
+    ASSERT_EQ(ar_nn_adam_steps(n), 0);
+    /* back within bounds: the step is taken and moves the weights */
+    ar_nn_adam_moment(n, 0)[3] = 0.0;
+    ASSERT_OK(ar_nn_adam_step(n, &ac, NULL));
+    ASSERT_EQ(ar_nn_adam_steps(n), 1);
+    ASSERT(ar_nn_params(n)[3] != w0[3]);
+    free(w0);
+    free(m0);
+    free(v0);
+    ar_nn_destroy(n);
+}
+
 TEST(adam_clipping_weight_decay_and_bad_gradients)
 {
     ar_nn_config c;
@@ -801,7 +844,7 @@ TEST(backward_into_separate_buffers_sums_to_the_same_gradient)
     ar_nn_destroy(n);
 }
 
-SUITE(nn, T(config_defaults_and_validation), T(init_is_deterministic_and_film_starts_at_zero),
+SUITE(nn, T(config_defaults_and_validation), T(adam_step_never_makes_weights_non_finite), T(init_is_deterministic_and_film_starts_at_zero),
       T(gradient_check_logp_of_construction), T(gradient_check_ppo_entropy_loss_various_depths),
       T(gradient_check_default_sizes_sampled), T(categorical_gradient_matches_finite_differences),
       T(masking_never_reorders_valid_logits), T(film_is_identity_when_generator_output_is_zero),

@@ -400,7 +400,38 @@ TEST(failed_save_gives_io_error_and_keeps_existing_file)
     ar_nn_destroy(b2);
 }
 
+/* Issue 27 item 9: the `policy` fuzz target reached 68 edges where 339 had
+ * been recorded.  Its valid seeds had gone stale when the network gained
+ * parameters ("173 parameters stored, the sizes need 193"), so every
+ * mutation stopped at the size check.  The committed seeds that should
+ * decode must decode (regenerate with `make fuzz-seeds-policy`). */
+TEST(fuzz_seeds_reach_past_the_size_checks)
+{
+    static const char *const valid[] = { "tiny-meta", "tiny-meta-fixcrc", "tiny-schema9" };
+    size_t i;
+    for (i = 0; i < sizeof valid / sizeof valid[0]; i++) {
+        char path[256], *data = NULL, *meta = NULL;
+        size_t len = 0;
+        ar_nn *n = NULL;
+        uint32_t schema = 0;
+        int st;
+        snprintf(path, sizeof path, "tests/fuzz/corpus/policy/%s", valid[i]);
+        ASSERT_OK(ar_read_file(path, &data, &len));
+        ASSERT(len > 1);
+        st = ar_policy_decode(&n, data + 1, len - 1, path, AR_POLICY_SCHEMA_ANY, &schema, &meta);
+        ASSERT_MSG(st == ARACHNE_OK, "%s no longer decodes (run make fuzz-seeds-policy): %s", path,
+                   arachne_last_error());
+        ASSERT_EQ(schema, i == 2 ? 9 : 1);
+        ar_nn_destroy(n);
+        if (i == 2) /* its purpose: refused when schema 1 is expected (mode bit 2) */
+            ASSERT_STATUS(ar_policy_decode(&n, data + 1, len - 1, path, 1, NULL, NULL), ARACHNE_E_UNSUPPORTED);
+        free(meta);
+        free(data);
+    }
+}
+
 SUITE(policy_file, T(crc32_known_values), T(round_trip_is_bit_identical_and_deterministic),
       T(byte_layout_is_little_endian), T(every_single_byte_change_is_rejected),
       T(truncated_or_extended_file_is_rejected), T(versions_and_sealed_inconsistencies),
-      T(encode_refuses_bad_metadata_and_nonfinite_parameters), T(failed_save_gives_io_error_and_keeps_existing_file));
+      T(encode_refuses_bad_metadata_and_nonfinite_parameters), T(failed_save_gives_io_error_and_keeps_existing_file),
+      T(fuzz_seeds_reach_past_the_size_checks));

@@ -115,14 +115,14 @@ TEST(many_entries_stay_sorted)
     ASSERT_OK(arachne_profile_create(&p, "toy", 2048));
     for (i = 0; i < 300; i++) { /* insert in a scrambled order */
         int j = (i * 97) % 300;
-        ASSERT_OK(arachne_profile_add(p, j % 2 ? "H100" : "A6000", j % 4, 1 << (j % 3), 1 + j / 12, j, j, 0, j));
+        ASSERT_OK(arachne_profile_add(p, j % 2 ? "H100" : "A6000", j % 4, 1 << (j % 3), 1 + j / 12, j + 1, j + 1, 0, j));
     }
     ASSERT_OK(arachne_profile_count(p, &n));
     ASSERT_EQ(n, 300);
     for (i = 0; i < 300; i++) {
         ASSERT_OK(arachne_profile_lookup(p, i % 2 ? "H100" : "A6000", i % 4, 1 << (i % 3), 1 + i / 12, &f, NULL,
                                          NULL, NULL));
-        ASSERT(f == i);
+        ASSERT(f == i + 1);
     }
     for (i = 0; i < n; i++) {
         ASSERT_OK(arachne_profile_entry(p, i, &g, &kind, &tp, &mbs, NULL, NULL, NULL, NULL));
@@ -145,7 +145,7 @@ TEST(json_round_trip_is_exact)
     const char *name;
     ASSERT_OK(arachne_profile_create(&p, "toy \"quoted\"", 8192));
     ASSERT_OK(arachne_profile_add(p, "H100", ARACHNE_LAYER_DENSE, 8, 32, 0.1 + 0.2, 1.0 / 3.0, 1e-300, 123456789.0));
-    ASSERT_OK(arachne_profile_add(p, "A6000", ARACHNE_LAYER_MOE, 1, 1, 0, 5e-7, 0, 0));
+    ASSERT_OK(arachne_profile_add(p, "A6000", ARACHNE_LAYER_MOE, 1, 1, 2.5e-9, 5e-7, 0, 0));
     a = to_json(p);
     ASSERT(a != NULL);
     ASSERT_CONTAINS(a, "\"format\": \"arachne-profile\"");
@@ -593,7 +593,52 @@ TEST(generator_moe_and_determinism)
     arachne_cluster_destroy(c);
 }
 
-SUITE(profile, T(add_lookup_exact_keys), T(duplicate_add_replaces), T(add_rejects_bad_entries),
+/* Issue 27 items 7 and 8: a profile with zero forward times was
+ * accepted (by add and by the reader) and broke planning later ("state
+ * vector has a non-finite entry", MFU of 1500 %); a seq_len above the
+ * reader's 100,000,000 was accepted by create, saved, and refused on load. */
+TEST(zero_times_and_unreadable_seq_len_are_refused)
+{
+    arachne_profile *p = NULL, *q = NULL;
+    char path[512];
+    static const char *const zero_json[] = {
+        "{\"format\": \"arachne-profile\", \"version\": 1, \"model\": \"m\", \"seq_len\": 8, \"entries\": [{\"gpu\": "
+        "\"H100\", \"kind\": \"dense\", \"tp\": 1, \"mbs\": 1, \"fwd_s\": 0, \"bwd_s\": 1e-3, \"act_bytes\": 1}]}",
+        "{\"format\": \"arachne-profile\", \"version\": 1, \"model\": \"m\", \"seq_len\": 8, \"entries\": [{\"gpu\": "
+        "\"H100\", \"kind\": \"dense\", \"tp\": 1, \"mbs\": 1, \"fwd_s\": 0.0, \"bwd_s\": 0.0, \"act_bytes\": 1}]}",
+        "{\"format\": \"arachne-profile\", \"version\": 1, \"model\": \"m\", \"seq_len\": 8, \"entries\": [{\"gpu\": "
+        "\"H100\", \"kind\": \"dense\", \"tp\": 1, \"mbs\": 1, \"fwd_s\": -0.0, \"bwd_s\": 1e-3, \"act_bytes\": 1}]}",
+    };
+    size_t i;
+    ASSERT_OK(arachne_profile_create(&p, "m", 8));
+    ASSERT_STATUS(arachne_profile_add(p, "H100", ARACHNE_LAYER_DENSE, 1, 1, 0.0, 1e-3, 0, 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "fwd_s");
+    ASSERT_STATUS(arachne_profile_add(p, "H100", ARACHNE_LAYER_DENSE, 1, 1, -0.0, 1e-3, 0, 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_profile_add(p, "H100", ARACHNE_LAYER_DENSE, 1, 1, 5e-324, 1e-3, 0, 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_OK(arachne_profile_add(p, "H100", ARACHNE_LAYER_DENSE, 1, 1, 1e-9, 1e-3, 0, 1));
+    /* a backward pass measured as 0 s (Sailor's embedding rows), no TP
+     * communication and no activation memory stay valid */
+    ASSERT_OK(arachne_profile_add(p, "H100", ARACHNE_LAYER_EMBED, 1, 1, 1e-3, 0, 0, 0));
+    arachne_profile_destroy(p);
+    for (i = 0; i < sizeof zero_json / sizeof zero_json[0]; i++) {
+        ASSERT_STATUS(arachne_profile_from_json(&q, zero_json[i], strlen(zero_json[i])), ARACHNE_E_PARSE);
+        ASSERT(q == NULL);
+        ASSERT_CONTAINS(arachne_last_error(), "fwd_s");
+    }
+    /* seq_len: create and the reader share one bound */
+    ASSERT_STATUS(arachne_profile_create(&p, "m", 100000001), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_profile_create(&p, "m", 2147483647), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT(p == NULL);
+    ASSERT_OK(arachne_profile_create(&p, "m", 100000000));
+    ASSERT_OK(arachne_profile_add(p, "H100", ARACHNE_LAYER_DENSE, 1, 1, 1e-3, 2e-3, 0, 1));
+    snprintf(path, sizeof path, "%s/long.json", th_tmpdir());
+    ASSERT_OK(arachne_profile_save(p, path));
+    ASSERT_OK(arachne_profile_load(&q, path));
+    arachne_profile_destroy(q);
+    arachne_profile_destroy(p);
+}
+
+SUITE(profile, T(zero_times_and_unreadable_seq_len_are_refused), T(add_lookup_exact_keys), T(duplicate_add_replaces), T(add_rejects_bad_entries),
       T(many_entries_stay_sorted), T(json_round_trip_is_exact), T(json_bad_input_is_rejected_with_position),
       T(sailor_import_all_models), T(sailor_import_bad_input),
       T(sailor_final_norm_folds_into_the_head), T(sailor_sequence_length_from_llm_info), T(profile_precision_fields), T(generator_covers_every_key),

@@ -393,6 +393,105 @@ TEST(corrupt_or_foreign_checkpoints_are_rejected)
     env_close(&e2);
 }
 
+/* Writes x[0..n) to path with the trailing CRC-32 recomputed. */
+static int write_with_crc(const char *path, unsigned char *x, size_t n)
+{
+    uint32_t c = ar_crc32(x, n - 4);
+    int i;
+    for (i = 0; i < 4; i++) x[n - 4 + i] = (unsigned char)(c >> (8 * i));
+    return write_bytes(path, x, n);
+}
+
+/* Issue 27 item 6: a checkpoint with Adam moments of 2e307 and a valid CRC
+ * loaded (they are finite); the next update made the weights infinite and
+ * the trainer then saved a checkpoint its own loader refused.  Every float
+ * is now range-checked on load (and on save). */
+TEST(checkpoint_with_extreme_adam_moments_is_refused)
+{
+    env e1, e2;
+    arachne_policy *pol = NULL;
+    arachne_trainer *t = NULL;
+    char ck[512], bad[512];
+    unsigned char *x = NULL;
+    size_t n = 0, P, m_off, v_off;
+    double big = 2e307, neg = -1.0, nan_ = NAN, upd = -1;
+    const char *dir = th_tmpdir();
+    snprintf(ck, sizeof ck, "%s/t.ckpt", dir);
+    snprintf(bad, sizeof bad, "%s/bad.ckpt", dir);
+    ASSERT_OK(open_pair(&e1, &e2));
+    ASSERT_OK(setup_small(&t, &pol, &e1, &e2));
+    ASSERT_OK(arachne_trainer_run(t, 1, NULL, NULL));
+    ASSERT_OK(arachne_trainer_save_checkpoint(t, ck));
+    ASSERT_EQ(file_bytes(ck, &x, &n), 0);
+    /* layout: magic 8, version 4, reserved 4, 10 sizes x 4, count 8, then
+     * weights, first moments, second moments (docs/training.md) */
+    P = ar_nn_param_count(t->policy->nn);
+    m_off = 64 + 8 * P;
+    v_off = 64 + 16 * P;
+    ASSERT(v_off + 8 * P < n);
+    memcpy(x + m_off + 8 * 5, &big, 8);
+    ASSERT_EQ(write_with_crc(bad, x, n), 0);
+    ASSERT_STATUS(arachne_trainer_load_checkpoint(t, bad), ARACHNE_E_CORRUPT);
+    ASSERT_CONTAINS(arachne_last_error(), "Adam");
+    ASSERT_CONTAINS(arachne_last_error(), "parameter 5 ");
+    free(x);
+    ASSERT_EQ(file_bytes(ck, &x, &n), 0);
+    memcpy(x + v_off, &neg, 8);         /* a negative second moment */
+    ASSERT_EQ(write_with_crc(bad, x, n), 0);
+    ASSERT_STATUS(arachne_trainer_load_checkpoint(t, bad), ARACHNE_E_CORRUPT);
+    free(x);
+    ASSERT_EQ(file_bytes(ck, &x, &n), 0);
+    memcpy(x + 64, &big, 8);            /* a huge weight */
+    ASSERT_EQ(write_with_crc(bad, x, n), 0);
+    ASSERT_STATUS(arachne_trainer_load_checkpoint(t, bad), ARACHNE_E_CORRUPT);
+    free(x);
+    /* the last gradient norm, just before the composition count: NaN */
+    ASSERT_EQ(file_bytes(ck, &x, &n), 0);
+    {
+        size_t stats_off = 64 + 24 * P + 8 + 8 + 32 + 8 + 4 + 8 * AR_TRAIN_NOPT;
+        memcpy(x + stats_off + 16, &nan_, 8);
+        ASSERT_EQ(write_with_crc(bad, x, n), 0);
+        ASSERT_STATUS(arachne_trainer_load_checkpoint(t, bad), ARACHNE_E_CORRUPT);
+        ASSERT_CONTAINS(arachne_last_error(), "statistics");
+    }
+    free(x);
+    /* nothing was taken from the refused files; the good one still loads,
+     * trains one more update and saves a file that loads again */
+    ASSERT_OK(arachne_trainer_load_checkpoint(t, ck));
+    ASSERT_OK(arachne_trainer_run(t, 1, NULL, NULL));
+    ASSERT_OK(arachne_trainer_get(t, -1, ARACHNE_TRAIN_UPDATES_DONE, &upd));
+    ASSERT_EQ(upd, 2);
+    ASSERT_OK(arachne_trainer_save_checkpoint(t, ck));
+    ASSERT_OK(arachne_trainer_load_checkpoint(t, ck));
+    arachne_trainer_destroy(t);
+    arachne_policy_destroy(pol);
+    env_close(&e1);
+    env_close(&e2);
+}
+
+/* Issue 27 item 6: saving before any update (no plan found yet) passed a
+ * NULL mask array with length 0 to memcpy (undefined behaviour; aborts
+ * under UBSan, i.e. make check-asan).  The file must also load back. */
+TEST(checkpoint_before_any_update_round_trips)
+{
+    env e1, e2;
+    arachne_policy *pol = NULL;
+    arachne_trainer *t = NULL;
+    char ck[512];
+    double upd = -1;
+    snprintf(ck, sizeof ck, "%s/fresh.ckpt", th_tmpdir());
+    ASSERT_OK(open_pair(&e1, &e2));
+    ASSERT_OK(setup_small(&t, &pol, &e1, &e2));
+    ASSERT_OK(arachne_trainer_save_checkpoint(t, ck));
+    ASSERT_OK(arachne_trainer_load_checkpoint(t, ck));
+    ASSERT_OK(arachne_trainer_get(t, -1, ARACHNE_TRAIN_UPDATES_DONE, &upd));
+    ASSERT_EQ(upd, 0);
+    arachne_trainer_destroy(t);
+    arachne_policy_destroy(pol);
+    env_close(&e1);
+    env_close(&e2);
+}
+
 /* SIL_TOP is the share of the best plan a kept plan needs to be imitated:
  * at 1 only plans as fast as the best count, at 0 every plan above the
  * group mean does, and the counts are ordered in between. */
@@ -637,6 +736,7 @@ TEST(a_composition_with_no_feasible_plan_is_refused)
 SUITE(train, T(tiny_training_run_improves_the_greedy_plan), T(best_plan_replays_to_the_recorded_throughput),
       T(advantages_are_group_relative_returns_to_go), T(pcgrad_removes_conflicts_and_keeps_agreeing_gradients),
       T(self_imitation_weight_counts_only_better_plans), T(checkpoint_resume_is_bit_identical),
-      T(corrupt_or_foreign_checkpoints_are_rejected), T(sil_top_selects_the_plans_imitated),
+      T(corrupt_or_foreign_checkpoints_are_rejected),
+      T(checkpoint_with_extreme_adam_moments_is_refused), T(checkpoint_before_any_update_round_trips), T(sil_top_selects_the_plans_imitated),
       T(checkpoint_without_sil_top_loads_with_the_old_share), T(greedy_rollouts_put_the_greedy_plan_in_every_group), T(trainer_rejects_bad_options_and_calls),
       T(a_composition_with_no_feasible_plan_is_refused));

@@ -10,6 +10,9 @@
 #define CLI_OK 0
 #define CLI_FAIL 1
 #define CLI_USAGE 2
+/* Largest --samples of plan and replan: best-of-K takes about 2 ms per
+ * sample on a 48-GPU cluster, so 1024 stays interactive. */
+#define CLI_MAX_SAMPLES 1024
 
 typedef struct cli_cmd {
     const char *name;

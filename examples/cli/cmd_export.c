@@ -11,36 +11,6 @@
 
 #include "cli.h"
 
-/* Writes len bytes to path atomically (temporary file in the same directory,
- * then rename), so a failed write (disk full, quota) never leaves a
- * truncated launcher config in place of the old one.  CLI_OK or CLI_FAIL. */
-static int write_atomic(const char *path, const char *data, size_t len)
-{
-    size_t n = strlen(path) + 32;
-    char *tmp = malloc(n);
-    FILE *f;
-    int ok;
-    if (!tmp) return cli_fail("%s: out of memory", path);
-    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    f = fopen(tmp, "wb");
-    if (!f) {
-        int e = errno;
-        free(tmp);
-        return cli_fail("%s: cannot write: %s", path, strerror(e));
-    }
-    ok = fwrite(data, 1, len, f) == len;
-    ok = (fflush(f) == 0) && ok;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        int e = errno;
-        remove(tmp);
-        free(tmp);
-        return cli_fail("%s: cannot write: %s", path, strerror(e));
-    }
-    free(tmp);
-    return CLI_OK;
-}
-
 /* 'export -' reads the plan from standard input (arachne plan --json |
  * arachne export --format X -).  The plan is read twice (header defaults,
  * then the strict load), so stdin is first copied to DIR/stdin in a fresh
@@ -48,24 +18,37 @@ static int write_atomic(const char *path, const char *data, size_t len)
 static int stdin_to_file(char *dir, size_t dcap, char *path, size_t pcap)
 {
     const char *t = getenv("TMPDIR");
-    char chunk[8192];
-    size_t got;
-    FILE *f;
-    int ok = 1;
+    char *text = NULL;
+    size_t len = 0, cap = 0, got;
+    int st;
     snprintf(dir, dcap, "%s/arachne-export-XXXXXX", t && t[0] ? t : "/tmp");
     if (!mkdtemp(dir)) return cli_fail("export: cannot make a temporary directory for stdin: %s", strerror(errno));
     snprintf(path, pcap, "%s/stdin", dir);
-    if (!(f = fopen(path, "wb"))) {
-        rmdir(dir);
-        return cli_fail("export: %s: cannot write: %s", path, strerror(errno));
+    for (;;) {
+        if (len == cap) {
+            char *grown = cap > ((size_t)256 << 20) ? NULL : realloc(text, cap ? 2 * cap : 65536);
+            if (!grown) {
+                free(text);
+                rmdir(dir);
+                return cli_fail("export: the plan on standard input is larger than 256 MiB or memory ran out");
+            }
+            text = grown;
+            cap = cap ? 2 * cap : 65536;
+        }
+        got = fread(text + len, 1, cap - len, stdin);
+        len += got;
+        if (got == 0) break;
     }
-    while ((got = fread(chunk, 1, sizeof chunk, stdin)) > 0) ok = fwrite(chunk, 1, got, f) == got && ok;
-    ok = !ferror(stdin) && ok;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok) {
-        remove(path);
+    if (ferror(stdin)) {
+        free(text);
         rmdir(dir);
-        return cli_fail("export: cannot copy the plan from standard input");
+        return cli_fail("export: cannot read the plan from standard input");
+    }
+    st = arachne_file_write(path, text, len);
+    free(text);
+    if (st != ARACHNE_OK) {
+        rmdir(dir);
+        return cli_lib_fail(st, "export");
     }
     return CLI_OK;
 }
@@ -125,7 +108,10 @@ int cmd_export(int argc, char **argv)
     if (st != ARACHNE_OK) {
         rc = cli_lib_fail(st, "export");
     } else if (out) {
-        rc = write_atomic(out, buf, need - 1);
+        /* the library's writer: temporary created O_EXCL|O_NOFOLLOW (a
+         * planted symlink is never followed), then renamed into place */
+        st = arachne_file_write(out, buf, need - 1);
+        rc = st ? cli_lib_fail(st, "export") : CLI_OK;
     } else {
         fputs(buf, stdout);
     }

@@ -28,7 +28,8 @@ int cmd_import(int argc, char **argv)
     if (strcmp(format, "sailor") != 0) return cli_usage_error("import", "--format: '%s' is not sailor", format);
     if (npos != 1) return cli_usage_error("import", "expected one plan file");
     if ((rc = cli_check_regular("import", "plan", pos[0]))) return rc;
-    if (!(f = fopen(pos[0], "rb"))) return cli_fail("import: %s: cannot open", pos[0]);
+    f = fopen(pos[0], "rb");
+    if (!f) return cli_fail("import: %s: cannot open", pos[0]);
     for (;;) {
         char *grown;
         size_t got;

@@ -1,6 +1,8 @@
 /* main.c -- the `arachne` command: subcommand dispatch and help.
  * Each subcommand lives in its own cmd_<name>.c and is listed in
  * cli_commands.inc. */
+#define _POSIX_C_SOURCE 200809L
+#include <signal.h>
 #include <string.h>
 
 #include "cli.h"
@@ -66,5 +68,12 @@ int cli_main(int argc, char **argv)
 }
 
 #ifndef ARACHNE_CLI_NO_MAIN
-int main(int argc, char **argv) { return cli_main(argc, argv); }
+/* A file-size limit (ulimit -f) must give an I/O error, not kill the
+ * command with SIGXFSZ half-way through a write: ignored, writes past the
+ * limit fail with EFBIG (the library also refuses them before writing). */
+int main(int argc, char **argv)
+{
+    signal(SIGXFSZ, SIG_IGN);
+    return cli_main(argc, argv);
+}
 #endif

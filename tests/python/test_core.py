@@ -274,7 +274,7 @@ class SignatureTest(unittest.TestCase):
 
     def test_every_header_function_is_bound(self):
         funcs = header_functions()
-        missing = sorted(n for n in funcs if n not in arachne._SIGNATURES)
+        missing = sorted(n for n in funcs if n not in arachne._SIGNATURES and n not in arachne._NOT_BOUND)
         if missing:
             self.skipTest("not bound yet: " + ", ".join(missing))
 
