@@ -121,6 +121,7 @@ check: all $(RUNNER) $(BINDIR)/bench_fidelity $(BINDIR)/bench_profile_calibratio
 check-asan:
 	@$(MAKE) --no-print-directory SAN=asan OPT="-O1 -g" all $(O:build/rel=build/asan)/tests/runner build/asan/bin/bench_fidelity
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ARACHNE_POLICY=$${ARACHNE_POLICY:-$(CURDIR)/examples/policies/default.arpol} \
 	  ARACHNE_BIN=build/asan/bin/arachne ARACHNE_LIBDIR=build/asan/lib CC="$(CC)" PYTHON=$(PYTHON) \
 	  ARACHNE_SKIP_SHARED_CHECKS=1 sh tests/run.sh build/asan/tests/runner
 
