@@ -135,6 +135,9 @@ void cli_costenv_free(cli_costenv *env);
  * time, throughput, MFU) to f, after `title` when not NULL.  Used by plan,
  * search and price (cli_plantable.c).  Returns CLI_OK, or CLI_FAIL for NULL. */
 int cli_print_plan(FILE *f, const arachne_plan *p, const char *title);
+/* Writes the plan's JSON to stdout (price and price --parallel with
+ * --json).  CLI_OK, or CLI_FAIL after printing the library's error. */
+int cli_put_plan_json(const arachne_plan *p);
 
 /* Opens a plan file for price/export/replan (cli_planfile.c): what the user
  * did not give (--model, --cluster, --profile, --global-batch, --seq-len

@@ -20,10 +20,7 @@ int cli_price_parallel(const char *spec, const cli_costenv_opts *o, int json)
     if ((rc = cli_costenv_build("price", o, &env)) != CLI_OK) return rc;
     if ((rc = cli_parallel_plan(spec, &env, &plan)) == CLI_OK) {
         if (json) {
-            const char *text = NULL;
-            int st = arachne_plan_to_json(plan, &text);
-            if (st != ARACHNE_OK) rc = cli_lib_fail(st, "plan JSON");
-            else fputs(text, stdout);
+            rc = cli_put_plan_json(plan);
         } else {
             char title[1024];
             const char *model = "", *cluster = "";

@@ -66,3 +66,12 @@ int cli_print_plan(FILE *f, const arachne_plan *p, const char *title)
             100.0 * pget(p, ARACHNE_PLAN_MFU), 100.0 * pget(p, ARACHNE_PLAN_BUBBLE));
     return CLI_OK;
 }
+
+int cli_put_plan_json(const arachne_plan *p)
+{
+    const char *text = NULL;
+    int st = arachne_plan_to_json(p, &text);
+    if (st != ARACHNE_OK) return cli_lib_fail(st, "plan JSON");
+    fputs(text, stdout);
+    return CLI_OK;
+}

@@ -52,10 +52,7 @@ int cmd_price(int argc, char **argv)
         }
     }
     if (json) {
-        const char *text = NULL;
-        int st = arachne_plan_to_json(plan, &text);
-        if (st != ARACHNE_OK) rc = cli_lib_fail(st, "plan JSON");
-        else fputs(text, stdout);
+        rc = cli_put_plan_json(plan);
     } else {
         char title[1024];
         double file_it = 0.0, it = 0.0;
