@@ -74,6 +74,7 @@ static inline void ar_template_copy(ar_template *dst, const ar_template *src)
     dst->replicas = src->replicas;
     dst->micro_batch = src->micro_batch;
     dst->micro_batches = src->micro_batches;
+    dst->fsdp = src->fsdp;
     dst->pipeline_s = src->pipeline_s;
 }
 
