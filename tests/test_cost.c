@@ -306,7 +306,7 @@ TEST(full_recompute_adds_a_forward_and_scales_activations)
 TEST(memory_matches_hand_computation_llama3_8b)
 {
     /* llama3-8b, 4 stages of 8 blocks, tp 2, mbs 1, M = 8 (one replica, B = 8).
-     * Parameters by hand (reference/models.md shapes):
+     * Parameters by hand (the presets' shapes, docs/models.md):
      *   block = attention 4096 x (4096 + 1024 + 1024 + 4096) + SwiGLU 3 x 4096 x 14336 + 2 norms x 4096
      *         = 41,943,040 + 176,160,768 + 8,192 = 218,112,000
      *   embedding = 128,256 x 4,096 = 525,336,576; head = 525,336,576 + final norm 4,096 */

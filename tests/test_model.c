@@ -21,7 +21,7 @@ static double kind_params(const arachne_model *m, int kind)
     return v;
 }
 
-/* Published totals (reference/models.md) and the exact counts our shapes give. */
+/* Published totals (the model cards; sources in docs/models.md) and the exact counts our shapes give. */
 static const struct {
     const char *name;
     double published_total, published_active; /* active 0: dense, equals total */
@@ -185,7 +185,7 @@ TEST(llama3_8b_activation_bytes_by_hand)
         ASSERT_NEAR(v, none, 1e-12);
         ASSERT_OK(arachne_model_layer_act_bytes(m, ARACHNE_LAYER_DENSE, 4096, 2, t, ARACHNE_RECOMPUTE_FULL, &v));
         ASSERT_NEAR(v, full, 1e-12);
-        /* head: norm in/out in 16-bit + fp32 logits = 4sbh + 4sbV (reference/memory.md) */
+        /* head: norm in/out in 16-bit + fp32 logits = 4sbh + 4sbV (docs/models.md, "Activation bytes") */
         ASSERT_NEAR(ar_model_act_bytes(m, AR_LAYER_HEAD, 4096, 2, t, AR_RECOMPUTE_SELECTIVE),
                     (4 * s * b * h + 4 * s * b * 128256) / t, 1e-12);
     }
