@@ -27,36 +27,26 @@ int ar_pack_max_replicas(const arachne_cluster *c, const ar_avail *a, int depth,
                          const int *types, const int *tps)
 {
     long demand[AR_MAX_TYPES][AR_MAX_TP_LOG + 1];
-    long supply[AR_MAX_TYPES][AR_MAX_TP_LOG + 1];
     int used[AR_MAX_TYPES], top[AR_MAX_TYPES];
-    int s, t, m, i;
+    int s, t, m;
     long best = -1;
-    memset(demand, 0, sizeof demand);
     memset(used, 0, sizeof used);
     memset(top, 0, sizeof top);
     for (s = 0; s < depth; s++) {
         int k = ilog2(tps[s]);
         t = types[s];
         if (t < 0 || t >= c->ntypes || tps[s] < 1 || (1 << k) != tps[s] || k > AR_MAX_TP_LOG) return 0;
+        if (!used[t]) memset(demand[t], 0, sizeof demand[t]);
         used[t] = 1;
         if (k > top[t]) top[t] = k;
         for (m = 0; m <= k; m++) demand[t][m] += (long)(tps[s] >> m);
     }
+    /* a->supply (kept by ar_avail_refresh) is the per-level node sum */
     for (t = 0; t < c->ntypes; t++) {
         if (!used[t]) continue;
         if (a->type_max_free[t] < (1 << top[t])) return 0;
-        memset(supply[t], 0, sizeof supply[t]);
-    }
-    for (i = 0; i < a->nnodes; i++) {
-        int f = a->free[i];
-        t = c->nodes[i].type;
-        if (!used[t] || f <= 0) continue;
-        for (m = 0; m <= top[t]; m++) supply[t][m] += (long)(f >> m);
-    }
-    for (t = 0; t < c->ntypes; t++) {
-        if (!used[t]) continue;
         for (m = 0; m <= top[t]; m++) {
-            long r = supply[t][m] / demand[t][m];
+            long r = a->supply[t][m] / demand[t][m];
             if (best < 0 || r < best) best = r;
         }
     }
@@ -101,8 +91,14 @@ int ar_pack_place(const arachne_cluster *c, const ar_avail *a, int depth, const 
             int n = 0, cur = 0, any = 0;
             for (s = 0; s < depth; s++) if (types[s] == t && tps[s] == size) { any = 1; break; }
             if (!any) continue;
-            for (i = 0; i < a->nnodes; i++)
-                if (c->nodes[i].type == t && freev[i] >= size) idx[n++] = i;
+            if (a->by_type) {
+                /* the type's own nodes, in index order */
+                for (i = a->type_first[t]; i < a->type_first[t + 1]; i++)
+                    if (freev[a->by_type[i]] >= size) idx[n++] = a->by_type[i];
+            } else {
+                for (i = 0; i < a->nnodes; i++)
+                    if (c->nodes[i].type == t && freev[i] >= size) idx[n++] = i;
+            }
             sort_nodes(idx, n, freev);
             for (q = 0; q < r; q++) {
                 for (s = 0; s < depth; s++) {
