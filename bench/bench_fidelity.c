@@ -152,6 +152,65 @@ static int gen_profile(arachne_profile **out, const arachne_model *m, const arac
     return st;
 }
 
+/* The generator covers micro-batches 1, 2, 4, ..., 32; a row that runs
+ * another size (torchtitan's local batch of 12) gets its entries generated
+ * for the row's TP degree. */
+static int cover_mbs(arachne_profile *prof, const arachne_model *m, const arachne_cluster *c, int tp, int mbs,
+                     int y2021)
+{
+    ar_gen_opts o;
+    int kind, st;
+    if ((mbs & (mbs - 1)) == 0 && mbs <= 32) return ARACHNE_OK;
+    ar_gen_default_opts(&o);
+    if (y2021) {
+        o.eager_attention = 0;
+        o.sequence_parallel = 0;
+    }
+    for (kind = 0; kind < AR_LAYER_KINDS; kind++) {
+        ar_profile_entry e;
+        if ((kind == AR_LAYER_DENSE || kind == AR_LAYER_MOE) && ar_model_kind_count(m, kind) == 0) continue;
+        if ((st = ar_profile_gen_entry(m, &c->types[0], kind, tp, mbs, prof->seq_len, NULL, &o, &e)) ||
+            (st = ar_profile_add(prof, e.gpu, e.kind, e.tp, e.mbs, e.fwd_s, e.bwd_s, e.tp_comm_s, e.act_bytes)))
+            return st;
+    }
+    return ARACHNE_OK;
+}
+
+/* Memory settings of the row's framework that the supplement records:
+ * the gradient buffer's bytes per parameter (Megatron's
+ * grad_reduce_in_fp32 = False keeps 16-bit gradients) and Megatron's
+ * recompute_modules "layernorm" + "moe_act". */
+static void framework_memory(arachne_cost_model *cm, const ar_json *sup)
+{
+    const ar_json *mods = sup ? ar_json_get(sup, "recompute_modules") : NULL;
+    double gb = sup ? num_or(sup, "grad_bytes", NAN) : NAN;
+    int i, norm = 0, act = 0;
+    if (!isnan(gb)) arachne_cost_model_set(cm, ARACHNE_OPT_GRAD_BYTES, gb);
+    if (mods && mods->type == AR_JSON_ARRAY)
+        for (i = 0; i < (int)mods->count; i++)
+            if (mods->items[i]->type == AR_JSON_STRING) {
+                norm |= !strcmp(mods->items[i]->string, "layernorm");
+                act |= !strcmp(mods->items[i]->string, "moe_act");
+            }
+    if (norm && act) arachne_cost_model_set(cm, ARACHNE_OPT_RECOMPUTE_NORM_ACT, 1);
+}
+
+/* Meta's Grand Teton H100 (torchtitan's benchmarks): 96 GB of HBM2e at
+ * 2.4 TB/s, run at a 500 W power limit instead of the SXM part's 700 W.
+ * The torchtitan page says its peak lies between the SXM's (989 TFLOP/s)
+ * and the NVL's (835 TFLOP/s) without knowing it; the bench takes the
+ * midpoint, 912 TFLOP/s (docs/cost-model.md, "Fidelity"). */
+static int grand_teton(arachne_cluster *c, const char *cat, const char *gname)
+{
+    int st = ARACHNE_OK;
+    if (strstr(gname, "96GB HBM2e"))
+        if ((st = arachne_cluster_set_gpu_field(c, cat, ARACHNE_GPU_MEMORY_BYTES, 96.0 * 1073741824.0)) ||
+            (st = arachne_cluster_set_gpu_field(c, cat, ARACHNE_GPU_HBM_BYTES_PER_S, 2.4e12)))
+            return st;
+    if (strstr(gname, "500W")) st = arachne_cluster_set_gpu_field(c, cat, ARACHNE_GPU_FLOPS, 0.5 * (989e12 + 835e12));
+    return st;
+}
+
 /* Prices one row; fills r. */
 static void price_row(const ar_json *row, const ar_json *sup, int parts, result *r)
 {
@@ -180,7 +239,7 @@ static void price_row(const ar_json *row, const ar_json *sup, int parts, result 
     cp = num_or(row, "cp", 1);
     vp = num_or(row, "vp", 1);
     fsdp = num_or(row, "fsdp", 0);
-    ep = num_or(row, "ep", 1);
+    ep = fact(row, NULL, sup, "ep", 1);
     etp = num_or(row, "etp", NAN);
     /* where the source does not give the micro-batch: torchtitan without a
      * pipeline runs the whole local batch in one step (no accumulation);
@@ -251,10 +310,9 @@ static void price_row(const ar_json *row, const ar_json *sup, int parts, result 
     }
     if ((st = arachne_model_from_json(&m, mjson, strlen(mjson))) ||
         (st = arachne_cluster_parse(&c, cspec)) ||
-        /* Meta's Grand Teton H100s carry 96 GB of HBM2e */
-        (st = strstr(gname, "96GB") ? arachne_cluster_set_gpu_field(c, cat, ARACHNE_GPU_MEMORY_BYTES, 96.0 * 1073741824.0)
-                                    : ARACHNE_OK) ||
+        (st = grand_teton(c, cat, gname)) ||
         (st = gen_profile(&prof, m, c, (int)seq, paper2021)) ||
+        (st = cover_mbs(prof, m, c, (int)tp, (int)mbs, paper2021)) ||
         (st = arachne_cost_model_create(&cm, m, c, prof)) ||
         (st = arachne_cost_model_set(cm, ARACHNE_OPT_GLOBAL_BATCH, gbs)) ||
         (st = arachne_cost_model_set(cm, ARACHNE_OPT_HEADROOM, 0.0))) {
@@ -268,6 +326,7 @@ static void price_row(const ar_json *row, const ar_json *sup, int parts, result 
         arachne_cost_model_set(cm, ARACHNE_OPT_DIST_OPTIMIZER, num_or(sup, "dist_optimizer", 1));
         arachne_cost_model_set(cm, ARACHNE_OPT_OVERLAP_GRAD_REDUCE, num_or(sup, "overlap_grad_reduce", 1));
         arachne_cost_model_set(cm, ARACHNE_OPT_OVERLAP_PARAM_GATHER, num_or(sup, "overlap_grad_reduce", 1));
+        framework_memory(cm, sup);
     }
     if (notes && notes->type == AR_JSON_ARRAY)
         for (i = 0; i < (int)notes->count; i++)

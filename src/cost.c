@@ -30,6 +30,13 @@ void ar_setup_defaults(ar_setup *s)
     s->overlap_grad_reduce = 1;
     s->overlap_param_gather = 1;
     s->tp_comm_overlap = 0;
+    s->recompute_norm_act = 0;
+}
+
+int ar_setup_act_mode(const ar_setup *s)
+{
+    /* full recomputation already stores only each block's input */
+    return s->recompute | (s->recompute_norm_act && s->recompute != AR_RECOMPUTE_FULL ? AR_RECOMPUTE_NORM_ACT_BIT : 0);
 }
 
 /* ---- lookup cache ----------------------------------------------------------- */
@@ -52,7 +59,7 @@ static void entry_from_profile(const arachne_cost_model *cm, const ar_profile_en
      * Sailor's), at its own precision, which the priced run shares */
     double meas = ar_model_act_bytes(m, pe->kind, seq, pe->mbs, pe->tp, cm->profile->act_recompute);
     double sel = ar_model_act_bytes(m, pe->kind, seq, pe->mbs, pe->tp, AR_RECOMPUTE_SELECTIVE);
-    double mode = ar_model_act_bytes(m, pe->kind, seq, pe->mbs, pe->tp, rc);
+    double mode = ar_model_act_bytes(m, pe->kind, seq, pe->mbs, pe->tp, ar_setup_act_mode(&cm->setup));
     double scale = meas > 0.0 ? mode / meas : 1.0, to_sel = meas > 0.0 ? sel / meas : 1.0;
     ce->present = 1;
     ce->fwd_s = pe->fwd_s;
@@ -174,7 +181,7 @@ void arachne_cost_model_destroy(arachne_cost_model *cm)
 static const char *const option_names[] = {
     "global_batch", "seq_len", "weight_bytes", "grad_bytes", "optim_bytes",
     "dist_optimizer", "recompute", "headroom", "expert_tiling", "max_depth",
-    "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap"
+    "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "recompute_norm_act"
 };
 
 static int need_int(int option, double v, double lo, double hi)
@@ -250,8 +257,14 @@ int arachne_cost_model_set(arachne_cost_model *cm, int option, double value)
             s->tp_comm_overlap = (int)value;
         }
         break;
+    case ARACHNE_OPT_RECOMPUTE_NORM_ACT:
+        if ((st = need_int(option, value, 0, 1)) == ARACHNE_OK) {
+            rebuild = s->recompute_norm_act != (int)value;
+            s->recompute_norm_act = (int)value;
+        }
+        break;
     default:
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..12)", option);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..13)", option);
     }
     if (st == ARACHNE_OK && rebuild) st = ar_cost_cache_build(cm);
     return st;
@@ -277,8 +290,9 @@ int arachne_cost_model_get(const arachne_cost_model *cm, int option, double *out
     case ARACHNE_OPT_OVERLAP_GRAD_REDUCE: v = s->overlap_grad_reduce; break;
     case ARACHNE_OPT_OVERLAP_PARAM_GATHER: v = s->overlap_param_gather; break;
     case ARACHNE_OPT_TP_COMM_OVERLAP: v = s->tp_comm_overlap; break;
+    case ARACHNE_OPT_RECOMPUTE_NORM_ACT: v = s->recompute_norm_act; break;
     default:
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..12)", option);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..13)", option);
     }
     *out = v;
     return ARACHNE_OK;

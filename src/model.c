@@ -235,6 +235,8 @@ static double mlp_inner_bytes(const arachne_model *m, double f, int t)
 double ar_model_act_bytes(const arachne_model *m, int kind, int seq, int mbs, int tp, int recompute)
 {
     double s = seq, tokens = (double)seq * mbs, h = m->hidden, t, per_token, Hl = 0;
+    int norm_act = (recompute & AR_RECOMPUTE_NORM_ACT_BIT) != 0;
+    recompute &= AR_RECOMPUTE_MODE_MASK;
     if (tp < 1) tp = 1;
     t = tp;
     switch (kind) {
@@ -254,7 +256,11 @@ double ar_model_act_bytes(const arachne_model *m, int kind, int seq, int mbs, in
         per_token += 2.0 * m->experts / t;  /* router logits (16-bit) */
         per_token += m->top_k * (2.0 * h / t + mlp_inner_bytes(m, m->expert_ffn, tp) + 2.0 * h / t);
         per_token += m->shared_experts * mlp_inner_bytes(m, m->expert_ffn, tp);
+        /* moe_act: each routed expert's activation output (f/t elements) is rebuilt from fc1's output */
+        if (norm_act) per_token -= m->top_k * 2.0 * m->expert_ffn / t;
     }
+    /* layernorm: the two norm outputs are rebuilt from their inputs, which stay stored */
+    if (norm_act) per_token -= 2.0 * (2.0 * h / t);
     if (recompute == AR_RECOMPUTE_NONE) per_token += 2.0 * Hl * s;  /* softmax output, one row per head */
     else per_token += 4.0 * Hl;                                    /* FlashAttention log-sum-exp (fp32) */
     return per_token * tokens;

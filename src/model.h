@@ -9,6 +9,11 @@
 enum { AR_LAYER_EMBED = 0, AR_LAYER_DENSE = 1, AR_LAYER_MOE = 2, AR_LAYER_HEAD = 3, AR_LAYER_KINDS = 4 };
 /* Recomputation modes (same numbers as the public ARACHNE_RECOMPUTE_*). */
 enum { AR_RECOMPUTE_NONE = 0, AR_RECOMPUTE_SELECTIVE = 1, AR_RECOMPUTE_FULL = 2 };
+/* OR-ed into the recompute argument of ar_model_act_bytes: the norm outputs
+ * and the routed experts' activation-function outputs are recomputed too
+ * (Megatron --recompute-modules layernorm moe_act; ARACHNE_OPT_RECOMPUTE_NORM_ACT) */
+#define AR_RECOMPUTE_NORM_ACT_BIT 8
+#define AR_RECOMPUTE_MODE_MASK 7
 
 struct arachne_model {
     char name[64];
