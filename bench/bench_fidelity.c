@@ -323,6 +323,11 @@ static void price_row(const ar_json *row, const ar_json *sup, int parts, result 
         const char *rc = str_or(sup, "recompute", str_or(row, "recompute", "selective"));
         int mode = !strncmp(rc, "full", 4) ? ARACHNE_RECOMPUTE_FULL : ARACHNE_RECOMPUTE_SELECTIVE;
         arachne_cost_model_set(cm, ARACHNE_OPT_RECOMPUTE, mode);
+        /* torchtitan's selective checkpointing is per-op (its Llama 3
+         * configs set selective_ac_option = "op"): every second matmul is
+         * recomputed */
+        if (mode == ARACHNE_RECOMPUTE_SELECTIVE && strstr(str_or(row, "framework", ""), "torchtitan"))
+            arachne_cost_model_set(cm, ARACHNE_OPT_RECOMPUTE_ALT_MM, 1);
         arachne_cost_model_set(cm, ARACHNE_OPT_DIST_OPTIMIZER, num_or(sup, "dist_optimizer", 1));
         arachne_cost_model_set(cm, ARACHNE_OPT_OVERLAP_GRAD_REDUCE, num_or(sup, "overlap_grad_reduce", 1));
         arachne_cost_model_set(cm, ARACHNE_OPT_OVERLAP_PARAM_GATHER, num_or(sup, "overlap_grad_reduce", 1));

@@ -195,6 +195,18 @@ double ar_model_flops_fwd(const arachne_model *m, int kind, int seq, int mbs)
     return per_token * s * mbs;
 }
 
+double ar_model_alt_mm_share(const arachne_model *m, int kind, int seq)
+{
+    double h = m->hidden, hd = m->head_dim, per_token, all;
+    if (kind != AR_LAYER_DENSE || m->mla || ar_model_kind_count(m, kind) == 0) return 0.0;
+    /* call order q, k, v, o, then gate, up, down (gated: w1, w3, w2) or
+     * fc1, fc2: the 2nd, 4th and 6th are k, o and the up projection
+     * (gated) or the down projection (fc2) -- h x ffn either way */
+    per_token = 2.0 * (h * m->kv_heads * hd + m->heads * hd * h + h * m->ffn);
+    all = ar_model_flops_fwd(m, kind, seq, 1) / seq;
+    return all > 0.0 ? per_token / all : 0.0;
+}
+
 /* ---- activation bytes ---------------------------------------------------- */
 
 /* Heads held by one GPU of a TP group of t: KV heads are replicated when

@@ -52,6 +52,11 @@ int ar_model_kind_count(const arachne_model *m, int kind);
  * whole layer (before any TP split), attention score/context FLOPs included
  * (causal masking not discounted).  Backward is 2x forward. */
 double ar_model_flops_fwd(const arachne_model *m, int kind, int seq, int mbs);
+/* Share of a dense block's forward FLOPs (at sequence seq) in its
+ * even-numbered matmuls by call order -- the ones torchtitan's per-op
+ * selective checkpointing recomputes (ARACHNE_OPT_RECOMPUTE_ALT_MM);
+ * 0 for other kinds and for MLA attention. */
+double ar_model_alt_mm_share(const arachne_model *m, int kind, int seq);
 /* Bytes of activations one GPU stores for backward, for one layer of `kind`,
  * mbs sequences of seq tokens, TP degree tp (sequence parallel on), in 16-bit,
  * under the recompute mode.  Derived from the real tensor shapes (SwiGLU,

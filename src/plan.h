@@ -32,6 +32,7 @@ typedef struct ar_setup {
     int overlap_param_gather;/* 1: distributed optimizer's all-gather overlaps the first forward */
     int tp_comm_overlap;     /* 1: TP collectives overlap the GEMMs they feed */
     int recompute_norm_act;  /* 1: norms and routed-expert activations recomputed too (memory only) */
+    int recompute_alt_mm;    /* 1: every second matmul of dense blocks recomputed (torchtitan per-op SAC) */
 } ar_setup;
 
 void ar_setup_defaults(ar_setup *s);

@@ -301,6 +301,42 @@ TEST(full_recompute_adds_a_forward_and_scales_activations)
     fx_free(&f);
 }
 
+/* torchtitan's per-op selective checkpointing recomputes every second matmul
+ * of a dense block: k, the output projection and the up projection of
+ * Llama's SwiGLU -- 2 (h kv d + H d h + h f) FLOPs per token, charged as
+ * that share of the block's forward; embedding and head are not recomputed. */
+TEST(alternate_matmul_recompute_adds_their_forward_share)
+{
+    fx f;
+    arachne_plan pl;
+    int used[16] = { 0 };
+    static const char *const ty[1] = { "H100" };
+    const int tp[1] = { 1 }, bounds[2] = { 0, 32 };
+    double c_sel, m_sel, share, h = 4096, seq = 4096;
+    ASSERT_OK(fx_init(&f, "llama3-8b", "h100:1x4", 4096));
+    memset(&pl, 0, sizeof pl);
+    ASSERT_EQ(add_template(&pl, f.c, used, 1, ty, tp, bounds, 1, 1), 0);
+    ASSERT_OK(arachne_cost_model_set(f.cm, ARACHNE_OPT_GLOBAL_BATCH, 4));
+    ASSERT_OK(arachne_cost_model_set(f.cm, ARACHNE_OPT_HEADROOM, 0.0));
+    ASSERT_OK(arachne_cost_model_set(f.cm, ARACHNE_OPT_OPTIM_BYTES, 0.0));
+    ASSERT_OK(arachne_cost_model_price(f.cm, &pl));
+    c_sel = pl.t[0].stages[0].compute_s;
+    m_sel = pl.t[0].stages[0].mem_bytes;
+    share = 2.0 * (h * 8 * 128 + 32 * 128 * h + h * 14336) / (ar_model_flops_fwd(f.m, AR_LAYER_DENSE, 4096, 1) / seq);
+    ASSERT_NEAR(ar_model_alt_mm_share(f.m, AR_LAYER_DENSE, 4096), share, 1e-12);
+    ASSERT(share > 0.3 && share < 0.4);
+    ASSERT_OK(arachne_cost_model_set(f.cm, ARACHNE_OPT_RECOMPUTE_ALT_MM, 1));
+    ASSERT_OK(arachne_cost_model_price(f.cm, &pl));
+    ASSERT_NEAR(pl.t[0].stages[0].compute_s - c_sel, 32 * 0.004 * share, 1e-9);
+    ASSERT_NEAR(pl.t[0].stages[0].mem_bytes, m_sel, 1e-12);
+    /* under full recomputation the whole forward is repeated already */
+    ASSERT_OK(arachne_cost_model_set(f.cm, ARACHNE_OPT_RECOMPUTE, ARACHNE_RECOMPUTE_FULL));
+    ASSERT_OK(arachne_cost_model_price(f.cm, &pl));
+    ASSERT_NEAR(pl.t[0].stages[0].compute_s - c_sel, 32 * 0.004 + 2 * 0.002, 1e-9);
+    plan_free(&pl);
+    fx_free(&f);
+}
+
 /* ---- memory by hand ------------------------------------------------------------ */
 
 TEST(memory_matches_hand_computation_llama3_8b)
@@ -489,14 +525,14 @@ TEST(options_defaults_and_rejections)
 {
     fx f;
     double v;
-    static const double defaults[14] = { 512, 4096, 2, 4, 12, 1, 1, 0.08, 1, 16, 1, 1, 0, 0 };
+    static const double defaults[15] = { 512, 4096, 2, 4, 12, 1, 1, 0.08, 1, 16, 1, 1, 0, 0, 0 };
     int k;
     ar_setup su;
     ar_setup_defaults(&su);
     ASSERT_EQ(su.global_batch, 512);
     ASSERT_EQ(su.seq_len, 4096);
     ASSERT_OK(fx_init(&f, "llama3-8b", "h100:1x4", 4096));
-    for (k = 0; k < 14; k++) {
+    for (k = 0; k < 15; k++) {
         ASSERT_OK(arachne_cost_model_get(f.cm, k, &v));
         ASSERT_NEAR(v, defaults[k], 1e-15);
     }
@@ -521,12 +557,12 @@ TEST(options_defaults_and_rejections)
     ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_OVERLAP_GRAD_REDUCE, 2), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "overlap_grad_reduce");
     ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_TP_COMM_OVERLAP, -1), ARACHNE_E_INVALID_ARGUMENT);
-    ASSERT_STATUS(arachne_cost_model_set(f.cm, 14, 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_cost_model_set(f.cm, 15, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_get(f.cm, -1, &v), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_set(NULL, 0, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_price(f.cm, NULL), ARACHNE_E_INVALID_ARGUMENT);
     /* the setup is unchanged by the failures */
-    for (k = 0; k < 14; k++) {
+    for (k = 0; k < 15; k++) {
         ASSERT_OK(arachne_cost_model_get(f.cm, k, &v));
         ASSERT_NEAR(v, defaults[k], 1e-15);
     }
@@ -769,4 +805,5 @@ SUITE(cost, T(assignment_matches_brute_force), T(assignment_idles_only_a_templat
       T(moe_tiling_ep1_etp_tp_reproduces_profile_and_ep_pays_all_to_all), T(bubble_of_one_pipeline),
       T(profile_precision_sets_send_bytes_and_activation_mode),
       T(recompute_norm_act_drops_norm_and_expert_activation_outputs),
-      T(fsdp_shards_experts_over_expert_data_parallel_ranks_only));
+      T(fsdp_shards_experts_over_expert_data_parallel_ranks_only),
+      T(alternate_matmul_recompute_adds_their_forward_share));
