@@ -133,18 +133,30 @@ static void print_parts(const arachne_plan *p)
     }
 }
 
-/* The generated profile for the row.  The 2021 Megatron-LM runs predate
+/* How the row's kernels run.  The 2021 Megatron-LM runs predate
  * FlashAttention and sequence parallelism (both 2022): eager attention,
- * norms and dropout replicated over the TP group. */
-static int gen_profile(arachne_profile **out, const arachne_model *m, const arachne_cluster *c, int seq, int y2021)
+ * norms and dropout replicated over the TP group.  PyTorch runs without
+ * torch.compile (the row's notes say "torch.compile=off") run their
+ * element-wise code eagerly. */
+static void gen_options(ar_gen_opts *o, int y2021, int eager)
+{
+    ar_gen_default_opts(o);
+    if (y2021) {
+        o->eager_attention = 0;
+        o->sequence_parallel = 0;
+    }
+    o->eager_elementwise = eager;
+}
+
+/* The generated profile for the row. */
+static int gen_profile(arachne_profile **out, const arachne_model *m, const arachne_cluster *c, int seq, int y2021,
+                       int eager)
 {
     ar_gen_opts o;
     int st;
-    if (!y2021) return arachne_profile_generate(out, m, c, seq);
+    if (!y2021 && !eager) return arachne_profile_generate(out, m, c, seq);
     if ((st = ar_profile_new(out, m->name, seq))) return st;
-    ar_gen_default_opts(&o);
-    o.eager_attention = 0;
-    o.sequence_parallel = 0;
+    gen_options(&o, y2021, eager);
     if ((st = ar_profile_gen_type_opts(*out, m, &c->types[0], c->type_max_node[0], &o))) {
         arachne_profile_destroy(*out);
         *out = NULL;
@@ -156,16 +168,12 @@ static int gen_profile(arachne_profile **out, const arachne_model *m, const arac
  * another size (torchtitan's local batch of 12) gets its entries generated
  * for the row's TP degree. */
 static int cover_mbs(arachne_profile *prof, const arachne_model *m, const arachne_cluster *c, int tp, int mbs,
-                     int y2021)
+                     int y2021, int eager)
 {
     ar_gen_opts o;
     int kind, st;
     if ((mbs & (mbs - 1)) == 0 && mbs <= 32) return ARACHNE_OK;
-    ar_gen_default_opts(&o);
-    if (y2021) {
-        o.eager_attention = 0;
-        o.sequence_parallel = 0;
-    }
+    gen_options(&o, y2021, eager);
     for (kind = 0; kind < AR_LAYER_KINDS; kind++) {
         ar_profile_entry e;
         if ((kind == AR_LAYER_DENSE || kind == AR_LAYER_MOE) && ar_model_kind_count(m, kind) == 0) continue;
@@ -219,7 +227,7 @@ static void price_row(const ar_json *row, const ar_json *sup, int parts, result 
     char mjson[1024], cspec[64], spec[96];
     double tp, pp, cp, vp, fsdp, ep, etp, mbs, n, gbs, seq, l, h, heads, kv, ffn, V, experts, topk, moe_ffn, shared;
     double pub_tok, pub_tfl, hd;
-    int domain = 8, gated, moe, paper2021, st, nodes, i;
+    int domain = 8, gated, moe, paper2021, eager = 0, st, nodes, i;
     arachne_model *m = NULL;
     arachne_cluster *c = NULL;
     arachne_profile *prof = NULL;
@@ -234,6 +242,10 @@ static void price_row(const ar_json *row, const ar_json *sup, int parts, result 
     moe = !strcmp(str_or(row, "model_type", "dense"), "moe");
     snprintf(r->kind, sizeof r->kind, "%s", moe ? "moe" : "dense");
     paper2021 = strstr(release, "April 2021") != NULL;
+    if (notes && notes->type == AR_JSON_ARRAY)
+        for (i = 0; i < (int)notes->count; i++)
+            if (notes->items[i]->type == AR_JSON_STRING && strstr(notes->items[i]->string, "torch.compile=off"))
+                eager = 1;
     tp = fact(row, NULL, sup, "tp", NAN);
     pp = fact(row, NULL, sup, "pp", NAN);
     cp = num_or(row, "cp", 1);
@@ -311,8 +323,8 @@ static void price_row(const ar_json *row, const ar_json *sup, int parts, result 
     if ((st = arachne_model_from_json(&m, mjson, strlen(mjson))) ||
         (st = arachne_cluster_parse(&c, cspec)) ||
         (st = grand_teton(c, cat, gname)) ||
-        (st = gen_profile(&prof, m, c, (int)seq, paper2021)) ||
-        (st = cover_mbs(prof, m, c, (int)tp, (int)mbs, paper2021)) ||
+        (st = gen_profile(&prof, m, c, (int)seq, paper2021, eager)) ||
+        (st = cover_mbs(prof, m, c, (int)tp, (int)mbs, paper2021, eager)) ||
         (st = arachne_cost_model_create(&cm, m, c, prof)) ||
         (st = arachne_cost_model_set(cm, ARACHNE_OPT_GLOBAL_BATCH, gbs)) ||
         (st = arachne_cost_model_set(cm, ARACHNE_OPT_HEADROOM, 0.0))) {
