@@ -406,9 +406,10 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
             if (cross) {
                 /* a group with kl ranks per node crosses nodes on kl links at
                  * once; the expert data-parallel group holds only the ranks
-                 * with the same experts: kl / (EP x ETP) per node, at least 1 */
+                 * with the same experts: of the node's kl x TP GPUs of the
+                 * stage, kl x TP / (EP x ETP), at least 1 */
                 double link;
-                int kle = AR_MAX(1, AR_MAX(kl, 1) / (S->ep * S->etp));
+                int kle = AR_MAX(1, AR_MAX(kl, 1) * S->tp / (S->ep * S->etp));
                 ring_link(cl, mask, &link, &lat);
                 bw = AR_MIN(link * AR_MAX(kl, 1), g->intra_bw) * ar_inter_link_eff();
                 bw_e = AR_MIN(link * kle, g->intra_bw) * ar_inter_link_eff();
