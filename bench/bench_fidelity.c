@@ -33,7 +33,7 @@ typedef struct result {
     long id;
     char model[48], gpu[24], config[96], kind[8];
     int expressed;
-    int beyond;      /* uses a dimension past the calibration's scope (FSDP): reported apart */
+    int fsdp;        /* shards with FSDP: also summarised on its own line */
     char why[160];
     double published, predicted, err;
 } result;
@@ -138,7 +138,7 @@ static void print_parts(const arachne_plan *p)
  * norms and dropout replicated over the TP group.  PyTorch runs without
  * torch.compile (the row's notes say "torch.compile=off") run their
  * element-wise code eagerly. */
-static void gen_options(ar_gen_opts *o, int y2021, int eager)
+static void gen_options(ar_gen_opts *o, int y2021, int eager, int op_sac)
 {
     ar_gen_default_opts(o);
     if (y2021) {
@@ -146,17 +146,18 @@ static void gen_options(ar_gen_opts *o, int y2021, int eager)
         o->sequence_parallel = 0;
     }
     o->eager_elementwise = eager;
+    o->recompute_elementwise = op_sac;
 }
 
 /* The generated profile for the row. */
 static int gen_profile(arachne_profile **out, const arachne_model *m, const arachne_cluster *c, int seq, int y2021,
-                       int eager)
+                       int eager, int op_sac)
 {
     ar_gen_opts o;
     int st;
-    if (!y2021 && !eager) return arachne_profile_generate(out, m, c, seq);
+    if (!y2021 && !eager && !op_sac) return arachne_profile_generate(out, m, c, seq);
     if ((st = ar_profile_new(out, m->name, seq))) return st;
-    gen_options(&o, y2021, eager);
+    gen_options(&o, y2021, eager, op_sac);
     if ((st = ar_profile_gen_type_opts(*out, m, &c->types[0], c->type_max_node[0], &o))) {
         arachne_profile_destroy(*out);
         *out = NULL;
@@ -168,12 +169,12 @@ static int gen_profile(arachne_profile **out, const arachne_model *m, const arac
  * another size (torchtitan's local batch of 12) gets its entries generated
  * for the row's TP degree. */
 static int cover_mbs(arachne_profile *prof, const arachne_model *m, const arachne_cluster *c, int tp, int mbs,
-                     int y2021, int eager)
+                     int y2021, int eager, int op_sac)
 {
     ar_gen_opts o;
     int kind, st;
     if ((mbs & (mbs - 1)) == 0 && mbs <= 32) return ARACHNE_OK;
-    gen_options(&o, y2021, eager);
+    gen_options(&o, y2021, eager, op_sac);
     for (kind = 0; kind < AR_LAYER_KINDS; kind++) {
         ar_profile_entry e;
         if ((kind == AR_LAYER_DENSE || kind == AR_LAYER_MOE) && ar_model_kind_count(m, kind) == 0) continue;
@@ -227,7 +228,7 @@ static void price_row(const ar_json *row, const ar_json *sup, int parts, result 
     char mjson[1024], cspec[64], spec[96];
     double tp, pp, cp, vp, fsdp, ep, etp, mbs, n, gbs, seq, l, h, heads, kv, ffn, V, experts, topk, moe_ffn, shared;
     double pub_tok, pub_tfl, hd;
-    int domain = 8, gated, moe, paper2021, eager = 0, st, nodes, i;
+    int domain = 8, gated, moe, paper2021, eager = 0, op_sac, st, nodes, i;
     arachne_model *m = NULL;
     arachne_cluster *c = NULL;
     arachne_profile *prof = NULL;
@@ -242,6 +243,11 @@ static void price_row(const ar_json *row, const ar_json *sup, int parts, result 
     moe = !strcmp(str_or(row, "model_type", "dense"), "moe");
     snprintf(r->kind, sizeof r->kind, "%s", moe ? "moe" : "dense");
     paper2021 = strstr(release, "April 2021") != NULL;
+    /* torchtitan's selective checkpointing is per-op (its Llama 3 configs
+     * set selective_ac_option = "op"): it saves the outputs of every other
+     * matmul, attention and reduce-scatter and recomputes everything else */
+    op_sac = strstr(str_or(row, "framework", ""), "torchtitan") &&
+             !strncmp(str_or(sup, "recompute", str_or(row, "recompute", "selective")), "selective", 9);
     if (notes && notes->type == AR_JSON_ARRAY)
         for (i = 0; i < (int)notes->count; i++)
             if (notes->items[i]->type == AR_JSON_STRING && strstr(notes->items[i]->string, "torch.compile=off"))
@@ -273,7 +279,7 @@ static void price_row(const ar_json *row, const ar_json *sup, int parts, result 
         snprintf(r->config + k, sizeof r->config - k, "%g", ep);
     }
     r->why[0] = '\0';
-    r->beyond = fsdp > 1;
+    r->fsdp = fsdp > 1;
     if (cp > 1) snprintf(r->why, sizeof r->why, "context parallelism (cp=%g)", cp);
     else if (vp > 1) snprintf(r->why, sizeof r->why, "interleaved 1F1B (vp=%g)", vp);
     else if (isnan(tp) || isnan(pp)) snprintf(r->why, sizeof r->why, "TP/PP not published");
@@ -323,8 +329,8 @@ static void price_row(const ar_json *row, const ar_json *sup, int parts, result 
     if ((st = arachne_model_from_json(&m, mjson, strlen(mjson))) ||
         (st = arachne_cluster_parse(&c, cspec)) ||
         (st = grand_teton(c, cat, gname)) ||
-        (st = gen_profile(&prof, m, c, (int)seq, paper2021, eager)) ||
-        (st = cover_mbs(prof, m, c, (int)tp, (int)mbs, paper2021, eager)) ||
+        (st = gen_profile(&prof, m, c, (int)seq, paper2021, eager, op_sac)) ||
+        (st = cover_mbs(prof, m, c, (int)tp, (int)mbs, paper2021, eager, op_sac)) ||
         (st = arachne_cost_model_create(&cm, m, c, prof)) ||
         (st = arachne_cost_model_set(cm, ARACHNE_OPT_GLOBAL_BATCH, gbs)) ||
         (st = arachne_cost_model_set(cm, ARACHNE_OPT_HEADROOM, 0.0))) {
@@ -335,11 +341,7 @@ static void price_row(const ar_json *row, const ar_json *sup, int parts, result 
         const char *rc = str_or(sup, "recompute", str_or(row, "recompute", "selective"));
         int mode = !strncmp(rc, "full", 4) ? ARACHNE_RECOMPUTE_FULL : ARACHNE_RECOMPUTE_SELECTIVE;
         arachne_cost_model_set(cm, ARACHNE_OPT_RECOMPUTE, mode);
-        /* torchtitan's selective checkpointing is per-op (its Llama 3
-         * configs set selective_ac_option = "op"): every second matmul is
-         * recomputed */
-        if (mode == ARACHNE_RECOMPUTE_SELECTIVE && strstr(str_or(row, "framework", ""), "torchtitan"))
-            arachne_cost_model_set(cm, ARACHNE_OPT_RECOMPUTE_ALT_MM, 1);
+        if (op_sac) arachne_cost_model_set(cm, ARACHNE_OPT_RECOMPUTE_ALT_MM, 1);
         arachne_cost_model_set(cm, ARACHNE_OPT_DIST_OPTIMIZER, num_or(sup, "dist_optimizer", 1));
         arachne_cost_model_set(cm, ARACHNE_OPT_OVERLAP_GRAD_REDUCE, num_or(sup, "overlap_grad_reduce", 1));
         arachne_cost_model_set(cm, ARACHNE_OPT_OVERLAP_PARAM_GATHER, num_or(sup, "overlap_grad_reduce", 1));
@@ -372,13 +374,15 @@ done:
 
 typedef struct stats { int n; double med, p90, worst; } stats;
 
-static stats summarise(const result *rs, int n, const char *kind, const char *gpu, int beyond)
+/* Statistics of the expressed rows of one kind / GPU prefix (NULL: any);
+ * fsdp_only: only the rows that shard with FSDP. */
+static stats summarise(const result *rs, int n, const char *kind, const char *gpu, int fsdp_only)
 {
     double v[MAX_ROWS];
     stats s;
     int i, k = 0;
     for (i = 0; i < n; i++) {
-        if (!rs[i].expressed || rs[i].beyond != beyond) continue;
+        if (!rs[i].expressed || (fsdp_only && !rs[i].fsdp)) continue;
         if (kind && strcmp(rs[i].kind, kind)) continue;
         if (gpu && strncmp(rs[i].gpu, gpu, strlen(gpu))) continue;
         v[k++] = fabs(rs[i].err);
@@ -445,7 +449,7 @@ int main(int argc, char **argv)
     dense = summarise(rs, n, "dense", NULL, 0);
     moe = summarise(rs, n, "moe", NULL, 0);
     fs = summarise(rs, n, NULL, NULL, 1);
-    printf("\nexpressed %d of %d rows (%d with FSDP, summarised apart)\n", expressed, n, fs.n);
+    printf("\nexpressed %d of %d rows (%d with FSDP)\n", expressed, n, fs.n);
     print_stats("all", all);
     print_stats("dense", dense);
     print_stats("moe", moe);
@@ -456,7 +460,7 @@ int main(int argc, char **argv)
         if (r->expressed)
             printf("{\"bench\":\"fidelity\",\"id\":%ld,\"kind\":\"%s\",\"gpu\":\"%s\",\"published_tok_s_gpu\":%.2f,"
                    "\"predicted_tok_s_gpu\":%.2f,\"error\":%.4f,\"fsdp\":%s}\n",
-                   r->id, r->kind, r->gpu, r->published, r->predicted, r->err, r->beyond ? "true" : "false");
+                   r->id, r->kind, r->gpu, r->published, r->predicted, r->err, r->fsdp ? "true" : "false");
         else
             printf("{\"bench\":\"fidelity\",\"id\":%ld,\"kind\":\"%s\",\"gpu\":\"%s\",\"expressed\":false,"
                    "\"reason\":\"%s\"}\n",

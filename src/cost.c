@@ -69,7 +69,14 @@ static void entry_from_profile(const arachne_cost_model *cm, const ar_profile_en
      * forward, charged at the forward's pace */
     if (cm->setup.recompute_alt_mm && rc != AR_RECOMPUTE_FULL)
         ce->time_s += pe->fwd_s * ar_model_alt_mm_share(m, pe->kind, seq);
+    /* a block's TP traffic is 4 all-reduce equivalents, 2 per pass (with
+     * sequence parallelism an all-gather and a reduce-scatter each); full
+     * recomputation repeats the forward's 2, per-op selective
+     * checkpointing its 2 all-gathers (torchtitan saves reduce-scatter
+     * outputs, not all-gather outputs): 1 */
     ce->tp_comm_s = pe->tp_comm_s * (rc == AR_RECOMPUTE_FULL ? 1.5 : 1.0);
+    if (cm->setup.recompute_alt_mm && rc != AR_RECOMPUTE_FULL && (pe->kind == AR_LAYER_DENSE || pe->kind == AR_LAYER_MOE))
+        ce->tp_comm_s = pe->tp_comm_s * 1.25;
     ce->tp_fwd_s = 0.5 * pe->tp_comm_s;
     ce->act_sel = pe->act_bytes * to_sel;
     ce->act_bytes = pe->act_bytes * scale;

@@ -29,6 +29,7 @@ void ar_gen_default_opts(ar_gen_opts *o)
     o->eager_attention = 0;
     o->sequence_parallel = 1;
     o->eager_elementwise = 0;
+    o->recompute_elementwise = 0;
 }
 
 /* Extra element passes (16-bit element reads + writes) of PyTorch eager
@@ -241,6 +242,7 @@ int ar_profile_gen_entry(const arachne_model *m, const ar_gpu_spec *g, int kind,
     out->mbs = mbs;
     out->fwd_s = pt.gemm + pt.attn_f + mem_s + k->layer_overhead_s;
     out->bwd_s = 2.0 * pt.gemm + pt.attn_b + k->mem_bwd_ratio * mem_s + k->layer_overhead_s;
+    if (o->recompute_elementwise && (kind == AR_LAYER_DENSE || kind == AR_LAYER_MOE)) out->bwd_s += mem_s;
     out->tp_comm_s = tp > 1 ? comm : 0.0;
     out->act_bytes = ar_model_act_bytes(m, kind, seq, mbs, tp, AR_RECOMPUTE_SELECTIVE);
     return ARACHNE_OK;

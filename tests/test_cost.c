@@ -325,7 +325,19 @@ TEST(alternate_matmul_recompute_adds_their_forward_share)
     share = 2.0 * (h * 8 * 128 + 32 * 128 * h + h * 14336) / (ar_model_flops_fwd(f.m, AR_LAYER_DENSE, 4096, 1) / seq);
     ASSERT_NEAR(ar_model_alt_mm_share(f.m, AR_LAYER_DENSE, 4096), share, 1e-12);
     ASSERT(share > 0.3 && share < 0.4);
-    ASSERT_OK(arachne_cost_model_set(f.cm, ARACHNE_OPT_RECOMPUTE_ALT_MM, 1));
+    {
+        /* the forward's two TP all-gathers run again: 5 all-reduce
+         * equivalents per block instead of 4 */
+        ar_cost_entry t0, t1;
+        const ar_cost_entry *e0, *e1;
+        double tp0;
+        ASSERT_OK(ar_cost_entry_get(f.cm, 0, AR_LAYER_DENSE, 4, 1, &t0, &e0));
+        tp0 = e0->tp_comm_s;
+        ASSERT_GT(tp0, 0.0);
+        ASSERT_OK(arachne_cost_model_set(f.cm, ARACHNE_OPT_RECOMPUTE_ALT_MM, 1));
+        ASSERT_OK(ar_cost_entry_get(f.cm, 0, AR_LAYER_DENSE, 4, 1, &t1, &e1));
+        ASSERT_NEAR(e1->tp_comm_s, 1.25 * tp0, 1e-12);
+    }
     ASSERT_OK(arachne_cost_model_price(f.cm, &pl));
     ASSERT_NEAR(pl.t[0].stages[0].compute_s - c_sel, 32 * 0.004 * share, 1e-9);
     ASSERT_NEAR(pl.t[0].stages[0].mem_bytes, m_sel, 1e-12);

@@ -616,6 +616,21 @@ TEST(generator_eager_elementwise_adds_the_counted_passes)
     ASSERT_NEAR(eager.fwd_s - fused.fwd_s, s, 1e-9);
     ASSERT_NEAR(eager.bwd_s - fused.bwd_s, ar_gen_default_consts.mem_bwd_ratio * s, 1e-9);
     ASSERT_NEAR(eager.act_bytes, fused.act_bytes, 1e-15);
+    /* per-op selective checkpointing re-runs the forward's element-wise
+     * work in the backward: under eager ops that work grows by s, and so
+     * does the recomputation */
+    {
+        ar_profile_entry rf, re;
+        o.recompute_elementwise = 1;
+        o.eager_elementwise = 0;
+        ASSERT_OK(ar_profile_gen_entry(m, g, AR_LAYER_DENSE, 1, 1, 4096, NULL, &o, &rf));
+        o.eager_elementwise = 1;
+        ASSERT_OK(ar_profile_gen_entry(m, g, AR_LAYER_DENSE, 1, 1, 4096, NULL, &o, &re));
+        ASSERT_NEAR(rf.fwd_s, fused.fwd_s, 1e-12);
+        ASSERT_GT(rf.bwd_s, fused.bwd_s);
+        ASSERT_NEAR((re.bwd_s - rf.bwd_s) - (eager.bwd_s - fused.bwd_s), s, 1e-9);
+        o.recompute_elementwise = 0;
+    }
     /* the head's final norm only */
     o.eager_elementwise = 0;
     ASSERT_OK(ar_profile_gen_entry(m, g, AR_LAYER_HEAD, 1, 1, 4096, NULL, &o, &fused));
