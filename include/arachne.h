@@ -588,9 +588,20 @@ typedef enum arachne_option {
     ARACHNE_OPT_OVERLAP_PARAM_GATHER = 11, /**< 1: the distributed optimizer's parameter all-gather overlaps the
                                             *   first micro-batch's forward (Megatron --overlap-param-gather);
                                             *   0 or 1 (default 1) */
-    ARACHNE_OPT_TP_COMM_OVERLAP = 12 /**< 1: tensor-parallel collectives overlap the GEMMs (Megatron
-                                      *   --tp-comm-overlap); only the part longer than the compute it hides
-                                      *   behind is charged; 0 or 1 (default 0) */
+    ARACHNE_OPT_TP_COMM_OVERLAP = 12, /**< 1: tensor-parallel collectives overlap the GEMMs (Megatron
+                                       *   --tp-comm-overlap); only the part longer than the compute it hides
+                                       *   behind is charged; 0 or 1 (default 0) */
+    ARACHNE_OPT_RECOMPUTE_NORM_ACT = 13, /**< 1: besides the ARACHNE_OPT_RECOMPUTE mode, the two norm outputs of
+                                         *   every block and the routed experts' activation-function outputs
+                                         *   are recomputed in the backward pass instead of stored (Megatron
+                                         *   --recompute-modules layernorm moe_act); changes memory only;
+                                         *   no effect under full recomputation; 0 or 1 (default 0) */
+    ARACHNE_OPT_RECOMPUTE_ALT_MM = 14 /**< 1: per-op selective checkpointing as torchtitan runs it
+                                       *   (selective_ac_option "op"): every second matmul of a dense block,
+                                       *   by call order, is recomputed in the backward pass; adds that share
+                                       *   of the block's forward time; memory is counted as for the
+                                       *   ARACHNE_OPT_RECOMPUTE mode; no effect under full recomputation;
+                                       *   0 or 1 (default 0) */
 } arachne_option;
 
 /** Creates a cost model over model `m`, cluster `c` and profile `p`, with

@@ -30,6 +30,14 @@ void ar_setup_defaults(ar_setup *s)
     s->overlap_grad_reduce = 1;
     s->overlap_param_gather = 1;
     s->tp_comm_overlap = 0;
+    s->recompute_norm_act = 0;
+    s->recompute_alt_mm = 0;
+}
+
+int ar_setup_act_mode(const ar_setup *s)
+{
+    /* full recomputation already stores only each block's input */
+    return s->recompute | (s->recompute_norm_act && s->recompute != AR_RECOMPUTE_FULL ? AR_RECOMPUTE_NORM_ACT_BIT : 0);
 }
 
 /* ---- lookup cache ----------------------------------------------------------- */
@@ -52,12 +60,23 @@ static void entry_from_profile(const arachne_cost_model *cm, const ar_profile_en
      * Sailor's), at its own precision, which the priced run shares */
     double meas = ar_model_act_bytes(m, pe->kind, seq, pe->mbs, pe->tp, cm->profile->act_recompute);
     double sel = ar_model_act_bytes(m, pe->kind, seq, pe->mbs, pe->tp, AR_RECOMPUTE_SELECTIVE);
-    double mode = ar_model_act_bytes(m, pe->kind, seq, pe->mbs, pe->tp, rc);
+    double mode = ar_model_act_bytes(m, pe->kind, seq, pe->mbs, pe->tp, ar_setup_act_mode(&cm->setup));
     double scale = meas > 0.0 ? mode / meas : 1.0, to_sel = meas > 0.0 ? sel / meas : 1.0;
     ce->present = 1;
     ce->fwd_s = pe->fwd_s;
     ce->time_s = pe->fwd_s + pe->bwd_s + (rc == AR_RECOMPUTE_FULL ? pe->fwd_s : 0.0);
+    /* per-op selective checkpointing: the recomputed matmuls' share of the
+     * forward, charged at the forward's pace */
+    if (cm->setup.recompute_alt_mm && rc != AR_RECOMPUTE_FULL)
+        ce->time_s += pe->fwd_s * ar_model_alt_mm_share(m, pe->kind, seq);
+    /* a block's TP traffic is 4 all-reduce equivalents, 2 per pass (with
+     * sequence parallelism an all-gather and a reduce-scatter each); full
+     * recomputation repeats the forward's 2, per-op selective
+     * checkpointing its 2 all-gathers (torchtitan saves reduce-scatter
+     * outputs, not all-gather outputs): 1 */
     ce->tp_comm_s = pe->tp_comm_s * (rc == AR_RECOMPUTE_FULL ? 1.5 : 1.0);
+    if (cm->setup.recompute_alt_mm && rc != AR_RECOMPUTE_FULL && (pe->kind == AR_LAYER_DENSE || pe->kind == AR_LAYER_MOE))
+        ce->tp_comm_s = pe->tp_comm_s * 1.25;
     ce->tp_fwd_s = 0.5 * pe->tp_comm_s;
     ce->act_sel = pe->act_bytes * to_sel;
     ce->act_bytes = pe->act_bytes * scale;
@@ -174,7 +193,7 @@ void arachne_cost_model_destroy(arachne_cost_model *cm)
 static const char *const option_names[] = {
     "global_batch", "seq_len", "weight_bytes", "grad_bytes", "optim_bytes",
     "dist_optimizer", "recompute", "headroom", "expert_tiling", "max_depth",
-    "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap"
+    "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm"
 };
 
 static int need_int(int option, double v, double lo, double hi)
@@ -250,8 +269,20 @@ int arachne_cost_model_set(arachne_cost_model *cm, int option, double value)
             s->tp_comm_overlap = (int)value;
         }
         break;
+    case ARACHNE_OPT_RECOMPUTE_NORM_ACT:
+        if ((st = need_int(option, value, 0, 1)) == ARACHNE_OK) {
+            rebuild = s->recompute_norm_act != (int)value;
+            s->recompute_norm_act = (int)value;
+        }
+        break;
+    case ARACHNE_OPT_RECOMPUTE_ALT_MM:
+        if ((st = need_int(option, value, 0, 1)) == ARACHNE_OK) {
+            rebuild = s->recompute_alt_mm != (int)value;
+            s->recompute_alt_mm = (int)value;
+        }
+        break;
     default:
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..12)", option);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..14)", option);
     }
     if (st == ARACHNE_OK && rebuild) st = ar_cost_cache_build(cm);
     return st;
@@ -277,8 +308,10 @@ int arachne_cost_model_get(const arachne_cost_model *cm, int option, double *out
     case ARACHNE_OPT_OVERLAP_GRAD_REDUCE: v = s->overlap_grad_reduce; break;
     case ARACHNE_OPT_OVERLAP_PARAM_GATHER: v = s->overlap_param_gather; break;
     case ARACHNE_OPT_TP_COMM_OVERLAP: v = s->tp_comm_overlap; break;
+    case ARACHNE_OPT_RECOMPUTE_NORM_ACT: v = s->recompute_norm_act; break;
+    case ARACHNE_OPT_RECOMPUTE_ALT_MM: v = s->recompute_alt_mm; break;
     default:
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..12)", option);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..14)", option);
     }
     *out = v;
     return ARACHNE_OK;

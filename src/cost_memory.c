@@ -55,13 +55,17 @@ int ar_stage_memory_checked(const arachne_cost_model *cm, const ar_template *t, 
     out->optim = su->dist_optimizer ? dense * su->optim_bytes / dp_ranks + expert * su->optim_bytes / edp_ranks
                                     : (dense + expert) * su->optim_bytes;
     if (t->fsdp > 1) {
-        /* FSDP: weights, gradients and optimizer state sharded over the
-         * group; the layer being computed and the next one (prefetch) are
-         * gathered whole */
-        double f = t->fsdp, layer = (dense + expert) / AR_MAX(1, S->end - S->first);
-        out->weights = (dense + expert) * su->weight_bytes / f + 2.0 * layer * su->weight_bytes;
-        out->grads = (dense + expert) * su->grad_bytes / f;
-        out->optim = (dense + expert) * su->optim_bytes / f;
+        /* FSDP (ZeRO-3, PyTorch FSDP2): gradients and optimizer state --
+         * whose fp32 master copy is the sharded parameter itself -- are
+         * sharded over the group; the 16-bit compute copy exists only for
+         * the layer being computed and the next one (prefetch), gathered
+         * whole.  Experts are already split over EP x ETP: only the group's
+         * ranks that hold the same experts (f / (EP x ETP)) shard them. */
+        double f = t->fsdp, fe = AR_MAX(1.0, f / ((double)S->ep * S->etp));
+        double layer = (dense + expert) / AR_MAX(1, S->end - S->first);
+        out->weights = 2.0 * layer * su->weight_bytes;
+        out->grads = dense * su->grad_bytes / f + expert * su->grad_bytes / fe;
+        out->optim = dense * su->optim_bytes / f + expert * su->optim_bytes / fe;
     }
     /* activations of one micro-batch on this stage */
     if (s == 0) {

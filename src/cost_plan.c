@@ -393,7 +393,7 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
             const ar_cost_cache *c = cm->cache;
             uint32_t mask = 0;
             int cross = 0, ke = 1, moe = c->moe_before[S->end] - c->moe_before[S->first], kl = 0;
-            double dense, expert, bw, lat, grad, gather, g2, a2, exposed, upd;
+            double dense, expert, bw, bw_e, lat, grad, gather, g2, a2, exposed, upd;
             for (b = S->first; b < S->end; b++) {
                 mask |= h[b].mask;
                 if (h[b].node == -1) cross = 1;
@@ -404,10 +404,17 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
             if (s == 0) { mask |= embed_h.mask; if (embed_h.node == -1) cross = 1; kl = AR_MIN(kl, embed_h.klocal); }
             if (s == t->depth - 1) { mask |= head_h.mask; if (head_h.node == -1) cross = 1; kl = AR_MIN(kl, head_h.klocal); }
             if (cross) {
-                ring_link(cl, mask, &bw, &lat);
-                bw = AR_MIN(bw * AR_MAX(kl, 1), g->intra_bw) * ar_inter_link_eff();
+                /* a group with kl ranks per node crosses nodes on kl links at
+                 * once; the expert data-parallel group holds only the ranks
+                 * with the same experts: of the node's kl x TP GPUs of the
+                 * stage, kl x TP / (EP x ETP), at least 1 */
+                double link;
+                int kle = AR_MAX(1, AR_MAX(kl, 1) * S->tp / (S->ep * S->etp));
+                ring_link(cl, mask, &link, &lat);
+                bw = AR_MIN(link * AR_MAX(kl, 1), g->intra_bw) * ar_inter_link_eff();
+                bw_e = AR_MIN(link * kle, g->intra_bw) * ar_inter_link_eff();
             } else {
-                bw = g->intra_bw * ar_intra_link_eff(g);
+                bw = bw_e = g->intra_bw * ar_intra_link_eff(g);
                 lat = g->intra_lat;
             }
             ar_stage_params(cm, t, s, &dense, &expert);
@@ -424,7 +431,7 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
             }
             ar_sync_split(dense, R, su->grad_bytes, su->weight_bytes, su->dist_optimizer, bw, lat, &grad, &gather);
             if (moe > 0) {
-                ar_sync_split(expert, ke, su->grad_bytes, su->weight_bytes, su->dist_optimizer, bw, lat, &g2, &a2);
+                ar_sync_split(expert, ke, su->grad_bytes, su->weight_bytes, su->dist_optimizer, bw_e, lat, &g2, &a2);
                 grad += g2;
                 gather += a2;
             }

@@ -488,7 +488,7 @@ static void capacity_weights(const fill_ctx *c, double *w)
         double per_param = su->weight_bytes + su->grad_bytes + optim;
         double shard = su->expert_tiling && m->experts > 0 ? (double)W : (double)tp;
         double fixed = ((p_all - p_exp) / tp + p_exp / shard) * per_param;
-        double act = ar_model_act_bytes(m, kind, su->seq_len, c->mbs, tp, su->recompute);
+        double act = ar_model_act_bytes(m, kind, su->seq_len, c->mbs, tp, ar_setup_act_mode(su));
         double usable = cm->cluster->types[c->types[s]].mem_bytes * (1.0 - su->headroom) - AR_FRAMEWORK_OVERHEAD_BYTES;
         double per_block = fixed + AR_MIN(c->depth - s, M) * act;
         /* the embedding lives on the first stage, the head on the last */

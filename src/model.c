@@ -195,6 +195,18 @@ double ar_model_flops_fwd(const arachne_model *m, int kind, int seq, int mbs)
     return per_token * s * mbs;
 }
 
+double ar_model_alt_mm_share(const arachne_model *m, int kind, int seq)
+{
+    double h = m->hidden, hd = m->head_dim, per_token, all;
+    if (kind != AR_LAYER_DENSE || m->mla || ar_model_kind_count(m, kind) == 0) return 0.0;
+    /* call order q, k, v, o, then gate, up, down (gated: w1, w3, w2) or
+     * fc1, fc2: the 2nd, 4th and 6th are k, o and the up projection
+     * (gated) or the down projection (fc2) -- h x ffn either way */
+    per_token = 2.0 * (h * m->kv_heads * hd + m->heads * hd * h + h * m->ffn);
+    all = ar_model_flops_fwd(m, kind, seq, 1) / seq;
+    return all > 0.0 ? per_token / all : 0.0;
+}
+
 /* ---- activation bytes ---------------------------------------------------- */
 
 /* Heads held by one GPU of a TP group of t: KV heads are replicated when
@@ -235,6 +247,8 @@ static double mlp_inner_bytes(const arachne_model *m, double f, int t)
 double ar_model_act_bytes(const arachne_model *m, int kind, int seq, int mbs, int tp, int recompute)
 {
     double s = seq, tokens = (double)seq * mbs, h = m->hidden, t, per_token, Hl = 0;
+    int norm_act = (recompute & AR_RECOMPUTE_NORM_ACT_BIT) != 0;
+    recompute &= AR_RECOMPUTE_MODE_MASK;
     if (tp < 1) tp = 1;
     t = tp;
     switch (kind) {
@@ -254,7 +268,11 @@ double ar_model_act_bytes(const arachne_model *m, int kind, int seq, int mbs, in
         per_token += 2.0 * m->experts / t;  /* router logits (16-bit) */
         per_token += m->top_k * (2.0 * h / t + mlp_inner_bytes(m, m->expert_ffn, tp) + 2.0 * h / t);
         per_token += m->shared_experts * mlp_inner_bytes(m, m->expert_ffn, tp);
+        /* moe_act: each routed expert's activation output (f/t elements) is rebuilt from fc1's output */
+        if (norm_act) per_token -= m->top_k * 2.0 * m->expert_ffn / t;
     }
+    /* layernorm: the two norm outputs are rebuilt from their inputs, which stay stored */
+    if (norm_act) per_token -= 2.0 * (2.0 * h / t);
     if (recompute == AR_RECOMPUTE_NONE) per_token += 2.0 * Hl * s;  /* softmax output, one row per head */
     else per_token += 4.0 * Hl;                                    /* FlashAttention log-sum-exp (fp32) */
     return per_token * tokens;

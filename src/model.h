@@ -9,6 +9,11 @@
 enum { AR_LAYER_EMBED = 0, AR_LAYER_DENSE = 1, AR_LAYER_MOE = 2, AR_LAYER_HEAD = 3, AR_LAYER_KINDS = 4 };
 /* Recomputation modes (same numbers as the public ARACHNE_RECOMPUTE_*). */
 enum { AR_RECOMPUTE_NONE = 0, AR_RECOMPUTE_SELECTIVE = 1, AR_RECOMPUTE_FULL = 2 };
+/* OR-ed into the recompute argument of ar_model_act_bytes: the norm outputs
+ * and the routed experts' activation-function outputs are recomputed too
+ * (Megatron --recompute-modules layernorm moe_act; ARACHNE_OPT_RECOMPUTE_NORM_ACT) */
+#define AR_RECOMPUTE_NORM_ACT_BIT 8
+#define AR_RECOMPUTE_MODE_MASK 7
 
 struct arachne_model {
     char name[64];
@@ -47,6 +52,11 @@ int ar_model_kind_count(const arachne_model *m, int kind);
  * whole layer (before any TP split), attention score/context FLOPs included
  * (causal masking not discounted).  Backward is 2x forward. */
 double ar_model_flops_fwd(const arachne_model *m, int kind, int seq, int mbs);
+/* Share of a dense block's forward FLOPs (at sequence seq) in its
+ * even-numbered matmuls by call order -- the ones torchtitan's per-op
+ * selective checkpointing recomputes (ARACHNE_OPT_RECOMPUTE_ALT_MM);
+ * 0 for other kinds and for MLA attention. */
+double ar_model_alt_mm_share(const arachne_model *m, int kind, int seq);
 /* Bytes of activations one GPU stores for backward, for one layer of `kind`,
  * mbs sequences of seq tokens, TP degree tp (sequence parallel on), in 16-bit,
  * under the recompute mode.  Derived from the real tensor shapes (SwiGLU,

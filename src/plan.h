@@ -31,9 +31,14 @@ typedef struct ar_setup {
     int overlap_grad_reduce; /* 1: DP gradient reduction overlaps the last backward (bucketed) */
     int overlap_param_gather;/* 1: distributed optimizer's all-gather overlaps the first forward */
     int tp_comm_overlap;     /* 1: TP collectives overlap the GEMMs they feed */
+    int recompute_norm_act;  /* 1: norms and routed-expert activations recomputed too (memory only) */
+    int recompute_alt_mm;    /* 1: every second matmul of dense blocks recomputed (torchtitan per-op SAC) */
 } ar_setup;
 
 void ar_setup_defaults(ar_setup *s);
+/* The recompute argument of ar_model_act_bytes for this setup (mode plus
+ * AR_RECOMPUTE_NORM_ACT_BIT). */
+int ar_setup_act_mode(const ar_setup *s);
 
 typedef struct ar_stage {
     int type;              /* GPU type index in the cluster */

@@ -88,9 +88,13 @@ int ar_plan_write_json(const arachne_plan *p, ar_buf *b)
     put_num_field(b, ", ", "grad_bytes", p->setup.grad_bytes);
     put_num_field(b, ", ", "optim_bytes", p->setup.optim_bytes);
     put_num_field(b, ", ", "headroom", p->setup.headroom);
-    ar_buf_printf(b, ", \"overlap_grad_reduce\": %s, \"overlap_param_gather\": %s, \"tp_comm_overlap\": %s}",
+    ar_buf_printf(b, ", \"overlap_grad_reduce\": %s, \"overlap_param_gather\": %s, \"tp_comm_overlap\": %s",
                   p->setup.overlap_grad_reduce ? "true" : "false", p->setup.overlap_param_gather ? "true" : "false",
                   p->setup.tp_comm_overlap ? "true" : "false");
+    /* written only when on, so plans that do not use it keep their bytes */
+    if (p->setup.recompute_norm_act) ar_buf_puts(b, ", \"recompute_norm_act\": true");
+    if (p->setup.recompute_alt_mm) ar_buf_puts(b, ", \"recompute_alt_mm\": true");
+    ar_buf_puts(b, "}");
     put_num_field(b, ",\n  ", "iteration_s", p->iteration_s);
     put_num_field(b, ",\n  ", "iter_per_s", p->iter_per_s);
     put_num_field(b, ",\n  ", "samples_per_s", p->samples_per_s);
@@ -157,7 +161,7 @@ static const char *const top_keys[] = { "format", "version", "model", "cluster",
 static const char *const inputs_keys[] = { "profile_crc32", "model", "cluster", "profile", NULL };
 static const char *const setup_keys[] = { "recompute", "dist_optimizer", "weight_bytes", "grad_bytes",
                                           "optim_bytes", "headroom", "overlap_grad_reduce",
-                                          "overlap_param_gather", "tp_comm_overlap", NULL };
+                                          "overlap_param_gather", "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm", NULL };
 static const char *const tmpl_keys[] = { "replicas", "micro_batch", "micro_batches", "pipeline_s", "stages",
                                          "ranks", "fsdp", NULL };
 static const char *const stage_keys[] = { "gpu", "tp", "layers", "ep", "etp", "edp", "stage_s", "memory_bytes",
@@ -208,6 +212,8 @@ static int parse_setup(const ar_json *o, ar_setup *su)
     if ((st = ar_json_bool(o, "overlap_grad_reduce", 0, &su->overlap_grad_reduce))) return st;
     if ((st = ar_json_bool(o, "overlap_param_gather", 0, &su->overlap_param_gather))) return st;
     if ((st = ar_json_bool(o, "tp_comm_overlap", 0, &su->tp_comm_overlap))) return st;
+    if ((st = ar_json_bool(o, "recompute_norm_act", 0, &su->recompute_norm_act))) return st;
+    if ((st = ar_json_bool(o, "recompute_alt_mm", 0, &su->recompute_alt_mm))) return st;
     return ARACHNE_OK;
 }
 

@@ -93,6 +93,9 @@ typedef struct ar_gen_opts {
     double flops;          /* peak FLOP/s of that data type; 0: the spec's (BF16) value */
     int eager_attention;   /* 0: FlashAttention (no seq x seq traffic); 1: eager softmax */
     int sequence_parallel; /* 1: norms/elementwise over tokens/tp */
+    int eager_elementwise; /* 1: PyTorch eager element-wise ops (no torch.compile / fused kernels) */
+    int recompute_elementwise; /* 1: a block's backward re-runs its forward element-wise ops (per-op
+                                * selective checkpointing recomputes every op it does not save) */
 } ar_gen_opts;
 /* The constants the library uses (docs/profiles.md) and the default options
  * (BF16, FlashAttention, sequence parallel). */

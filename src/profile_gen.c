@@ -28,7 +28,21 @@ void ar_gen_default_opts(ar_gen_opts *o)
     o->flops = 0.0;
     o->eager_attention = 0;
     o->sequence_parallel = 1;
+    o->eager_elementwise = 0;
+    o->recompute_elementwise = 0;
 }
+
+/* Extra element passes (16-bit element reads + writes) of PyTorch eager
+ * element-wise code over the fused kernels the generator prices, counted
+ * from the ops each one runs (docs/profiles.md, "Eager element-wise ops"):
+ *  - RMSNorm computed in fp32 (upcast 1+2, square 2+2, mean 2, scale 2+2,
+ *    downcast 2+1, weight 1+1 = 18) instead of one fused pass (1+1 = 2);
+ *  - SwiGLU as silu then multiply (1+1, 2+1 = 5) instead of 2+1 = 3;
+ *  - rotary embedding of q and k through fp32 complex numbers (upcast 1+2,
+ *    multiply 2+2, downcast 2+1 = 10) instead of a fused 1+1 = 2. */
+#define EAGER_NORM_EXTRA 16.0
+#define EAGER_SWIGLU_EXTRA 2.0
+#define EAGER_ROPE_EXTRA 8.0
 
 typedef struct gen {
     const ar_gen_consts *k;
@@ -183,6 +197,7 @@ int ar_profile_gen_entry(const arachne_model *m, const ar_gpu_spec *g, int kind,
     case AR_LAYER_HEAD: {
         double V = (double)m->vocab / tp;
         pt.mem = 2.0 * Tn * h;                         /* final norm */
+        if (o->eager_elementwise) pt.mem += EAGER_NORM_EXTRA * Tn * h;
         pt.gemm = gemm(&x, T, V, h);                   /* logits */
         pt.mem += T * V * (1.0 + 16.0 / x.elt);        /* logits + fp32 softmax/loss passes */
         comm = allreduce(g, k, T * h * x.elt, tp) + (tp > 1 ? 3.0 * allreduce(g, k, T * 4.0, tp) : 0.0);
@@ -192,6 +207,16 @@ int ar_profile_gen_entry(const arachne_model *m, const ar_gpu_spec *g, int kind,
     case AR_LAYER_MOE:
         attention(&x, m, o, seq, mbs, tp, &pt);
         pt.mem += 4.0 * Tn * h + 6.0 * Tn * h;        /* two norms; two residual adds */
+        if (o->eager_elementwise) {
+            double qk = m->mla ? (double)m->heads * (m->qk_rope_dim) + m->qk_rope_dim
+                               : ((double)m->heads + m->kv_heads) * m->head_dim;
+            pt.mem += 2.0 * EAGER_NORM_EXTRA * Tn * h + EAGER_ROPE_EXTRA * T * qk / tp;
+            if (m->gated_mlp) {
+                double f = kind == AR_LAYER_DENSE ? m->ffn
+                                                  : (double)m->expert_ffn * (m->top_k + m->shared_experts);
+                pt.mem += EAGER_SWIGLU_EXTRA * T * f / tp;
+            }
+        }
         if (kind == AR_LAYER_DENSE) {
             mlp(&x, m, T, m->ffn, tp, &pt);
         } else {
@@ -217,6 +242,7 @@ int ar_profile_gen_entry(const arachne_model *m, const ar_gpu_spec *g, int kind,
     out->mbs = mbs;
     out->fwd_s = pt.gemm + pt.attn_f + mem_s + k->layer_overhead_s;
     out->bwd_s = 2.0 * pt.gemm + pt.attn_b + k->mem_bwd_ratio * mem_s + k->layer_overhead_s;
+    if (o->recompute_elementwise && (kind == AR_LAYER_DENSE || kind == AR_LAYER_MOE)) out->bwd_s += mem_s;
     out->tp_comm_s = tp > 1 ? comm : 0.0;
     out->act_bytes = ar_model_act_bytes(m, kind, seq, mbs, tp, AR_RECOMPUTE_SELECTIVE);
     return ARACHNE_OK;

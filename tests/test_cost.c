@@ -301,6 +301,54 @@ TEST(full_recompute_adds_a_forward_and_scales_activations)
     fx_free(&f);
 }
 
+/* torchtitan's per-op selective checkpointing recomputes every second matmul
+ * of a dense block: k, the output projection and the up projection of
+ * Llama's SwiGLU -- 2 (h kv d + H d h + h f) FLOPs per token, charged as
+ * that share of the block's forward; embedding and head are not recomputed. */
+TEST(alternate_matmul_recompute_adds_their_forward_share)
+{
+    fx f;
+    arachne_plan pl;
+    int used[16] = { 0 };
+    static const char *const ty[1] = { "H100" };
+    const int tp[1] = { 1 }, bounds[2] = { 0, 32 };
+    double c_sel, m_sel, share, h = 4096, seq = 4096;
+    ASSERT_OK(fx_init(&f, "llama3-8b", "h100:1x4", 4096));
+    memset(&pl, 0, sizeof pl);
+    ASSERT_EQ(add_template(&pl, f.c, used, 1, ty, tp, bounds, 1, 1), 0);
+    ASSERT_OK(arachne_cost_model_set(f.cm, ARACHNE_OPT_GLOBAL_BATCH, 4));
+    ASSERT_OK(arachne_cost_model_set(f.cm, ARACHNE_OPT_HEADROOM, 0.0));
+    ASSERT_OK(arachne_cost_model_set(f.cm, ARACHNE_OPT_OPTIM_BYTES, 0.0));
+    ASSERT_OK(arachne_cost_model_price(f.cm, &pl));
+    c_sel = pl.t[0].stages[0].compute_s;
+    m_sel = pl.t[0].stages[0].mem_bytes;
+    share = 2.0 * (h * 8 * 128 + 32 * 128 * h + h * 14336) / (ar_model_flops_fwd(f.m, AR_LAYER_DENSE, 4096, 1) / seq);
+    ASSERT_NEAR(ar_model_alt_mm_share(f.m, AR_LAYER_DENSE, 4096), share, 1e-12);
+    ASSERT(share > 0.3 && share < 0.4);
+    {
+        /* the forward's two TP all-gathers run again: 5 all-reduce
+         * equivalents per block instead of 4 */
+        ar_cost_entry t0, t1;
+        const ar_cost_entry *e0, *e1;
+        double tp0;
+        ASSERT_OK(ar_cost_entry_get(f.cm, 0, AR_LAYER_DENSE, 4, 1, &t0, &e0));
+        tp0 = e0->tp_comm_s;
+        ASSERT_GT(tp0, 0.0);
+        ASSERT_OK(arachne_cost_model_set(f.cm, ARACHNE_OPT_RECOMPUTE_ALT_MM, 1));
+        ASSERT_OK(ar_cost_entry_get(f.cm, 0, AR_LAYER_DENSE, 4, 1, &t1, &e1));
+        ASSERT_NEAR(e1->tp_comm_s, 1.25 * tp0, 1e-12);
+    }
+    ASSERT_OK(arachne_cost_model_price(f.cm, &pl));
+    ASSERT_NEAR(pl.t[0].stages[0].compute_s - c_sel, 32 * 0.004 * share, 1e-9);
+    ASSERT_NEAR(pl.t[0].stages[0].mem_bytes, m_sel, 1e-12);
+    /* under full recomputation the whole forward is repeated already */
+    ASSERT_OK(arachne_cost_model_set(f.cm, ARACHNE_OPT_RECOMPUTE, ARACHNE_RECOMPUTE_FULL));
+    ASSERT_OK(arachne_cost_model_price(f.cm, &pl));
+    ASSERT_NEAR(pl.t[0].stages[0].compute_s - c_sel, 32 * 0.004 + 2 * 0.002, 1e-9);
+    plan_free(&pl);
+    fx_free(&f);
+}
+
 /* ---- memory by hand ------------------------------------------------------------ */
 
 TEST(memory_matches_hand_computation_llama3_8b)
@@ -489,14 +537,14 @@ TEST(options_defaults_and_rejections)
 {
     fx f;
     double v;
-    static const double defaults[13] = { 512, 4096, 2, 4, 12, 1, 1, 0.08, 1, 16, 1, 1, 0 };
+    static const double defaults[15] = { 512, 4096, 2, 4, 12, 1, 1, 0.08, 1, 16, 1, 1, 0, 0, 0 };
     int k;
     ar_setup su;
     ar_setup_defaults(&su);
     ASSERT_EQ(su.global_batch, 512);
     ASSERT_EQ(su.seq_len, 4096);
     ASSERT_OK(fx_init(&f, "llama3-8b", "h100:1x4", 4096));
-    for (k = 0; k < 13; k++) {
+    for (k = 0; k < 15; k++) {
         ASSERT_OK(arachne_cost_model_get(f.cm, k, &v));
         ASSERT_NEAR(v, defaults[k], 1e-15);
     }
@@ -521,12 +569,12 @@ TEST(options_defaults_and_rejections)
     ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_OVERLAP_GRAD_REDUCE, 2), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "overlap_grad_reduce");
     ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_TP_COMM_OVERLAP, -1), ARACHNE_E_INVALID_ARGUMENT);
-    ASSERT_STATUS(arachne_cost_model_set(f.cm, 13, 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_cost_model_set(f.cm, 15, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_get(f.cm, -1, &v), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_set(NULL, 0, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_price(f.cm, NULL), ARACHNE_E_INVALID_ARGUMENT);
     /* the setup is unchanged by the failures */
-    for (k = 0; k < 13; k++) {
+    for (k = 0; k < 15; k++) {
         ASSERT_OK(arachne_cost_model_get(f.cm, k, &v));
         ASSERT_NEAR(v, defaults[k], 1e-15);
     }
@@ -707,6 +755,58 @@ TEST(profile_precision_sets_send_bytes_and_activation_mode)
     fx_free(&f);
 }
 
+/* Megatron --recompute-modules layernorm moe_act: every block drops its two
+ * norm outputs (2 x 2h bytes per token) and each routed expert's activation
+ * output (2 x expert_ffn bytes per token and expert); weights and time stay. */
+TEST(recompute_norm_act_drops_norm_and_expert_activation_outputs)
+{
+    fx f;
+    arachne_plan *a = NULL, *b = NULL;
+    double tokens = 4096.0, per_token;
+    ASSERT_OK(fx_init(&f, "qwen3-30b-a3b", "h100:1x8", 4096));
+    ASSERT_OK(arachne_cost_model_set(f.cm, ARACHNE_OPT_GLOBAL_BATCH, 8));
+    ASSERT_OK(arachne_cost_model_set(f.cm, ARACHNE_OPT_HEADROOM, 0.0));
+    ASSERT_OK(arachne_cost_model_set(f.cm, ARACHNE_OPT_OPTIM_BYTES, 0.0)); /* fit one GPU */
+    ASSERT_OK(arachne_plan_from_parallel(&a, f.cm, "tp=1,pp=1,dp=8,mbs=1,ep=8"));
+    ASSERT_OK(arachne_cost_model_set(f.cm, ARACHNE_OPT_RECOMPUTE_NORM_ACT, 1));
+    ASSERT_OK(arachne_plan_from_parallel(&b, f.cm, "tp=1,pp=1,dp=8,mbs=1,ep=8"));
+    per_token = 2.0 * 2.0 * f.m->hidden + f.m->top_k * 2.0 * f.m->expert_ffn;
+    ASSERT_NEAR(a->t[0].stages[0].mem_bytes - b->t[0].stages[0].mem_bytes, f.m->blocks * tokens * per_token, 1e-9);
+    ASSERT_NEAR(a->iteration_s, b->iteration_s, 1e-12);
+    /* no effect under full recomputation (only block inputs are stored) */
+    ASSERT_NEAR(ar_model_act_bytes(f.m, AR_LAYER_MOE, 4096, 1, 1, AR_RECOMPUTE_FULL | AR_RECOMPUTE_NORM_ACT_BIT),
+              ar_model_act_bytes(f.m, AR_LAYER_MOE, 4096, 1, 1, AR_RECOMPUTE_FULL), 1e-12);
+    ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_RECOMPUTE_NORM_ACT, 2), ARACHNE_E_INVALID_ARGUMENT);
+    arachne_plan_destroy(a);
+    arachne_plan_destroy(b);
+    fx_free(&f);
+}
+
+/* FSDP with EP: dense state is sharded over the whole group, experts (already
+ * split over EP) only over the group's ranks holding the same experts; the
+ * 16-bit copy exists for two gathered layers only. */
+TEST(fsdp_shards_experts_over_expert_data_parallel_ranks_only)
+{
+    fx f;
+    arachne_plan *a = NULL;
+    ar_stage_mem mm;
+    double dense, expert;
+    const ar_setup *su;
+    ASSERT_OK(fx_init(&f, "qwen3-30b-a3b", "h100:2x8", 4096));
+    ASSERT_OK(arachne_cost_model_set(f.cm, ARACHNE_OPT_GLOBAL_BATCH, 16));
+    ASSERT_OK(arachne_cost_model_set(f.cm, ARACHNE_OPT_HEADROOM, 0.0));
+    ASSERT_OK(arachne_plan_from_parallel(&a, f.cm, "tp=1,pp=1,dp=16,mbs=1,ep=8,fsdp=16"));
+    su = &f.cm->setup;
+    ar_stage_params(f.cm, &a->t[0], 0, &dense, &expert);
+    ASSERT_OK(ar_stage_memory(f.cm, &a->t[0], 0, 16, 2, 1, &mm));
+    /* 16 FSDP ranks, EP 8: each expert shard is held by 16 / 8 = 2 ranks */
+    ASSERT_NEAR(mm.optim, dense * su->optim_bytes / 16 + expert * su->optim_bytes / 2, 1e-9);
+    ASSERT_NEAR(mm.grads, dense * su->grad_bytes / 16 + expert * su->grad_bytes / 2, 1e-9);
+    ASSERT_NEAR(mm.weights, 2.0 * (dense + expert) / f.m->blocks * su->weight_bytes, 1e-9);
+    arachne_plan_destroy(a);
+    fx_free(&f);
+}
+
 SUITE(cost, T(assignment_matches_brute_force), T(assignment_idles_only_a_template_that_would_slow_the_iteration),
       T(assignment_large_overshoot_stays_feasible_and_minimal), T(assignment_rejects_bad_input),
       T(ring_allreduce_formula), T(stage_time_sums_profile_and_prices_the_send_over_the_real_link),
@@ -715,4 +815,7 @@ SUITE(cost, T(assignment_matches_brute_force), T(assignment_idles_only_a_templat
       T(missing_profile_entry_is_infeasible_naming_the_key), T(options_defaults_and_rejections),
       T(create_rejects_mismatched_profile), T(bad_plans_are_rejected_not_crashed),
       T(moe_tiling_ep1_etp_tp_reproduces_profile_and_ep_pays_all_to_all), T(bubble_of_one_pipeline),
-      T(profile_precision_sets_send_bytes_and_activation_mode));
+      T(profile_precision_sets_send_bytes_and_activation_mode),
+      T(recompute_norm_act_drops_norm_and_expert_activation_outputs),
+      T(fsdp_shards_experts_over_expert_data_parallel_ranks_only),
+      T(alternate_matmul_recompute_adds_their_forward_share));

@@ -593,6 +593,53 @@ TEST(generator_moe_and_determinism)
     arachne_cluster_destroy(c);
 }
 
+/* Eager element-wise ops (no torch.compile) move more bytes than the fused
+ * kernels: per token of a Llama block 2 x 16 h (fp32 RMSNorms), 8 (H + KV) d
+ * (rotary embedding through fp32 complex numbers), 2 ffn (silu, then multiply)
+ * 16-bit elements more, at the generator's HBM pace; backward pays
+ * mem_bwd_ratio times that.  GEMMs and attention are unchanged. */
+TEST(generator_eager_elementwise_adds_the_counted_passes)
+{
+    arachne_model *m = NULL;
+    const ar_gpu_spec *g = ar_gpu_catalog_find("H100");
+    ar_gen_opts o;
+    ar_profile_entry fused, eager;
+    double T = 4096.0, h = 4096.0, extra, s;
+    ASSERT(g != NULL);
+    ASSERT_OK(arachne_model_preset(&m, "llama3-8b"));
+    ar_gen_default_opts(&o);
+    ASSERT_OK(ar_profile_gen_entry(m, g, AR_LAYER_DENSE, 1, 1, 4096, NULL, &o, &fused));
+    o.eager_elementwise = 1;
+    ASSERT_OK(ar_profile_gen_entry(m, g, AR_LAYER_DENSE, 1, 1, 4096, NULL, &o, &eager));
+    extra = 2.0 * 16.0 * T * h + 8.0 * T * (32 + 8) * 128 + 2.0 * T * 14336;
+    s = extra * 2.0 / (g->hbm_bw * ar_gen_default_consts.hbm_eff);
+    ASSERT_NEAR(eager.fwd_s - fused.fwd_s, s, 1e-9);
+    ASSERT_NEAR(eager.bwd_s - fused.bwd_s, ar_gen_default_consts.mem_bwd_ratio * s, 1e-9);
+    ASSERT_NEAR(eager.act_bytes, fused.act_bytes, 1e-15);
+    /* per-op selective checkpointing re-runs the forward's element-wise
+     * work in the backward: under eager ops that work grows by s, and so
+     * does the recomputation */
+    {
+        ar_profile_entry rf, re;
+        o.recompute_elementwise = 1;
+        o.eager_elementwise = 0;
+        ASSERT_OK(ar_profile_gen_entry(m, g, AR_LAYER_DENSE, 1, 1, 4096, NULL, &o, &rf));
+        o.eager_elementwise = 1;
+        ASSERT_OK(ar_profile_gen_entry(m, g, AR_LAYER_DENSE, 1, 1, 4096, NULL, &o, &re));
+        ASSERT_NEAR(rf.fwd_s, fused.fwd_s, 1e-12);
+        ASSERT_GT(rf.bwd_s, fused.bwd_s);
+        ASSERT_NEAR((re.bwd_s - rf.bwd_s) - (eager.bwd_s - fused.bwd_s), s, 1e-9);
+        o.recompute_elementwise = 0;
+    }
+    /* the head's final norm only */
+    o.eager_elementwise = 0;
+    ASSERT_OK(ar_profile_gen_entry(m, g, AR_LAYER_HEAD, 1, 1, 4096, NULL, &o, &fused));
+    o.eager_elementwise = 1;
+    ASSERT_OK(ar_profile_gen_entry(m, g, AR_LAYER_HEAD, 1, 1, 4096, NULL, &o, &eager));
+    ASSERT_NEAR(eager.fwd_s - fused.fwd_s, 16.0 * T * h * 2.0 / (g->hbm_bw * ar_gen_default_consts.hbm_eff), 1e-9);
+    arachne_model_destroy(m);
+}
+
 /* Issue 27 items 7 and 8: a profile with zero forward times was
  * accepted (by add and by the reader) and broke planning later ("state
  * vector has a non-finite entry", MFU of 1500 %); a seq_len above the
@@ -642,4 +689,5 @@ SUITE(profile, T(zero_times_and_unreadable_seq_len_are_refused), T(add_lookup_ex
       T(many_entries_stay_sorted), T(json_round_trip_is_exact), T(json_bad_input_is_rejected_with_position),
       T(sailor_import_all_models), T(sailor_import_bad_input),
       T(sailor_final_norm_folds_into_the_head), T(sailor_sequence_length_from_llm_info), T(profile_precision_fields), T(generator_covers_every_key),
-      T(generator_is_monotone_and_orders_gpus), T(generator_moe_and_determinism));
+      T(generator_is_monotone_and_orders_gpus), T(generator_moe_and_determinism),
+      T(generator_eager_elementwise_adds_the_counted_passes));

@@ -126,10 +126,11 @@ OPTIONS = {
     "global_batch": 0, "seq_len": 1, "weight_bytes": 2, "grad_bytes": 3, "optim_bytes": 4,
     "dist_optimizer": 5, "recompute": 6, "headroom": 7, "expert_tiling": 8, "max_depth": 9,
     "overlap_grad_reduce": 10, "overlap_param_gather": 11, "tp_comm_overlap": 12,
+    "recompute_norm_act": 13, "recompute_alt_mm": 14,
 }
 _INT_OPTIONS = ("global_batch", "seq_len", "max_depth")
 _BOOL_OPTIONS = ("dist_optimizer", "expert_tiling", "overlap_grad_reduce", "overlap_param_gather",
-                 "tp_comm_overlap")
+                 "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm")
 
 # Plan fields (arachne_plan_field, arachne_template_field, arachne_stage_field,
 # arachne_rank_field)
