@@ -588,9 +588,13 @@ typedef enum arachne_option {
     ARACHNE_OPT_OVERLAP_PARAM_GATHER = 11, /**< 1: the distributed optimizer's parameter all-gather overlaps the
                                             *   first micro-batch's forward (Megatron --overlap-param-gather);
                                             *   0 or 1 (default 1) */
-    ARACHNE_OPT_TP_COMM_OVERLAP = 12 /**< 1: tensor-parallel collectives overlap the GEMMs (Megatron
+    ARACHNE_OPT_TP_COMM_OVERLAP = 12, /**< 1: tensor-parallel collectives overlap the GEMMs (Megatron
                                       *   --tp-comm-overlap); only the part longer than the compute it hides
                                       *   behind is charged; 0 or 1 (default 0) */
+    ARACHNE_OPT_CONTEXT_PARALLEL = 13 /**< 1: planners may split a stage's GPU group into tp x cp (context
+                                       *   parallelism, Megatron --context-parallel-size) where that prices
+                                       *   faster; 0: never (cp = 1); 0 or 1 (default 1).  Pricing a given
+                                       *   plan follows the plan's cp either way. */
 } arachne_option;
 
 /** Creates a cost model over model `m`, cluster `c` and profile `p`, with
@@ -673,7 +677,9 @@ typedef enum arachne_template_field {
     ARACHNE_TEMPLATE_REPLICAS = 1,      /**< pipelines of this structure (data-parallel replicas) */
     ARACHNE_TEMPLATE_MICRO_BATCH = 2,   /**< samples per micro-batch */
     ARACHNE_TEMPLATE_MICRO_BATCHES = 3, /**< micro-batches per replica per iteration */
-    ARACHNE_TEMPLATE_PIPELINE_S = 4     /**< seconds one replica takes for its micro-batches (1F1B) */
+    ARACHNE_TEMPLATE_PIPELINE_S = 4,    /**< seconds one replica takes for its micro-batches (1F1B) */
+    ARACHNE_TEMPLATE_CP = 5             /**< context-parallel degree (1: none); each stage of one replica
+                                             runs on tp x cp GPUs (Megatron --context-parallel-size) */
 } arachne_template_field;
 
 /** Per-stage values for arachne_plan_stage_get.  Numbers are pinned.

@@ -119,7 +119,8 @@ class ParallelConfigTest(unittest.TestCase):
                 cm.plan_from_parallel("tp=2,pp=2,dp=8")
             self.assertIn("496 or 504", str(e.exception))
             cm.set("global_batch", 512)
-            for bad in ("tp=3", "cp=2", "nope=1", "tp=2,pp=2,dp=16"):
+            # cp=3: 4096 tokens do not split into 2 x 3 load-balanced chunks
+            for bad in ("tp=3", "cp=3", "vp=2", "nope=1", "tp=2,pp=2,dp=16", "tp=2,cp=2,pp=2,dp=8"):
                 with self.assertRaises(arachne.Error):
                     cm.plan_from_parallel(bad)
             with self.assertRaises(TypeError):
