@@ -798,7 +798,10 @@ ARACHNE_API int arachne_plan_from_sailor(arachne_plan **out, const arachne_cost_
  *  comma-separated key=value pairs:
  *    tp, pp      tensor- and pipeline-parallel degrees (default 1);
  *    dp          data-parallel replicas (default: every GPU of the type,
- *                divided by tp x pp);
+ *                divided by tp x cp x pp);
+ *    cp          context-parallel degree (default 1): every stage of a
+ *                replica runs on tp x cp GPUs; the sequence length must be
+ *                divisible by 2 x cp (ARACHNE_E_INVALID_ARGUMENT otherwise);
  *    mbs         sequences per micro-batch (default 1);
  *    ep, etp     expert-parallel and expert tensor-parallel degrees on MoE
  *                stages (defaults 1 and tp, Megatron-Core's defaults);
@@ -808,13 +811,13 @@ ARACHNE_API int arachne_plan_from_sailor(arachne_plan **out, const arachne_cost_
  *                weights, gradients and optimizer state; divides dp; 0 or 1:
  *                off, ZeRO-1 per the setup);
  *    gpu         the GPU type (required when the cluster has several);
- *    cp, vp      accepted at 1; larger values give ARACHNE_E_UNSUPPORTED
+ *    vp          accepted at 1; larger values give ARACHNE_E_UNSUPPORTED
  *                naming the dimension.
  *  The global batch (cm's GLOBAL_BATCH) must be a multiple of dp x mbs;
  *  micro-batches per replica = batch / (dp x mbs).  Ranks follow
- *  Megatron-Core's default order (TP fastest, then DP, then the pipeline
- *  stage) over the type's GPUs in node order; TP groups must not cross a
- *  node.  Training knobs (distributed optimizer, recomputation, overlap,
+ *  Megatron-Core's default order (TP fastest, then CP, then DP, then the
+ *  pipeline stage) over the type's GPUs in node order; TP groups must not
+ *  cross a node (CP groups may).  Training knobs (distributed optimizer, recomputation, overlap,
  *  bytes per parameter) come from cm's setup.  *out receives a new priced
  *  plan (method "given"; destroy with arachne_plan_destroy) or NULL.
  *  Errors: ARACHNE_E_INVALID_ARGUMENT (NULL argument, values that do not
