@@ -112,6 +112,22 @@ class ParallelConfigTest(unittest.TestCase):
             c = cm.plan_from_parallel(tp=1, pp=2, dp=16, layers=[14, 18])
             self.assertEqual(c.to_dict()["templates"][0]["stages"][0]["layers"], [0, 14])
 
+    def test_context_parallel(self):
+        # tp x cp GPUs per stage: 4 x 2 x 2 stages x 2 replicas = the 32 GPUs; the template
+        # reports cp, the ranks carry cp_rank, the option turns the planner's CP off
+        with arachne.CostModel("llama3-8b", "h100:4x8") as cm:
+            p = cm.plan_from_parallel(tp=4, cp=2, pp=2)
+            t = p.to_dict()["templates"][0]
+            self.assertEqual((t["cp"], t["replicas"], p.template_get(0, "cp")), (2, 2, 2))
+            self.assertEqual(sorted({r["cp_rank"] for r in t["ranks"]}), [0, 1])
+            self.assertEqual(p.gpus_used, 32)
+            q = cm.plan_from_parallel(tp=4, pp=2, dp=4)
+            self.assertEqual(q.template_get(0, "cp"), 1)
+            self.assertNotIn("cp", q.to_dict()["templates"][0])
+            self.assertEqual(cm.get("context_parallel"), 1)
+            cm.set("context_parallel", 0)
+            self.assertEqual(cm.get("context_parallel"), 0)
+
     def test_bad_configurations_raise(self):
         with arachne.CostModel("llama3-8b", "h100:4x8") as cm:
             cm.set("global_batch", 500)
