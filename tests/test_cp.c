@@ -216,6 +216,60 @@ TEST(cp_exports)
     cp_close(&e);
 }
 
+/* The feasibility check (CHECK mode, what the lookahead asks) and the fill
+ * proper (BEST) agree on every template, with context parallelism on and
+ * off; every plan BEST returns validates and its cp splits the groups. */
+TEST(cp_fill_check_agrees_with_best)
+{
+    cpenv e;
+    ar_fill_ws ws;
+    ar_rng rng;
+    int it, on, agree = 0, fits = 0, cps = 0;
+    ASSERT_OK(cp_open(&e, "llama3-8b", "h100:2x8,a100-40:2x4", 32768));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 32));
+    ASSERT_OK(ar_fill_ws_init(&ws, e.cm));
+    ar_rng_seed(&rng, 23);
+    for (it = 0; it < 60; it++)
+        for (on = 0; on <= 1; on++) {
+            ar_avail a, a2;
+            arachne_plan plan;
+            int types[4], tps[4], depth = 1 + ar_rng_int(&rng, 4), s, chk, best;
+            ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_CONTEXT_PARALLEL, on));
+            for (s = 0; s < depth; s++) {
+                types[s] = ar_rng_int(&rng, 2);
+                tps[s] = 1 << ar_rng_int(&rng, types[s] == 0 ? 4 : 3);
+            }
+            memset(&a, 0, sizeof a);
+            memset(&a2, 0, sizeof a2);
+            ASSERT_OK(ar_avail_init(&a, e.c));
+            ASSERT_OK(ar_avail_copy(&a2, &a));
+            ASSERT_OK(ar_plan_init(&plan, e.cm));
+            ar_fill_ws_reset(&ws);
+            chk = ar_fill_template_ws(&ws, &a, &plan, depth, types, tps, AR_FILL_CHECK);
+            ASSERT_EQ(0, plan.ntemplates);
+            best = ar_fill_template_ws(&ws, &a2, &plan, depth, types, tps, AR_FILL_BEST);
+            ASSERT_MSG((chk == ARACHNE_OK) == (best == ARACHNE_OK), "depth %d cp %s: check %d, best %d", depth,
+                       on ? "on" : "off", chk, best);
+            agree++;
+            if (best == ARACHNE_OK) {
+                fits++;
+                ASSERT_OK(ar_plan_validate(e.cm, &plan));
+                for (s = 0; s < depth; s++) ASSERT_EQ(tps[s], ar_stage_gpus(&plan.t[0], s));
+                if (!on) ASSERT(plan.t[0].cp <= 1);
+                cps += plan.t[0].cp > 1;
+            }
+            arachne_clear_error();
+            ar_plan_clear(&plan);
+            ar_avail_free(&a);
+            ar_avail_free(&a2);
+        }
+    ASSERT_EQ(120, agree);
+    ASSERT(fits > 0 && fits < 120);
+    ASSERT(cps > 0);
+    ar_fill_ws_free(&ws);
+    cp_close(&e);
+}
+
 /* The acceptance line: llama3-70b at 32,768 tokens on 16 nodes of 8 H100s.
  * The planner (bundled policy, best-of-16 + refinement, as `arachne plan`)
  * chooses context parallelism, and its plan is faster than the best it
@@ -251,4 +305,4 @@ TEST(cp_planner_chooses_cp_for_long_sequences)
 
 SUITE(cp, T(cp_stage_prices_a_cp_share_of_the_tokens), T(cp_ring_across_nodes_is_never_cheaper),
       T(cp_masks_and_errors), T(cp_plan_json_round_trip_and_errors), T(cp_exports),
-      T(cp_planner_chooses_cp_for_long_sequences));
+      T(cp_fill_check_agrees_with_best), T(cp_planner_chooses_cp_for_long_sequences));
