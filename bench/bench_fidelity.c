@@ -273,15 +273,14 @@ static void price_row(const ar_json *row, const ar_json *sup, int parts, result 
     pub_tok = num_or(row, "tokens_per_sec_per_gpu", NAN);
     pub_tfl = num_or(row, "model_tflops_per_gpu", NAN);
     snprintf(r->config, sizeof r->config, "tp%g pp%g%s%s dp%g mbs%g%s", tp, pp, vp > 1 ? " vp" : "",
-             cp > 1 ? " cp" : "", isnan(tp) || isnan(pp) ? 0.0 : n / (tp * pp), mbs, moe ? " ep" : "");
+             cp > 1 ? " cp" : "", isnan(tp) || isnan(pp) ? 0.0 : n / (tp * pp * cp), mbs, moe ? " ep" : "");
     if (moe) {
         size_t k = strlen(r->config);
         snprintf(r->config + k, sizeof r->config - k, "%g", ep);
     }
     r->why[0] = '\0';
     r->fsdp = fsdp > 1;
-    if (cp > 1) snprintf(r->why, sizeof r->why, "context parallelism (cp=%g)", cp);
-    else if (vp > 1) snprintf(r->why, sizeof r->why, "interleaved 1F1B (vp=%g)", vp);
+    if (vp > 1) snprintf(r->why, sizeof r->why, "interleaved 1F1B (vp=%g)", vp);
     else if (isnan(tp) || isnan(pp)) snprintf(r->why, sizeof r->why, "TP/PP not published");
     else if (pp > AR_MAX_DEPTH) snprintf(r->why, sizeof r->why, "pipeline of %g stages (> %d)", pp, AR_MAX_DEPTH);
     else if (!(cat = gpu_of(gname, &domain))) snprintf(r->why, sizeof r->why, "GPU '%s' not in the catalog", gname);
@@ -313,7 +312,8 @@ static void price_row(const ar_json *row, const ar_json *sup, int parts, result 
              gated ? "true" : "false");
     nodes = (int)ceil(n / domain);
     snprintf(cspec, sizeof cspec, "%s:%dx%d", cat, nodes, domain);
-    snprintf(spec, sizeof spec, "tp=%g,pp=%g,dp=%g,mbs=%g", tp, pp, n / (tp * pp), mbs);
+    /* context parallelism: each replica's stages run on tp x cp GPUs */
+    snprintf(spec, sizeof spec, "tp=%g,pp=%g,cp=%g,dp=%g,mbs=%g", tp, pp, cp, n / (tp * pp * cp), mbs);
     if (fsdp > 1) {
         size_t k = strlen(spec);
         snprintf(spec + k, sizeof spec - k, ",fsdp=%g", fsdp);

@@ -13,7 +13,9 @@
  * untrained policy (seed 1); the output says which.  Besides wall time the
  * bench reports the process CPU time (clock()), which a busy machine does
  * not inflate.
- * Usage: bench_plan [--reps N] [--policy FILE] */
+ * --no-cp plans with context parallelism off (ARACHNE_OPT_CONTEXT_PARALLEL
+ * 0), the planner without it, for a before/after comparison.
+ * Usage: bench_plan [--reps N] [--policy FILE] [--no-cp] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,12 +63,13 @@ int main(int argc, char **argv)
 {
     const char *policy_path = getenv("ARACHNE_POLICY"), *policy_desc;
     arachne_policy *pol = NULL;
-    int reps = 5, i, st;
+    int reps = 5, i, st, cp = 1;
     size_t c;
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--policy") && i + 1 < argc) policy_path = argv[++i];
-        else { fprintf(stderr, "usage: %s [--reps N] [--policy FILE]\n", argv[0]); return 2; }
+        else if (!strcmp(argv[i], "--no-cp")) cp = 0;
+        else { fprintf(stderr, "usage: %s [--reps N] [--policy FILE] [--no-cp]\n", argv[0]); return 2; }
     }
     if (reps < 1) reps = 1;
     if (!policy_path || !policy_path[0]) {
@@ -84,7 +87,7 @@ int main(int argc, char **argv)
         if ((st = arachne_policy_create(&pol, 1, 0, 0))) return 1;
         policy_desc = "fresh (untrained, seed 1; no bundled policy found)";
     }
-    printf("policy: %s\n", policy_desc);
+    printf("policy: %s; context parallelism %s\n", policy_desc, cp ? "on" : "off (--no-cp)");
     printf("%-10s %6s %5s %-10s %3s %5s %12s %12s %12s %12s %10s %9s\n", "cluster", "GPUs", "types", "mode", "thr",
            "runs", "median s", "min s", "max s", "median cpu s", "iter/s", "evals");
     for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -94,7 +97,8 @@ int main(int argc, char **argv)
         arachne_cost_model *cm = NULL;
         int gpus = 0, types = 0, mode;
         if ((st = arachne_model_preset(&m, "llama3-8b")) || (st = arachne_cluster_parse(&cl, cases[c].spec)) ||
-            (st = arachne_profile_generate(&p, m, cl, 4096)) || (st = arachne_cost_model_create(&cm, m, cl, p))) {
+            (st = arachne_profile_generate(&p, m, cl, 4096)) || (st = arachne_cost_model_create(&cm, m, cl, p)) ||
+            (st = arachne_cost_model_set(cm, ARACHNE_OPT_CONTEXT_PARALLEL, cp))) {
             fprintf(stderr, "bench_plan: %s: %s\n", cases[c].name, arachne_last_error());
             return 1;
         }
@@ -140,9 +144,10 @@ int main(int argc, char **argv)
                        types, mname, md->threads, n, med, t[0], t[n - 1], cmed, thr, ev);
                 printf("{\"bench\":\"plan\",\"case\":\"%s\",\"model\":\"llama3-8b\",\"cluster\":\"%s\",\"gpus\":%d,"
                        "\"types\":%d,\"mode\":\"%s\",\"threads\":%d,\"runs\":%d,\"median_s\":%.6f,\"min_s\":%.6f,"
-                       "\"max_s\":%.6f,\"median_cpu_s\":%.6f,\"iter_per_s\":%.6g,\"evaluations\":%.0f,\"policy\":\"%s\"}\n",
+                       "\"max_s\":%.6f,\"median_cpu_s\":%.6f,\"iter_per_s\":%.6g,\"evaluations\":%.0f,\"policy\":\"%s\","
+                       "\"context_parallel\":%s}\n",
                        cases[c].name, cases[c].spec, gpus, types, mname, md->threads, n, med, t[0], t[n - 1], cmed, thr,
-                       ev, policy_path ? "bundled-or-given" : "fresh");
+                       ev, policy_path ? "bundled-or-given" : "fresh", cp ? "true" : "false");
             }
             free(t);
         }

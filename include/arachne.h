@@ -596,12 +596,16 @@ typedef enum arachne_option {
                                          *   are recomputed in the backward pass instead of stored (Megatron
                                          *   --recompute-modules layernorm moe_act); changes memory only;
                                          *   no effect under full recomputation; 0 or 1 (default 0) */
-    ARACHNE_OPT_RECOMPUTE_ALT_MM = 14 /**< 1: per-op selective checkpointing as torchtitan runs it
+    ARACHNE_OPT_RECOMPUTE_ALT_MM = 14, /**< 1: per-op selective checkpointing as torchtitan runs it
                                        *   (selective_ac_option "op"): every second matmul of a dense block,
                                        *   by call order, is recomputed in the backward pass; adds that share
                                        *   of the block's forward time; memory is counted as for the
                                        *   ARACHNE_OPT_RECOMPUTE mode; no effect under full recomputation;
                                        *   0 or 1 (default 0) */
+    ARACHNE_OPT_CONTEXT_PARALLEL = 15 /**< 1: planners may split a stage's GPU group into tp x cp (context
+                                       *   parallelism, Megatron --context-parallel-size) where that prices
+                                       *   faster; 0: never (cp = 1); 0 or 1 (default 1).  Pricing a given
+                                       *   plan follows the plan's cp either way. */
 } arachne_option;
 
 /** Creates a cost model over model `m`, cluster `c` and profile `p`, with
@@ -684,7 +688,9 @@ typedef enum arachne_template_field {
     ARACHNE_TEMPLATE_REPLICAS = 1,      /**< pipelines of this structure (data-parallel replicas) */
     ARACHNE_TEMPLATE_MICRO_BATCH = 2,   /**< samples per micro-batch */
     ARACHNE_TEMPLATE_MICRO_BATCHES = 3, /**< micro-batches per replica per iteration */
-    ARACHNE_TEMPLATE_PIPELINE_S = 4     /**< seconds one replica takes for its micro-batches (1F1B) */
+    ARACHNE_TEMPLATE_PIPELINE_S = 4,    /**< seconds one replica takes for its micro-batches (1F1B) */
+    ARACHNE_TEMPLATE_CP = 5             /**< context-parallel degree (1: none); each stage of one replica
+                                             runs on tp x cp GPUs (Megatron --context-parallel-size) */
 } arachne_template_field;
 
 /** Per-stage values for arachne_plan_stage_get.  Numbers are pinned.
@@ -803,7 +809,10 @@ ARACHNE_API int arachne_plan_from_sailor(arachne_plan **out, const arachne_cost_
  *  comma-separated key=value pairs:
  *    tp, pp      tensor- and pipeline-parallel degrees (default 1);
  *    dp          data-parallel replicas (default: every GPU of the type,
- *                divided by tp x pp);
+ *                divided by tp x cp x pp);
+ *    cp          context-parallel degree (default 1): every stage of a
+ *                replica runs on tp x cp GPUs; the sequence length must be
+ *                divisible by 2 x cp (ARACHNE_E_INVALID_ARGUMENT otherwise);
  *    mbs         sequences per micro-batch (default 1);
  *    ep, etp     expert-parallel and expert tensor-parallel degrees on MoE
  *                stages (defaults 1 and tp, Megatron-Core's defaults);
@@ -813,13 +822,13 @@ ARACHNE_API int arachne_plan_from_sailor(arachne_plan **out, const arachne_cost_
  *                weights, gradients and optimizer state; divides dp; 0 or 1:
  *                off, ZeRO-1 per the setup);
  *    gpu         the GPU type (required when the cluster has several);
- *    cp, vp      accepted at 1; larger values give ARACHNE_E_UNSUPPORTED
+ *    vp          accepted at 1; larger values give ARACHNE_E_UNSUPPORTED
  *                naming the dimension.
  *  The global batch (cm's GLOBAL_BATCH) must be a multiple of dp x mbs;
  *  micro-batches per replica = batch / (dp x mbs).  Ranks follow
- *  Megatron-Core's default order (TP fastest, then DP, then the pipeline
- *  stage) over the type's GPUs in node order; TP groups must not cross a
- *  node.  Training knobs (distributed optimizer, recomputation, overlap,
+ *  Megatron-Core's default order (TP fastest, then CP, then DP, then the
+ *  pipeline stage) over the type's GPUs in node order; TP groups must not
+ *  cross a node (CP groups may).  Training knobs (distributed optimizer, recomputation, overlap,
  *  bytes per parameter) come from cm's setup.  *out receives a new priced
  *  plan (method "given"; destroy with arachne_plan_destroy) or NULL.
  *  Errors: ARACHNE_E_INVALID_ARGUMENT (NULL argument, values that do not

@@ -294,7 +294,9 @@ static void look_bounds(look *L)
     }
     least_acts(cm, act);
     L->acts = least_replica_acts(cm, act);
-    for (k = 0; k < L->plan->ntemplates; k++) R0 += L->plan->t[k].replicas;
+    /* optimizer shards of the plan so far: replicas x CP ranks (with
+     * them, a new replica of any cp still holds at least D ob / (R0 + r)) */
+    for (k = 0; k < L->plan->ntemplates; k++) R0 += L->plan->t[k].replicas * ar_tmpl_cp(&L->plan->t[k]);
     L->R0 = R0;
     L->blocks = cm->model->blocks;
     for (k = AR_LAYER_DENSE; k <= AR_LAYER_MOE; k++) {

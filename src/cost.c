@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calib.h"
 #include "cost.h"
 
 static const char *const kind_names[AR_LAYER_KINDS] = { "embed", "dense", "moe", "head" };
@@ -32,6 +33,7 @@ void ar_setup_defaults(ar_setup *s)
     s->tp_comm_overlap = 0;
     s->recompute_norm_act = 0;
     s->recompute_alt_mm = 0;
+    s->context_parallel = 1;
 }
 
 int ar_setup_act_mode(const ar_setup *s)
@@ -109,6 +111,15 @@ int ar_cost_cache_build(arachne_cost_model *cm)
         double routed = 2.0 * (m->expert_params[AR_LAYER_MOE] / m->experts) * m->top_k * cm->setup.seq_len;
         if (layer > 0.0) c->expert_frac = routed / layer;
         if (c->expert_frac > 1.0) c->expert_frac = 1.0;
+    }
+    /* the attention core grows linearly with the sequence per token
+     * (C(s) = k s), the rest does not: per token f(s) = A + k s */
+    for (k = 0; k < AR_LAYER_KINDS; k++) {
+        int seq = cm->setup.seq_len;
+        double f_s = ar_model_flops_fwd(m, k, seq, 1) / seq, f_1 = ar_model_flops_fwd(m, k, 1, 1);
+        c->attn_frac[k] = seq > 1 && f_s > 0.0 ? (f_s - f_1) * seq / (seq - 1.0) / f_s : 0.0;
+        if (c->attn_frac[k] < 0.0) c->attn_frac[k] = 0.0;
+        if (c->attn_frac[k] > 1.0) c->attn_frac[k] = 1.0;
     }
     c->flops_per_sample = 0.0;
     for (k = 0; k < AR_LAYER_KINDS; k++) {
@@ -193,7 +204,7 @@ void arachne_cost_model_destroy(arachne_cost_model *cm)
 static const char *const option_names[] = {
     "global_batch", "seq_len", "weight_bytes", "grad_bytes", "optim_bytes",
     "dist_optimizer", "recompute", "headroom", "expert_tiling", "max_depth",
-    "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm"
+    "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm", "context_parallel"
 };
 
 static int need_int(int option, double v, double lo, double hi)
@@ -263,6 +274,9 @@ int arachne_cost_model_set(arachne_cost_model *cm, int option, double value)
     case ARACHNE_OPT_OVERLAP_PARAM_GATHER:
         if ((st = need_int(option, value, 0, 1)) == ARACHNE_OK) s->overlap_param_gather = (int)value;
         break;
+    case ARACHNE_OPT_CONTEXT_PARALLEL:
+        if ((st = need_int(option, value, 0, 1)) == ARACHNE_OK) s->context_parallel = (int)value;
+        break;
     case ARACHNE_OPT_TP_COMM_OVERLAP:
         if ((st = need_int(option, value, 0, 1)) == ARACHNE_OK) {
             rebuild = s->tp_comm_overlap != (int)value;
@@ -282,7 +296,7 @@ int arachne_cost_model_set(arachne_cost_model *cm, int option, double value)
         }
         break;
     default:
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..14)", option);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..15)", option);
     }
     if (st == ARACHNE_OK && rebuild) st = ar_cost_cache_build(cm);
     return st;
@@ -310,8 +324,9 @@ int arachne_cost_model_get(const arachne_cost_model *cm, int option, double *out
     case ARACHNE_OPT_TP_COMM_OVERLAP: v = s->tp_comm_overlap; break;
     case ARACHNE_OPT_RECOMPUTE_NORM_ACT: v = s->recompute_norm_act; break;
     case ARACHNE_OPT_RECOMPUTE_ALT_MM: v = s->recompute_alt_mm; break;
+    case ARACHNE_OPT_CONTEXT_PARALLEL: v = s->context_parallel; break;
     default:
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..14)", option);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..15)", option);
     }
     *out = v;
     return ARACHNE_OK;
@@ -333,21 +348,67 @@ int ar_stage_check(const arachne_cost_model *cm, const ar_template *t, int s)
                         s, S->type, cm->cluster->ntypes);
     if (S->tp < 1 || S->tp > AR_MAX_NODE_GPUS)
         return ar_error(ARACHNE_E_INVALID_PLAN, "stage %d: tp %d out of range", s, S->tp);
+    if (t->cp < 0 || t->cp > AR_MAX_CP)
+        return ar_error(ARACHNE_E_INVALID_PLAN, "cp %d out of range [0, %d]", t->cp, AR_MAX_CP);
+    if (t->cp > 1 && cm->setup.seq_len % (2 * t->cp) != 0)
+        return ar_error(ARACHNE_E_INVALID_PLAN,
+                        "cp %d: the sequence length %d is not divisible by 2 x cp = %d (load-balanced chunks)",
+                        t->cp, cm->setup.seq_len, 2 * t->cp);
     if (S->first < 0 || S->end < S->first || S->end > c->blocks)
         return ar_error(ARACHNE_E_INVALID_PLAN, "stage %d: layers %d-%d outside the model's %d blocks",
                         s, S->first, S->end, c->blocks);
     if (t->micro_batch < 1) return ar_error(ARACHNE_E_INVALID_PLAN, "micro-batch size %d < 1", t->micro_batch);
     if (c->moe_before[S->end] - c->moe_before[S->first] > 0) {
-        long w = (long)t->replicas * S->tp;
+        long w = (long)t->replicas * ar_stage_gpus(t, s);
         if (S->ep < 1 || S->etp < 1 || S->edp < 1 || (long)S->ep * S->etp * S->edp != w)
             return ar_error(ARACHNE_E_INVALID_PLAN,
-                            "stage %d: expert tiling ep %d x etp %d x edp %d does not factor its %ld GPUs (replicas x tp)",
+                            "stage %d: expert tiling ep %d x etp %d x edp %d does not factor its %ld GPUs "
+                            "(replicas x tp x cp)",
                             s, S->ep, S->etp, S->edp, w);
         if (cm->model->experts > 0 && cm->model->experts % S->ep)
             return ar_error(ARACHNE_E_INVALID_PLAN, "stage %d: ep %d does not divide the %d experts", s, S->ep,
                             cm->model->experts);
     }
     return ARACHNE_OK;
+}
+
+/* Ring attention (context parallelism, cp > 1) of n layers of stage s,
+ * whose profile entry (at the stage's TP, the full sequence) is e and whose
+ * attention core is the share frac of the layer's FLOPs.  Every layer's
+ * forward passes the K and V blocks of seq / cp tokens around the ring of cp
+ * ranks, cp - 1 steps; the backward passes K, V and their gradients dK, dV
+ * (twice the bytes).  Megatron-Core / TransformerEngine overlap step i's
+ * transfer with step i's attention compute, so only the transfer time above
+ * (cp - 1) / cp of the rank's attention time is exposed.  Adds the exposed
+ * seconds of forward + backward to *comm and of the forward to *fwd. */
+static void cp_ring(const arachne_cost_model *cm, const ar_template *t, int s, const ar_stage_place *pl,
+                    double frac, const ar_cost_entry *e, int n, double *comm, double *fwd)
+{
+    const arachne_model *m = cm->model;
+    const ar_stage *S = &t->stages[s];
+    const ar_gpu_spec *g = &cm->cluster->types[S->type];
+    int cp = ar_tmpl_cp(t), tp = S->tp, inter = pl ? pl->cp_inter : 1;
+    double tokens = (double)cm->setup.seq_len / cp * t->micro_batch, per_token, bytes, bw, lat, send_f, attn_f,
+           attn_b, exp_f, exp_b;
+    if (m->mla) /* MLA: every head carries its own K (nope + rope) and V */
+        per_token = (m->heads >= tp ? (double)m->heads / tp : 1.0) * (m->qk_nope_dim + m->qk_rope_dim + m->v_head_dim);
+    else
+        per_token = 2.0 * (m->kv_heads >= tp ? (double)m->kv_heads / tp : 1.0) * m->head_dim;
+    bytes = tokens * per_token * ar_profile_elt_bytes(cm->profile);
+    if (inter) {
+        bw = ar_cluster_link_bw(cm->cluster, S->type, S->type) * ar_inter_link_eff();
+        lat = g->inter_lat;
+    } else {
+        bw = g->intra_bw * ar_intra_link_eff(g);
+        lat = g->intra_lat;
+    }
+    send_f = (cp - 1) * (bytes / bw + lat);
+    attn_f = frac * e->fwd_s / cp;
+    attn_b = frac * (e->time_s - e->fwd_s) / cp;
+    exp_f = AR_MAX(0.0, send_f - attn_f * (cp - 1) / cp);
+    exp_b = AR_MAX(0.0, 2.0 * send_f - attn_b * (cp - 1) / cp);
+    *comm += n * (exp_f + exp_b);
+    *fwd += n * exp_f;
 }
 
 int ar_stage_price(const arachne_cost_model *cm, const ar_template *t, int s,
@@ -368,8 +429,8 @@ int ar_stage_price_checked(const arachne_cost_model *cm, const ar_template *t, i
     const ar_gpu_spec *g;
     ar_cost_entry tmp, tmp2;
     const ar_cost_entry *e, *e2;
-    int rc, b = t->micro_batch, n_moe, n_dense;
-    double compute = 0.0, tpc = 0.0, epc = 0.0, p2p = 0.0, fwd = 0.0;
+    int rc, b = t->micro_batch, n_moe, n_dense, cp = ar_tmpl_cp(t);
+    double compute = 0.0, tpc = 0.0, epc = 0.0, p2p = 0.0, fwd = 0.0, cpc = 0.0, cpf = 0.0;
     g = &cl->types[S->type];
     n_moe = c->moe_before[S->end] - c->moe_before[S->first];
     n_dense = S->end - S->first - n_moe;
@@ -390,6 +451,7 @@ int ar_stage_price_checked(const arachne_cost_model *cm, const ar_template *t, i
         compute += n_dense * e->time_s;
         tpc += n_dense * e->tp_comm_s;
         fwd += n_dense * (e->fwd_s + e->tp_fwd_s);
+        if (cp > 1) cp_ring(cm, t, s, pl, c->attn_frac[AR_LAYER_DENSE], e, n_dense, &cpc, &cpf);
     }
     if (n_moe > 0) {
         double phi = c->expert_frac, share = (double)S->etp / S->tp;
@@ -402,23 +464,34 @@ int ar_stage_price_checked(const arachne_cost_model *cm, const ar_template *t, i
         compute += n_moe * ((1.0 - phi) * e->time_s + phi * e2->time_s * share);
         tpc += n_moe * 0.5 * (e->tp_comm_s + e2->tp_comm_s * share);
         fwd += n_moe * ((1.0 - phi) * e->fwd_s + phi * e2->fwd_s * share + 0.5 * (e->tp_fwd_s + e2->tp_fwd_s * share));
+        if (cp > 1) cp_ring(cm, t, s, pl, c->attn_frac[AR_LAYER_MOE], e, n_moe, &cpc, &cpf);
         if (S->ep > 1) {
             int inter = pl ? pl->ep_inter : 1;
             double bw = inter ? ar_cluster_link_bw(cl, S->type, S->type) : g->intra_bw;
             double lat = inter ? g->inter_lat : g->intra_lat;
-            double tokens = (double)cm->setup.seq_len * b / S->tp;
+            double tokens = (double)cm->setup.seq_len * b / ((double)S->tp * cp);
             double bytes = tokens * cm->model->top_k * cm->model->hidden * 2.0 * (S->ep - 1) / S->ep;
             /* dispatch + combine, forward and backward */
             epc = n_moe * 4.0 * (bytes / bw + (S->ep - 1) * lat);
-            fwd += 0.5 * epc;  /* dispatch + combine of the forward */
         }
     }
+    if (cp > 1) {
+        /* each rank of a CP group holds seq / cp tokens of every sequence
+         * (2 cp load-balanced chunks under the causal mask): 1/cp of the
+         * linear and of the attention FLOPs, and TP collectives over 1/cp
+         * of the tokens (docs/cost-model.md, "Context parallelism") */
+        compute /= cp;
+        tpc /= cp;
+        fwd /= cp;
+    }
+    fwd += 0.5 * epc;  /* dispatch + combine of the forward */
     if (s < t->depth - 1) {
         const ar_stage *N = &t->stages[s + 1];
         int inter = pl ? pl->p2p_inter : 1;
         /* the boundary tensor at the profile's precision (2 bytes for BF16) */
+        /* with CP each rank sends its own seq / cp tokens, all in parallel */
         double bw, lat, bytes = ar_model_boundary_bytes(cm->model, cm->setup.seq_len, b) *
-                                ar_profile_elt_bytes(cm->profile) / 2.0;
+                                ar_profile_elt_bytes(cm->profile) / 2.0 / cp;
         if (N->type < 0 || N->type >= cl->ntypes)
             return ar_error(ARACHNE_E_INVALID_PLAN, "stage %d: GPU type index %d out of range", s + 1, N->type);
         if (N->type != S->type) inter = 1; /* a node holds one GPU type */
@@ -436,6 +509,9 @@ int ar_stage_price_checked(const arachne_cost_model *cm, const ar_template *t, i
     /* --tp-comm-overlap: the collectives run under the GEMMs they feed, so
      * only what outlasts the stage's compute stays on the critical path */
     if (cm->setup.tp_comm_overlap) tpc = tpc > compute ? tpc - compute : 0.0;
+    /* ring attention's exposed K/V transfers count with the collectives */
+    tpc += cpc;
+    fwd += cpf;
     st->compute_s = compute;
     st->tp_comm_s = tpc;
     st->ep_comm_s = epc;

@@ -46,6 +46,9 @@ typedef struct ar_cost_cache {
     double expert_params[AR_LAYER_KINDS];/* routed-expert parameters of one layer */
     double expert_frac;                  /* phi: routed-expert share of a MoE block's forward FLOPs */
     double flops_per_sample;             /* model FLOPs (fwd + bwd) of one sample */
+    double attn_frac[AR_LAYER_KINDS];    /* attention-core (QK^T, AV) share of a layer's forward FLOPs at
+                                          * the setup's sequence length: the compute that hides the
+                                          * ring-attention transfers of context parallelism */
 } ar_cost_cache;
 
 /* Entry for (cluster type index, kind, tp, mbs).  Powers of two come from
@@ -144,6 +147,7 @@ typedef struct ar_stage_place {
     int node;        /* node holding every GPU of this stage (all replicas), -1 if several */
     int p2p_inter;   /* 1: in some replica the send to the next stage crosses nodes */
     int ep_inter;    /* 1: some expert-parallel group of the stage spans nodes */
+    int cp_inter;    /* 1: some context-parallel ring of the stage spans nodes */
     int dp_local;    /* fewest data-parallel peers (replicas of one TP rank) the stage has on
                       * any node it uses, >= 1: a ring that crosses nodes runs that many
                       * channels side by side, one per GPU's network port */

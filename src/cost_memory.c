@@ -86,6 +86,14 @@ int ar_stage_memory_checked(const arachne_cost_model *cm, const ar_template *t, 
         act += n_moe * e->act_bytes;
         if (e->act_sel > work) work = e->act_sel;
     }
+    /* context parallelism: each rank keeps the activations of its seq / cp
+     * tokens (Korthikanti et al. 2022's terms are all linear in the tokens
+     * once the attention scores are not stored, as under selective
+     * recomputation or flash attention) */
+    if (t->cp > 1) {
+        act /= t->cp;
+        work /= t->cp;
+    }
     /* 1F1B: stage s of p holds min(p - s, M) micro-batches; an idle template
      * (M = 0) is still checked for one */
     out->in_flight = depth - s < (M > 1 ? M : 1) ? depth - s : (M > 1 ? M : 1);
@@ -101,8 +109,10 @@ int ar_stage_memory_checked(const arachne_cost_model *cm, const ar_template *t, 
 int ar_oom_error(const arachne_cost_model *cm, int tmpl, const ar_template *t, int s, const ar_stage_mem *m)
 {
     const ar_stage *S = &t->stages[s];
+    char cps[24] = "";
+    if (t->cp > 1) snprintf(cps, sizeof cps, ", cp %d", t->cp);
     return ar_error(ARACHNE_E_OUT_OF_MEMORY_PLAN,
-                    "template %d stage %d (%s, tp %d, layers %d-%d): needs %.1f GB, has %.1f GB (over by %.1f GB)",
-                    tmpl, s, cm->cluster->types[S->type].name, S->tp, S->first, S->end,
+                    "template %d stage %d (%s, tp %d%s, layers %d-%d): needs %.1f GB, has %.1f GB (over by %.1f GB)",
+                    tmpl, s, cm->cluster->types[S->type].name, S->tp, cps, S->first, S->end,
                     m->total / 1e9, m->capacity / 1e9, (m->total - m->capacity) / 1e9);
 }

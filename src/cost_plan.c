@@ -42,7 +42,7 @@ int ar_template_place(const arachne_plan *p, int tmpl, ar_stage_place *out)
     for (s = 0; s < t->depth; s++) {
         if (t->stages[s].tp < 1 || t->stages[s].tp > AR_MAX_NODE_GPUS)
             return ar_error(ARACHNE_E_INVALID_PLAN, "template %d stage %d: tp %d out of range", tmpl, s, t->stages[s].tp);
-        off[s + 1] = off[s] + t->replicas * t->stages[s].tp;
+        off[s + 1] = off[s] + t->replicas * ar_stage_gpus(t, s);
     }
     n = off[t->depth];
     for (i = 0; i < p->nranks; i++)
@@ -57,50 +57,60 @@ int ar_template_place(const arachne_plan *p, int tmpl, ar_stage_place *out)
     for (i = 0; i < n; i++) node_of[i] = -1;
     for (i = 0; i < p->nranks; i++) {
         const ar_rank *r = &p->ranks[i];
-        int slot;
+        int slot, cpr;
         if (r->tmpl != tmpl) continue;
+        cpr = ar_tmpl_cp(t) > 1 ? r->cp_rank : 0; /* meaningful in CP templates only */
         if (r->stage < 0 || r->stage >= t->depth || r->replica < 0 || r->replica >= t->replicas ||
-            r->tp_rank < 0 || r->tp_rank >= t->stages[r->stage].tp || r->node < 0) {
+            r->tp_rank < 0 || r->tp_rank >= t->stages[r->stage].tp || cpr < 0 || cpr >= ar_tmpl_cp(t) ||
+            r->node < 0) {
             free(node_of);
             free(count);
             return ar_error(ARACHNE_E_INVALID_PLAN, "rank %d: template %d replica %d stage %d tp rank %d node %d out of range",
                             r->rank, tmpl, r->replica, r->stage, r->tp_rank, r->node);
         }
-        slot = off[r->stage] + r->replica * t->stages[r->stage].tp + r->tp_rank;
+        slot = off[r->stage] + r->replica * ar_stage_gpus(t, r->stage) + cpr * t->stages[r->stage].tp + r->tp_rank;
         if (node_of[slot] >= 0) {
             free(node_of);
             free(count);
-            return ar_error(ARACHNE_E_INVALID_PLAN, "rank %d: template %d replica %d stage %d tp rank %d has two GPUs",
-                            r->rank, tmpl, r->replica, r->stage, r->tp_rank);
+            return ar_error(ARACHNE_E_INVALID_PLAN,
+                            "rank %d: template %d replica %d stage %d tp rank %d cp rank %d has two GPUs",
+                            r->rank, tmpl, r->replica, r->stage, r->tp_rank, cpr);
         }
         node_of[slot] = r->node;
     }
     for (s = 0; s < t->depth; s++) {
-        int tp = t->stages[s].tp, a;
+        int gw = ar_stage_gpus(t, s), tp = t->stages[s].tp, a;
         for (q = 0; q < t->replicas; q++)
-            for (a = 0; a < tp; a++)
-                if (node_of[off[s] + q * tp + a] < 0) {
+            for (a = 0; a < gw; a++)
+                if (node_of[off[s] + q * gw + a] < 0) {
                     free(node_of);
                     free(count);
-                    return ar_error(ARACHNE_E_INVALID_PLAN, "template %d replica %d stage %d tp rank %d has no GPU",
-                                    tmpl, q, s, a);
+                    return ar_error(ARACHNE_E_INVALID_PLAN,
+                                    "template %d replica %d stage %d tp rank %d cp rank %d has no GPU",
+                                    tmpl, q, s, a % tp, a / tp);
                 }
     }
     for (s = 0; s < t->depth; s++) {
         const ar_stage *S = &t->stages[s];
         const int *nd = node_of + off[s];
-        int w = t->replicas * S->tp, k, grp;
+        int gw = ar_stage_gpus(t, s), w = t->replicas * gw, k, grp;
         out[s].node = nd[0];
         for (k = 1; k < w; k++)
             if (nd[k] != nd[0]) { out[s].node = -1; break; }
+        /* data-parallel peers per node: replicas x cp (weights are
+         * replicated over the CP ranks too) */
         out[s].dp_local = ar_stage_dp_local(nd, w, S->tp, count);
+        out[s].cp_inter = 0;
+        for (q = 0; q < t->replicas && !out[s].cp_inter && gw > S->tp; q++)
+            for (k = 1; k < gw; k++)
+                if (nd[q * gw + k] != nd[q * gw]) { out[s].cp_inter = 1; break; }
         out[s].p2p_inter = 0;
         if (s + 1 < t->depth) {
             const int *nn = node_of + off[s + 1];
-            int tn = t->stages[s + 1].tp;
+            int tn = ar_stage_gpus(t, s + 1);
             for (q = 0; q < t->replicas && !out[s].p2p_inter; q++) {
-                int home = nd[q * S->tp];
-                for (k = 0; k < S->tp; k++) if (nd[q * S->tp + k] != home) out[s].p2p_inter = 1;
+                int home = nd[q * gw];
+                for (k = 0; k < gw; k++) if (nd[q * gw + k] != home) out[s].p2p_inter = 1;
                 for (k = 0; k < tn; k++) if (nn[q * tn + k] != home) out[s].p2p_inter = 1;
             }
         }
@@ -313,7 +323,7 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
             }
             rep[j] = t->replicas;
             mbs[j] = t->micro_batch;
-            R += t->replicas;
+            R += t->replicas * ar_tmpl_cp(t);
         }
     }
     for (j = kept; j < n; j++) {
@@ -338,13 +348,15 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
             out[j][s].bwd_s = st.bwd_s;
             tsum[j] += st.stage_s;
             if (st.stage_s > tmax[j]) tmax[j] = st.stage_s;
-            gpus += t->replicas * t->stages[s].tp;
-            peak += (double)t->replicas * t->stages[s].tp * cl->types[t->stages[s].type].flops;
+            gpus += t->replicas * ar_stage_gpus(t, s);
+            peak += (double)t->replicas * ar_stage_gpus(t, s) * cl->types[t->stages[s].type].flops;
         }
         if (j < keep) { pp->tmax[j] = tmax[j]; pp->tsum[j] = tsum[j]; }
         rep[j] = t->replicas;
         mbs[j] = t->micro_batch;
-        R += t->replicas;
+        /* data-parallel ranks of the gradient rings: the weights are
+         * replicated over the CP ranks of every replica */
+        R += t->replicas * ar_tmpl_cp(t);
     }
 
     /* 2. who holds each block (for the gradient rings) */
@@ -468,7 +480,6 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
     for (j = 0; j < n; j++) {
         const ar_template *t = &plan->t[j];
         for (s = 0; s < t->depth; s++) {
-            const ar_stage *S = &t->stages[s];
             ar_stage_mem mm;
             if ((rc = ar_stage_memory_checked(cm, t, s, R, ranks_e[j][s], m[j], &mm)) != ARACHNE_OK) goto done;
             if (mm.total > mm.capacity) {
@@ -476,7 +487,7 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
                 goto done;
             }
             out[j][s].mem_bytes = mm.total;
-            busy += (double)t->replicas * S->tp * m[j] * out[j][s].stage_s;
+            busy += (double)t->replicas * ar_stage_gpus(t, s) * m[j] * out[j][s].stage_s;
         }
     }
 

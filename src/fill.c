@@ -121,7 +121,9 @@ typedef struct fill_ctx {
     const arachne_plan *plan;
     int n;                       /* index of the new template */
     int depth;
-    const int *types, *tps;
+    const int *types, *tps;      /* tps[s]: GPUs of one replica of stage s (tp x cp) */
+    int cp;                      /* context-parallel degree of the candidate (1: off) */
+    int ttp[AR_MAX_DEPTH];       /* TP degree of stage s: tps[s] / cp */
     int moe[AR_MAX_DEPTH];       /* stage holds MoE blocks (depends on split) */
     int r;                       /* replicas of the candidate */
     int mbs;
@@ -140,7 +142,7 @@ typedef struct fill_ctx {
 } fill_ctx;
 
 typedef struct fill_cand {
-    int valid, mbs, r;
+    int valid, mbs, r, cp;
     int firsts[AR_MAX_DEPTH + 1];
     int tile[AR_MAX_DEPTH];      /* index into ctx->tiles[s] (MoE stages) */
     double iter_s;
@@ -164,9 +166,9 @@ static void build_tiles(fill_ctx *c)
     for (s = 0; s < c->depth; s++) {
         int w = c->tps[s] * c->r;
         if (c->cm->setup.expert_tiling && c->cm->model->experts > 0) {
-            c->ntiles[s] = ar_tiles_enumerate(w, c->tps[s], c->cm->model->experts, c->tiles[s], AR_MAX_TILES);
+            c->ntiles[s] = ar_tiles_enumerate(w, c->ttp[s], c->cm->model->experts, c->tiles[s], AR_MAX_TILES);
         } else {
-            c->tiles[s][0].ep = 1; c->tiles[s][0].etp = c->tps[s]; c->tiles[s][0].edp = c->r;
+            c->tiles[s][0].ep = 1; c->tiles[s][0].etp = c->ttp[s]; c->tiles[s][0].edp = c->r * c->cp;
             c->ntiles[s] = 1;
         }
         if (c->ntiles[s] < 1) { /* cannot happen (1 x 1 x W always qualifies) */
@@ -193,7 +195,8 @@ static void put_ranks(fill_ctx *c)
                 R->rank = rk;
                 R->node = ws->node_of[q * c->depth + s];
                 R->gpu = ws->gpu_of[q * c->depth + s] + k;
-                R->tmpl = c->n; R->replica = q; R->stage = s; R->tp_rank = k;
+                R->tmpl = c->n; R->replica = q; R->stage = s;
+                R->tp_rank = k % c->ttp[s]; R->cp_rank = k / c->ttp[s]; /* TP fastest, then CP */
                 rk++;
             }
 }
@@ -226,8 +229,10 @@ static void summarise_place(fill_ctx *c)
                     if (least < 0 || cnt[no[q * d + s]] < least) least = cnt[no[q * d + s]];
                     cnt[no[q * d + s]] = 0;
                 }
-            p->dp_local = least > 1 ? least : 1;
+            /* every CP rank of a replica is a data-parallel peer too */
+            p->dp_local = (least > 1 ? least : 1) * c->cp;
         }
+        p->cp_inter = 0; /* a stage's tp x cp GPUs of one replica sit in one node */
         for (i = 0; i < c->ntiles[s]; i++) {
             const ar_tile *tl = &c->tiles[s][i];
             int tp = c->tps[s], et, ed, ep, inter = 0;
@@ -276,10 +281,11 @@ static void put_template(fill_ctx *c, const int *firsts, const int *tile)
     t->depth = c->depth;
     t->replicas = c->r;
     t->micro_batch = c->mbs;
+    t->cp = c->cp > 1 ? c->cp : 0;
     for (s = 0; s < c->depth; s++) {
         ar_stage *st = &t->stages[s];
         st->type = c->types[s];
-        st->tp = c->tps[s];
+        st->tp = c->ttp[s];
         st->first = firsts[s];
         st->end = firsts[s + 1];
         ws->place[c->n][s] = c->pl[s];
@@ -302,7 +308,7 @@ static void find_oom(fill_ctx *c, oom_info *oi)
     const ar_template *t = &c->ws->trial.t[c->n];
     double best = 0.0;
     int s, j, R = 0;
-    for (j = 0; j <= c->n; j++) R += c->ws->trial.t[j].replicas;
+    for (j = 0; j <= c->n; j++) R += c->ws->trial.t[j].replicas * ar_tmpl_cp(&c->ws->trial.t[j]);
     oi->stage = -1;
     for (s = 0; s < c->depth; s++) {
         ar_stage_mem mm;
@@ -427,7 +433,7 @@ static int eval_split(fill_ctx *c, const int *firsts, fill_cand *best, oom_info 
     if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
     optimise_tiles(c, firsts, tile, &it);
     if (!best->valid || it < best->iter_s) {
-        best->valid = 1; best->mbs = c->mbs; best->r = c->r; best->iter_s = it;
+        best->valid = 1; best->mbs = c->mbs; best->r = c->r; best->cp = c->cp; best->iter_s = it;
         memcpy(best->firsts, firsts, (size_t)(c->depth + 1) * sizeof(int));
         memcpy(best->tile, tile, (size_t)c->depth * sizeof(int));
         for (s = 0; s < c->depth; s++) if (!c->moe[s]) best->tile[s] = 0;
@@ -483,21 +489,21 @@ static void capacity_weights(const fill_ctx *c, double *w)
     double p_all = m->params[kind], p_exp = m->expert_params[kind];
     if (M < 1) M = 1;
     for (s = 0; s < c->depth; s++) {
-        int tp = c->tps[s], W = tp * AR_MAX(1, c->r);
-        double optim = su->dist_optimizer ? su->optim_bytes / AR_MAX(1, c->r) : su->optim_bytes;
+        int tp = c->ttp[s], W = c->tps[s] * AR_MAX(1, c->r), cp = c->cp;
+        double optim = su->dist_optimizer ? su->optim_bytes / AR_MAX(1, c->r * cp) : su->optim_bytes;
         double per_param = su->weight_bytes + su->grad_bytes + optim;
         double shard = su->expert_tiling && m->experts > 0 ? (double)W : (double)tp;
         double fixed = ((p_all - p_exp) / tp + p_exp / shard) * per_param;
-        double act = ar_model_act_bytes(m, kind, su->seq_len, c->mbs, tp, ar_setup_act_mode(su));
+        double act = ar_model_act_bytes(m, kind, su->seq_len, c->mbs, tp, ar_setup_act_mode(su)) / cp;
         double usable = cm->cluster->types[c->types[s]].mem_bytes * (1.0 - su->headroom) - AR_FRAMEWORK_OVERHEAD_BYTES;
         double per_block = fixed + AR_MIN(c->depth - s, M) * act;
         /* the embedding lives on the first stage, the head on the last */
         if (s == 0)
             usable -= m->params[AR_LAYER_EMBED] / tp * per_param +
-                      AR_MIN(c->depth, M) * ar_model_act_bytes(m, AR_LAYER_EMBED, su->seq_len, c->mbs, tp, su->recompute);
+                      AR_MIN(c->depth, M) * ar_model_act_bytes(m, AR_LAYER_EMBED, su->seq_len, c->mbs, tp, su->recompute) / cp;
         if (s == c->depth - 1)
             usable -= m->params[AR_LAYER_HEAD] / tp * per_param +
-                      ar_model_act_bytes(m, AR_LAYER_HEAD, su->seq_len, c->mbs, tp, su->recompute);
+                      ar_model_act_bytes(m, AR_LAYER_HEAD, su->seq_len, c->mbs, tp, su->recompute) / cp;
         w[s] = per_block > 0 && usable > 0 ? usable / per_block : 0.0;
         if (w[s] < 0.05) w[s] = 0.05;
     }
@@ -629,6 +635,52 @@ static void why_gpus(ar_fill_ws *ws, int mode, const arachne_cluster *cl, const 
     why(ws, mode, "the TP groups of one replica do not pack into the free nodes");
 }
 
+/* Sets the candidate's context-parallel degree: stage s runs TP tps[s] / cp;
+ * the tilings and the ranks of a placement depend on it. */
+static void set_cp(fill_ctx *c, int cp)
+{
+    int s;
+    c->cp = cp;
+    for (s = 0; s < c->depth; s++) c->ttp[s] = c->tps[s] / cp;
+    c->tiles_w = 0;
+    c->placed_r = 0;
+}
+
+/* The context-parallel degrees the template may use, smallest first (1
+ * always): powers of two that divide every stage's GPU group (so TP stays
+ * a power of two, >= 1), with the sequence divisible by 2 cp (Megatron's
+ * load-balanced chunks under the causal mask).  Nothing else is offered. */
+static int cp_choices(const arachne_cost_model *cm, int depth, const int *tps, int *out)
+{
+    int n = 0, cp, s, g = 1 << AR_MAX_TP_LOG;
+    out[n++] = 1;
+    if (!cm->setup.context_parallel) return n;
+    for (s = 0; s < depth; s++) if (tps[s] < g) g = tps[s];
+    for (cp = 2; cp <= g && cp <= AR_MAX_CP; cp *= 2)
+        if (cm->setup.seq_len % (2 * cp) == 0) out[n++] = cp;
+    return n;
+}
+
+/* Whether splitting the groups into tp x cp can make some stage faster at
+ * micro-batch mbs: some stage's block (compute + TP collectives, profile
+ * at tps / cp, 1/cp of the tokens) costs less than at TP tps.  The ring
+ * transfers only add to the CP side, so when no block gets cheaper even
+ * without them, CP could pay only through memory; the fill then tries it
+ * only when nothing fits without it (docs/fill.md). */
+static int cp_may_pay(const fill_ctx *c, int cp, int mbs)
+{
+    const arachne_model *m = c->cm->model;
+    int kind = m->experts > 0 ? AR_LAYER_MOE : AR_LAYER_DENSE, s;
+    for (s = 0; s < c->depth; s++) {
+        ar_stage_speed a, b;
+        if (!ar_stage_speed_get(c->cm, c->types[s], c->tps[s], mbs, &a) ||
+            !ar_stage_speed_get(c->cm, c->types[s], c->tps[s] / cp, mbs, &b))
+            continue;
+        if (b.block_s[kind] >= 0.0 && a.block_s[kind] >= 0.0 && b.block_s[kind] / cp < a.block_s[kind]) return 1;
+    }
+    return 0;
+}
+
 static int commit(fill_ctx *c, ar_avail *a, arachne_plan *plan, const fill_cand *b)
 {
     ar_fill_ws *ws = c->ws;
@@ -636,6 +688,8 @@ static int commit(fill_ctx *c, ar_avail *a, arachne_plan *plan, const fill_cand 
     int st, s, q, nr;
     ar_rank *nranks;
     c->mbs = b->mbs;
+    if (c->cp != b->cp) set_cp(c, b->cp);
+    if (c->r != b->r) c->tiles_w = 0;
     c->r = b->r;
     for (s = 0; s < c->depth; s++) c->moe[s] = stage_is_moe(c->cm->model, b->firsts[s], b->firsts[s + 1]);
     build_tiles(c);
@@ -683,7 +737,7 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
     fill_cand best;
     oom_info oom, small_oom = { -1, 0.0, 0.0, 0, 0, 0 };
     int s, k, rpack, batch_left, nmbs = 0, mbs_list[AR_MAX_MBS_LOG + 1], st, missing_stage = -1;
-    int last_err = ARACHNE_OK, any_fit = 0, expert_fallback;
+    int last_err = ARACHNE_OK, any_fit = 0, expert_fallback, cps[AR_MAX_TP_LOG + 2], ncp, ci;
 
     if (!a || !plan || !types || !tps)
         return AR_NULL_ARG("fill", a, plan, types, tps);
@@ -741,46 +795,74 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
     if (st) return st;
     memset(&best, 0, sizeof best);
     small_oom.stage = -1;
-    /* CHECK mode tries the smallest (most likely to fit) first */
-    for (k = 0; k < nmbs; k++) {
-        int mbs = mode == AR_FILL_CHECK ? mbs_list[nmbs - 1 - k] : mbs_list[k];
-        int rlist[2], nr = 0, ri, fit_here = 0;
-        rlist[nr++] = AR_MIN(rpack, batch_left / mbs);
-        if (rlist[0] < 1) continue;
-        /* An MoE stage's EP x ETP must divide tp x replicas and EP the
-         * (power-of-two) expert count: an odd replica count can leave no
-         * tiling that fits.  The largest power of two below is the fallback. */
-        if (expert_fallback) {
-            int p2 = 1;
-            while (p2 * 2 <= rlist[0]) p2 *= 2;
-            if (p2 != rlist[0]) rlist[nr++] = p2;
-        }
-        for (ri = 0; ri < nr; ri++) {
-            int r = rlist[ri];
-            c.mbs = mbs;
-            if (c.r != r) { c.r = r; c.tiles_w = 0; }
-            build_tiles(&c);
-            st = place(&c, a);
-            if (st) { ws->trial.ntemplates = c.n; ws->trial.nranks = plan->nranks; return st; }
-            for (s = 0; s < depth; s++) (void)ar_stage_speed_get(cm, types[s], tps[s], mbs, &c.sp[s]);
-            oom.stage = -1;
-            st = eval_mbs(&c, &best, &oom);
-            if (st == ARACHNE_OK) {
-                any_fit = fit_here = 1;
-                break; /* fewer replicas only when the most do not fit */
-            } else if (st == ARACHNE_E_OUT_OF_MEMORY_PLAN) {
-                last_err = st;
-                if (oom.stage >= 0 && (small_oom.stage < 0 || mode != AR_FILL_CHECK)) { small_oom = oom; small_oom.mbs = mbs; }
-            } else {
-                last_err = st;
+    ncp = cp_choices(cm, depth, tps, cps);
+    /* Context parallelism: the same GPU groups split into tp x cp.  CHECK
+     * stops at the first degree that fits; BEST tries a degree > 1 when
+     * nothing fitted so far or when it can make a block cheaper, so both
+     * modes find a fit for exactly the same templates. */
+    for (ci = 0; ci < ncp; ci++) {
+        int cp = cps[ci], nml = 0, ml[AR_MAX_MBS_LOG + 1];
+        if (cp > 1) {
+            if (mode == AR_FILL_CHECK && any_fit) break;
+            if (mode != AR_FILL_CHECK && any_fit && !cp_may_pay(&c, cp, mbs_list[nmbs - 1])) continue;
+            for (k = 0; k < nmbs; k++) {
+                int ok = 1;
+                for (s = 0; s < depth && ok; s++) {
+                    ar_stage_speed sp;
+                    if (!ar_stage_speed_get(cm, types[s], tps[s] / cp, mbs_list[k], &sp)) ok = 0;
+                }
+                if (ok) ml[nml++] = mbs_list[k];
             }
+            if (nml == 0) continue;
+        } else {
+            memcpy(ml, mbs_list, (size_t)nmbs * sizeof(int));
+            nml = nmbs;
         }
-        if (mode == AR_FILL_CHECK) {
-            /* memory grows with the micro-batch: when the smallest size
-             * fits no split, the check stops there (conservative) */
-            break;
+        set_cp(&c, cp);
+        /* CHECK mode tries the smallest (most likely to fit) first */
+        for (k = 0; k < nml; k++) {
+            int mbs = mode == AR_FILL_CHECK ? ml[nml - 1 - k] : ml[k];
+            int rlist[2], nr = 0, ri, fit_here = 0;
+            rlist[nr++] = AR_MIN(rpack, batch_left / mbs);
+            if (rlist[0] < 1) continue;
+            /* An MoE stage's EP x ETP must divide tp x replicas and EP the
+             * (power-of-two) expert count: an odd replica count can leave no
+             * tiling that fits.  The largest power of two below is the fallback. */
+            if (expert_fallback) {
+                int p2 = 1;
+                while (p2 * 2 <= rlist[0]) p2 *= 2;
+                if (p2 != rlist[0]) rlist[nr++] = p2;
+            }
+            for (ri = 0; ri < nr; ri++) {
+                int r = rlist[ri];
+                c.mbs = mbs;
+                if (c.r != r) { c.r = r; c.tiles_w = 0; }
+                build_tiles(&c);
+                st = place(&c, a);
+                if (st) { ws->trial.ntemplates = c.n; ws->trial.nranks = plan->nranks; return st; }
+                for (s = 0; s < depth; s++) (void)ar_stage_speed_get(cm, types[s], c.ttp[s], mbs, &c.sp[s]);
+                oom.stage = -1;
+                st = eval_mbs(&c, &best, &oom);
+                if (st == ARACHNE_OK) {
+                    any_fit = fit_here = 1;
+                    break; /* fewer replicas only when the most do not fit */
+                } else if (st == ARACHNE_E_OUT_OF_MEMORY_PLAN) {
+                    last_err = st;
+                    if (oom.stage >= 0 && (small_oom.stage < 0 || mode != AR_FILL_CHECK)) {
+                        small_oom = oom;
+                        small_oom.mbs = mbs;
+                    }
+                } else {
+                    last_err = st;
+                }
+            }
+            if (mode == AR_FILL_CHECK) {
+                /* memory grows with the micro-batch: when the smallest size
+                 * fits no split, the check stops there (conservative) */
+                break;
+            }
+            (void)fit_here;
         }
-        (void)fit_here;
     }
     /* restore the trial to mirror the plan */
     ws->trial.ntemplates = c.n;

@@ -468,7 +468,7 @@ static int try_template(ar_flat_runner *r, const partial *p, int mbs)
                 R->rank = rk;
                 R->node = r->node_of[q * d + s];
                 R->gpu = r->gpu_of[q * d + s] + k;
-                R->tmpl = n; R->replica = q; R->stage = s; R->tp_rank = k;
+                R->tmpl = n; R->replica = q; R->stage = s; R->tp_rank = k; R->cp_rank = 0;
                 rk++;
             }
     T->nranks = rk;

@@ -4,8 +4,8 @@
  * sub-interval of each part of each layer it computes:
  *   dense weights   its TP shard [k/t, (k+1)/t) (embedding and head too);
  *   dense optimizer the same, or with the distributed optimizer the slice g
- *                   of R of that shard (g: the rank's replica counted over
- *                   all templates, R: all replicas);
+ *                   of R of that shard (g: the rank's replica x CP rank
+ *                   counted over all templates, R: all replicas x CP);
  *   expert weights  (MoE blocks) shard e = w mod (EP*ETP) of EP*ETP, where
  *                   w = replica * TP + tp_rank;
  *   expert optimizer the same, or slice w / (EP*ETP) of EDP of that shard.
@@ -25,7 +25,7 @@
 enum { PART_DW = 0, PART_DO = 1, PART_EW = 2, PART_EO = 3, PARTS = 4 };
 
 typedef struct rinfo {
-    int tmpl, stage, replica, tp_rank, g; /* g: replica over all templates */
+    int tmpl, stage, replica, tp_rank, cp_rank, g; /* g: replica over all templates */
     int node, gpu;                        /* node in the new cluster (-1: gone) */
 } rinfo;
 
@@ -95,7 +95,7 @@ static void interval(const arachne_plan *p, int R, const rinfo *r, int part, int
             lo += r->g * w;
         }
     } else {
-        int E = S->ep * S->etp, flat = r->replica * S->tp + r->tp_rank;
+        int E = S->ep * S->etp, flat = r->replica * ar_stage_gpus(t, r->stage) + r->cp_rank * S->tp + r->tp_rank;
         if (E < 1) E = 1;
         w = 1.0 / E;
         lo = (flat % E) * w;
@@ -113,7 +113,8 @@ static int fill_info(const arachne_plan *p, const int *node_override, rinfo **ou
     int goff[AR_MAX_TEMPLATES + 1], j, i;
     rinfo *ri;
     goff[0] = 0;
-    for (j = 0; j < p->ntemplates; j++) goff[j + 1] = goff[j] + p->t[j].replicas;
+    /* the distributed optimizer shards over replicas x CP ranks */
+    for (j = 0; j < p->ntemplates; j++) goff[j + 1] = goff[j] + p->t[j].replicas * ar_tmpl_cp(&p->t[j]);
     ri = ar_calloc(p->nranks > 0 ? (size_t)p->nranks : 1, sizeof *ri);
     if (!ri) return ARACHNE_E_NO_MEMORY;
     for (i = 0; i < p->nranks; i++) {
@@ -127,7 +128,8 @@ static int fill_info(const arachne_plan *p, const int *node_override, rinfo **ou
         ri[i].stage = r->stage;
         ri[i].replica = r->replica;
         ri[i].tp_rank = r->tp_rank;
-        ri[i].g = goff[r->tmpl] + r->replica;
+        ri[i].cp_rank = r->cp_rank;
+        ri[i].g = goff[r->tmpl] + r->replica * ar_tmpl_cp(&p->t[r->tmpl]) + r->cp_rank;
         ri[i].node = node_override ? node_override[i] : r->node;
         ri[i].gpu = r->gpu;
     }
@@ -258,8 +260,8 @@ int ar_migration_compute(const arachne_cost_model *cm, const arachne_plan *old, 
     x.dist = cm->setup.dist_optimizer;
     wb = cm->setup.weight_bytes;
     ob = cm->setup.optim_bytes;
-    for (j = 0; j < old->ntemplates; j++) x.R_old += old->t[j].replicas;
-    for (j = 0; j < newp->ntemplates; j++) R_new += newp->t[j].replicas;
+    for (j = 0; j < old->ntemplates; j++) x.R_old += old->t[j].replicas * ar_tmpl_cp(&old->t[j]);
+    for (j = 0; j < newp->ntemplates; j++) R_new += newp->t[j].replicas * ar_tmpl_cp(&newp->t[j]);
 
     if ((st = fill_info(old, old_node, &oi)) || (st = fill_info(newp, NULL, &ni))) goto done;
     x.oi = oi;

@@ -15,6 +15,7 @@
                                 * upper bound, the policy's depth candidates (STOP + 1..32) and the
                                 * trainer's per-depth buffers (checkpoint format) */
 #define AR_MAX_TEMPLATES 16   /* templates per plan */
+#define AR_MAX_CP 1024        /* context-parallel degree of a template */
 
 /* Training setup (defaults in docs/cost-model.md). */
 typedef struct ar_setup {
@@ -33,6 +34,7 @@ typedef struct ar_setup {
     int tp_comm_overlap;     /* 1: TP collectives overlap the GEMMs they feed */
     int recompute_norm_act;  /* 1: norms and routed-expert activations recomputed too (memory only) */
     int recompute_alt_mm;    /* 1: every second matmul of dense blocks recomputed (torchtitan per-op SAC) */
+    int context_parallel;    /* 1: the fill may split a stage's GPU group into tp x cp */
 } ar_setup;
 
 void ar_setup_defaults(ar_setup *s);
@@ -66,6 +68,9 @@ typedef struct ar_template {
     int micro_batches;     /* M: micro-batches per replica per iteration (from min-max assignment) */
     int fsdp;              /* FSDP / ZeRO-3 sharding group (data-parallel ranks sharing weights,
                             * gradients and optimizer state); 0 or 1: off (ZeRO-1 at most) */
+    int cp;                /* context parallelism: every stage splits each sequence over cp groups of
+                            * tp GPUs (ring attention), so a stage occupies tp x cp GPUs per replica,
+                            * laid out TP fastest, then CP (Megatron-Core's order); 0 or 1: off */
     double pipeline_s;     /* exact 1F1B time of M micro-batches + max g_s */
 } ar_template;
 
@@ -80,6 +85,7 @@ static inline void ar_template_copy(ar_template *dst, const ar_template *src)
     dst->micro_batch = src->micro_batch;
     dst->micro_batches = src->micro_batches;
     dst->fsdp = src->fsdp;
+    dst->cp = src->cp;
     dst->pipeline_s = src->pipeline_s;
 }
 
@@ -87,7 +93,14 @@ typedef struct ar_rank {
     int rank;              /* global rank, 0..gpus_used-1 */
     int node, gpu;         /* cluster node index and local GPU index */
     int tmpl, replica, stage, tp_rank;
+    int cp_rank;           /* context-parallel rank in [0, cp) (0 without CP) */
 } ar_rank;
+
+/* Context-parallel degree of a template (>= 1). */
+static inline int ar_tmpl_cp(const ar_template *t) { return t->cp > 1 ? t->cp : 1; }
+/* GPUs of one replica of stage s: tp x cp.  The GPU of (tp_rank, cp_rank)
+ * in that group is cp_rank * tp + tp_rank. */
+static inline int ar_stage_gpus(const ar_template *t, int s) { return t->stages[s].tp * ar_tmpl_cp(t); }
 
 struct arachne_plan {
     int ntemplates;

@@ -3,8 +3,9 @@
  * Megatron-LM or torchtitan, so that it can be priced with the same cost
  * model as the planner's plans (docs/cost-model.md, "Pricing a configuration
  * you run").  One template, every stage on one GPU type; ranks follow
- * Megatron-Core's default order (TP fastest, then data parallel, then the
- * pipeline stage), laid over the type's GPUs in node order. */
+ * Megatron-Core's default order (TP fastest, then context parallel, then
+ * data parallel, then the pipeline stage), laid over the type's GPUs in node
+ * order. */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -17,7 +18,7 @@
 #include "plan.h"
 
 typedef struct par_cfg {
-    long tp, pp, dp, mbs, ep, etp, fsdp;
+    long tp, pp, dp, mbs, ep, etp, fsdp, cp;
     int has_dp, has_ep, has_etp;
     int nlayers;
     long layers[AR_MAX_DEPTH];
@@ -67,7 +68,7 @@ static int parse_spec(const char *spec, par_cfg *c)
 {
     const char *p = spec;
     memset(c, 0, sizeof *c);
-    c->tp = c->pp = c->mbs = c->ep = 1;
+    c->tp = c->pp = c->mbs = c->ep = c->cp = 1;
     while (*p) {
         const char *comma = strchr(p, ','), *eq;
         size_t len = comma ? (size_t)(comma - p) : strlen(p), klen, vlen;
@@ -95,15 +96,17 @@ static int parse_spec(const char *spec, par_cfg *c)
             c->gpu[vlen] = '\0';
         } else if (!strcmp(key, "fsdp")) {
             st = parse_long(key, eq + 1, vlen, 0, 100000000L, &c->fsdp);
-        } else if (!strcmp(key, "cp") || !strcmp(key, "vp")) {
-            /* accepted at their neutral value 1 */
+        } else if (!strcmp(key, "cp")) {
+            st = parse_long(key, eq + 1, vlen, 0, AR_MAX_CP, &c->cp);
+            if (!st && c->cp < 1) c->cp = 1;
+        } else if (!strcmp(key, "vp")) {
+            /* accepted at its neutral value 1 */
             if ((st = parse_long(key, eq + 1, vlen, 0, 100000000L, &x))) return st;
             if (x > 1)
                 return ar_error(ARACHNE_E_UNSUPPORTED, FN ": %s=%ld: %s is not supported yet", key, x,
-                                !strcmp(key, "cp") ? "context parallelism"
-                                                   : "interleaved 1F1B (virtual pipeline stages)");
+                                "interleaved 1F1B (virtual pipeline stages)");
         } else {
-            return ar_error(ARACHNE_E_PARSE, FN ": unknown key '%s' (known: tp pp dp mbs ep etp fsdp layers gpu)",
+            return ar_error(ARACHNE_E_PARSE, FN ": unknown key '%s' (known: tp pp dp cp mbs ep etp fsdp layers gpu)",
                             key);
         }
         if (st) return st;
@@ -135,11 +138,15 @@ static int build(arachne_plan *p, const arachne_cost_model *cm, const par_cfg *c
     long w, need, batch_unit;
     int firsts[AR_MAX_DEPTH + 1], s, k, n, rk;
 
-    w = c->tp * c->dp;
+    w = c->tp * c->cp * c->dp;
     need = w * c->pp;
     if (need > cl->type_gpus[type])
-        return ar_error(ARACHNE_E_INFEASIBLE, FN ": tp %ld x pp %ld x dp %ld = %ld GPUs; the cluster has %d %s",
-                        c->tp, c->pp, c->dp, need, cl->type_gpus[type], cl->types[type].name);
+        return ar_error(ARACHNE_E_INFEASIBLE, FN ": tp %ld x cp %ld x pp %ld x dp %ld = %ld GPUs; the cluster has %d %s",
+                        c->tp, c->cp, c->pp, c->dp, need, cl->type_gpus[type], cl->types[type].name);
+    if (c->cp > 1 && cm->setup.seq_len % (2 * c->cp) != 0)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                        FN ": cp=%ld needs the sequence length (%d) divisible by 2 x cp = %ld (load-balanced chunks)",
+                        c->cp, cm->setup.seq_len, 2 * c->cp);
     if (c->pp > m->blocks)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, FN ": pp=%ld exceeds the model's %d blocks", c->pp, m->blocks);
     batch_unit = c->dp * c->mbs;
@@ -173,6 +180,7 @@ static int build(arachne_plan *p, const arachne_cost_model *cm, const par_cfg *c
     t->replicas = (int)c->dp;
     t->micro_batch = (int)c->mbs;
     t->micro_batches = (int)(cm->setup.global_batch / batch_unit);
+    t->cp = c->cp > 1 ? (int)c->cp : 0;
     if (c->fsdp > 1) {
         if (c->dp % c->fsdp != 0)
             return ar_error(ARACHNE_E_INVALID_ARGUMENT, FN ": fsdp=%ld does not divide dp=%ld", c->fsdp, c->dp);
@@ -191,7 +199,7 @@ static int build(arachne_plan *p, const arachne_cost_model *cm, const par_cfg *c
             long etp = c->has_etp ? c->etp : c->tp, ep = c->ep;
             if (w % (ep * etp) != 0)
                 return ar_error(ARACHNE_E_INVALID_ARGUMENT,
-                                FN ": ep %ld x etp %ld does not divide the %ld GPUs of a stage (tp x dp)", ep, etp, w);
+                                FN ": ep %ld x etp %ld does not divide the %ld GPUs of a stage (tp x cp x dp)", ep, etp, w);
             st->ep = (int)ep;
             st->etp = (int)etp;
             st->edp = (int)(w / (ep * etp));
@@ -205,8 +213,8 @@ static int build(arachne_plan *p, const arachne_cost_model *cm, const par_cfg *c
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, FN ": ep=%ld on model '%s', which has no experts", c->ep, m->name);
     p->ntemplates = 1;
 
-    /* ranks in Megatron-Core's default order: rank = tp + TP (dp + DP stage),
-     * over the type's GPUs in node order */
+    /* ranks in Megatron-Core's default order: rank = tp + TP (cp + CP (dp +
+     * DP stage)), over the type's GPUs in node order */
     p->ranks = ar_malloc((size_t)need * sizeof *p->ranks);
     if (!p->ranks) return ARACHNE_E_NO_MEMORY;
     p->nranks = (int)need;
@@ -220,7 +228,8 @@ static int build(arachne_plan *p, const arachne_cost_model *cm, const par_cfg *c
             R->gpu = k;
             R->tmpl = 0;
             R->tp_rank = (int)(rk % c->tp);
-            R->replica = (int)((rk / c->tp) % c->dp);
+            R->cp_rank = (int)((rk / c->tp) % c->cp);
+            R->replica = (int)((rk / (c->tp * c->cp)) % c->dp);
             R->stage = (int)(rk / w);
         }
     }
@@ -238,10 +247,10 @@ int arachne_plan_from_parallel(arachne_plan **out, const arachne_cost_model *cm,
     if ((st = parse_spec(spec, &c))) return st;
     if ((type = pick_type(cm->cluster, &c)) < 0) return type;
     if (!c.has_dp) {
-        c.dp = cm->cluster->type_gpus[type] / (c.tp * c.pp);
+        c.dp = cm->cluster->type_gpus[type] / (c.tp * c.cp * c.pp);
         if (c.dp < 1)
-            return ar_error(ARACHNE_E_INFEASIBLE, FN ": tp %ld x pp %ld needs more than the %d %s GPUs", c.tp, c.pp,
-                            cm->cluster->type_gpus[type], cm->cluster->types[type].name);
+            return ar_error(ARACHNE_E_INFEASIBLE, FN ": tp %ld x cp %ld x pp %ld needs more than the %d %s GPUs", c.tp,
+                            c.cp, c.pp, cm->cluster->type_gpus[type], cm->cluster->types[type].name);
     }
     p = ar_calloc(1, sizeof *p);
     if (!p) return ARACHNE_E_NO_MEMORY;

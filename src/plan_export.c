@@ -31,7 +31,7 @@ static int xctx_init(xctx *x, const arachne_plan *p)
             if (T->stages[s].tp < 1)
                 return ar_error(ARACHNE_E_INVALID_PLAN, "plan export: template %d stage %d has TP %d", t, s,
                                 T->stages[s].tp);
-            x->stage_off[t][s + 1] = x->stage_off[t][s] + T->stages[s].tp;
+            x->stage_off[t][s + 1] = x->stage_off[t][s] + ar_stage_gpus(T, s);
             if (T->stages[s].tp < x->min_tp[t]) x->min_tp[t] = T->stages[s].tp;
         }
         slots += (long)T->replicas * x->stage_off[t][T->depth];
@@ -58,14 +58,15 @@ static int xctx_init(xctx *x, const arachne_plan *p)
         if (R->tmpl < 0 || R->tmpl >= p->ntemplates) goto bad;
         T = &p->t[R->tmpl];
         if (R->replica < 0 || R->replica >= T->replicas || R->stage < 0 || R->stage >= T->depth || R->tp_rank < 0 ||
-            R->tp_rank >= T->stages[R->stage].tp)
-            goto bad;
+            R->tp_rank >= T->stages[R->stage].tp || R->cp_rank < 0 || R->cp_rank >= ar_tmpl_cp(T))
+            goto bad; /* validated plans carry cp_rank 0 outside CP templates */
+        /* a stage's GPUs of one replica: k = cp_rank * tp + tp_rank */
         x->slot_idx[x->slot_off[R->tmpl] + R->replica * x->stage_off[R->tmpl][T->depth] +
-                    x->stage_off[R->tmpl][R->stage] + R->tp_rank] = i;
+                    x->stage_off[R->tmpl][R->stage] + R->cp_rank * T->stages[R->stage].tp + R->tp_rank] = i;
         continue;
     bad:
-        return ar_error(ARACHNE_E_INVALID_PLAN, "plan export: rank %d names a template/replica/stage/tp_rank "
-                        "outside the plan", R->rank);
+        return ar_error(ARACHNE_E_INVALID_PLAN, "plan export: rank %d names a template/replica/stage/tp_rank/"
+                        "cp_rank outside the plan", R->rank);
     }
     for (i = 0; i < slots; i++)
         if (x->slot_idx[i] < 0)
@@ -136,7 +137,7 @@ static void export_ranks(const xctx *x, ar_buf *b)
         const ar_rank *R = &p->ranks[x->order[i]];
         const ar_template *T = &p->t[R->tmpl];
         const ar_stage *S = &T->stages[R->stage];
-        int lane = lane_of(R->tp_rank, S->tp, x->min_tp[R->tmpl]);
+        int lane = lane_of(R->tp_rank, S->tp, x->min_tp[R->tmpl]), cp = ar_tmpl_cp(T), base = R->cp_rank * S->tp;
         ar_buf_printf(b, "{\"rank\":%d,\"node\":%d,\"local_gpu\":%d,\"gpu_type\":", R->rank, R->node, R->gpu);
         ar_json_put_string(b, ar_plan_type_name(p, S->type));
         ar_buf_printf(b, ",\"template\":%d,\"replica\":%d,\"stage\":%d,\"tp_rank\":%d,\"tp_size\":%d,"
@@ -147,18 +148,24 @@ static void export_ranks(const xctx *x, ar_buf *b)
                       T->replicas, S->first, S->end, R->stage == 0 ? "true" : "false",
                       R->stage == T->depth - 1 ? "true" : "false", T->micro_batch, T->micro_batches, S->ep, S->etp,
                       S->edp);
+        if (cp > 1) { /* only in CP templates: other exports stay byte-identical */
+            ar_buf_printf(b, "\"cp_rank\":%d,\"cp_size\":%d,\"cp_group\":", R->cp_rank, cp);
+            put_int_list_open(b, &f);
+            for (k = 0; k < cp; k++) put_list_item(b, &f, slot_rank(x, R->tmpl, R->replica, R->stage, k * S->tp + R->tp_rank));
+            ar_buf_puts(b, "],");
+        }
         ar_buf_puts(b, "\"tp_group\":");
         put_int_list_open(b, &f);
-        for (k = 0; k < S->tp; k++) put_list_item(b, &f, slot_rank(x, R->tmpl, R->replica, R->stage, k));
+        for (k = 0; k < S->tp; k++) put_list_item(b, &f, slot_rank(x, R->tmpl, R->replica, R->stage, base + k));
         ar_buf_puts(b, "],\"pp_group\":");
         put_int_list_open(b, &f);
         for (s = 0; s < T->depth; s++)
             for (k = 0; k < T->stages[s].tp; k++)
                 if (lane_of(k, T->stages[s].tp, x->min_tp[R->tmpl]) == lane)
-                    put_list_item(b, &f, slot_rank(x, R->tmpl, R->replica, s, k));
+                    put_list_item(b, &f, slot_rank(x, R->tmpl, R->replica, s, R->cp_rank * T->stages[s].tp + k));
         ar_buf_puts(b, "],\"dp_group\":");
         put_int_list_open(b, &f);
-        for (k = 0; k < T->replicas; k++) put_list_item(b, &f, slot_rank(x, R->tmpl, k, R->stage, R->tp_rank));
+        for (k = 0; k < T->replicas; k++) put_list_item(b, &f, slot_rank(x, R->tmpl, k, R->stage, base + R->tp_rank));
         ar_buf_puts(b, "]}\n");
     }
 }
@@ -171,13 +178,14 @@ static void stage_comments(const xctx *x, ar_buf *b, int t)
     int s, r, k;
     for (s = 0; s < T->depth; s++) {
         const ar_stage *S = &T->stages[s];
-        ar_buf_printf(b, "#   stage %d: %s x TP %d, blocks [%d, %d)", s, ar_plan_type_name(p, S->type), S->tp,
-                      S->first, S->end);
+        ar_buf_printf(b, "#   stage %d: %s x TP %d", s, ar_plan_type_name(p, S->type), S->tp);
+        if (T->cp > 1) ar_buf_printf(b, " x CP %d", T->cp);
+        ar_buf_printf(b, ", blocks [%d, %d)", S->first, S->end);
         if (S->ep > 1 || S->etp > 1) ar_buf_printf(b, ", EP %d x ETP %d x EDP %d", S->ep, S->etp, S->edp);
         ar_buf_puts(b, ", ranks");
         for (r = 0; r < T->replicas; r++) {
             ar_buf_puts(b, " ");
-            for (k = 0; k < S->tp; k++) ar_buf_printf(b, "%s%d", k ? "," : "", slot_rank(x, t, r, s, k));
+            for (k = 0; k < ar_stage_gpus(T, s); k++) ar_buf_printf(b, "%s%d", k ? "," : "", slot_rank(x, t, r, s, k));
             ar_buf_printf(b, "@node%d", slot(x, t, r, s, 0)->node);
         }
         ar_buf_puts(b, "\n");
@@ -236,14 +244,14 @@ int ar_xmoe(const ar_template *T)
 int ar_xjob_rank(const xctx *x, int t, int replica, int stage, int tp_rank, int pp_outer)
 {
     const ar_template *T = &x->p->t[t];
-    int tp = T->stages[0].tp;
+    int tp = ar_stage_gpus(T, 0); /* TP fastest, then CP: one block of tp x cp */
     return pp_outer ? (stage * T->replicas + replica) * tp + tp_rank : (replica * T->depth + stage) * tp + tp_rank;
 }
 
 void ar_xjob_rank_map(const xctx *x, ar_buf *b, int t, int pp_outer, const char *order)
 {
     const ar_template *T = &x->p->t[t];
-    int n = T->replicas * T->depth * T->stages[0].tp, base = -1, same = 1, r, s, k, j;
+    int n = T->replicas * T->depth * ar_stage_gpus(T, 0), base = -1, same = 1, r, s, k, j;
     int *at = ar_malloc((size_t)n * sizeof *at);
     if (!at) {
         ar_buf_puts(b, "# (rank map omitted: out of memory)\n");
@@ -251,7 +259,7 @@ void ar_xjob_rank_map(const xctx *x, ar_buf *b, int t, int pp_outer, const char 
     }
     for (r = 0; r < T->replicas; r++)
         for (s = 0; s < T->depth; s++)
-            for (k = 0; k < T->stages[0].tp; k++) {
+            for (k = 0; k < ar_stage_gpus(T, 0); k++) {
                 int idx = (int)(slot(x, t, r, s, k) - x->p->ranks);
                 at[ar_xjob_rank(x, t, r, s, k, pp_outer)] = idx;
                 if (base < 0 || x->p->ranks[idx].rank < base) base = x->p->ranks[idx].rank;
@@ -315,6 +323,17 @@ int arachne_plan_export(const arachne_plan *p, int format, char *buf, size_t cap
     if (format < ARACHNE_EXPORT_RANKS || format > ARACHNE_EXPORT_TORCHTITAN_CLI)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_export: unknown format %d (valid 0..%d)", format,
                         ARACHNE_EXPORT_TORCHTITAN_CLI);
+    if (format == ARACHNE_EXPORT_FLASHFLEX || format == ARACHNE_EXPORT_SAILOR) {
+        int t;
+        for (t = 0; t < p->ntemplates && t < AR_MAX_TEMPLATES; t++)
+            if (p->t[t].cp > 1)
+                return ar_error(ARACHNE_E_UNSUPPORTED,
+                                "%s export: template %d uses context parallelism (cp %d), which %s cannot express "
+                                "(it has no context-parallel setting); use the megatron, torchtitan or ranks export, "
+                                "or plan with context parallelism off",
+                                format == ARACHNE_EXPORT_SAILOR ? "sailor" : "flashflex", t, p->t[t].cp,
+                                format == ARACHNE_EXPORT_SAILOR ? "Sailor" : "FlashFlex");
+    }
     st = xctx_init(&x, p);
     if (st) {
         xctx_free(&x);

@@ -21,7 +21,7 @@
 typedef struct xctx {
     const arachne_plan *p;
     int *order;       /* rank indices sorted by global rank */
-    int *slot_idx;    /* (template, replica, stage, tp_rank) -> index into p->ranks */
+    int *slot_idx;    /* (template, replica, stage, k = cp_rank x tp + tp_rank) -> index into p->ranks */
     int slot_off[AR_MAX_TEMPLATES + 1];
     int stage_off[AR_MAX_TEMPLATES][AR_MAX_DEPTH + 1];
     int min_tp[AR_MAX_TEMPLATES];
@@ -30,6 +30,7 @@ typedef struct xctx {
     arachne_cluster *cluster; /* the plan's cluster (embedded, else its compact string), or NULL */
 } xctx;
 
+/* The rank of GPU k = cp_rank x tp + tp_rank of (replica, stage) of template t. */
 const ar_rank *ar_xslot(const xctx *x, int t, int replica, int stage, int tp_rank);
 int ar_xslot_rank(const xctx *x, int t, int replica, int stage, int tp_rank);
 /* 1 when every stage of template T has the same TP (which 0), EP (1) or ETP (2). */
@@ -44,9 +45,10 @@ long ar_xshare(const ar_template *T);
 void ar_xplan_header(const xctx *x, ar_buf *b, const char *tool);
 /* "# template t: ..." and one comment line per stage with its ranks and nodes. */
 void ar_xtemplate_header(const xctx *x, ar_buf *b, int t);
-/* Job rank of (replica, stage, tp_rank) of template t under a launcher's rank
- * order; pp_outer: torchtitan (pp, dp, tp), else Megatron --use-tp-pp-dp-mapping
- * (dp, pp, tp: TP fastest).  Needs one TP degree for every stage. */
+/* Job rank of (replica, stage, k) of template t under a launcher's rank
+ * order, k = cp_rank x tp + tp_rank (TP fastest, then CP); pp_outer:
+ * torchtitan (pp, dp, cp, tp), else Megatron --use-tp-pp-dp-mapping
+ * (dp, pp, cp, tp).  Needs one TP degree for every stage. */
 int ar_xjob_rank(const xctx *x, int t, int replica, int stage, int tp_rank, int pp_outer);
 /* "# job ranks (ORDER): ..." comment: where each job rank of template t runs. */
 void ar_xjob_rank_map(const xctx *x, ar_buf *b, int t, int pp_outer, const char *order);

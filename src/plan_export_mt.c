@@ -102,6 +102,8 @@ void ar_export_megatron(const xctx *x, ar_buf *b)
         megatron_model_flags(x, b);
         ar_buf_printf(b, " --tensor-model-parallel-size %d", tp);
         if (tp > 1) ar_buf_puts(b, " --sequence-parallel");
+        /* ring attention (p2p), as priced */
+        if (T->cp > 1) ar_buf_printf(b, " --context-parallel-size %d --cp-comm-type p2p", T->cp);
         ar_buf_printf(b, " --pipeline-model-parallel-size %d --use-tp-pp-dp-mapping --micro-batch-size %d "
                          "--global-batch-size %ld --bf16",
                       T->depth, T->micro_batch, ar_xshare(T));
@@ -220,6 +222,7 @@ void ar_export_torchtitan_toml(const xctx *x, ar_buf *b)
         ar_buf_printf(b, "data_parallel_replicate_degree = %d\n", p->setup.dist_optimizer ? 1 : T->replicas);
         ar_buf_printf(b, "data_parallel_shard_degree = %d\n", p->setup.dist_optimizer ? T->replicas : 1);
         ar_buf_printf(b, "tensor_parallel_degree = %d\n", T->stages[0].tp);
+        if (T->cp > 1) ar_buf_printf(b, "context_parallel_degree = %d\n", T->cp);
         ar_buf_printf(b, "pipeline_parallel_degree = %d\n", T->depth);
         ar_buf_puts(b, "pipeline_parallel_schedule = \"1F1B\"\n");
         ar_buf_printf(b, "pipeline_parallel_microbatch_size = %d\n", T->micro_batch);
@@ -278,6 +281,7 @@ void ar_export_torchtitan_cli(const xctx *x, ar_buf *b)
                          "--parallelism.pipeline_parallel_schedule 1F1B --parallelism.num_pp_microbatches %d",
                       p->setup.dist_optimizer ? 1 : T->replicas, p->setup.dist_optimizer ? T->replicas : 1,
                       T->stages[0].tp, T->depth, T->micro_batches);
+        if (T->cp > 1) ar_buf_printf(b, " --parallelism.context_parallel_degree %d", T->cp);
         if (ar_xmoe(T)) ar_buf_printf(b, " --parallelism.expert_parallel_degree %d", T->stages[0].ep);
         tok = (long)T->micro_batch * p->setup.seq_len;
         ar_buf_printf(b, " --training.num_tokens_per_microbatch_per_dp_rank %ld --training.num_tokens_per_train_step "

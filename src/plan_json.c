@@ -112,6 +112,7 @@ int ar_plan_write_json(const arachne_plan *p, ar_buf *b)
         put_int_field(b, ",\n      ", "micro_batch", T->micro_batch);
         put_int_field(b, ",\n      ", "micro_batches", T->micro_batches);
         if (T->fsdp > 1) put_int_field(b, ",\n      ", "fsdp", T->fsdp);
+        if (T->cp > 1) put_int_field(b, ",\n      ", "cp", T->cp);
         put_num_field(b, ",\n      ", "pipeline_s", T->pipeline_s);
         ar_buf_puts(b, ",\n      \"stages\": [");
         for (s = 0; s < T->depth; s++) {
@@ -125,8 +126,11 @@ int ar_plan_write_json(const arachne_plan *p, ar_buf *b)
             const ar_rank *R = &p->ranks[r];
             if (R->tmpl != t) continue;
             ar_buf_printf(b, "%s\n        {\"rank\": %d, \"node\": %d, \"gpu\": %d, \"replica\": %d, \"stage\": %d, "
-                             "\"tp_rank\": %d}",
+                             "\"tp_rank\": %d",
                           first ? "" : ",", R->rank, R->node, R->gpu, R->replica, R->stage, R->tp_rank);
+            /* the CP rank only in CP templates: other plans stay byte-identical */
+            if (T->cp > 1) ar_buf_printf(b, ", \"cp_rank\": %d", R->cp_rank);
+            ar_buf_puts(b, "}");
             first = 0;
         }
         ar_buf_puts(b, first ? "]\n    }" : "\n      ]\n    }");
@@ -163,10 +167,10 @@ static const char *const setup_keys[] = { "recompute", "dist_optimizer", "weight
                                           "optim_bytes", "headroom", "overlap_grad_reduce",
                                           "overlap_param_gather", "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm", NULL };
 static const char *const tmpl_keys[] = { "replicas", "micro_batch", "micro_batches", "pipeline_s", "stages",
-                                         "ranks", "fsdp", NULL };
+                                         "ranks", "fsdp", "cp", NULL };
 static const char *const stage_keys[] = { "gpu", "tp", "layers", "ep", "etp", "edp", "stage_s", "memory_bytes",
                                           "compute_s", "tp_comm_s", "ep_comm_s", "p2p_s", "sync_s", NULL };
-static const char *const rank_keys[] = { "rank", "node", "gpu", "replica", "stage", "tp_rank", NULL };
+static const char *const rank_keys[] = { "rank", "node", "gpu", "replica", "stage", "tp_rank", "cp_rank", NULL };
 static const char *const planner_keys[] = { "method", "planning_s", "evaluations", "samples", NULL };
 
 #define BIG (INT_MAX / 2)
@@ -270,6 +274,8 @@ static int parse_template(const ar_json *o, const arachne_cost_model *cm, arachn
     if ((st = get_int(o, "fsdp", 0, 0, BIG, &T->fsdp))) return st;
     if (T->fsdp > T->replicas)
         return ar_json_error_at(o, "template %d: fsdp %d exceeds its %d replicas", t, T->fsdp, T->replicas);
+    T->cp = 0;
+    if ((st = get_int(o, "cp", 0, 1, AR_MAX_CP, &T->cp))) return st;
     if ((st = get_nonneg(o, "pipeline_s", 0, &T->pipeline_s))) return st;
     if ((st = ar_json_arr(o, "stages", 1, &stages))) return st;
     if (stages->count < 1 || stages->count > AR_MAX_DEPTH)
@@ -295,6 +301,8 @@ static int parse_rank(const ar_json *o, ar_rank *R, int t)
     if ((st = get_int(o, "replica", 1, 0, BIG, &R->replica))) return st;
     if ((st = get_int(o, "stage", 1, 0, BIG, &R->stage))) return st;
     if ((st = get_int(o, "tp_rank", 1, 0, BIG, &R->tp_rank))) return st;
+    R->cp_rank = 0;
+    if ((st = get_int(o, "cp_rank", 0, 0, AR_MAX_CP - 1, &R->cp_rank))) return st;
     return ARACHNE_OK;
 }
 

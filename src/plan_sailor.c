@@ -103,6 +103,7 @@ static int place(const arachne_cost_model *cm, arachne_plan *plan)
                     R->replica = r;
                     R->stage = s;
                     R->tp_rank = k;
+                    R->cp_rank = 0; /* Sailor plans have no context parallelism */
                 }
             }
     }

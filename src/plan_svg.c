@@ -144,8 +144,14 @@ static int plan_write_svg(const arachne_plan *p, ar_buf *b)
             double mw = mem_cap > 0 ? 120.0 * AR_MIN(sg->mem_bytes / mem_cap, 1.0) : 0;
             stage_colour(col, sizeof col, t, s, tp->depth);
             ar_buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"14\" fill=\"%s\"/>\n", x, y + 4, col);
-            snprintf(line, sizeof line, "S%d %s x tp%d  layers [%d,%d)", s,
-                     sg->type >= 0 && sg->type < c->ntypes ? c->types[sg->type].name : "?", sg->tp, sg->first, sg->end);
+            if (tp->cp > 1)
+                snprintf(line, sizeof line, "S%d %s x tp%d cp%d  layers [%d,%d)", s,
+                         sg->type >= 0 && sg->type < c->ntypes ? c->types[sg->type].name : "?", sg->tp, tp->cp,
+                         sg->first, sg->end);
+            else
+                snprintf(line, sizeof line, "S%d %s x tp%d  layers [%d,%d)", s,
+                         sg->type >= 0 && sg->type < c->ntypes ? c->types[sg->type].name : "?", sg->tp, sg->first,
+                         sg->end);
             text(b, x + 20, y + 15, 10, "start", line);
             ar_buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"6\" fill=\"#4a7\"/>\n", x + 190,
                           y + 6, tw);

@@ -4,6 +4,7 @@
  * exactly once, the expert tiling multiplies out, and the micro-batches
  * cover the global batch.  Each failure is ARACHNE_E_INVALID_PLAN with a
  * message naming the template, stage or rank. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,10 +32,15 @@ static int check_templates(const arachne_cost_model *cm, const arachne_plan *p)
         if (T->micro_batches < 0)
             return ar_error(ARACHNE_E_INVALID_PLAN, "template %d: %d micro-batches, expected at least 0", t,
                             T->micro_batches);
+        if (T->cp < 0 || T->cp > AR_MAX_CP)
+            return ar_error(ARACHNE_E_INVALID_PLAN, "template %d: cp %d, expected 0..%d", t, T->cp, AR_MAX_CP);
+        if (T->cp > 1 && cm->setup.seq_len % (2 * T->cp) != 0)
+            return ar_error(ARACHNE_E_INVALID_PLAN, "template %d: cp %d needs the sequence length (%d) divisible by "
+                            "2 x cp = %d", t, T->cp, cm->setup.seq_len, 2 * T->cp);
         for (s = 0; s < T->depth; s++) {
             const ar_stage *S = &T->stages[s];
             int want_first = s ? T->stages[s - 1].end : 0;
-            long w = (long)S->tp * T->replicas;
+            long w = (long)ar_stage_gpus(T, s) * T->replicas;
             if (S->type < 0 || S->type >= c->ntypes)
                 return ar_error(ARACHNE_E_INVALID_PLAN, "template %d stage %d: GPU type index %d not in the cluster "
                                 "(%d types)", t, s, S->type, c->ntypes);
@@ -57,8 +63,8 @@ static int check_templates(const arachne_cost_model *cm, const arachne_plan *p)
                                 "model's %d blocks (%s)", t, s, S->first, S->end, m->blocks, m->name);
             if (S->ep < 1 || S->etp < 1 || S->edp < 1 || (long)S->ep * S->etp * S->edp != w)
                 return ar_error(ARACHNE_E_INVALID_PLAN, "template %d stage %d: expert tiling ep %d x etp %d x edp %d "
-                                "does not equal the stage's %ld GPUs (TP %d x %d replicas)", t, s, S->ep, S->etp,
-                                S->edp, w, S->tp, T->replicas);
+                                "does not equal the stage's %ld GPUs (TP %d x CP %d x %d replicas)", t, s, S->ep,
+                                S->etp, S->edp, w, S->tp, ar_tmpl_cp(T), T->replicas);
             if (S->ep > 1 && (m->experts < 1 || m->experts % S->ep != 0))
                 return ar_error(ARACHNE_E_INVALID_PLAN, "template %d stage %d: EP %d does not divide the model's %d "
                                 "experts", t, s, S->ep, m->experts);
@@ -106,14 +112,14 @@ static int check_ranks(const arachne_cost_model *cm, const arachne_plan *p, vsta
         v->slot_off[t] = (int)slots;
         v->group_off[t] = (int)groups;
         v->stage_off[t][0] = 0;
-        for (s = 0; s < T->depth; s++) v->stage_off[t][s + 1] = v->stage_off[t][s] + T->stages[s].tp;
+        for (s = 0; s < T->depth; s++) v->stage_off[t][s + 1] = v->stage_off[t][s] + ar_stage_gpus(T, s);
         for (i = 0; i < p->nranks; i++) count += p->ranks[i].tmpl == t;
         if (count != (long)T->replicas * v->stage_off[t][T->depth])
             return ar_error(ARACHNE_E_INVALID_PLAN, "template %d: %ld ranks, expected %ld (%d replicas x %d GPUs "
                             "per pipeline)", t, count, (long)T->replicas * v->stage_off[t][T->depth], T->replicas,
                             v->stage_off[t][T->depth]);
         slots += (long)T->replicas * v->stage_off[t][T->depth];
-        groups += (long)T->replicas * T->depth;
+        groups += (long)T->replicas * T->depth * ar_tmpl_cp(T);
         if (slots > c->total_gpus)
             return ar_error(ARACHNE_E_INVALID_PLAN, "templates 0..%d need %ld GPUs, the cluster has %d", t, slots,
                             c->total_gpus);
@@ -161,6 +167,9 @@ static int check_ranks(const arachne_cost_model *cm, const arachne_plan *p, vsta
         if (R->tp_rank < 0 || R->tp_rank >= S->tp)
             return ar_error(ARACHNE_E_INVALID_PLAN, "template %d stage %d rank %d: tp_rank %d out of range [0, %d)",
                             R->tmpl, R->stage, R->rank, R->tp_rank, S->tp);
+        if (R->cp_rank < 0 || R->cp_rank >= ar_tmpl_cp(T))
+            return ar_error(ARACHNE_E_INVALID_PLAN, "template %d stage %d rank %d: cp_rank %d out of range [0, %d)",
+                            R->tmpl, R->stage, R->rank, R->cp_rank, ar_tmpl_cp(T));
         if (R->node < 0 || R->node >= c->nnodes)
             return ar_error(ARACHNE_E_INVALID_PLAN, "template %d stage %d rank %d: node %d out of range [0, %d)",
                             R->tmpl, R->stage, R->rank, R->node, c->nnodes);
@@ -179,13 +188,17 @@ static int check_ranks(const arachne_cost_model *cm, const arachne_plan *p, vsta
                             p->ranks[v->gpu_owner[g] - 1].rank);
         v->gpu_owner[g] = i + 1;
         slot = v->slot_off[R->tmpl] + R->replica * v->stage_off[R->tmpl][T->depth] +
-               v->stage_off[R->tmpl][R->stage] + R->tp_rank;
-        if (v->slot_owner[slot])
-            return ar_error(ARACHNE_E_INVALID_PLAN, "template %d stage %d rank %d: replica %d tp_rank %d is already "
-                            "held by rank %d", R->tmpl, R->stage, R->rank, R->replica, R->tp_rank,
+               v->stage_off[R->tmpl][R->stage] + R->cp_rank * S->tp + R->tp_rank;
+        if (v->slot_owner[slot]) {
+            char cps[24] = "";
+            if (T->cp > 1) snprintf(cps, sizeof cps, " cp_rank %d", R->cp_rank);
+            return ar_error(ARACHNE_E_INVALID_PLAN, "template %d stage %d rank %d: replica %d tp_rank %d%s is "
+                            "already held by rank %d", R->tmpl, R->stage, R->rank, R->replica, R->tp_rank, cps,
                             p->ranks[v->slot_owner[slot] - 1].rank);
+        }
         v->slot_owner[slot] = i + 1;
-        group = v->group_off[R->tmpl] + R->replica * T->depth + R->stage;
+        /* one TP group per (replica, stage, CP rank): inside one node */
+        group = v->group_off[R->tmpl] + (R->replica * T->depth + R->stage) * ar_tmpl_cp(T) + R->cp_rank;
         if (!v->group_node[group]) v->group_node[group] = R->node + 1;
         else if (v->group_node[group] != R->node + 1)
             return ar_error(ARACHNE_E_INVALID_PLAN, "template %d stage %d rank %d: TP group of replica %d crosses "

@@ -254,7 +254,7 @@ static int rf_exact_visit(void *user, const arachne_plan *p)
     E->R->used++;
     s.n = 1;
     s.t[0].depth = p->t[0].depth;
-    for (j = 0; j < p->t[0].depth; j++) { s.t[0].types[j] = p->t[0].stages[j].type; s.t[0].tps[j] = p->t[0].stages[j].tp; }
+    for (j = 0; j < p->t[0].depth; j++) { s.t[0].types[j] = p->t[0].stages[j].type; s.t[0].tps[j] = ar_stage_gpus(&p->t[0], j); }
     return rf_keep(E->R, p, &s, 1);
 }
 
@@ -321,7 +321,7 @@ int arachne_plan_refine(arachne_plan **out, const arachne_plan *start, const ara
         cur.t[i].depth = start->t[i].depth;
         for (j = 0; j < start->t[i].depth; j++) {
             cur.t[i].types[j] = start->t[i].stages[j].type;
-            cur.t[i].tps[j] = start->t[i].stages[j].tp;
+            cur.t[i].tps[j] = ar_stage_gpus(&start->t[i], j); /* the GPU group; the fill splits it into tp x cp */
         }
     }
     if (ar_plan_price(cm, given) == ARACHNE_OK) {

@@ -4,7 +4,10 @@
 # (each file's header gives the URL and commit).  Plans: one-template plans
 # with uniform TP (dense with full recompute + distributed optimizer, MoE,
 # DeepSeek MLA), a multi-template plan (must be explained), a plan with
-# several micro-batch sizes (Sailor must refuse it).
+# several micro-batch sizes (Sailor must refuse it), a context-parallel plan
+# (Megatron and torchtitan take its degree; FlashFlex and Sailor must refuse).
+# The searched plans keep context parallelism off so that FlashFlex and Sailor
+# export them.
 bin=${ARACHNE_BIN:-bin/arachne}
 fail() { echo "$*"; exit 1; }
 command -v python3 >/dev/null 2>&1 || { echo "python3 not available"; exit 77; }
@@ -17,15 +20,24 @@ plan() { # NAME MODEL CLUSTER EXTRA...
     "$bin" search --method random --budget 60 --model "$m" --cluster "$c" --json "$@" > "$t/$n.json" \
         || fail "search for $n failed"
 }
-plan dense llama3-8b a100-40:4x4 --global-batch 64 --recompute full --dist-optimizer
-plan moe mixtral-8x7b h100:4x8 --global-batch 128
-plan mla deepseek-v3 h100:32x8 --global-batch 256 --seq-len 2048 --max-depth 16
-plan hetero llama3-8b a100-40:4x4,h100:2x8 --global-batch 96
+plan dense llama3-8b a100-40:4x4 --global-batch 64 --recompute full --dist-optimizer --no-context-parallel
+plan moe mixtral-8x7b h100:4x8 --global-batch 128 --no-context-parallel
+plan mla deepseek-v3 h100:32x8 --global-batch 256 --seq-len 2048 --max-depth 16 --no-context-parallel
+plan hetero llama3-8b a100-40:4x4,h100:2x8 --global-batch 96 --no-context-parallel
+"$bin" price --parallel tp=2,cp=4,pp=2 --model llama3-8b --cluster h100:4x8 --global-batch 64 --seq-len 8192 --json \
+    > "$t/cp.json" || fail "price --parallel with cp failed"
 
-for n in dense moe mla hetero; do
-    for f in megatron torchtitan torchtitan-cli flashflex; do
+for n in dense moe mla hetero cp; do
+    for f in megatron torchtitan torchtitan-cli; do
         "$bin" export --format $f "$t/$n.json" > "$t/$n.$f" || fail "export $f of $n failed"
     done
+    if [ $n = cp ]; then
+        "$bin" export --format flashflex "$t/cp.json" > "$t/cp.flashflex" 2> "$t/cp.flashflex.err" \
+            && fail "flashflex export of a context-parallel plan accepted"
+        grep -q "context parallelism" "$t/cp.flashflex.err" || fail "flashflex refusal: $(cat "$t/cp.flashflex.err")"
+    else
+        "$bin" export --format flashflex "$t/$n.json" > "$t/$n.flashflex" || fail "export flashflex of $n failed"
+    fi
     "$bin" export --format sailor "$t/$n.json" > "$t/$n.sailor" 2> "$t/$n.sailor.err"
     echo $? > "$t/$n.sailor.rc"
 done
@@ -43,7 +55,7 @@ def check(where, found, allowed):
         if f not in allowed: bad.append("%s: %s" % (where, f))
 def argv_flags(line):
     return [w for w in shlex.split(line) if w.startswith("--")]
-for n in ("dense", "moe", "mla", "hetero"):
+for n in ("dense", "moe", "mla", "hetero", "cp"):
     plan = json.load(open("%s/%s.json" % (t, n)))
     ntmpl = len(plan["templates"])
     # megatron: argument lines, and the old-release fallback
@@ -56,6 +68,8 @@ for n in ("dense", "moe", "mla", "hetero"):
             if need not in argv_flags(l): bad.append("megatron %s: no %s" % (n, need))
         tp = int(re.search(r"--tensor-model-parallel-size (\d+)", l).group(1))
         if tp > 1 and "--sequence-parallel" not in l: bad.append("megatron %s: TP %d without --sequence-parallel" % (n, tp))
+        cp = plan["templates"][0].get("cp", 1)
+        if cp > 1 and "--context-parallel-size %d" % cp not in l: bad.append("megatron %s: no --context-parallel-size" % n)
         if plan["setup"]["dist_optimizer"] and "--use-distributed-optimizer" not in l:
             bad.append("megatron %s: no --use-distributed-optimizer" % n)
         old = re.sub(r' --pipeline-model-parallel-layout "[^"]*"', "", l)
@@ -89,6 +103,13 @@ for n in ("dense", "moe", "mla", "hetero"):
             check("torchtitan-cli %s" % n, ["ParallelismConfig." + m.group(1)], ttnew)
         for m in re.finditer(r"\b(\w+AC)\.Config\(\)", l):
             check("torchtitan-cli %s" % n, [m.group(1) + ".Config"], ttnew)
+    if n == "cp":
+        if "context_parallel_degree = 4" not in open("%s/cp.torchtitan" % t).read(): bad.append("torchtitan cp: degree")
+        if "--parallelism.context_parallel_degree 4" not in text: bad.append("torchtitan-cli cp: degree")
+        rc = int(open("%s/cp.sailor.rc" % t).read())
+        if rc != 1 or "context parallelism" not in open("%s/cp.sailor.err" % t).read():
+            bad.append("sailor cp: context parallelism not refused (rc %d)" % rc)
+        continue
     # flashflex
     text = open("%s/%s.flashflex" % (t, n)).read()
     lines = [l for l in text.splitlines() if l.startswith("--")]

@@ -34,7 +34,7 @@ fi
 tmp=$(mktemp -d) || fail "mktemp"
 trap 'rm -rf "$tmp"' EXIT
 "$bin" cluster rtx-2080:4x8 | grep -q '^RTX-2080Ti ' || fail "rtx-2080 is not the RTX-2080Ti entry"
-"$bin" plan --model qwen3-8b --cluster rtx-2080:4x8,a100:1x4 --json > "$tmp/p.json" || fail "plan on rtx-2080 failed"
+"$bin" plan --model qwen3-8b --cluster rtx-2080:4x8,a100:1x4 --no-context-parallel --json > "$tmp/p.json" || fail "plan on rtx-2080 failed"
 grep -q '"RTX-2080Ti"' "$tmp/p.json" || fail "plan does not name RTX-2080Ti"
 "$bin" export --format sailor "$tmp/p.json" > "$tmp/s.json" || fail "sailor export failed"
 grep -q '"RTX-2080"' "$tmp/s.json" && ! grep -q 'RTX-2080Ti' "$tmp/s.json" || fail "sailor export must say RTX-2080: $(cat "$tmp/s.json")"

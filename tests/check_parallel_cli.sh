@@ -26,8 +26,15 @@ out=$("$bin" price --parallel tp=2,pp=2,dp=8 --model llama3-8b --cluster h100:4x
 [ $rc -eq 1 ] || fail "batch 500: exit $rc: $out"
 echo "$out" | grep -q "496 or 504" || fail "batch 500: no nearest batches: $out"
 # unsupported dimensions and bad keys name themselves
-out=$("$bin" price --parallel tp=1,cp=2 --model llama3-8b --cluster h100:4x8 2>&1); [ $? -eq 1 ] || fail "cp=2 accepted"
-echo "$out" | grep -q "context parallelism" || fail "cp=2: $out"
+out=$("$bin" price --parallel tp=1,vp=2 --model llama3-8b --cluster h100:4x8 2>&1); [ $? -eq 1 ] || fail "vp=2 accepted"
+echo "$out" | grep -q "interleaved" || fail "vp=2: $out"
+# context parallelism: tp x cp GPUs per stage, shown in the table; a cp the
+# sequence cannot be split for (4096 = 2 x 3 x 682.67) names itself
+out=$("$bin" price --parallel tp=4,cp=2,pp=2 --model llama3-8b --cluster h100:4x8 2>&1) || fail "cp=2 refused: $out"
+echo "$out" | grep -q "context parallel 2" || fail "cp=2: no CP in the table: $out"
+echo "$out" | grep -q "32 of 32 GPUs" || fail "cp=2: not tp x cp x pp x dp = 32 GPUs: $out"
+out=$("$bin" price --parallel tp=1,cp=3 --model llama3-8b --cluster h100:4x8 2>&1); [ $? -eq 1 ] || fail "cp=3 accepted"
+echo "$out" | grep -q "cp=3" || fail "cp=3: $out"
 out=$("$bin" price --parallel tq=2 --model llama3-8b --cluster h100:4x8 2>&1); [ $? -eq 1 ] || fail "tq=2 accepted"
 echo "$out" | grep -q "unknown key 'tq'" || fail "tq=2: $out"
 out=$("$bin" price --parallel tp=16 --model llama3-8b --cluster h100:4x8 2>&1); [ $? -eq 1 ] || fail "tp=16 accepted: $out"

@@ -542,6 +542,7 @@ TEST(no_expert_tiling_keeps_ep_one)
     int types[8] = { 0 }, tps[8], s;
     ASSERT_OK(env_open(&e, "mixtral-8x7b", "h100:16x4"));
     ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_EXPERT_TILING, 0));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_CONTEXT_PARALLEL, 0)); /* TP = the whole group */
     memset(&p, 0, sizeof p);
     ASSERT_OK(ar_plan_init(&p, e.cm));
     ASSERT_OK(ar_avail_init(&a, e.c));

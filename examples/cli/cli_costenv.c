@@ -28,6 +28,7 @@ int cli_costenv_options(cli_costenv_opts *o, cli_opt *opts)
         { "headroom", 1, &o->headroom, NULL },
         { "max-depth", 1, &o->max_depth, NULL },
         { "no-expert-tiling", 0, NULL, &o->no_expert_tiling },
+        { "no-context-parallel", 0, NULL, &o->no_context_parallel },
         { "allow-batch-rounding", 0, NULL, &o->allow_batch_rounding },
     };
     memset(o, 0, sizeof *o);
@@ -134,7 +135,8 @@ int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *e
         (rc = set_opt(env, ARACHNE_OPT_WEIGHT_BYTES, wbytes)) ||
         (rc = set_opt(env, ARACHNE_OPT_GRAD_BYTES, gbytes)) ||
         (rc = set_opt(env, ARACHNE_OPT_OPTIM_BYTES, obytes)) ||
-        (rc = set_opt(env, ARACHNE_OPT_EXPERT_TILING, o->no_expert_tiling ? 0 : 1)))
+        (rc = set_opt(env, ARACHNE_OPT_EXPERT_TILING, o->no_expert_tiling ? 0 : 1)) ||
+        (rc = set_opt(env, ARACHNE_OPT_CONTEXT_PARALLEL, o->no_context_parallel ? 0 : 1)))
         goto fail;
     return CLI_OK;
 fail:

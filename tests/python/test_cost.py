@@ -112,6 +112,22 @@ class ParallelConfigTest(unittest.TestCase):
             c = cm.plan_from_parallel(tp=1, pp=2, dp=16, layers=[14, 18])
             self.assertEqual(c.to_dict()["templates"][0]["stages"][0]["layers"], [0, 14])
 
+    def test_context_parallel(self):
+        # tp x cp GPUs per stage: 4 x 2 x 2 stages x 2 replicas = the 32 GPUs; the template
+        # reports cp, the ranks carry cp_rank, the option turns the planner's CP off
+        with arachne.CostModel("llama3-8b", "h100:4x8") as cm:
+            p = cm.plan_from_parallel(tp=4, cp=2, pp=2)
+            t = p.to_dict()["templates"][0]
+            self.assertEqual((t["cp"], t["replicas"], p.template_get(0, "cp")), (2, 2, 2))
+            self.assertEqual(sorted({r["cp_rank"] for r in t["ranks"]}), [0, 1])
+            self.assertEqual(p.gpus_used, 32)
+            q = cm.plan_from_parallel(tp=4, pp=2, dp=4)
+            self.assertEqual(q.template_get(0, "cp"), 1)
+            self.assertNotIn("cp", q.to_dict()["templates"][0])
+            self.assertEqual(cm.get("context_parallel"), 1)
+            cm.set("context_parallel", 0)
+            self.assertEqual(cm.get("context_parallel"), 0)
+
     def test_bad_configurations_raise(self):
         with arachne.CostModel("llama3-8b", "h100:4x8") as cm:
             cm.set("global_batch", 500)
@@ -119,7 +135,8 @@ class ParallelConfigTest(unittest.TestCase):
                 cm.plan_from_parallel("tp=2,pp=2,dp=8")
             self.assertIn("496 or 504", str(e.exception))
             cm.set("global_batch", 512)
-            for bad in ("tp=3", "cp=2", "nope=1", "tp=2,pp=2,dp=16"):
+            # cp=3: 4096 tokens do not split into 2 x 3 load-balanced chunks
+            for bad in ("tp=3", "cp=3", "vp=2", "nope=1", "tp=2,pp=2,dp=16", "tp=2,cp=2,pp=2,dp=8"):
                 with self.assertRaises(arachne.Error):
                     cm.plan_from_parallel(bad)
             with self.assertRaises(TypeError):

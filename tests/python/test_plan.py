@@ -63,12 +63,13 @@ class PlanTest(unittest.TestCase):
                 self.assertIn(s["gpu"], ("A100-40", "H100"))
                 self.assertEqual(s["layers"][0], end)       # layers covered in order
                 end = s["layers"][1]
-                self.assertEqual(s["ep"] * s["etp"] * s["edp"], s["tp"] * t["replicas"])
+                self.assertEqual(s["ep"] * s["etp"] * s["edp"], s["tp"] * t.get("cp", 1) * t["replicas"])
                 self.assertLessEqual(s["memory_bytes"], arachne.gpu_get(s["gpu"], "memory_bytes"))
             self.assertEqual(end, 32)
-            self.assertEqual(len(t["ranks"]), t["replicas"] * sum(s["tp"] for s in t["stages"]))
+            self.assertEqual(len(t["ranks"]), t["replicas"] * t.get("cp", 1) * sum(s["tp"] for s in t["stages"]))
             for r in t["ranks"]:
-                self.assertEqual(set(r), {"rank", "node", "gpu", "replica", "stage", "tp_rank"})
+                want = {"rank", "node", "gpu", "replica", "stage", "tp_rank"} | ({"cp_rank"} if "cp" in t else set())
+                self.assertEqual(set(r), want)
             used += len(t["ranks"])
         self.assertEqual(used, d["gpus_used"])
         self.assertLessEqual(d["gpus_used"], 16)
@@ -167,7 +168,14 @@ class PlanTest(unittest.TestCase):
     def test_export(self):
         need("arachne_plan_export")
         mbs = {t["micro_batch"] for t in self.plan.to_dict()["templates"]}
+        cp = any("cp" in t for t in self.plan.to_dict()["templates"])
         for fmt in arachne.EXPORT_FORMATS:
+            if fmt in ("sailor", "flashflex") and cp:
+                # neither has a context-parallel setting: refused, not exported wrong
+                with self.assertRaises(arachne.Error) as e:
+                    self.plan.export(fmt)
+                self.assertEqual(e.exception.status, arachne.E_UNSUPPORTED)
+                continue
             if fmt == "sailor" and len(mbs) > 1:
                 # a Sailor plan has one micro-batch size: refused, not exported wrong
                 with self.assertRaises(arachne.Error) as e:
