@@ -84,6 +84,32 @@ double ar_pipeline_time(int M, const double *t_s, int depth, double max_g);
  * depth in [1, AR_MAX_DEPTH] (0 otherwise). */
 double ar_pipeline_exact(int M, int depth, const double *fwd, const double *bwd, const double *send);
 
+/* Exact time of Megatron's interleaved 1F1B schedule: p >= 2 stages, each
+ * holding v >= 2 model chunks (virtual stage k = c p + s is chunk c of
+ * stage s; the model runs through the virtual stages in order), M
+ * micro-batches, M a multiple of p (Megatron's rule).  Stage s runs
+ * ar_vp_warmup(p, v, M, s) warm-up forwards, then one forward and one
+ * backward alternately, then the remaining backwards; its forwards take
+ * micro-batches in groups of p, chunk 0..v-1 within a group, its
+ * backwards chunk v-1..0.  fwd[k], bwd[k] (k < p v) are the operation
+ * times of virtual stage k; send[s] (s < p) is one transfer over the link
+ * between stages s and s+1 mod p (send[p-1]: the wrap from the last stage
+ * back to the first, between chunks).  Sends are asynchronous as in
+ * ar_pipeline_exact, one link per direction and stage pair.  Seconds from
+ * the first forward's start to the last backward's end; 0 for M <= 0; -1
+ * for arguments outside these rules (or no memory: it allocates 3 p v M
+ * doubles).  Thread-safe. */
+double ar_pipeline_interleaved(int M, int p, int v, const double *fwd, const double *bwd, const double *send);
+/* Warm-up forwards of stage s in the interleaved schedule (Megatron-Core):
+ * min(2 (p - s - 1) + (v - 1) p, M v). */
+int ar_vp_warmup(int p, int v, int M, int s);
+/* Layers [*first, *end) of chunk c of stage s of an interleaved template:
+ * stage s's n_s = end - first layers split into v chunks, the first
+ * n_s mod v of them one layer longer; the model's order is chunk-major
+ * (chunk 0 of stages 0..p-1, then chunk 1, ...).  With vp <= 1 it is the
+ * stage's own range. */
+void ar_vp_chunk_range(const ar_template *t, int s, int c, int *first, int *end);
+
 /* A direct-mapped memo of ar_pipeline_exact results, keyed by the whole
  * input (M, depth, fwd, bwd, send; compared exactly, so a hit returns the
  * very value the evaluation would).  The fill prices many candidates whose

@@ -15,6 +15,7 @@
                                 * upper bound, the policy's depth candidates (STOP + 1..32) and the
                                 * trainer's per-depth buffers (checkpoint format) */
 #define AR_MAX_TEMPLATES 16   /* templates per plan */
+#define AR_MAX_VP 16          /* model chunks per pipeline rank (interleaved 1F1B) */
 
 /* Training setup (defaults in docs/cost-model.md). */
 typedef struct ar_setup {
@@ -61,6 +62,11 @@ typedef struct ar_template {
     int micro_batches;     /* M: micro-batches per replica per iteration (from min-max assignment) */
     int fsdp;              /* FSDP / ZeRO-3 sharding group (data-parallel ranks sharing weights,
                             * gradients and optimizer state); 0 or 1: off (ZeRO-1 at most) */
+    int vp;                /* model chunks per pipeline rank (interleaved 1F1B, Megatron's virtual
+                            * pipeline stages); 0 or 1: not interleaved.  The stages' [first, end)
+                            * still tile the model in stage order and give each stage its layer
+                            * count n_s; the chunks' real ranges follow from those counts by
+                            * ar_vp_chunk_range (docs/cost-model.md, "Interleaved 1F1B") */
     double pipeline_s;     /* exact 1F1B time of M micro-batches + max g_s */
 } ar_template;
 
@@ -75,6 +81,7 @@ static inline void ar_template_copy(ar_template *dst, const ar_template *src)
     dst->micro_batch = src->micro_batch;
     dst->micro_batches = src->micro_batches;
     dst->fsdp = src->fsdp;
+    dst->vp = src->vp;
     dst->pipeline_s = src->pipeline_s;
 }
 
