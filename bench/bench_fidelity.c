@@ -204,7 +204,6 @@ static void price_row(const ar_json *row, const ar_json *sup, int parts, result 
     r->why[0] = '\0';
     r->beyond = fsdp > 1;
     if (cp > 1) snprintf(r->why, sizeof r->why, "context parallelism (cp=%g)", cp);
-    else if (vp > 1) snprintf(r->why, sizeof r->why, "interleaved 1F1B (vp=%g)", vp);
     else if (isnan(tp) || isnan(pp)) snprintf(r->why, sizeof r->why, "TP/PP not published");
     else if (pp > AR_MAX_DEPTH) snprintf(r->why, sizeof r->why, "pipeline of %g stages (> %d)", pp, AR_MAX_DEPTH);
     else if (!(cat = gpu_of(gname, &domain))) snprintf(r->why, sizeof r->why, "GPU '%s' not in the catalog", gname);
@@ -240,6 +239,10 @@ static void price_row(const ar_json *row, const ar_json *sup, int parts, result 
     if (fsdp > 1) {
         size_t k = strlen(spec);
         snprintf(spec + k, sizeof spec - k, ",fsdp=%g", fsdp);
+    }
+    if (vp > 1) {
+        size_t k = strlen(spec);
+        snprintf(spec + k, sizeof spec - k, ",vp=%g", vp);
     }
     if (moe) {
         size_t k = strlen(spec);

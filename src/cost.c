@@ -380,8 +380,9 @@ int ar_stage_price_checked(const arachne_cost_model *cm, const ar_template *t, i
             fwd += 0.5 * epc;  /* dispatch + combine of the forward */
         }
     }
-    if (s < t->depth - 1) {
-        const ar_stage *N = &t->stages[s + 1];
+    if (s < t->depth - 1 || (t->vp > 1 && t->depth > 1)) {
+        /* interleaved: the last stage sends to the first (the next chunk) */
+        const ar_stage *N = &t->stages[(s + 1) % t->depth];
         int inter = pl ? pl->p2p_inter : 1;
         /* the boundary tensor at the profile's precision (2 bytes for BF16) */
         double bw, lat, bytes = ar_model_boundary_bytes(cm->model, cm->setup.seq_len, b) *

@@ -193,7 +193,8 @@ typedef struct ar_stage_mem {
     double weights, grads, optim, acts, overhead;
     double total;      /* sum of the above */
     double capacity;   /* GPU memory x (1 - headroom) */
-    int in_flight;     /* micro-batches whose activations are held: min(p - s, max(M, 1)) */
+    int in_flight;     /* micro-batches whose activations are held: min(p - s, max(M, 1));
+                        * interleaved: min(w_s + 1, M v) chunks, rounded up to micro-batches */
 } ar_stage_mem;
 
 /* Peak memory per GPU of stage s of template t when the dense parameters of

@@ -211,7 +211,8 @@ static void summarise_place(fill_ctx *c)
         p->ep_inter = 0;
         for (q = 0; q < c->r; q++) {
             if (no[q * d + s] != p->node) p->node = -1;
-            if (s + 1 < d && no[q * d + s] != no[q * d + s + 1]) p->p2p_inter = 1;
+            /* the last stage: its wrap to stage 0 (used by interleaved 1F1B only) */
+            if (d > 1 && no[q * d + s] != no[q * d + (s + 1) % d]) p->p2p_inter = 1;
         }
         /* replicas of the stage per node (TP groups sit whole in one
          * node); free_scratch is the packer's scratch, free again here */

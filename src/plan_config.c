@@ -17,7 +17,7 @@
 #include "plan.h"
 
 typedef struct par_cfg {
-    long tp, pp, dp, mbs, ep, etp, fsdp;
+    long tp, pp, dp, mbs, ep, etp, fsdp, vp;
     int has_dp, has_ep, has_etp;
     int nlayers;
     long layers[AR_MAX_DEPTH];
@@ -95,15 +95,16 @@ static int parse_spec(const char *spec, par_cfg *c)
             c->gpu[vlen] = '\0';
         } else if (!strcmp(key, "fsdp")) {
             st = parse_long(key, eq + 1, vlen, 0, 100000000L, &c->fsdp);
-        } else if (!strcmp(key, "cp") || !strcmp(key, "vp")) {
-            /* accepted at their neutral value 1 */
+        } else if (!strcmp(key, "vp")) {
+            st = parse_long(key, eq + 1, vlen, 0, AR_MAX_VP, &c->vp);
+        } else if (!strcmp(key, "cp")) {
+            /* accepted at its neutral value 1 */
             if ((st = parse_long(key, eq + 1, vlen, 0, 100000000L, &x))) return st;
             if (x > 1)
                 return ar_error(ARACHNE_E_UNSUPPORTED, FN ": %s=%ld: %s is not supported yet", key, x,
-                                !strcmp(key, "cp") ? "context parallelism"
-                                                   : "interleaved 1F1B (virtual pipeline stages)");
+                                "context parallelism");
         } else {
-            return ar_error(ARACHNE_E_PARSE, FN ": unknown key '%s' (known: tp pp dp mbs ep etp fsdp layers gpu)",
+            return ar_error(ARACHNE_E_PARSE, FN ": unknown key '%s' (known: tp pp vp dp mbs ep etp fsdp layers gpu)",
                             key);
         }
         if (st) return st;
@@ -152,6 +153,24 @@ static int build(arachne_plan *p, const arachne_cost_model *cm, const par_cfg *c
         return ar_error(ARACHNE_E_INVALID_ARGUMENT,
                         FN ": global batch %d is not a multiple of dp x mbs = %ld (smallest: %ld)",
                         cm->setup.global_batch, batch_unit, hi);
+    }
+    if (c->vp > 1) {
+        /* Megatron's interleaving: every stage holds vp chunks, the layers
+         * split evenly over the pp x vp chunks; micro-batches in groups of pp */
+        long chunks = c->pp * c->vp, M = cm->setup.global_batch / batch_unit;
+        if (c->pp < 2)
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT, FN ": vp=%ld needs pp >= 2 (pp=%ld)", c->vp, c->pp);
+        if (c->nlayers)
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT, FN ": layers= with vp=%ld: interleaved stages split the "
+                            "layers evenly", c->vp);
+        if (m->blocks % chunks != 0)
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT, FN ": vp=%ld: the model's %d blocks do not split evenly "
+                            "into pp x vp = %ld x %ld = %ld chunks", c->vp, m->blocks, c->pp, c->vp, chunks);
+        if (M % c->pp != 0)
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT, FN ": vp=%ld: %ld micro-batches (global batch %d / dp %ld / "
+                            "mbs %ld) is not a multiple of pp=%ld, as the interleaved schedule needs",
+                            c->vp, M, cm->setup.global_batch, c->dp, c->mbs, c->pp);
+        t->vp = (int)c->vp;
     }
     if (c->nlayers) {
         long sum = 0;

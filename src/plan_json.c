@@ -108,6 +108,7 @@ int ar_plan_write_json(const arachne_plan *p, ar_buf *b)
         put_int_field(b, ",\n      ", "micro_batch", T->micro_batch);
         put_int_field(b, ",\n      ", "micro_batches", T->micro_batches);
         if (T->fsdp > 1) put_int_field(b, ",\n      ", "fsdp", T->fsdp);
+        if (T->vp > 1) put_int_field(b, ",\n      ", "vp", T->vp);
         put_num_field(b, ",\n      ", "pipeline_s", T->pipeline_s);
         ar_buf_puts(b, ",\n      \"stages\": [");
         for (s = 0; s < T->depth; s++) {
@@ -159,7 +160,7 @@ static const char *const setup_keys[] = { "recompute", "dist_optimizer", "weight
                                           "optim_bytes", "headroom", "overlap_grad_reduce",
                                           "overlap_param_gather", "tp_comm_overlap", NULL };
 static const char *const tmpl_keys[] = { "replicas", "micro_batch", "micro_batches", "pipeline_s", "stages",
-                                         "ranks", "fsdp", NULL };
+                                         "ranks", "fsdp", "vp", NULL };
 static const char *const stage_keys[] = { "gpu", "tp", "layers", "ep", "etp", "edp", "stage_s", "memory_bytes",
                                           "compute_s", "tp_comm_s", "ep_comm_s", "p2p_s", "sync_s", NULL };
 static const char *const rank_keys[] = { "rank", "node", "gpu", "replica", "stage", "tp_rank", NULL };
@@ -264,8 +265,12 @@ static int parse_template(const ar_json *o, const arachne_cost_model *cm, arachn
     if ((st = get_int(o, "fsdp", 0, 0, BIG, &T->fsdp))) return st;
     if (T->fsdp > T->replicas)
         return ar_json_error_at(o, "template %d: fsdp %d exceeds its %d replicas", t, T->fsdp, T->replicas);
+    if ((st = get_int(o, "vp", 0, 0, AR_MAX_VP, &T->vp))) return st;
     if ((st = get_nonneg(o, "pipeline_s", 0, &T->pipeline_s))) return st;
     if ((st = ar_json_arr(o, "stages", 1, &stages))) return st;
+    if (T->vp > 1 && stages->count < 2)
+        return ar_json_error_at(ar_json_get(o, "vp"), "template %d: vp %d needs at least 2 stages, it has %zu", t,
+                                T->vp, stages->count);
     if (stages->count < 1 || stages->count > AR_MAX_DEPTH)
         return ar_json_error_at(stages, "template %d: stages: %zu stages, expected 1..%d", t, stages->count,
                                 AR_MAX_DEPTH);
