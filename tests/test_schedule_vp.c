@@ -19,6 +19,7 @@
 #include "harness.h"
 #include "fixture.h"
 #include "cost.h"
+#include "plan.h"
 
 #define VQ_P 24
 #define VQ_V 8
@@ -279,5 +280,119 @@ TEST(chunk_ranges_are_chunk_major)
     for (i = 0; i < 16; i++) ASSERT_EQ(seen[i], 1);
 }
 
+/* Chunk times of a priced interleaved template, as the pricer splits them:
+ * chunk c of stage s gets its share of the stage's layers. */
+static void chunk_times(const ar_template *t, double *f, double *b, double *c)
+{
+    int s, ch, p = t->depth, v = t->vp;
+    for (s = 0; s < p; s++) {
+        const ar_stage *S = &t->stages[s];
+        int n = S->end - S->first;
+        c[s] = S->p2p_s / 2.0;
+        for (ch = 0; ch < v; ch++) {
+            int fi, en;
+            ar_vp_chunk_range(t, s, ch, &fi, &en);
+            f[ch * p + s] = S->fwd_s * (en - fi) / n;
+            b[ch * p + s] = S->bwd_s * (en - fi) / n;
+        }
+    }
+}
+
+/* price --parallel with vp: the template is interleaved, its pipeline time
+ * is the event simulation of its chunks plus its largest sync, stage 0
+ * holds 2 (p - 1) + (v - 1) p + 1 chunk activations, and the plan JSON
+ * carries "vp" and reads back to the same price. */
+TEST(parallel_vp_prices_the_interleaved_schedule)
+{
+    static vq_sim q;
+    env e;
+    arachne_plan *a = NULL, *b = NULL, *back = NULL;
+    const char *json = NULL;
+    double f[VQ_P * VQ_V], bw[VQ_P * VQ_V], c[VQ_P], g = 0.0;
+    ar_stage_mem m1, m2;
+    int s;
+    ASSERT_OK(env_open(&e, "llama3-8b", "h100:4x8"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_OVERLAP_GRAD_REDUCE, 0));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_OVERLAP_PARAM_GATHER, 0));
+    ASSERT_OK(arachne_plan_from_parallel(&a, e.cm, "tp=1,pp=4,vp=2,dp=8,mbs=1"));
+    ASSERT_OK(arachne_plan_from_parallel(&b, e.cm, "tp=1,pp=4,dp=8,mbs=1"));
+    ASSERT_EQ(a->t[0].vp, 2);
+    ASSERT_EQ(b->t[0].vp, 0);
+    ASSERT_EQ(a->t[0].micro_batches, 64);
+    ASSERT_GT(a->t[0].stages[3].p2p_s, 0.0);     /* the wrap back to stage 0 */
+    ASSERT_EQ(b->t[0].stages[3].p2p_s, 0.0);
+    chunk_times(&a->t[0], f, bw, c);
+    for (s = 0; s < 4; s++) if (a->t[0].stages[s].sync_s > g) g = a->t[0].stages[s].sync_s;
+    ASSERT_EQ(vq_run(&q, 4, 2, 64, f, bw, c), 0);
+    ASSERT_NEAR(a->t[0].pipeline_s, q.makespan + g, 1e-9 * q.makespan);
+    /* stage 0: 11 chunks of half the stage's layers vs 4 whole micro-batches */
+    ASSERT_OK(ar_stage_memory(e.cm, &a->t[0], 0, 8, 8, 64, &m1));
+    ASSERT_OK(ar_stage_memory(e.cm, &b->t[0], 0, 8, 8, 64, &m2));
+    ASSERT_EQ(m1.in_flight, 6);
+    ASSERT_EQ(m2.in_flight, 4);
+    ASSERT_NEAR(m1.acts / m2.acts, 5.5 / 4.0, 1e-12);
+    /* the JSON carries vp only when interleaved, and reads back */
+    ASSERT_OK(arachne_plan_to_json(b, &json));
+    ASSERT(strstr(json, "\"vp\"") == NULL);
+    ASSERT_OK(arachne_plan_to_json(a, &json));
+    ASSERT(strstr(json, "\"vp\": 2") != NULL);
+    ASSERT_OK(arachne_plan_from_json(&back, e.cm, json, strlen(json)));
+    ASSERT_EQ(back->t[0].vp, 2);
+    ASSERT_OK(ar_plan_price(e.cm, back));
+    ASSERT_NEAR(back->iteration_s, a->iteration_s, 1e-15);
+    arachne_plan_destroy(back);
+    arachne_plan_destroy(b);
+    arachne_plan_destroy(a);
+    env_close(&e);
+}
+
+/* What the interleaved schedule cannot run is refused with the numbers. */
+TEST(parallel_vp_errors_name_the_numbers)
+{
+    env e;
+    arachne_plan *a = NULL;
+    ASSERT_OK(env_open(&e, "llama3-8b", "h100:4x8"));
+    ASSERT_EQ(arachne_plan_from_parallel(&a, e.cm, "tp=1,pp=4,vp=3,dp=8"), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "32 blocks");
+    ASSERT_CONTAINS(arachne_last_error(), "= 12 chunks");
+    ASSERT_EQ(arachne_plan_from_parallel(&a, e.cm, "tp=1,pp=1,vp=2,dp=8"), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "pp >= 2");
+    ASSERT_EQ(arachne_plan_from_parallel(&a, e.cm, "tp=1,pp=4,vp=99"), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "vp=99");
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 36));
+    ASSERT_EQ(arachne_plan_from_parallel(&a, e.cm, "tp=1,pp=4,vp=2,dp=6"), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "6 micro-batches");
+    ASSERT_CONTAINS(arachne_last_error(), "multiple of pp=4");
+    ASSERT(a == NULL);
+    env_close(&e);
+}
+
+/* The plan reader checks vp: range, and at least two stages. */
+TEST(plan_json_vp_is_validated)
+{
+    env e;
+    arachne_plan *a = NULL, *back = NULL;
+    const char *json = NULL;
+    char *bad, *at;
+    ASSERT_OK(env_open(&e, "llama3-8b", "h100:4x8"));
+    ASSERT_OK(arachne_plan_from_parallel(&a, e.cm, "tp=1,pp=4,vp=2,dp=8"));
+    ASSERT_OK(arachne_plan_to_json(a, &json));
+    bad = malloc(strlen(json) + 8);
+    ASSERT(bad != NULL);
+    strcpy(bad, json);
+    at = strstr(bad, "\"vp\": 2");
+    ASSERT(at != NULL);
+    memmove(at + 8, at + 7, strlen(at + 7) + 1);   /* "vp": 2 -> "vp": 99 */
+    memcpy(at, "\"vp\": 99", 8);
+    ASSERT_EQ(arachne_plan_from_json(&back, e.cm, bad, strlen(bad)), ARACHNE_E_PARSE);
+    ASSERT_CONTAINS(arachne_last_error(), "vp: expected an integer in [0, 16]");
+    ASSERT_CONTAINS(arachne_last_error(), "<string>:");
+    ASSERT(back == NULL);
+    free(bad);
+    arachne_plan_destroy(a);
+    env_close(&e);
+}
+
 SUITE(schedule_vp, T(interleaved_equals_event_simulation), T(interleaved_known_cases),
-      T(interleaved_beats_plain_when_sends_are_free), T(chunk_ranges_are_chunk_major));
+      T(interleaved_beats_plain_when_sends_are_free), T(chunk_ranges_are_chunk_major),
+      T(parallel_vp_prices_the_interleaved_schedule), T(parallel_vp_errors_name_the_numbers), T(plan_json_vp_is_validated));
