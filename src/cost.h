@@ -103,12 +103,6 @@ double ar_pipeline_interleaved(int M, int p, int v, const double *fwd, const dou
 /* Warm-up forwards of stage s in the interleaved schedule (Megatron-Core):
  * min(2 (p - s - 1) + (v - 1) p, M v). */
 int ar_vp_warmup(int p, int v, int M, int s);
-/* Layers [*first, *end) of chunk c of stage s of an interleaved template:
- * stage s's n_s = end - first layers split into v chunks, the first
- * n_s mod v of them one layer longer; the model's order is chunk-major
- * (chunk 0 of stages 0..p-1, then chunk 1, ...).  With vp <= 1 it is the
- * stage's own range. */
-void ar_vp_chunk_range(const ar_template *t, int s, int c, int *first, int *end);
 
 /* A direct-mapped memo of ar_pipeline_exact results, keyed by the whole
  * input (M, depth, fwd, bwd, send; compared exactly, so a hit returns the

@@ -85,6 +85,13 @@ static inline void ar_template_copy(ar_template *dst, const ar_template *src)
     dst->pipeline_s = src->pipeline_s;
 }
 
+/* Layers [*first, *end) of chunk c of stage s of an interleaved template:
+ * stage s's n_s = end - first layers split into v chunks, the first
+ * n_s mod v of them one layer longer; the model's order is chunk-major
+ * (chunk 0 of stages 0..p-1, then chunk 1, ...).  With vp <= 1 it is the
+ * stage's own range. */
+void ar_vp_chunk_range(const ar_template *t, int s, int c, int *first, int *end);
+
 typedef struct ar_rank {
     int rank;              /* global rank, 0..gpus_used-1 */
     int node, gpu;         /* cluster node index and local GPU index */
