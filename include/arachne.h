@@ -673,7 +673,9 @@ typedef enum arachne_template_field {
     ARACHNE_TEMPLATE_REPLICAS = 1,      /**< pipelines of this structure (data-parallel replicas) */
     ARACHNE_TEMPLATE_MICRO_BATCH = 2,   /**< samples per micro-batch */
     ARACHNE_TEMPLATE_MICRO_BATCHES = 3, /**< micro-batches per replica per iteration */
-    ARACHNE_TEMPLATE_PIPELINE_S = 4     /**< seconds one replica takes for its micro-batches (1F1B) */
+    ARACHNE_TEMPLATE_PIPELINE_S = 4,    /**< seconds one replica takes for its micro-batches (1F1B) */
+    ARACHNE_TEMPLATE_VP = 5             /**< model chunks per pipeline stage (interleaved 1F1B); 1 when
+                                         *   not interleaved.  Chunk ranges: docs/formats.md */
 } arachne_template_field;
 
 /** Per-stage values for arachne_plan_stage_get.  Numbers are pinned.
