@@ -13,7 +13,9 @@
  * untrained policy (seed 1); the output says which.  Besides wall time the
  * bench reports the process CPU time (clock()), which a busy machine does
  * not inflate.
- * Usage: bench_plan [--reps N] [--policy FILE] */
+ * --max-vp V sets the MAX_VP option (1: plain 1F1B only; interleaved 1F1B up
+ * to V chunks per stage otherwise); --cases N runs the first N clusters.
+ * Usage: bench_plan [--reps N] [--policy FILE] [--max-vp V] [--cases N] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,12 +63,14 @@ int main(int argc, char **argv)
 {
     const char *policy_path = getenv("ARACHNE_POLICY"), *policy_desc;
     arachne_policy *pol = NULL;
-    int reps = 5, i, st;
-    size_t c;
+    int reps = 5, i, st, max_vp = 0;
+    size_t c, ncases = sizeof cases / sizeof cases[0];
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--policy") && i + 1 < argc) policy_path = argv[++i];
-        else { fprintf(stderr, "usage: %s [--reps N] [--policy FILE]\n", argv[0]); return 2; }
+        else if (!strcmp(argv[i], "--max-vp") && i + 1 < argc) max_vp = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--cases") && i + 1 < argc) ncases = (size_t)atoi(argv[++i]);
+        else { fprintf(stderr, "usage: %s [--reps N] [--policy FILE] [--max-vp V] [--cases N]\n", argv[0]); return 2; }
     }
     if (reps < 1) reps = 1;
     if (!policy_path || !policy_path[0]) {
@@ -87,14 +91,16 @@ int main(int argc, char **argv)
     printf("policy: %s\n", policy_desc);
     printf("%-10s %6s %5s %-10s %3s %5s %12s %12s %12s %12s %10s %9s\n", "cluster", "GPUs", "types", "mode", "thr",
            "runs", "median s", "min s", "max s", "median cpu s", "iter/s", "evals");
-    for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    if (max_vp > 0) printf("max_vp: %d (interleaved 1F1B up to that many chunks per stage)\n", max_vp);
+    for (c = 0; c < ncases && c < sizeof cases / sizeof cases[0]; c++) {
         arachne_model *m = NULL;
         arachne_cluster *cl = NULL;
         arachne_profile *p = NULL;
         arachne_cost_model *cm = NULL;
         int gpus = 0, types = 0, mode;
         if ((st = arachne_model_preset(&m, "llama3-8b")) || (st = arachne_cluster_parse(&cl, cases[c].spec)) ||
-            (st = arachne_profile_generate(&p, m, cl, 4096)) || (st = arachne_cost_model_create(&cm, m, cl, p))) {
+            (st = arachne_profile_generate(&p, m, cl, 4096)) || (st = arachne_cost_model_create(&cm, m, cl, p)) ||
+            (max_vp > 0 && (st = arachne_cost_model_set(cm, ARACHNE_OPT_MAX_VP, max_vp)))) {
             fprintf(stderr, "bench_plan: %s: %s\n", cases[c].name, arachne_last_error());
             return 1;
         }

@@ -588,9 +588,12 @@ typedef enum arachne_option {
     ARACHNE_OPT_OVERLAP_PARAM_GATHER = 11, /**< 1: the distributed optimizer's parameter all-gather overlaps the
                                             *   first micro-batch's forward (Megatron --overlap-param-gather);
                                             *   0 or 1 (default 1) */
-    ARACHNE_OPT_TP_COMM_OVERLAP = 12 /**< 1: tensor-parallel collectives overlap the GEMMs (Megatron
+    ARACHNE_OPT_TP_COMM_OVERLAP = 12, /**< 1: tensor-parallel collectives overlap the GEMMs (Megatron
                                       *   --tp-comm-overlap); only the part longer than the compute it hides
                                       *   behind is charged; 0 or 1 (default 0) */
+    ARACHNE_OPT_MAX_VP = 13          /**< most model chunks per pipeline stage the planners' fill tries
+                                      *   (interleaved 1F1B; it tries 2, 4, 8 up to this); 1: plain 1F1B
+                                      *   only; integer in [1, 16] (default 1) */
 } arachne_option;
 
 /** Creates a cost model over model `m`, cluster `c` and profile `p`, with

@@ -27,6 +27,7 @@ void ar_setup_defaults(ar_setup *s)
     s->headroom = 0.08;
     s->expert_tiling = 1;
     s->max_depth = 16;
+    s->max_vp = 1;
     s->overlap_grad_reduce = 1;
     s->overlap_param_gather = 1;
     s->tp_comm_overlap = 0;
@@ -174,7 +175,7 @@ void arachne_cost_model_destroy(arachne_cost_model *cm)
 static const char *const option_names[] = {
     "global_batch", "seq_len", "weight_bytes", "grad_bytes", "optim_bytes",
     "dist_optimizer", "recompute", "headroom", "expert_tiling", "max_depth",
-    "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap"
+    "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "max_vp"
 };
 
 static int need_int(int option, double v, double lo, double hi)
@@ -250,8 +251,11 @@ int arachne_cost_model_set(arachne_cost_model *cm, int option, double value)
             s->tp_comm_overlap = (int)value;
         }
         break;
+    case ARACHNE_OPT_MAX_VP:
+        if ((st = need_int(option, value, 1, AR_MAX_VP)) == ARACHNE_OK) s->max_vp = (int)value;
+        break;
     default:
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..12)", option);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..13)", option);
     }
     if (st == ARACHNE_OK && rebuild) st = ar_cost_cache_build(cm);
     return st;
@@ -277,8 +281,9 @@ int arachne_cost_model_get(const arachne_cost_model *cm, int option, double *out
     case ARACHNE_OPT_OVERLAP_GRAD_REDUCE: v = s->overlap_grad_reduce; break;
     case ARACHNE_OPT_OVERLAP_PARAM_GATHER: v = s->overlap_param_gather; break;
     case ARACHNE_OPT_TP_COMM_OVERLAP: v = s->tp_comm_overlap; break;
+    case ARACHNE_OPT_MAX_VP: v = s->max_vp; break;
     default:
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..12)", option);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..13)", option);
     }
     *out = v;
     return ARACHNE_OK;

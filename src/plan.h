@@ -32,6 +32,7 @@ typedef struct ar_setup {
     int overlap_grad_reduce; /* 1: DP gradient reduction overlaps the last backward (bucketed) */
     int overlap_param_gather;/* 1: distributed optimizer's all-gather overlaps the first forward */
     int tp_comm_overlap;     /* 1: TP collectives overlap the GEMMs they feed */
+    int max_vp;              /* most chunks per stage the fill tries (interleaved 1F1B); 1: off */
 } ar_setup;
 
 void ar_setup_defaults(ar_setup *s);

@@ -20,6 +20,7 @@
 #include "fixture.h"
 #include "cost.h"
 #include "plan.h"
+#include "fill.h"
 
 #define VQ_P 24
 #define VQ_V 8
@@ -393,6 +394,40 @@ TEST(plan_json_vp_is_validated)
     env_close(&e);
 }
 
+/* The fill tries interleaving on top of the plain template it chose: with
+ * MAX_VP 1 it never interleaves; with MAX_VP 8 it keeps a vp only when the
+ * plan prices faster, and the plan it returns prices as filled. */
+TEST(fill_chooses_vp_where_it_pays)
+{
+    env e;
+    int types[8] = { 0 }, tps[8] = { 1, 1, 1, 1, 1, 1, 1, 1 }, v;
+    double it[2];
+    for (v = 0; v < 2; v++) {
+        ar_avail a;
+        arachne_plan p;
+        ASSERT_OK(env_open(&e, "llama3-8b", "h100:4x8"));
+        ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 64));
+        ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_MAX_VP, v ? 8 : 1));
+        ASSERT_OK(ar_avail_init(&a, e.c));
+        ASSERT_OK(ar_plan_init(&p, e.cm));
+        ASSERT_OK(ar_fill_template(e.cm, &a, &p, 8, types, tps));
+        it[v] = p.iteration_s;
+        if (v == 0) ASSERT_EQ(p.t[0].vp, 0);
+        else {
+            double before = p.iteration_s;
+            ASSERT_GT(p.t[0].vp, 1);
+            ASSERT_EQ(p.t[0].micro_batches % 8, 0);
+            ASSERT_OK(ar_plan_price(e.cm, &p));
+            ASSERT_NEAR(p.iteration_s, before, 1e-12 * before);
+        }
+        ar_plan_clear(&p);
+        ar_avail_free(&a);
+        env_close(&e);
+    }
+    ASSERT_GT(it[0], it[1]);
+}
+
 SUITE(schedule_vp, T(interleaved_equals_event_simulation), T(interleaved_known_cases),
       T(interleaved_beats_plain_when_sends_are_free), T(chunk_ranges_are_chunk_major),
-      T(parallel_vp_prices_the_interleaved_schedule), T(parallel_vp_errors_name_the_numbers), T(plan_json_vp_is_validated));
+      T(parallel_vp_prices_the_interleaved_schedule), T(parallel_vp_errors_name_the_numbers), T(plan_json_vp_is_validated),
+      T(fill_chooses_vp_where_it_pays));
