@@ -94,4 +94,20 @@ python3 -c "import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sy
     "$t/vp.json" "$t/novp.json" || fail "vp=2 does not price below plain 1F1B"
 out=$("$bin" price --parallel tp=1,pp=4,vp=3,dp=8 --model llama3-8b --cluster h100:4x8 2>&1); [ $? -eq 1 ] || fail "vp=3 accepted"
 echo "$out" | grep -q "32 blocks do not split evenly into pp x vp = 4 x 3 = 12 chunks" || fail "vp=3: $out"
+# plan --max-vp: the fill interleaves where it pays (here a 2-stage template
+# over A100 and H100 nodes), the plan is faster than without, and reprices as made
+"$bin" plan --model llama3-8b --cluster a100-40:4x4,h100:2x8 --global-batch 96 --samples 4 --json > "$t/p1.json" \
+    || fail "plan --max-vp 1"
+"$bin" plan --model llama3-8b --cluster a100-40:4x4,h100:2x8 --global-batch 96 --samples 4 --max-vp 8 --json \
+    > "$t/p8.json" || fail "plan --max-vp 8"
+python3 -c "
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert all('vp' not in t for t in a['templates']), 'default interleaves'
+assert any(t.get('vp', 1) > 1 for t in b['templates']), 'max-vp 8 does not interleave'
+assert b['iteration_s'] < a['iteration_s'], (b['iteration_s'], a['iteration_s'])" "$t/p1.json" "$t/p8.json" \
+    || fail "plan --max-vp 8 did not interleave to a faster plan"
+"$bin" price "$t/p8.json" | grep -q "(+0.00%)" || fail "the interleaved plan does not reprice as made"
+out=$("$bin" plan --model llama3-8b --cluster h100:4x8 --max-vp 17 2>&1); [ $? -eq 2 ] || fail "--max-vp 17 accepted: $out"
+echo "$out" | grep -q "max-vp" || fail "--max-vp 17: $out"
 echo "parallel CLI ok"
