@@ -296,10 +296,12 @@ static int vp_time(const ar_template *t, const stage_out *o, int M, int bound_on
             b[ch * p + s] = o[s].bwd_s * share;
         }
     }
+    if (M % p != 0)
+        return ar_error(ARACHNE_E_INVALID_PLAN, "interleaved schedule of %d stages x %d chunks over %d micro-batches: "
+                        "the micro-batches must be a multiple of the depth", p, v, M);
     x = ar_pipeline_interleaved(M, p, v, f, b, c);
-    if (x < 0.0)
-        return ar_error(ARACHNE_E_INVALID_PLAN, "interleaved schedule of %d stages x %d chunks over %d micro-batches "
-                        "(micro-batches must be a multiple of the depth)", p, v, M);
+    if (x < 0.0) return ar_error(ARACHNE_E_NO_MEMORY, "interleaved schedule: no memory for %d x %d x %d arrival times",
+                                 p, v, M);
     *out = x;
     return ARACHNE_OK;
 }
