@@ -1607,7 +1607,7 @@ class CostModel(_Handle):
     generated for the cluster (at setup's seq_len, default 4096).  setup
     keywords (OPTIONS): global_batch, seq_len, weight_bytes, grad_bytes,
     optim_bytes, dist_optimizer (bool), recompute ("none", "selective",
-    "full"), headroom (fraction), expert_tiling (bool), max_depth.
+    "full"), headroom (fraction), expert_tiling (bool), max_depth, max_vp.
     The cost model keeps its model, cluster and profile alive; they cannot be
     changed while it lives.
     """

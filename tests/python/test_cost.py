@@ -113,6 +113,19 @@ class ParallelConfigTest(unittest.TestCase):
             c = cm.plan_from_parallel(tp=1, pp=2, dp=16, layers=[14, 18])
             self.assertEqual(c.to_dict()["templates"][0]["stages"][0]["layers"], [0, 14])
 
+    def test_interleaved_configuration(self):
+        with arachne.CostModel("llama3-8b", "h100:4x8") as cm:
+            plain = cm.plan_from_parallel(tp=1, pp=4, dp=8)
+            inter = cm.plan_from_parallel(tp=1, pp=4, vp=2, dp=8)
+            self.assertEqual(plain.template_get(0, "vp"), 1)
+            self.assertEqual(inter.template_get(0, "vp"), 2)
+            self.assertEqual(inter.to_dict()["templates"][0]["vp"], 2)
+            self.assertNotIn("vp", plain.to_dict()["templates"][0])
+            self.assertLess(inter.iteration_s, plain.iteration_s)
+            with self.assertRaises(arachne.Error) as e:
+                cm.plan_from_parallel(tp=1, pp=4, vp=3, dp=8)
+            self.assertIn("12 chunks", str(e.exception))
+
     def test_bad_configurations_raise(self):
         with arachne.CostModel("llama3-8b", "h100:4x8") as cm:
             cm.set("global_batch", 500)
