@@ -97,8 +97,8 @@ double ar_pipeline_exact(int M, int depth, const double *fwd, const double *bwd,
  * back to the first, between chunks).  Sends are asynchronous as in
  * ar_pipeline_exact, one link per direction and stage pair.  Seconds from
  * the first forward's start to the last backward's end; 0 for M <= 0; -1
- * for arguments outside these rules (or no memory: it allocates 3 p v M
- * doubles).  Thread-safe. */
+ * for arguments outside these rules (or no memory: it allocates
+ * (2 p v + 1) M doubles).  Thread-safe. */
 double ar_pipeline_interleaved(int M, int p, int v, const double *fwd, const double *bwd, const double *send);
 /* Warm-up forwards of stage s in the interleaved schedule (Megatron-Core):
  * min(2 (p - s - 1) + (v - 1) p, M v). */

@@ -51,20 +51,22 @@ double ar_pipeline_interleaved(int M, int p, int v, const double *fwd, const dou
 {
     const int P = p * v;
     const long ops = 2L * M * v;
-    double *act, *grad, *endf, busy[AR_MAX_DEPTH], link_f[AR_MAX_DEPTH], link_b[AR_MAX_DEPTH], end = 0.0;
+    double *act, *grad, *endl, busy[AR_MAX_DEPTH], link_f[AR_MAX_DEPTH], link_b[AR_MAX_DEPTH], end = 0.0;
     long pos[AR_MAX_DEPTH], done = 0;
     int w[AR_MAX_DEPTH], s;
     size_t cells;
     if (M <= 0) return 0.0;
     if (p < 2 || p > AR_MAX_DEPTH || v < 2 || v > AR_MAX_VP || M % p != 0) return -1.0;
     cells = (size_t)P * (size_t)M;
-    act = malloc(3 * cells * sizeof *act);
+    /* inputs of every (virtual stage, micro-batch), and the last virtual
+     * stage's forward ends (its backward's input) */
+    act = malloc((2 * cells + (size_t)M) * sizeof *act);
     if (!act) return -1.0;
     grad = act + cells;
-    endf = grad + cells;
+    endl = grad + cells;
     {
         size_t i;
-        for (i = 0; i < 3 * cells; i++) act[i] = -1.0;   /* not yet */
+        for (i = 0; i < 2 * cells + (size_t)M; i++) act[i] = -1.0;   /* not yet */
     }
     for (s = 0; s < p; s++) {
         w[s] = ar_vp_warmup(p, v, M, s);
@@ -93,13 +95,13 @@ double ar_pipeline_interleaved(int M, int p, int v, const double *fwd, const dou
                     in = vs == 0 ? 0.0 : act[(size_t)vs * M + mb];
                     if (in < 0.0) break;
                     t = (busy[s] > in ? busy[s] : in) + fwd[vs];
-                    endf[(size_t)vs * M + mb] = t;
+                    if (vs == P - 1) endl[mb] = t;
                     if (vs + 1 < P) {
                         link_f[s] = (t > link_f[s] ? t : link_f[s]) + send[s];
                         act[(size_t)(vs + 1) * M + mb] = link_f[s];
                     }
                 } else {
-                    in = vs == P - 1 ? endf[(size_t)vs * M + mb] : grad[(size_t)vs * M + mb];
+                    in = vs == P - 1 ? endl[mb] : grad[(size_t)vs * M + mb];
                     if (in < 0.0) break;
                     t = (busy[s] > in ? busy[s] : in) + bwd[vs];
                     if (vs > 0) {
