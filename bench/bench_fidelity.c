@@ -280,8 +280,7 @@ static void price_row(const ar_json *row, const ar_json *sup, int parts, result 
     }
     r->why[0] = '\0';
     r->fsdp = fsdp > 1;
-    if (vp > 1) snprintf(r->why, sizeof r->why, "interleaved 1F1B (vp=%g)", vp);
-    else if (isnan(tp) || isnan(pp)) snprintf(r->why, sizeof r->why, "TP/PP not published");
+    if (isnan(tp) || isnan(pp)) snprintf(r->why, sizeof r->why, "TP/PP not published");
     else if (pp > AR_MAX_DEPTH) snprintf(r->why, sizeof r->why, "pipeline of %g stages (> %d)", pp, AR_MAX_DEPTH);
     else if (!(cat = gpu_of(gname, &domain))) snprintf(r->why, sizeof r->why, "GPU '%s' not in the catalog", gname);
     else if (isnan(pub_tok) && isnan(pub_tfl)) snprintf(r->why, sizeof r->why, "no throughput published");
@@ -317,6 +316,10 @@ static void price_row(const ar_json *row, const ar_json *sup, int parts, result 
     if (fsdp > 1) {
         size_t k = strlen(spec);
         snprintf(spec + k, sizeof spec - k, ",fsdp=%g", fsdp);
+    }
+    if (vp > 1) {
+        size_t k = strlen(spec);
+        snprintf(spec + k, sizeof spec - k, ",vp=%g", vp);
     }
     if (moe) {
         size_t k = strlen(spec);

@@ -14,8 +14,10 @@
  * bench reports the process CPU time (clock()), which a busy machine does
  * not inflate.
  * --no-cp plans with context parallelism off (ARACHNE_OPT_CONTEXT_PARALLEL
- * 0), the planner without it, for a before/after comparison.
- * Usage: bench_plan [--reps N] [--policy FILE] [--no-cp] */
+ * 0), the planner without it, for a before/after comparison; --max-vp V
+ * sets the MAX_VP option (1: plain 1F1B only; interleaved 1F1B up to V
+ * chunks per stage otherwise); --cases N runs the first N clusters.
+ * Usage: bench_plan [--reps N] [--policy FILE] [--no-cp] [--max-vp V] [--cases N] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,13 +65,18 @@ int main(int argc, char **argv)
 {
     const char *policy_path = getenv("ARACHNE_POLICY"), *policy_desc;
     arachne_policy *pol = NULL;
-    int reps = 5, i, st, cp = 1;
-    size_t c;
+    int reps = 5, i, st, cp = 1, max_vp = 0;
+    size_t c, ncases = sizeof cases / sizeof cases[0];
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--policy") && i + 1 < argc) policy_path = argv[++i];
         else if (!strcmp(argv[i], "--no-cp")) cp = 0;
-        else { fprintf(stderr, "usage: %s [--reps N] [--policy FILE] [--no-cp]\n", argv[0]); return 2; }
+        else if (!strcmp(argv[i], "--max-vp") && i + 1 < argc) max_vp = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--cases") && i + 1 < argc) ncases = (size_t)atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: %s [--reps N] [--policy FILE] [--no-cp] [--max-vp V] [--cases N]\n", argv[0]);
+            return 2;
+        }
     }
     if (reps < 1) reps = 1;
     if (!policy_path || !policy_path[0]) {
@@ -90,7 +97,8 @@ int main(int argc, char **argv)
     printf("policy: %s; context parallelism %s\n", policy_desc, cp ? "on" : "off (--no-cp)");
     printf("%-10s %6s %5s %-10s %3s %5s %12s %12s %12s %12s %10s %9s\n", "cluster", "GPUs", "types", "mode", "thr",
            "runs", "median s", "min s", "max s", "median cpu s", "iter/s", "evals");
-    for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    if (max_vp > 0) printf("max_vp: %d (interleaved 1F1B up to that many chunks per stage)\n", max_vp);
+    for (c = 0; c < ncases && c < sizeof cases / sizeof cases[0]; c++) {
         arachne_model *m = NULL;
         arachne_cluster *cl = NULL;
         arachne_profile *p = NULL;
@@ -98,7 +106,8 @@ int main(int argc, char **argv)
         int gpus = 0, types = 0, mode;
         if ((st = arachne_model_preset(&m, "llama3-8b")) || (st = arachne_cluster_parse(&cl, cases[c].spec)) ||
             (st = arachne_profile_generate(&p, m, cl, 4096)) || (st = arachne_cost_model_create(&cm, m, cl, p)) ||
-            (st = arachne_cost_model_set(cm, ARACHNE_OPT_CONTEXT_PARALLEL, cp))) {
+            (st = arachne_cost_model_set(cm, ARACHNE_OPT_CONTEXT_PARALLEL, cp)) ||
+            (max_vp > 0 && (st = arachne_cost_model_set(cm, ARACHNE_OPT_MAX_VP, max_vp)))) {
             fprintf(stderr, "bench_plan: %s: %s\n", cases[c].name, arachne_last_error());
             return 1;
         }

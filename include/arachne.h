@@ -602,10 +602,13 @@ typedef enum arachne_option {
                                        *   of the block's forward time; memory is counted as for the
                                        *   ARACHNE_OPT_RECOMPUTE mode; no effect under full recomputation;
                                        *   0 or 1 (default 0) */
-    ARACHNE_OPT_CONTEXT_PARALLEL = 15 /**< 1: planners may split a stage's GPU group into tp x cp (context
+    ARACHNE_OPT_CONTEXT_PARALLEL = 15, /**< 1: planners may split a stage's GPU group into tp x cp (context
                                        *   parallelism, Megatron --context-parallel-size) where that prices
                                        *   faster; 0: never (cp = 1); 0 or 1 (default 1).  Pricing a given
                                        *   plan follows the plan's cp either way. */
+    ARACHNE_OPT_MAX_VP = 16          /**< most model chunks per pipeline stage the planners' fill tries
+                                      *   (interleaved 1F1B; it tries 2, 4, 8 up to this); 1: plain 1F1B
+                                      *   only; integer in [1, 16] (default 1) */
 } arachne_option;
 
 /** Creates a cost model over model `m`, cluster `c` and profile `p`, with
@@ -689,8 +692,10 @@ typedef enum arachne_template_field {
     ARACHNE_TEMPLATE_MICRO_BATCH = 2,   /**< samples per micro-batch */
     ARACHNE_TEMPLATE_MICRO_BATCHES = 3, /**< micro-batches per replica per iteration */
     ARACHNE_TEMPLATE_PIPELINE_S = 4,    /**< seconds one replica takes for its micro-batches (1F1B) */
-    ARACHNE_TEMPLATE_CP = 5             /**< context-parallel degree (1: none); each stage of one replica
+    ARACHNE_TEMPLATE_CP = 5,            /**< context-parallel degree (1: none); each stage of one replica
                                              runs on tp x cp GPUs (Megatron --context-parallel-size) */
+    ARACHNE_TEMPLATE_VP = 6             /**< model chunks per pipeline stage (interleaved 1F1B); 1 when
+                                         *   not interleaved.  Chunk ranges: docs/formats.md */
 } arachne_template_field;
 
 /** Per-stage values for arachne_plan_stage_get.  Numbers are pinned.

@@ -28,6 +28,7 @@ void ar_setup_defaults(ar_setup *s)
     s->headroom = 0.08;
     s->expert_tiling = 1;
     s->max_depth = 16;
+    s->max_vp = 1;
     s->overlap_grad_reduce = 1;
     s->overlap_param_gather = 1;
     s->tp_comm_overlap = 0;
@@ -204,7 +205,7 @@ void arachne_cost_model_destroy(arachne_cost_model *cm)
 static const char *const option_names[] = {
     "global_batch", "seq_len", "weight_bytes", "grad_bytes", "optim_bytes",
     "dist_optimizer", "recompute", "headroom", "expert_tiling", "max_depth",
-    "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm", "context_parallel"
+    "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm", "context_parallel", "max_vp"
 };
 
 static int need_int(int option, double v, double lo, double hi)
@@ -295,8 +296,11 @@ int arachne_cost_model_set(arachne_cost_model *cm, int option, double value)
             s->recompute_alt_mm = (int)value;
         }
         break;
+    case ARACHNE_OPT_MAX_VP:
+        if ((st = need_int(option, value, 1, AR_MAX_VP)) == ARACHNE_OK) s->max_vp = (int)value;
+        break;
     default:
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..15)", option);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..16)", option);
     }
     if (st == ARACHNE_OK && rebuild) st = ar_cost_cache_build(cm);
     return st;
@@ -325,8 +329,9 @@ int arachne_cost_model_get(const arachne_cost_model *cm, int option, double *out
     case ARACHNE_OPT_RECOMPUTE_NORM_ACT: v = s->recompute_norm_act; break;
     case ARACHNE_OPT_RECOMPUTE_ALT_MM: v = s->recompute_alt_mm; break;
     case ARACHNE_OPT_CONTEXT_PARALLEL: v = s->context_parallel; break;
+    case ARACHNE_OPT_MAX_VP: v = s->max_vp; break;
     default:
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..15)", option);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..16)", option);
     }
     *out = v;
     return ARACHNE_OK;
@@ -485,8 +490,9 @@ int ar_stage_price_checked(const arachne_cost_model *cm, const ar_template *t, i
         fwd /= cp;
     }
     fwd += 0.5 * epc;  /* dispatch + combine of the forward */
-    if (s < t->depth - 1) {
-        const ar_stage *N = &t->stages[s + 1];
+    if (s < t->depth - 1 || (t->vp > 1 && t->depth > 1)) {
+        /* interleaved: the last stage sends to the first (the next chunk) */
+        const ar_stage *N = &t->stages[(s + 1) % t->depth];
         int inter = pl ? pl->p2p_inter : 1;
         /* the boundary tensor at the profile's precision (2 bytes for BF16) */
         /* with CP each rank sends its own seq / cp tokens, all in parallel */

@@ -87,6 +87,26 @@ double ar_pipeline_time(int M, const double *t_s, int depth, double max_g);
  * depth in [1, AR_MAX_DEPTH] (0 otherwise). */
 double ar_pipeline_exact(int M, int depth, const double *fwd, const double *bwd, const double *send);
 
+/* Exact time of Megatron's interleaved 1F1B schedule: p >= 2 stages, each
+ * holding v >= 2 model chunks (virtual stage k = c p + s is chunk c of
+ * stage s; the model runs through the virtual stages in order), M
+ * micro-batches, M a multiple of p (Megatron's rule).  Stage s runs
+ * ar_vp_warmup(p, v, M, s) warm-up forwards, then one forward and one
+ * backward alternately, then the remaining backwards; its forwards take
+ * micro-batches in groups of p, chunk 0..v-1 within a group, its
+ * backwards chunk v-1..0.  fwd[k], bwd[k] (k < p v) are the operation
+ * times of virtual stage k; send[s] (s < p) is one transfer over the link
+ * between stages s and s+1 mod p (send[p-1]: the wrap from the last stage
+ * back to the first, between chunks).  Sends are asynchronous as in
+ * ar_pipeline_exact, one link per direction and stage pair.  Seconds from
+ * the first forward's start to the last backward's end; 0 for M <= 0; -1
+ * for arguments outside these rules (or no memory: it allocates
+ * (2 p v + 1) M doubles).  Thread-safe. */
+double ar_pipeline_interleaved(int M, int p, int v, const double *fwd, const double *bwd, const double *send);
+/* Warm-up forwards of stage s in the interleaved schedule (Megatron-Core):
+ * min(2 (p - s - 1) + (v - 1) p, M v). */
+int ar_vp_warmup(int p, int v, int M, int s);
+
 /* A direct-mapped memo of ar_pipeline_exact results, keyed by the whole
  * input (M, depth, fwd, bwd, send; compared exactly, so a hit returns the
  * very value the evaluation would).  The fill prices many candidates whose
@@ -171,7 +191,8 @@ typedef struct ar_stage_mem {
     double weights, grads, optim, acts, overhead;
     double total;      /* sum of the above */
     double capacity;   /* GPU memory x (1 - headroom) */
-    int in_flight;     /* micro-batches whose activations are held: min(p - s, max(M, 1)) */
+    int in_flight;     /* micro-batches whose activations are held: min(p - s, max(M, 1));
+                        * interleaved: min(w_s + 1, M v) chunks, rounded up to micro-batches */
 } ar_stage_mem;
 
 /* Peak memory per GPU of stage s of template t when the dense parameters of

@@ -98,6 +98,15 @@ int ar_stage_memory_checked(const arachne_cost_model *cm, const ar_template *t, 
      * (M = 0) is still checked for one */
     out->in_flight = depth - s < (M > 1 ? M : 1) ? depth - s : (M > 1 ? M : 1);
     out->acts = out->in_flight * act;
+    if (t->vp > 1 && depth > 1) {
+        /* interleaved 1F1B: stage s holds min(w_s + 1, M v) chunk
+         * activations (w_s its warm-up forwards), a chunk being 1/v of the
+         * stage's layers; stage 0 of p: p + (p - 1) / v micro-batches' worth */
+        int v = t->vp, mm = M > 1 ? M : 1, held = ar_vp_warmup(depth, v, mm, s) + 1;
+        if (held > mm * v) held = mm * v;
+        out->in_flight = (held + v - 1) / v;
+        out->acts = (double)held / v * act;
+    }
     /* full recomputation rebuilds one block's activations at a time */
     if (su->recompute == AR_RECOMPUTE_FULL) out->acts += work;
     out->overhead = AR_FRAMEWORK_OVERHEAD_BYTES;

@@ -105,9 +105,9 @@ int ar_template_place(const arachne_plan *p, int tmpl, ar_stage_place *out)
             for (k = 1; k < gw; k++)
                 if (nd[q * gw + k] != nd[q * gw]) { out[s].cp_inter = 1; break; }
         out[s].p2p_inter = 0;
-        if (s + 1 < t->depth) {
-            const int *nn = node_of + off[s + 1];
-            int tn = ar_stage_gpus(t, s + 1);
+        if (t->depth > 1) {   /* the last stage: the wrap to stage 0 (interleaved 1F1B) */
+            const int *nn = node_of + off[(s + 1) % t->depth];
+            int tn = ar_stage_gpus(t, (s + 1) % t->depth);
             for (q = 0; q < t->replicas && !out[s].p2p_inter; q++) {
                 int home = nd[q * gw];
                 for (k = 0; k < gw; k++) if (nd[q * gw + k] != home) out[s].p2p_inter = 1;
@@ -262,6 +262,59 @@ void ar_price_prefix_free(ar_price_prefix *pp)
 }
 
 void ar_price_prefix_reset(ar_price_prefix *pp) { pp->n = -1; }
+
+/* Interleaved template: the closed-form estimate the batch division uses,
+ * from per-stage times with v sends per micro-batch: a stage's time t_s,
+ * and a pipeline fill of (sum - max) / v (the bubble shrinks v-fold). */
+static void vp_bound(const ar_template *t, const stage_out *o, double *tmax, double *tsum)
+{
+    int s, v = t->vp;
+    double mx = 0.0, sum = 0.0;
+    for (s = 0; s < t->depth; s++) {
+        double x = o[s].stage_s + (v - 1) * o[s].p2p_s;
+        sum += x;
+        if (x > mx) mx = x;
+    }
+    *tmax = mx;
+    *tsum = mx + (sum - mx) / v;
+}
+
+/* Exact interleaved time of M micro-batches: chunk c of stage s takes the
+ * share (its layers / the stage's layers) of the stage's forward and
+ * backward; every send over a link takes half the stage's p2p_s (the last
+ * stage's p2p_s is its send back to stage 0). */
+static int vp_time(const ar_template *t, const stage_out *o, int M, int bound_only, double *out)
+{
+    const int p = t->depth, v = t->vp;
+    double f[AR_MAX_DEPTH * AR_MAX_VP], b[AR_MAX_DEPTH * AR_MAX_VP], c[AR_MAX_DEPTH], x;
+    int s, ch;
+    if (v > AR_MAX_VP)
+        return ar_error(ARACHNE_E_INVALID_PLAN, "vp %d: at most %d chunks per pipeline stage", v, AR_MAX_VP);
+    if (M <= 0) { *out = 0.0; return ARACHNE_OK; }
+    if (bound_only) {
+        double tmax, tsum;
+        vp_bound(t, o, &tmax, &tsum);
+        *out = (double)(M - 1) * tmax + tsum;
+        return ARACHNE_OK;
+    }
+    for (s = 0; s < p; s++) {
+        int n = t->stages[s].end - t->stages[s].first;
+        c[s] = 0.5 * o[s].p2p_s;
+        for (ch = 0; ch < v; ch++) {
+            double share = n > 0 ? (double)(n / v + (ch < n % v ? 1 : 0)) / n : 1.0 / v;
+            f[ch * p + s] = o[s].fwd_s * share;
+            b[ch * p + s] = o[s].bwd_s * share;
+        }
+    }
+    if (M % p != 0)
+        return ar_error(ARACHNE_E_INVALID_PLAN, "interleaved schedule of %d stages x %d chunks over %d micro-batches: "
+                        "the micro-batches must be a multiple of the depth", p, v, M);
+    x = ar_pipeline_interleaved(M, p, v, f, b, c);
+    if (x < 0.0) return ar_error(ARACHNE_E_NO_MEMORY, "interleaved schedule: no memory for %d x %d x %d arrival times",
+                                 p, v, M);
+    *out = x;
+    return ARACHNE_OK;
+}
 
 /* Prices the plan; pp (may be NULL) keeps the first ntemplates - 1
  * templates between calls (ar_price_prefix). */
@@ -473,8 +526,22 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
         }
     }
 
-    /* 4. divide the global batch (by the closed form, an upper bound) */
+    /* 4. divide the global batch (by the closed form, an upper bound).  An
+     * interleaved template takes micro-batches in groups of its depth p
+     * (Megatron's rule): its unit is p micro-batches, T(m') = (p m' - 1)
+     * tmax + tsum with the interleaved estimate of tmax, tsum (vp_bound) */
+    for (j = 0; j < n; j++) {
+        const ar_template *t = &plan->t[j];
+        if (t->vp > 1 && t->depth > 1) {
+            vp_bound(t, out[j], &tmax[j], &tsum[j]);
+            tsum[j] += (t->depth - 1) * tmax[j];
+            tmax[j] *= t->depth;
+            mbs[j] = t->micro_batch * t->depth;
+        }
+    }
     if ((rc = ar_assign_microbatches(su->global_batch, n, rep, mbs, tmax, tsum, m, &finish)) != ARACHNE_OK) goto done;
+    for (j = 0; j < n; j++)
+        if (plan->t[j].vp > 1 && plan->t[j].depth > 1) m[j] *= plan->t[j].depth;
 
     /* 5. memory at the assigned micro-batch counts */
     for (j = 0; j < n; j++) {
@@ -502,7 +569,9 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
             bw[s] = out[j][s].bwd_s;
             c[s] = 0.5 * out[j][s].p2p_s;
         }
-        if (pp && pp->bound_only) pipe[j] = m[j] > 0 ? (double)(m[j] - 1) * tmax[j] + tsum[j] : 0.0;
+        if (t->vp > 1 && t->depth > 1) {
+            if ((rc = vp_time(t, out[j], m[j], pp && pp->bound_only, &pipe[j])) != ARACHNE_OK) goto done;
+        } else if (pp && pp->bound_only) pipe[j] = m[j] > 0 ? (double)(m[j] - 1) * tmax[j] + tsum[j] : 0.0;
         else pipe[j] = ar_pipe_memo_time(pp ? &pp->memo : NULL, m[j], t->depth, f, bw, c);
         if (pipe[j] > finish) finish = pipe[j];
     }

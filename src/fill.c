@@ -108,7 +108,9 @@ static int ws_sync(ar_fill_ws *ws, const arachne_plan *plan)
 int ar_plan_batch_floor(const arachne_plan *plan)
 {
     int j, n = 0;
-    for (j = 0; j < plan->ntemplates; j++) n += plan->t[j].replicas * plan->t[j].micro_batch;
+    /* an interleaved template runs its micro-batches in groups of its depth */
+    for (j = 0; j < plan->ntemplates; j++)
+        n += plan->t[j].replicas * plan->t[j].micro_batch * (plan->t[j].vp > 1 ? plan->t[j].depth : 1);
     return n;
 }
 
@@ -216,7 +218,8 @@ static void summarise_place(fill_ctx *c)
         p->ep_inter = 0;
         for (q = 0; q < c->r; q++) {
             if (no[q * d + s] != p->node) p->node = -1;
-            if (s + 1 < d && no[q * d + s] != no[q * d + s + 1]) p->p2p_inter = 1;
+            /* the last stage: its wrap to stage 0 (used by interleaved 1F1B only) */
+            if (d > 1 && no[q * d + s] != no[q * d + (s + 1) % d]) p->p2p_inter = 1;
         }
         /* replicas of the stage per node (TP groups sit whole in one
          * node); free_scratch is the packer's scratch, free again here */
@@ -278,6 +281,7 @@ static void put_template(fill_ctx *c, const int *firsts, const int *tile)
     memset(t->stages, 0, (size_t)c->depth * sizeof(ar_stage)); /* the used slots only: a template has 128 */
     t->micro_batches = 0;
     t->pipeline_s = 0.0;
+    t->vp = 0;             /* interleaving is tried on the chosen candidate only (choose_vp) */
     t->depth = c->depth;
     t->replicas = c->r;
     t->micro_batch = c->mbs;
@@ -681,6 +685,91 @@ static int cp_may_pay(const fill_ctx *c, int cp, int mbs)
     return 0;
 }
 
+/* Layer counts for v chunks per stage from the chosen split's counts n[]:
+ * every stage needs at least v layers (one per chunk); a stage short of
+ * that takes layers from the stage with the most (the split otherwise stays
+ * the speed- and memory-weighted one the fill chose).  Writes the new
+ * firsts; 0 when the model has too few layers or a stage would change
+ * between dense and MoE (its expert tiling was chosen for its kind). */
+static int vp_split(const fill_ctx *c, const int *firsts, int v, int *out)
+{
+    int n[AR_MAX_DEPTH], s, k;
+    if (c->cm->model->blocks < c->depth * v) return 0;
+    for (s = 0; s < c->depth; s++) n[s] = firsts[s + 1] - firsts[s];
+    for (s = 0; s < c->depth; s++)
+        while (n[s] < v) {
+            int big = 0;
+            for (k = 1; k < c->depth; k++)
+                if (n[k] > n[big]) big = k;
+            n[big]--;
+            n[s]++;
+        }
+    out[0] = 0;
+    for (s = 0; s < c->depth; s++) {
+        out[s + 1] = out[s] + n[s];
+        if (stage_is_moe(c->cm->model, out[s], out[s + 1]) != c->moe[s]) return 0;
+    }
+    return 1;
+}
+
+/* Interleaved 1F1B on top of the chosen candidate, which the trial holds
+ * priced (plan + candidate, plain 1F1B, iteration *iter_s): tries vp = 2,
+ * 4, 8 model chunks per stage (up to the MAX_VP option; stages short of v
+ * layers get them from the largest, vp_split) and keeps the fastest; ties
+ * keep plain 1F1B.  A vp is an option only when it can never make the plan
+ * fail later: every stage fits in memory with the most chunk activations
+ * the schedule ever holds (any micro-batch count), and the batch still
+ * covers the template's smallest share (p micro-batches per replica:
+ * Megatron runs them in groups of p).  On return the trial holds the
+ * chosen vp and split, priced. */
+static int choose_vp(fill_ctx *c, double *iter_s)
+{
+    ar_fill_ws *ws = c->ws;
+    ar_template *t = &ws->trial.t[c->n];
+    int v, s, j, best = 0, R = 0, st, orig[AR_MAX_DEPTH + 1], split[AR_MAX_DEPTH + 1],
+        best_split[AR_MAX_DEPTH + 1];
+    double best_s = *iter_s;
+    if (c->depth < 2 || c->cm->setup.max_vp < 2) return ARACHNE_OK;
+    if ((long)c->r * c->mbs * c->depth + ar_plan_batch_floor(c->plan) > c->cm->setup.global_batch)
+        return ARACHNE_OK;
+    for (j = 0; j <= c->n; j++) R += ws->trial.t[j].replicas;
+    for (s = 0; s < c->depth; s++) orig[s] = t->stages[s].first;
+    orig[c->depth] = t->stages[c->depth - 1].end;
+    memcpy(best_split, orig, sizeof orig);
+    for (v = 2; v <= c->cm->setup.max_vp; v *= 2) {
+        int ok;
+        if (!vp_split(c, orig, v, split)) break;   /* larger v only needs more layers */
+        for (s = 0; s < c->depth; s++) {
+            t->stages[s].first = split[s];
+            t->stages[s].end = split[s + 1];
+        }
+        t->vp = v;
+        for (s = 0, ok = 1; s < c->depth && ok; s++) {
+            ar_stage_mem mm;
+            if (ar_stage_memory(c->cm, t, s, R, t->stages[s].edp, 1 << 20, &mm) != ARACHNE_OK ||
+                mm.total > mm.capacity) ok = 0;
+        }
+        if (ok && ar_plan_price_prefix(c->cm, &ws->trial, (const ar_stage_place (*)[AR_MAX_DEPTH])ws->place,
+                                       &ws->prefix) == ARACHNE_OK) {
+            ws->pricings++;
+            if (ws->trial.iteration_s < best_s) {
+                best_s = ws->trial.iteration_s;
+                best = v;
+                memcpy(best_split, split, sizeof split);
+            }
+        }
+    }
+    /* the trial's figures must be the chosen ones': price it again */
+    t->vp = best;
+    for (s = 0; s < c->depth; s++) {
+        t->stages[s].first = best_split[s];
+        t->stages[s].end = best_split[s + 1];
+    }
+    st = ar_plan_price_prefix(c->cm, &ws->trial, (const ar_stage_place (*)[AR_MAX_DEPTH])ws->place, &ws->prefix);
+    if (st == ARACHNE_OK) *iter_s = ws->trial.iteration_s;
+    return st;
+}
+
 static int commit(fill_ctx *c, ar_avail *a, arachne_plan *plan, const fill_cand *b)
 {
     ar_fill_ws *ws = c->ws;
@@ -698,6 +787,7 @@ static int commit(fill_ctx *c, ar_avail *a, arachne_plan *plan, const fill_cand 
     put_ranks(c);
     ws->prefix.quiet = 0; /* a failure here is the fill's error: keep its message */
     st = price(c, b->firsts, b->tile, &it, NULL);
+    if (st == ARACHNE_OK) st = choose_vp(c, &it);
     ws->prefix.quiet = 1;
     if (st != ARACHNE_OK) return st;
     nr = ws->trial.nranks;

@@ -16,6 +16,7 @@
                                 * trainer's per-depth buffers (checkpoint format) */
 #define AR_MAX_TEMPLATES 16   /* templates per plan */
 #define AR_MAX_CP 1024        /* context-parallel degree of a template */
+#define AR_MAX_VP 16          /* model chunks per pipeline rank (interleaved 1F1B) */
 
 /* Training setup (defaults in docs/cost-model.md). */
 typedef struct ar_setup {
@@ -35,6 +36,7 @@ typedef struct ar_setup {
     int recompute_norm_act;  /* 1: norms and routed-expert activations recomputed too (memory only) */
     int recompute_alt_mm;    /* 1: every second matmul of dense blocks recomputed (torchtitan per-op SAC) */
     int context_parallel;    /* 1: the fill may split a stage's GPU group into tp x cp */
+    int max_vp;              /* most chunks per stage the fill tries (interleaved 1F1B); 1: off */
 } ar_setup;
 
 void ar_setup_defaults(ar_setup *s);
@@ -71,6 +73,11 @@ typedef struct ar_template {
     int cp;                /* context parallelism: every stage splits each sequence over cp groups of
                             * tp GPUs (ring attention), so a stage occupies tp x cp GPUs per replica,
                             * laid out TP fastest, then CP (Megatron-Core's order); 0 or 1: off */
+    int vp;                /* model chunks per pipeline rank (interleaved 1F1B, Megatron's virtual
+                            * pipeline stages); 0 or 1: not interleaved.  The stages' [first, end)
+                            * still tile the model in stage order and give each stage its layer
+                            * count n_s; the chunks' real ranges follow from those counts by
+                            * ar_vp_chunk_range (docs/cost-model.md, "Interleaved 1F1B") */
     double pipeline_s;     /* exact 1F1B time of M micro-batches + max g_s */
 } ar_template;
 
@@ -86,8 +93,16 @@ static inline void ar_template_copy(ar_template *dst, const ar_template *src)
     dst->micro_batches = src->micro_batches;
     dst->fsdp = src->fsdp;
     dst->cp = src->cp;
+    dst->vp = src->vp;
     dst->pipeline_s = src->pipeline_s;
 }
+
+/* Layers [*first, *end) of chunk c of stage s of an interleaved template:
+ * stage s's n_s = end - first layers split into v chunks, the first
+ * n_s mod v of them one layer longer; the model's order is chunk-major
+ * (chunk 0 of stages 0..p-1, then chunk 1, ...).  With vp <= 1 it is the
+ * stage's own range. */
+void ar_vp_chunk_range(const ar_template *t, int s, int c, int *first, int *end);
 
 typedef struct ar_rank {
     int rank;              /* global rank, 0..gpus_used-1 */

@@ -18,7 +18,7 @@
 #include "plan.h"
 
 typedef struct par_cfg {
-    long tp, pp, dp, mbs, ep, etp, fsdp, cp;
+    long tp, pp, dp, mbs, ep, etp, fsdp, cp, vp;
     int has_dp, has_ep, has_etp;
     int nlayers;
     long layers[AR_MAX_DEPTH];
@@ -73,7 +73,6 @@ static int parse_spec(const char *spec, par_cfg *c)
         const char *comma = strchr(p, ','), *eq;
         size_t len = comma ? (size_t)(comma - p) : strlen(p), klen, vlen;
         char key[16];
-        long x = 0;
         int st = ARACHNE_OK;
         eq = memchr(p, '=', len);
         if (!eq) return ar_error(ARACHNE_E_PARSE, FN ": '%.*s' is not key=value", (int)(len > 40 ? 40 : len), p);
@@ -100,13 +99,9 @@ static int parse_spec(const char *spec, par_cfg *c)
             st = parse_long(key, eq + 1, vlen, 0, AR_MAX_CP, &c->cp);
             if (!st && c->cp < 1) c->cp = 1;
         } else if (!strcmp(key, "vp")) {
-            /* accepted at its neutral value 1 */
-            if ((st = parse_long(key, eq + 1, vlen, 0, 100000000L, &x))) return st;
-            if (x > 1)
-                return ar_error(ARACHNE_E_UNSUPPORTED, FN ": %s=%ld: %s is not supported yet", key, x,
-                                "interleaved 1F1B (virtual pipeline stages)");
+            st = parse_long(key, eq + 1, vlen, 0, AR_MAX_VP, &c->vp);
         } else {
-            return ar_error(ARACHNE_E_PARSE, FN ": unknown key '%s' (known: tp pp dp cp mbs ep etp fsdp layers gpu)",
+            return ar_error(ARACHNE_E_PARSE, FN ": unknown key '%s' (known: tp pp vp dp cp mbs ep etp fsdp layers gpu)",
                             key);
         }
         if (st) return st;
@@ -159,6 +154,24 @@ static int build(arachne_plan *p, const arachne_cost_model *cm, const par_cfg *c
         return ar_error(ARACHNE_E_INVALID_ARGUMENT,
                         FN ": global batch %d is not a multiple of dp x mbs = %ld (smallest: %ld)",
                         cm->setup.global_batch, batch_unit, hi);
+    }
+    if (c->vp > 1) {
+        /* Megatron's interleaving: every stage holds vp chunks, the layers
+         * split evenly over the pp x vp chunks; micro-batches in groups of pp */
+        long chunks = c->pp * c->vp, M = cm->setup.global_batch / batch_unit;
+        if (c->pp < 2)
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT, FN ": vp=%ld needs pp >= 2 (pp=%ld)", c->vp, c->pp);
+        if (c->nlayers)
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT, FN ": layers= with vp=%ld: interleaved stages split the "
+                            "layers evenly", c->vp);
+        if (m->blocks % chunks != 0)
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT, FN ": vp=%ld: the model's %d blocks do not split evenly "
+                            "into pp x vp = %ld x %ld = %ld chunks", c->vp, m->blocks, c->pp, c->vp, chunks);
+        if (M % c->pp != 0)
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT, FN ": vp=%ld: %ld micro-batches (global batch %d / dp %ld / "
+                            "mbs %ld) is not a multiple of pp=%ld, as the interleaved schedule needs",
+                            c->vp, M, cm->setup.global_batch, c->dp, c->mbs, c->pp);
+        t->vp = (int)c->vp;
     }
     if (c->nlayers) {
         long sum = 0;

@@ -290,10 +290,14 @@ void ar_xmulti_template_note(const xctx *x, ar_buf *b, const char *tool)
 void ar_xassumptions(const xctx *x, ar_buf *b)
 {
     const ar_setup *su = &x->p->setup;
+    int t, vp = 0;
+    for (t = 0; t < x->p->ntemplates; t++)
+        if (x->p->t[t].vp > 1) vp = 1;
     ar_buf_printf(b, "# the price assumes: %g/%g/%g bytes per parameter (weights/gradients/optimizer), sequence "
-                     "parallelism inside every TP group, 1F1B, %s recomputation, %s, gradient reduction %s the "
+                     "parallelism inside every TP group, %s, %s recomputation, %s, gradient reduction %s the "
                      "backward%s%s\n",
                   su->weight_bytes, su->grad_bytes, su->optim_bytes,
+                  vp ? "1F1B (interleaved where a template has vp > 1)" : "1F1B",
                   su->recompute == AR_RECOMPUTE_NONE ? "no" : su->recompute == AR_RECOMPUTE_FULL ? "full" : "selective",
                   su->dist_optimizer ? "optimizer state sharded over data parallel (ZeRO-1)" : "replicated optimizer state",
                   su->overlap_grad_reduce ? "overlapped with" : "after",
@@ -341,7 +345,17 @@ int arachne_plan_export(const arachne_plan *p, int format, char *buf, size_t cap
     }
     ar_buf_init(&b);
     st = ARACHNE_OK;
-    switch (format) {
+    if (format == ARACHNE_EXPORT_FLASHFLEX || format == ARACHNE_EXPORT_SAILOR) {
+        /* neither runs an interleaved schedule: a plain 1F1B run would not be the plan */
+        int t;
+        for (t = 0; t < p->ntemplates && !st; t++)
+            if (p->t[t].vp > 1)
+                st = ar_error(ARACHNE_E_UNSUPPORTED, "%s export: template %d interleaves its pipeline (vp %d model "
+                              "chunks per stage), which %s cannot run; export it for Megatron-LM or torchtitan",
+                              format == ARACHNE_EXPORT_SAILOR ? "sailor" : "flashflex", t, p->t[t].vp,
+                              format == ARACHNE_EXPORT_SAILOR ? "Sailor" : "FlashFlex");
+    }
+    if (!st) switch (format) {
     case ARACHNE_EXPORT_RANKS: export_ranks(&x, &b); break;
     case ARACHNE_EXPORT_MEGATRON: ar_export_megatron(&x, &b); break;
     case ARACHNE_EXPORT_TORCHTITAN: ar_export_torchtitan_toml(&x, &b); break;

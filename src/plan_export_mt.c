@@ -108,11 +108,17 @@ void ar_export_megatron(const xctx *x, ar_buf *b)
                          "--global-batch-size %ld --bf16",
                       T->depth, T->micro_batch, ar_xshare(T));
         if (T->depth > 1) {
+            /* interleaved: one segment per model chunk in chunk-major order
+             * (segment k runs on pipeline rank k mod pp); Megatron takes the
+             * virtual stages per rank from the segment count */
+            int v = T->vp > 1 ? T->vp : 1, c, fi, en;
             ar_buf_puts(b, " --pipeline-model-parallel-layout \"E");
-            for (s = 0; s < T->depth; s++) {
-                if (s) ar_buf_puts(b, "|");
-                for (l = T->stages[s].first; l < T->stages[s].end; l++) ar_buf_puts(b, "t");
-            }
+            for (c = 0; c < v; c++)
+                for (s = 0; s < T->depth; s++) {
+                    if (s || c) ar_buf_puts(b, "|");
+                    ar_vp_chunk_range(T, s, c, &fi, &en);
+                    for (l = fi; l < en; l++) ar_buf_puts(b, "t");
+                }
             ar_buf_puts(b, "L\"");
         }
         if (moe)
@@ -126,7 +132,24 @@ void ar_export_megatron(const xctx *x, ar_buf *b)
         if (p->setup.overlap_param_gather && p->setup.dist_optimizer) ar_buf_puts(b, " --overlap-param-gather");
         if (p->setup.tp_comm_overlap && tp > 1) ar_buf_puts(b, " --tp-comm-overlap");
         ar_buf_puts(b, "\n");
-        if (T->depth > 1) {
+        if (T->depth > 1 && T->vp > 1) {
+            int fi, en, c, even = 1, n0;
+            ar_vp_chunk_range(T, 0, 0, &fi, &en);
+            n0 = en - fi;
+            for (c = 0; c < T->vp; c++)
+                for (s = 0; s < T->depth; s++) {
+                    ar_vp_chunk_range(T, s, c, &fi, &en);
+                    if (en - fi != n0) even = 0;
+                }
+            if (even)
+                ar_buf_printf(b, "# releases without --pipeline-model-parallel-layout (" AR_MEGATRON_OLD_VERSION
+                                 " and older): replace it with --num-layers-per-virtual-pipeline-stage %d "
+                                 "(interleaved 1F1B, %d chunks per stage)\n", n0, T->vp);
+            else
+                ar_buf_printf(b, "# releases without --pipeline-model-parallel-layout (" AR_MEGATRON_OLD_VERSION
+                                 " and older) cannot express this interleaved split: its %d chunks per stage differ "
+                                 "in size and --num-layers-per-virtual-pipeline-stage takes one\n", T->vp);
+        } else if (T->depth > 1) {
             if (megatron_first_last(T, &first, &last))
                 ar_buf_printf(b, "# releases without --pipeline-model-parallel-layout (" AR_MEGATRON_OLD_VERSION
                                  " and older): replace it with --decoder-first-pipeline-num-layers %d "
@@ -148,23 +171,33 @@ void ar_export_megatron(const xctx *x, ar_buf *b)
 /* module_fqns_per_model_part = [...] with torchtitan's Llama module names. */
 static void torchtitan_fqns(const ar_template *T, ar_buf *b)
 {
-    int s, l;
+    int s, l, c, v = T->vp > 1 ? T->vp : 1;
     ar_buf_puts(b, "[");
-    for (s = 0; s < T->depth; s++) {
-        int first = 1;
-        ar_buf_puts(b, s ? ", [" : "[");
-        if (s == 0) {
-            ar_buf_puts(b, "\"tok_embeddings\"");
-            first = 0;
+    /* interleaved: one model part per chunk, chunk-major; torchtitan's
+     * looped placement puts part k on pipeline rank k mod pp */
+    for (c = 0; c < v; c++)
+        for (s = 0; s < T->depth; s++) {
+            int first = 1, fi, en;
+            ar_buf_puts(b, s || c ? ", [" : "[");
+            if (s == 0 && c == 0) {
+                ar_buf_puts(b, "\"tok_embeddings\"");
+                first = 0;
+            }
+            ar_vp_chunk_range(T, s, c, &fi, &en);
+            for (l = fi; l < en; l++) {
+                ar_buf_printf(b, "%s\"layers.%d\"", first ? "" : ", ", l);
+                first = 0;
+            }
+            if (s == T->depth - 1 && c == v - 1) ar_buf_printf(b, "%s\"norm\", \"output\"", first ? "" : ", ");
+            ar_buf_puts(b, "]");
         }
-        for (l = T->stages[s].first; l < T->stages[s].end; l++) {
-            ar_buf_printf(b, "%s\"layers.%d\"", first ? "" : ", ", l);
-            first = 0;
-        }
-        if (s == T->depth - 1) ar_buf_printf(b, "%s\"norm\", \"output\"", first ? "" : ", ");
-        ar_buf_puts(b, "]");
-    }
     ar_buf_puts(b, "]");
+}
+
+/* torchtitan's schedule name: 1F1B, or Interleaved1F1B for vp chunks */
+static const char *torchtitan_schedule(const ar_template *T)
+{
+    return T->vp > 1 && T->depth > 1 ? "Interleaved1F1B" : "1F1B";
 }
 
 /* NOTE lines shared by both torchtitan forms. */
@@ -224,7 +257,7 @@ void ar_export_torchtitan_toml(const xctx *x, ar_buf *b)
         ar_buf_printf(b, "tensor_parallel_degree = %d\n", T->stages[0].tp);
         if (T->cp > 1) ar_buf_printf(b, "context_parallel_degree = %d\n", T->cp);
         ar_buf_printf(b, "pipeline_parallel_degree = %d\n", T->depth);
-        ar_buf_puts(b, "pipeline_parallel_schedule = \"1F1B\"\n");
+        ar_buf_printf(b, "pipeline_parallel_schedule = \"%s\"\n", torchtitan_schedule(T));
         ar_buf_printf(b, "pipeline_parallel_microbatch_size = %d\n", T->micro_batch);
         if (T->depth > 1) {
             ar_buf_puts(b, "module_fqns_per_model_part = ");
@@ -278,9 +311,9 @@ void ar_export_torchtitan_cli(const xctx *x, ar_buf *b)
         }
         ar_buf_printf(b, "--parallelism.data_parallel_replicate_degree %d --parallelism.data_parallel_shard_degree %d "
                          "--parallelism.tensor_parallel_degree %d --parallelism.pipeline_parallel_degree %d "
-                         "--parallelism.pipeline_parallel_schedule 1F1B --parallelism.num_pp_microbatches %d",
+                         "--parallelism.pipeline_parallel_schedule %s --parallelism.num_pp_microbatches %d",
                       p->setup.dist_optimizer ? 1 : T->replicas, p->setup.dist_optimizer ? T->replicas : 1,
-                      T->stages[0].tp, T->depth, T->micro_batches);
+                      T->stages[0].tp, T->depth, torchtitan_schedule(T), T->micro_batches);
         if (T->cp > 1) ar_buf_printf(b, " --parallelism.context_parallel_degree %d", T->cp);
         if (ar_xmoe(T)) ar_buf_printf(b, " --parallelism.expert_parallel_degree %d", T->stages[0].ep);
         tok = (long)T->micro_batch * p->setup.seq_len;

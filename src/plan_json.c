@@ -113,6 +113,7 @@ int ar_plan_write_json(const arachne_plan *p, ar_buf *b)
         put_int_field(b, ",\n      ", "micro_batches", T->micro_batches);
         if (T->fsdp > 1) put_int_field(b, ",\n      ", "fsdp", T->fsdp);
         if (T->cp > 1) put_int_field(b, ",\n      ", "cp", T->cp);
+        if (T->vp > 1) put_int_field(b, ",\n      ", "vp", T->vp);
         put_num_field(b, ",\n      ", "pipeline_s", T->pipeline_s);
         ar_buf_puts(b, ",\n      \"stages\": [");
         for (s = 0; s < T->depth; s++) {
@@ -167,7 +168,7 @@ static const char *const setup_keys[] = { "recompute", "dist_optimizer", "weight
                                           "optim_bytes", "headroom", "overlap_grad_reduce",
                                           "overlap_param_gather", "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm", NULL };
 static const char *const tmpl_keys[] = { "replicas", "micro_batch", "micro_batches", "pipeline_s", "stages",
-                                         "ranks", "fsdp", "cp", NULL };
+                                         "ranks", "fsdp", "cp", "vp", NULL };
 static const char *const stage_keys[] = { "gpu", "tp", "layers", "ep", "etp", "edp", "stage_s", "memory_bytes",
                                           "compute_s", "tp_comm_s", "ep_comm_s", "p2p_s", "sync_s", NULL };
 static const char *const rank_keys[] = { "rank", "node", "gpu", "replica", "stage", "tp_rank", "cp_rank", NULL };
@@ -276,8 +277,12 @@ static int parse_template(const ar_json *o, const arachne_cost_model *cm, arachn
         return ar_json_error_at(o, "template %d: fsdp %d exceeds its %d replicas", t, T->fsdp, T->replicas);
     T->cp = 0;
     if ((st = get_int(o, "cp", 0, 1, AR_MAX_CP, &T->cp))) return st;
+    if ((st = get_int(o, "vp", 0, 0, AR_MAX_VP, &T->vp))) return st;
     if ((st = get_nonneg(o, "pipeline_s", 0, &T->pipeline_s))) return st;
     if ((st = ar_json_arr(o, "stages", 1, &stages))) return st;
+    if (T->vp > 1 && stages->count < 2)
+        return ar_json_error_at(ar_json_get(o, "vp"), "template %d: vp %d needs at least 2 stages, it has %zu", t,
+                                T->vp, stages->count);
     if (stages->count < 1 || stages->count > AR_MAX_DEPTH)
         return ar_json_error_at(stages, "template %d: stages: %zu stages, expected 1..%d", t, stages->count,
                                 AR_MAX_DEPTH);

@@ -132,9 +132,9 @@ static int plan_write_svg(const arachne_plan *p, ar_buf *b)
     y = 90;
     for (t = 0; t < p->ntemplates; t++) {
         const ar_template *tp = &p->t[t];
-        snprintf(line, sizeof line, "template %d: %d stage%s x %d replica%s, micro-batch %d, %d micro-batches", t,
+        snprintf(line, sizeof line, "template %d: %d stage%s x %d replica%s, micro-batch %d, %d micro-batches%s", t,
                  tp->depth, tp->depth == 1 ? "" : "s", tp->replicas, tp->replicas == 1 ? "" : "s", tp->micro_batch,
-                 tp->micro_batches);
+                 tp->micro_batches, tp->vp > 1 ? ", interleaved" : "");
         text(b, x, y, 13, "start", line);
         y += 10;
         for (s = 0; s < tp->depth; s++) {
@@ -153,6 +153,17 @@ static int plan_write_svg(const arachne_plan *p, ar_buf *b)
                          sg->type >= 0 && sg->type < c->ntypes ? c->types[sg->type].name : "?", sg->tp, sg->first,
                          sg->end);
             text(b, x + 20, y + 15, 10, "start", line);
+            if (tp->vp > 1) {
+                /* the stage's model chunks (interleaved 1F1B), under its name */
+                size_t k = 0;
+                int ch, fi, en;
+                line[0] = '\0';
+                for (ch = 0; ch < tp->vp && k + 24 < sizeof line; ch++) {
+                    ar_vp_chunk_range(tp, s, ch, &fi, &en);
+                    k += (size_t)snprintf(line + k, sizeof line - k, "%s[%d,%d)", ch ? " " : "chunks ", fi, en);
+                }
+                text(b, x + 20, y + 26, 7, "start", line);
+            }
             ar_buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"6\" fill=\"#4a7\"/>\n", x + 190,
                           y + 6, tw);
             snprintf(line, sizeof line, "%.1f ms", 1e3 * sg->stage_s);

@@ -37,6 +37,13 @@ static int check_templates(const arachne_cost_model *cm, const arachne_plan *p)
         if (T->cp > 1 && cm->setup.seq_len % (2 * T->cp) != 0)
             return ar_error(ARACHNE_E_INVALID_PLAN, "template %d: cp %d needs the sequence length (%d) divisible by "
                             "2 x cp = %d", t, T->cp, cm->setup.seq_len, 2 * T->cp);
+        if (T->vp < 0 || T->vp > AR_MAX_VP || (T->vp > 1 && T->depth < 2))
+            return ar_error(ARACHNE_E_INVALID_PLAN, "template %d: vp %d, expected 0..%d (and at least 2 stages "
+                            "when above 1)", t, T->vp, AR_MAX_VP);
+        for (s = 0; s < T->depth && T->vp > 1; s++)
+            if (T->stages[s].end - T->stages[s].first < T->vp)
+                return ar_error(ARACHNE_E_INVALID_PLAN, "template %d stage %d: %d layers cannot fill vp %d chunks", t,
+                                s, T->stages[s].end - T->stages[s].first, T->vp);
         for (s = 0; s < T->depth; s++) {
             const ar_stage *S = &T->stages[s];
             int want_first = s ? T->stages[s - 1].end : 0;

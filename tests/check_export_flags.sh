@@ -142,4 +142,50 @@ for n in ("dense", "moe", "mla", "hetero", "cp"):
 if bad:
     print("\n".join(bad[:40])); sys.exit(1)
 PY
+# An interleaved plan (price --parallel vp=2): Megatron's layout lists pp x vp
+# chunks (the old releases' form takes --num-layers-per-virtual-pipeline-stage),
+# torchtitan runs Interleaved1F1B over pp x vp model parts, and FlashFlex and
+# Sailor refuse it with a message.
+"$bin" price --parallel tp=1,pp=4,vp=2,dp=4 --model llama3-8b --cluster h100:2x8 --global-batch 64 --json \
+    > "$t/vp.json" || fail "price --parallel vp=2 failed"
+for f in megatron torchtitan torchtitan-cli; do
+    "$bin" export --format $f "$t/vp.json" > "$t/vp.$f" || fail "export $f of the vp plan failed"
+done
+for f in flashflex sailor; do
+    "$bin" export --format $f "$t/vp.json" > "$t/vp.$f" 2> "$t/vp.$f.err"; rc=$?
+    [ $rc -eq 1 ] || fail "export $f of the vp plan: exit $rc, want a refusal"
+    grep -q "interleaves its pipeline (vp 2" "$t/vp.$f.err" || fail "export $f of the vp plan: $(cat "$t/vp.$f.err")"
+done
+python3 - "$t" "$data" <<'PY' || exit 1
+import os, re, shlex, sys
+t, data = sys.argv[1], sys.argv[2]
+def flags(name):
+    return {l.strip() for l in open(os.path.join(data, name)) if l.strip() and not l.startswith("#")}
+mg15, mg12 = flags("megatron-core_v0.15.0.txt"), flags("megatron-core_v0.12.0.txt")
+tt22, ttnew = flags("torchtitan-v0.2.2.txt"), flags("torchtitan-b5bcd76.txt")
+bad = []
+text = open(t + "/vp.megatron").read()
+line = [l for l in text.splitlines() if l.startswith("--")][0]
+words = [w for w in shlex.split(line) if w.startswith("--")]
+bad += ["megatron vp: %s" % w for w in words if w not in mg15]
+layout = re.search(r'--pipeline-model-parallel-layout "([^"]*)"', line).group(1)
+segs = layout.split("|")
+if len(segs) != 8 or [s.count("t") for s in segs] != [4] * 8 or not layout.startswith("E") or not layout.endswith("L"):
+    bad.append("megatron vp: layout %s, want 8 chunks of 4 blocks" % layout)
+m = re.search(r"replace it with (--num-layers-per-virtual-pipeline-stage 4)", text)
+if not m: bad.append("megatron vp: no old-release form")
+else:
+    old = re.sub(r' --pipeline-model-parallel-layout "[^"]*"', "", line) + " " + m.group(1)
+    bad += ["megatron vp (core_v0.12.0 form): %s" % w for w in shlex.split(old) if w.startswith("--") and w not in mg12]
+text = open(t + "/vp.torchtitan").read()
+if 'pipeline_parallel_schedule = "Interleaved1F1B"' not in text: bad.append("torchtitan vp: schedule")
+fq = re.search(r"module_fqns_per_model_part = (.*)", text).group(1)
+parts = eval(fq)
+if len(parts) != 8 or parts[0][0] != "tok_embeddings" or parts[1][0] != "layers.4" or parts[4][0] != "layers.16":
+    bad.append("torchtitan vp: model parts %s" % fq[:120])
+text = open(t + "/vp.torchtitan-cli").read()
+if "--parallelism.pipeline_parallel_schedule Interleaved1F1B" not in text: bad.append("torchtitan-cli vp: schedule")
+if bad:
+    print("\n".join(bad)); sys.exit(1)
+PY
 exit 0

@@ -26,8 +26,8 @@ out=$("$bin" price --parallel tp=2,pp=2,dp=8 --model llama3-8b --cluster h100:4x
 [ $rc -eq 1 ] || fail "batch 500: exit $rc: $out"
 echo "$out" | grep -q "496 or 504" || fail "batch 500: no nearest batches: $out"
 # unsupported dimensions and bad keys name themselves
-out=$("$bin" price --parallel tp=1,vp=2 --model llama3-8b --cluster h100:4x8 2>&1); [ $? -eq 1 ] || fail "vp=2 accepted"
-echo "$out" | grep -q "interleaved" || fail "vp=2: $out"
+out=$("$bin" price --parallel tp=1,vp=2 --model llama3-8b --cluster h100:4x8 2>&1); [ $? -eq 1 ] || fail "vp=2 with pp=1 accepted"
+echo "$out" | grep -q "vp=2 needs pp >= 2" || fail "vp=2 with pp=1: $out"
 # context parallelism: tp x cp GPUs per stage, shown in the table; a cp the
 # sequence cannot be split for (4096 = 2 x 3 x 682.67) names itself
 out=$("$bin" price --parallel tp=4,cp=2,pp=2 --model llama3-8b --cluster h100:4x8 2>&1) || fail "cp=2 refused: $out"
@@ -85,4 +85,36 @@ sys.exit(0 if m and abs(float(m.group(1)) - want) < 2e-3 and (m.group(2) == 'fas
 python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$t/o.json" || fail "--json output is not JSON with --compare"
 grep -q "^compare: " "$t/e" || fail "--json: the compare line is not on stderr"
 out=$("$bin" plan --model llama3-8b --cluster h100:4x8 --samples 1 --compare tp=3 2>&1); [ $? -eq 1 ] || fail "bad --compare accepted"
+# vp=N: interleaved 1F1B, layers split evenly over pp x vp chunks; the table
+# names the chunks, the JSON carries "vp", and it prices below plain 1F1B
+# here (free NVLink sends, the bubble shrinks)
+out=$("$bin" price --parallel tp=1,pp=4,vp=2,dp=8 --model llama3-8b --cluster h100:4x8) || fail "vp=2: $out"
+echo "$out" | grep -q "interleaved 1F1B with 2 chunks per stage" || fail "vp=2: no interleaving in the table: $out"
+echo "$out" | grep -q "^  0 .*chunks 0-4,16-20$" || fail "vp=2: stage 0 chunks: $out"
+"$bin" price --parallel tp=1,pp=4,vp=2,dp=8 --model llama3-8b --cluster h100:4x8 --json > "$t/vp.json" || fail "vp=2 --json"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d['templates'][0]['vp']==2 else 1)" "$t/vp.json" \
+    || fail "vp=2: no vp in the JSON"
+"$bin" price --parallel tp=1,pp=4,dp=8 --model llama3-8b --cluster h100:4x8 --json > "$t/novp.json" || fail "vp=1 --json"
+grep -q '"vp"' "$t/novp.json" && fail "vp=1: the JSON carries vp"
+"$bin" price "$t/vp.json" > /dev/null || fail "the vp plan does not reprice"
+python3 -c "import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); sys.exit(0 if a['iteration_s'] < b['iteration_s'] else 1)" \
+    "$t/vp.json" "$t/novp.json" || fail "vp=2 does not price below plain 1F1B"
+out=$("$bin" price --parallel tp=1,pp=4,vp=3,dp=8 --model llama3-8b --cluster h100:4x8 2>&1); [ $? -eq 1 ] || fail "vp=3 accepted"
+echo "$out" | grep -q "32 blocks do not split evenly into pp x vp = 4 x 3 = 12 chunks" || fail "vp=3: $out"
+# plan --max-vp: the fill interleaves where it pays (here a 2-stage template
+# over A100 and H100 nodes), the plan is faster than without, and reprices as made
+"$bin" plan --model llama3-8b --cluster a100-40:4x4,h100:2x8 --global-batch 96 --samples 4 --json > "$t/p1.json" \
+    || fail "plan --max-vp 1"
+"$bin" plan --model llama3-8b --cluster a100-40:4x4,h100:2x8 --global-batch 96 --samples 4 --max-vp 8 --json \
+    > "$t/p8.json" || fail "plan --max-vp 8"
+python3 -c "
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert all('vp' not in t for t in a['templates']), 'default interleaves'
+assert any(t.get('vp', 1) > 1 for t in b['templates']), 'max-vp 8 does not interleave'
+assert b['iteration_s'] < a['iteration_s'], (b['iteration_s'], a['iteration_s'])" "$t/p1.json" "$t/p8.json" \
+    || fail "plan --max-vp 8 did not interleave to a faster plan"
+"$bin" price "$t/p8.json" | grep -q "(+0.00%)" || fail "the interleaved plan does not reprice as made"
+out=$("$bin" plan --model llama3-8b --cluster h100:4x8 --max-vp 17 2>&1); [ $? -eq 2 ] || fail "--max-vp 17 accepted: $out"
+echo "$out" | grep -q "max-vp" || fail "--max-vp 17: $out"
 echo "parallel CLI ok"

@@ -537,14 +537,14 @@ TEST(options_defaults_and_rejections)
 {
     fx f;
     double v;
-    static const double defaults[16] = { 512, 4096, 2, 4, 12, 1, 1, 0.08, 1, 16, 1, 1, 0, 0, 0, 1 };
+    static const double defaults[17] = { 512, 4096, 2, 4, 12, 1, 1, 0.08, 1, 16, 1, 1, 0, 0, 0, 1, 1 };
     int k;
     ar_setup su;
     ar_setup_defaults(&su);
     ASSERT_EQ(su.global_batch, 512);
     ASSERT_EQ(su.seq_len, 4096);
     ASSERT_OK(fx_init(&f, "llama3-8b", "h100:1x4", 4096));
-    for (k = 0; k < 16; k++) {
+    for (k = 0; k < 17; k++) {
         ASSERT_OK(arachne_cost_model_get(f.cm, k, &v));
         ASSERT_NEAR(v, defaults[k], 1e-15);
     }
@@ -571,12 +571,15 @@ TEST(options_defaults_and_rejections)
     ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_TP_COMM_OVERLAP, -1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_CONTEXT_PARALLEL, 2), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "context_parallel");
-    ASSERT_STATUS(arachne_cost_model_set(f.cm, 16, 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_MAX_VP, 0), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "max_vp");
+    ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_MAX_VP, 17), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_cost_model_set(f.cm, 17, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_get(f.cm, -1, &v), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_set(NULL, 0, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_price(f.cm, NULL), ARACHNE_E_INVALID_ARGUMENT);
     /* the setup is unchanged by the failures */
-    for (k = 0; k < 16; k++) {
+    for (k = 0; k < 17; k++) {
         ASSERT_OK(arachne_cost_model_get(f.cm, k, &v));
         ASSERT_NEAR(v, defaults[k], 1e-15);
     }

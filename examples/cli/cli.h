@@ -65,9 +65,9 @@ void cli_note_spec_aliases(const char *spec);
 /* The parsed strings of the shared training-setup options (NULL / 0 when
  * absent):  --model M --cluster SPEC|FILE --profile FILE --global-batch N
  * --seq-len N --recompute none|selective|full --dist-optimizer
- * --headroom F --max-depth D --no-expert-tiling --no-context-parallel */
+ * --headroom F --max-depth D --max-vp V --no-expert-tiling --no-context-parallel */
 typedef struct cli_costenv_opts {
-    const char *model, *cluster, *profile, *global_batch, *seq_len, *recompute, *headroom, *max_depth;
+    const char *model, *cluster, *profile, *global_batch, *seq_len, *recompute, *headroom, *max_depth, *max_vp;
     const char *weight_bytes, *grad_bytes, *optim_bytes;
     int dist_optimizer, no_dist_optimizer, no_expert_tiling, no_context_parallel;
     int no_overlap_grad_reduce, no_overlap_param_gather, tp_comm_overlap, allow_batch_rounding;
@@ -88,7 +88,7 @@ typedef struct cli_costenv {
 } cli_costenv;
 
 /* Number of cli_opt entries cli_costenv_options() writes. */
-#define CLI_COSTENV_NOPTS 19
+#define CLI_COSTENV_NOPTS 20
 /* Usage lines for the shared options (append to a command's usage text). */
 /* Usage lines of the shared options: CLI_COSTENV_USAGE where --model and
  * --cluster are required (plan, search), CLI_COSTENV_PLANFILE_USAGE where
@@ -115,6 +115,7 @@ typedef struct cli_costenv {
     "  --optim-bytes B        bytes per parameter of optimizer state (default 12)\n" \
     "  --headroom F           fraction of GPU memory kept free, [0, 1) (default 0.08)\n" \
     "  --max-depth D          deepest pipeline searched, 1..32 (default 16)\n" \
+    "  --max-vp V             interleaved 1F1B: the fill tries up to V model chunks per stage, 1..16 (default 1: off)\n" \
     "  --no-expert-tiling     MoE stages keep EP = 1, ETP = TP\n" \
     "  --no-context-parallel  planners keep every stage's GPU group as one TP group (cp = 1)\n" \
     "  --allow-batch-rounding run the batch the plan covers when it cannot split --global-batch exactly\n"

@@ -27,6 +27,7 @@ int cli_costenv_options(cli_costenv_opts *o, cli_opt *opts)
         { "optim-bytes", 1, &o->optim_bytes, NULL },
         { "headroom", 1, &o->headroom, NULL },
         { "max-depth", 1, &o->max_depth, NULL },
+        { "max-vp", 1, &o->max_vp, NULL },
         { "no-expert-tiling", 0, NULL, &o->no_expert_tiling },
         { "no-context-parallel", 0, NULL, &o->no_context_parallel },
         { "allow-batch-rounding", 0, NULL, &o->allow_batch_rounding },
@@ -61,7 +62,7 @@ static int set_opt(cli_costenv *env, int option, double v)
 
 int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *env)
 {
-    long batch = 512, seq = 4096, depth = 16;
+    long batch = 512, seq = 4096, depth = 16, max_vp = 1;
     double headroom = 0.08, wbytes = 2.0, gbytes = 4.0, obytes = 12.0;
     int recompute = ARACHNE_RECOMPUTE_SELECTIVE, st, rc;
     memset(env, 0, sizeof *env);
@@ -71,6 +72,7 @@ int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *e
     if (o->global_batch && (rc = cli_int(cmd, "global-batch", o->global_batch, 1, 1000000000L, &batch))) return rc;
     if (o->seq_len && (rc = cli_int(cmd, "seq-len", o->seq_len, 1, 10000000L, &seq))) return rc;
     if (o->max_depth && (rc = cli_int(cmd, "max-depth", o->max_depth, 1, 32, &depth))) return rc;
+    if (o->max_vp && (rc = cli_int(cmd, "max-vp", o->max_vp, 1, 16, &max_vp))) return rc;
     if (o->headroom && (rc = cli_double(cmd, "headroom", o->headroom, 0.0, 0.999999, &headroom))) return rc;
     if (o->weight_bytes && (rc = cli_double(cmd, "weight-bytes", o->weight_bytes, 1e-9, 64.0, &wbytes))) return rc;
     if (o->grad_bytes && (rc = cli_double(cmd, "grad-bytes", o->grad_bytes, 1e-9, 64.0, &gbytes))) return rc;
@@ -128,6 +130,7 @@ int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *e
         (rc = set_opt(env, ARACHNE_OPT_RECOMPUTE, recompute)) ||
         (rc = set_opt(env, ARACHNE_OPT_HEADROOM, headroom)) ||
         (rc = set_opt(env, ARACHNE_OPT_MAX_DEPTH, (double)depth)) ||
+        (rc = set_opt(env, ARACHNE_OPT_MAX_VP, (double)max_vp)) ||
         (rc = set_opt(env, ARACHNE_OPT_DIST_OPTIMIZER, o->no_dist_optimizer ? 0 : 1)) ||
         (rc = set_opt(env, ARACHNE_OPT_OVERLAP_GRAD_REDUCE, o->no_overlap_grad_reduce ? 0 : 1)) ||
         (rc = set_opt(env, ARACHNE_OPT_OVERLAP_PARAM_GATHER, o->no_overlap_param_gather ? 0 : 1)) ||

@@ -25,6 +25,22 @@ static double pget(const arachne_plan *p, int field)
     return v;
 }
 
+/* The layer ranges of an interleaved stage's chunks, by the rule of
+ * docs/formats.md: stage s's n_s layers split into vp chunks (the first
+ * n_s mod vp one longer), the model running chunk-major over the stages. */
+static void put_chunks(FILE *f, const arachne_plan *p, int t, int s, int depth, int vp)
+{
+    int c, k, at = 0;
+    fputs("  chunks", f);
+    for (c = 0; c < vp; c++)
+        for (k = 0; k < depth; k++) {
+            int n = (int)(sget(p, t, k, ARACHNE_STAGE_END_LAYER) - sget(p, t, k, ARACHNE_STAGE_FIRST_LAYER));
+            int len = n / vp + (c < n % vp ? 1 : 0);
+            if (k == s) fprintf(f, "%s%d-%d", c ? "," : " ", at, at + len);
+            at += len;
+        }
+}
+
 int cli_print_plan(FILE *f, const arachne_plan *p, const char *title)
 {
     int t, s, nt;
@@ -41,11 +57,13 @@ int cli_print_plan(FILE *f, const arachne_plan *p, const char *title)
     for (t = 0; t < nt; t++) {
         int depth = (int)tget(p, t, ARACHNE_TEMPLATE_DEPTH), reps = (int)tget(p, t, ARACHNE_TEMPLATE_REPLICAS);
         int cp = (int)tget(p, t, ARACHNE_TEMPLATE_CP);
+        int vp = (int)tget(p, t, ARACHNE_TEMPLATE_VP);
         fprintf(f, "\ntemplate %d: %d replica%s x %d stage%s, micro-batch %d x %d per replica, pipeline %.4f s", t,
                 reps, reps == 1 ? "" : "s", depth, depth == 1 ? "" : "s", (int)tget(p, t, ARACHNE_TEMPLATE_MICRO_BATCH),
                 (int)tget(p, t, ARACHNE_TEMPLATE_MICRO_BATCHES), tget(p, t, ARACHNE_TEMPLATE_PIPELINE_S));
         /* each stage of a replica runs on tp x cp GPUs */
         if (cp > 1) fprintf(f, ", context parallel %d (each stage: tp x %d GPUs)", cp, cp);
+        if (vp > 1) fprintf(f, ", interleaved 1F1B with %d chunks per stage", vp);
         fputc('\n', f);
         fprintf(f, "  %-5s %-14s %-3s %-9s %-8s %-10s %-10s %s\n", "stage", "gpu", "tp", "layers", "replicas",
                 "stage s", "sync s", "mem/GPU GB");
@@ -58,6 +76,7 @@ int cli_print_plan(FILE *f, const arachne_plan *p, const char *title)
             fprintf(f, "  %-5d %-14s %-3d %-9s %-8d %-10.4f %-10.4f %.2f", s, gpu, (int)sget(p, t, s, ARACHNE_STAGE_TP),
                     layers, reps, sget(p, t, s, ARACHNE_STAGE_STAGE_S), sget(p, t, s, ARACHNE_STAGE_SYNC_S),
                     sget(p, t, s, ARACHNE_STAGE_MEMORY_BYTES) / 1e9);
+            if (vp > 1) put_chunks(f, p, t, s, depth, vp);
             if (sget(p, t, s, ARACHNE_STAGE_EP) > 1 || sget(p, t, s, ARACHNE_STAGE_ETP) > 1)
                 fprintf(f, "  (EP %d x ETP %d x EDP %d)", (int)sget(p, t, s, ARACHNE_STAGE_EP),
                         (int)sget(p, t, s, ARACHNE_STAGE_ETP), (int)sget(p, t, s, ARACHNE_STAGE_EDP));

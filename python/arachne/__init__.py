@@ -126,9 +126,9 @@ OPTIONS = {
     "global_batch": 0, "seq_len": 1, "weight_bytes": 2, "grad_bytes": 3, "optim_bytes": 4,
     "dist_optimizer": 5, "recompute": 6, "headroom": 7, "expert_tiling": 8, "max_depth": 9,
     "overlap_grad_reduce": 10, "overlap_param_gather": 11, "tp_comm_overlap": 12,
-    "recompute_norm_act": 13, "recompute_alt_mm": 14, "context_parallel": 15,
+    "recompute_norm_act": 13, "recompute_alt_mm": 14, "context_parallel": 15, "max_vp": 16,
 }
-_INT_OPTIONS = ("global_batch", "seq_len", "max_depth")
+_INT_OPTIONS = ("global_batch", "seq_len", "max_depth", "max_vp")
 _BOOL_OPTIONS = ("dist_optimizer", "expert_tiling", "overlap_grad_reduce", "overlap_param_gather",
                  "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm",
                  "context_parallel")
@@ -142,8 +142,9 @@ PLAN_FIELDS = {
 }
 _PLAN_INT_FIELDS = ("gpus_used", "gpus_total", "templates", "ranks", "evaluations",
                     "global_batch", "seq_len")
-TEMPLATE_FIELDS = {"depth": 0, "replicas": 1, "micro_batch": 2, "micro_batches": 3, "pipeline_s": 4, "cp": 5}
-_TEMPLATE_INT_FIELDS = ("depth", "replicas", "micro_batch", "micro_batches", "cp")
+TEMPLATE_FIELDS = {"depth": 0, "replicas": 1, "micro_batch": 2, "micro_batches": 3, "pipeline_s": 4, "cp": 5,
+                   "vp": 6}
+_TEMPLATE_INT_FIELDS = ("depth", "replicas", "micro_batch", "micro_batches", "cp", "vp")
 STAGE_FIELDS = {
     "tp": 0, "first_layer": 1, "end_layer": 2, "ep": 3, "etp": 4, "edp": 5, "compute_s": 6,
     "tp_comm_s": 7, "ep_comm_s": 8, "p2p_s": 9, "sync_s": 10, "stage_s": 11, "memory_bytes": 12,
@@ -1609,7 +1610,7 @@ class CostModel(_Handle):
     generated for the cluster (at setup's seq_len, default 4096).  setup
     keywords (OPTIONS): global_batch, seq_len, weight_bytes, grad_bytes,
     optim_bytes, dist_optimizer (bool), recompute ("none", "selective",
-    "full"), headroom (fraction), expert_tiling (bool), max_depth.
+    "full"), headroom (fraction), expert_tiling (bool), max_depth, max_vp.
     The cost model keeps its model, cluster and profile alive; they cannot be
     changed while it lives.
     """

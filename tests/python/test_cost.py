@@ -23,6 +23,7 @@ class CostModelTest(unittest.TestCase):
             self.assertTrue(s["overlap_grad_reduce"])
             self.assertTrue(s["overlap_param_gather"])
             self.assertFalse(s["tp_comm_overlap"])
+            self.assertEqual(s["max_vp"], 1)
             self.assertAlmostEqual(s["headroom"], 0.08)
             self.assertEqual(cm.get("weight_bytes"), 2)
             self.assertIs(cm.model, self.model)
@@ -127,6 +128,19 @@ class ParallelConfigTest(unittest.TestCase):
             self.assertEqual(cm.get("context_parallel"), 1)
             cm.set("context_parallel", 0)
             self.assertEqual(cm.get("context_parallel"), 0)
+
+    def test_interleaved_configuration(self):
+        with arachne.CostModel("llama3-8b", "h100:4x8") as cm:
+            plain = cm.plan_from_parallel(tp=1, pp=4, dp=8)
+            inter = cm.plan_from_parallel(tp=1, pp=4, vp=2, dp=8)
+            self.assertEqual(plain.template_get(0, "vp"), 1)
+            self.assertEqual(inter.template_get(0, "vp"), 2)
+            self.assertEqual(inter.to_dict()["templates"][0]["vp"], 2)
+            self.assertNotIn("vp", plain.to_dict()["templates"][0])
+            self.assertLess(inter.iteration_s, plain.iteration_s)
+            with self.assertRaises(arachne.Error) as e:
+                cm.plan_from_parallel(tp=1, pp=4, vp=3, dp=8)
+            self.assertIn("12 chunks", str(e.exception))
 
     def test_bad_configurations_raise(self):
         with arachne.CostModel("llama3-8b", "h100:4x8") as cm:
