@@ -647,6 +647,42 @@ TEST(greedy_rollouts_put_the_greedy_plan_in_every_group)
     env_close(&e2);
 }
 
+/* SIZE_CURRICULUM: a composition above 1,024 GPUs sits out (no rollout,
+ * no evaluation) until its join update, ceil(C log2(N/1024) / 4); small
+ * ones take part from the first update. */
+TEST(size_curriculum_lets_large_clusters_in_late)
+{
+    env small, big;
+    arachne_policy *pol = NULL;
+    arachne_trainer *t = NULL;
+    double ev_small = 0, ev_big = -1;
+    ASSERT_OK(env_open(&small, "llama3-8b", SMALL));
+    ASSERT_OK(env_open(&big, "llama3-8b", "h100:256x8"));
+    ASSERT_OK(arachne_policy_create(&pol, 3, 32, 1));
+    ASSERT_OK(arachne_trainer_create(&t, pol, 5));
+    ASSERT_OK(arachne_trainer_add_composition(t, small.cm, "small"));
+    ASSERT_OK(arachne_trainer_add_composition(t, big.cm, "big"));
+    ASSERT_OK(arachne_trainer_set(t, ARACHNE_TRAIN_GROUP_SIZE, 2));
+    ASSERT_EQ(ar_train_join_update(t, 1), 0);   /* no curriculum by default */
+    ASSERT_OK(arachne_trainer_set(t, ARACHNE_TRAIN_SIZE_CURRICULUM, 8));
+    ASSERT_EQ(ar_train_join_update(t, 0), 0);
+    ASSERT_EQ(ar_train_join_update(t, 1), 2);   /* 2,048 GPUs: 8 x 1 / 4 */
+    ASSERT_OK(arachne_trainer_run(t, 2, NULL, NULL));
+    ASSERT_OK(arachne_trainer_get(t, 0, ARACHNE_TRAIN_EVALUATIONS, &ev_small));
+    ASSERT_OK(arachne_trainer_get(t, 1, ARACHNE_TRAIN_EVALUATIONS, &ev_big));
+    ASSERT_GT(ev_small, 0);
+    ASSERT_EQ(ev_big, 0);
+    ASSERT_OK(arachne_trainer_run(t, 1, NULL, NULL));
+    ASSERT_OK(arachne_trainer_get(t, 1, ARACHNE_TRAIN_EVALUATIONS, &ev_big));
+    ASSERT_GT(ev_big, 0);
+    ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_SIZE_CURRICULUM, -1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_SIZE_CURRICULUM, 2.5), ARACHNE_E_INVALID_ARGUMENT);
+    arachne_trainer_destroy(t);
+    arachne_policy_destroy(pol);
+    env_close(&small);
+    env_close(&big);
+}
+
 TEST(trainer_rejects_bad_options_and_calls)
 {
     env e;
@@ -670,7 +706,7 @@ TEST(trainer_rejects_bad_options_and_calls)
     ASSERT_NEAR(v, 0.9, 1e-15);
     /* bad keys and values */
     ASSERT_STATUS(arachne_trainer_set(t, -1, 1), ARACHNE_E_INVALID_ARGUMENT);
-    ASSERT_STATUS(arachne_trainer_set(t, 22, 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_trainer_set(t, 23, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_SIL_TOP, 1.01), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "SIL_TOP");
     ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_SIL_TOP, -0.1), ARACHNE_E_INVALID_ARGUMENT);
@@ -738,5 +774,6 @@ SUITE(train, T(tiny_training_run_improves_the_greedy_plan), T(best_plan_replays_
       T(self_imitation_weight_counts_only_better_plans), T(checkpoint_resume_is_bit_identical),
       T(corrupt_or_foreign_checkpoints_are_rejected),
       T(checkpoint_with_extreme_adam_moments_is_refused), T(checkpoint_before_any_update_round_trips), T(sil_top_selects_the_plans_imitated),
-      T(checkpoint_without_sil_top_loads_with_the_old_share), T(greedy_rollouts_put_the_greedy_plan_in_every_group), T(trainer_rejects_bad_options_and_calls),
+      T(checkpoint_without_sil_top_loads_with_the_old_share), T(greedy_rollouts_put_the_greedy_plan_in_every_group),
+      T(size_curriculum_lets_large_clusters_in_late), T(trainer_rejects_bad_options_and_calls),
       T(a_composition_with_no_feasible_plan_is_refused));
