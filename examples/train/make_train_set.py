@@ -54,19 +54,19 @@ LARGE_EVERY = 5
 LARGE_FROM = 1024
 RACK_MIN = 288
 MAX_NODES = 256
-COUNT, SEED = 160, 7
+COUNT, SEED = 128, 7
 
 HEADER = {
     "name": "default",
     "seed": 3,
-    "updates": 120,
+    "updates": 100,
     "log_every": 5,
     "policy": {"hidden": 128, "layers": 2, "init_seed": 1},
     "setup": {"global_batch": 512, "seq_len": 4096, "recompute": "selective", "max_depth": 16},
-    "hyper": {"group_size": 6, "ppo_epochs": 2, "clip": 0.2, "learning_rate": 0.003, "entropy": 0.01,
+    "hyper": {"group_size": 5, "ppo_epochs": 2, "clip": 0.2, "learning_rate": 0.003, "entropy": 0.01,
               "force_depth_start": 0.8, "force_depth_end": 0.25, "sil_interval": 1, "sil_weight": 1.0,
               "max_grad_norm": 1.0, "sil_neighbours": 2, "sil_per_depth": 2, "uniform_type_rollouts": 1,
-              "pcgrad": 1, "size_curriculum": 60},
+              "pcgrad": 1, "size_curriculum": 50},
 }
 OUTPUT = {"policy": "examples/policies/default.arpol", "csv": "examples/train/default-log.csv",
           "svg": "examples/train/default-curve.svg", "checkpoint": "build/default-policy.ckpt",
