@@ -542,16 +542,20 @@ TEST(checkpoint_without_sil_top_loads_with_the_old_share)
     env e1, e2;
     arachne_policy *pol = NULL;
     arachne_trainer *t = NULL;
-    char ck[512], old[512];
+    char ck[512], old[2][512];
     unsigned char *x = NULL, *y;
     size_t n = 0, off, m;
     double v = 0;
+    int k;
+    const int cut[2] = { AR_TRAIN_NOPT_V1, AR_TRAIN_NOPT_V2 };
     const char *dir = th_tmpdir();
     snprintf(ck, sizeof ck, "%s/top.ckpt", dir);
-    snprintf(old, sizeof old, "%s/top-v1.ckpt", dir);
+    snprintf(old[0], sizeof old[0], "%s/top-v1.ckpt", dir);
+    snprintf(old[1], sizeof old[1], "%s/top-v2.ckpt", dir);
     ASSERT_OK(open_pair(&e1, &e2));
     ASSERT_OK(setup_small(&t, &pol, &e1, &e2));
     ASSERT_OK(arachne_trainer_set(t, ARACHNE_TRAIN_SIL_TOP, 0.5));
+    ASSERT_OK(arachne_trainer_set(t, ARACHNE_TRAIN_SIZE_CURRICULUM, 3));
     ASSERT_OK(arachne_trainer_run(t, 1, NULL, NULL));
     ASSERT_OK(arachne_trainer_save_checkpoint(t, ck));
     /* magic, version, reserved, network config, parameter count, weights
@@ -560,17 +564,19 @@ TEST(checkpoint_without_sil_top_loads_with_the_old_share)
     ASSERT_EQ(file_bytes(ck, &x, &n), 0);
     ASSERT_GT(n, off + 4 + 8 * AR_TRAIN_NOPT + 4);
     ASSERT_EQ(x[off] | x[off + 1] << 8 | x[off + 2] << 16 | (uint32_t)x[off + 3] << 24, AR_TRAIN_NOPT);
-    /* the same file with the last option cut out */
+    /* the same file with the options newer than each older format cut out */
     y = malloc(n);
     ASSERT(y != NULL);
-    memcpy(y, x, off);
-    put_le32(y + off, AR_TRAIN_NOPT_V1);
-    memcpy(y + off + 4, x + off + 4, 8 * AR_TRAIN_NOPT_V1);
-    m = off + 4 + 8 * AR_TRAIN_NOPT_V1;
-    memcpy(y + m, x + off + 4 + 8 * AR_TRAIN_NOPT, n - 4 - (off + 4 + 8 * AR_TRAIN_NOPT));
-    m += n - 4 - (off + 4 + 8 * AR_TRAIN_NOPT);
-    put_le32(y + m, ar_crc32(y, m));
-    ASSERT_EQ(write_bytes(old, y, m + 4), 0);
+    for (k = 0; k < 2; k++) {
+        memcpy(y, x, off);
+        put_le32(y + off, (uint32_t)cut[k]);
+        memcpy(y + off + 4, x + off + 4, 8 * (size_t)cut[k]);
+        m = off + 4 + 8 * (size_t)cut[k];
+        memcpy(y + m, x + off + 4 + 8 * AR_TRAIN_NOPT, n - 4 - (off + 4 + 8 * AR_TRAIN_NOPT));
+        m += n - 4 - (off + 4 + 8 * AR_TRAIN_NOPT);
+        put_le32(y + m, ar_crc32(y, m));
+        ASSERT_EQ(write_bytes(old[k], y, m + 4), 0);
+    }
     free(x);
     free(y);
     /* the new file restores its share; the old one the share of its time */
@@ -578,7 +584,15 @@ TEST(checkpoint_without_sil_top_loads_with_the_old_share)
     ASSERT_OK(arachne_trainer_load_checkpoint(t, ck));
     ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_SIL_TOP, &v));
     ASSERT_NEAR(v, 0.5, 1e-15);
-    ASSERT_OK(arachne_trainer_load_checkpoint(t, old));
+    ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_SIZE_CURRICULUM, &v));
+    ASSERT_EQ(v, 3);
+    /* 22 options: SIL_TOP kept, no size curriculum (what such runs did) */
+    ASSERT_OK(arachne_trainer_load_checkpoint(t, old[1]));
+    ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_SIL_TOP, &v));
+    ASSERT_NEAR(v, 0.5, 1e-15);
+    ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_SIZE_CURRICULUM, &v));
+    ASSERT_EQ(v, 0);
+    ASSERT_OK(arachne_trainer_load_checkpoint(t, old[0]));
     ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_SIL_TOP, &v));
     ASSERT_NEAR(v, 0.9, 1e-15);
     ASSERT_OK(arachne_trainer_get(t, -1, ARACHNE_TRAIN_UPDATES_DONE, &v));
