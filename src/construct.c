@@ -408,14 +408,8 @@ static int prefix_fits(const look *L, int d, int i)
 
 static void look_supply(look *L)
 {
-    const arachne_cluster *cl = L->b->cm->cluster;
-    const ar_avail *a = &L->b->avail;
-    int i, m;
-    memset(L->supply, 0, sizeof L->supply);
-    for (i = 0; i < a->nnodes; i++) {
-        int f = a->free[i], t = cl->nodes[i].type;
-        for (m = 0; m <= AR_MAX_TP_LOG && (f >> m) > 0; m++) L->supply[t][m] += f >> m;
-    }
+    /* ar_avail_refresh keeps the same sums */
+    memcpy(L->supply, L->b->avail.supply, sizeof L->supply);
 }
 
 /* Adds one group of tp GPUs of type t to the one-replica demand; returns 0

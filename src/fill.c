@@ -179,6 +179,9 @@ static void build_tiles(fill_ctx *c)
 
 /* Writes the ranks of the placement in ws->node_of / gpu_of (replicas c->r)
  * after the plan's ranks in the trial. */
+/* Writes the trial's ranks of the placed replicas.  Only the commit needs
+ * them: candidate pricing reads the placement summary (c->pl), so a fill
+ * that prices many candidates writes its O(GPUs) ranks once. */
 static void put_ranks(fill_ctx *c)
 {
     ar_fill_ws *ws = c->ws;
@@ -193,7 +196,6 @@ static void put_ranks(fill_ctx *c)
                 R->tmpl = c->n; R->replica = q; R->stage = s; R->tp_rank = k;
                 rk++;
             }
-    c->nranks_new = rk;
 }
 
 /* Stage placement summary (one node or several; p2p across nodes) and,
@@ -253,7 +255,11 @@ static int place(fill_ctx *c, const ar_avail *a)
                        c->ws->free_scratch);
     if (st) return st;
     c->placed_r = c->r;
-    put_ranks(c);
+    {
+        int s, per = 0;
+        for (s = 0; s < c->depth; s++) per += c->tps[s];
+        c->nranks_new = c->plan->nranks + c->r * per;
+    }
     summarise_place(c);
     return ARACHNE_OK;
 }
@@ -635,6 +641,7 @@ static int commit(fill_ctx *c, ar_avail *a, arachne_plan *plan, const fill_cand 
     build_tiles(c);
     st = place(c, a);
     if (st) return st;
+    put_ranks(c);
     ws->prefix.quiet = 0; /* a failure here is the fill's error: keep its message */
     st = price(c, b->firsts, b->tile, &it, NULL);
     ws->prefix.quiet = 1;

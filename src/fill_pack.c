@@ -27,36 +27,26 @@ int ar_pack_max_replicas(const arachne_cluster *c, const ar_avail *a, int depth,
                          const int *types, const int *tps)
 {
     long demand[AR_MAX_TYPES][AR_MAX_TP_LOG + 1];
-    long supply[AR_MAX_TYPES][AR_MAX_TP_LOG + 1];
     int used[AR_MAX_TYPES], top[AR_MAX_TYPES];
-    int s, t, m, i;
+    int s, t, m;
     long best = -1;
-    memset(demand, 0, sizeof demand);
     memset(used, 0, sizeof used);
     memset(top, 0, sizeof top);
     for (s = 0; s < depth; s++) {
         int k = ilog2(tps[s]);
         t = types[s];
         if (t < 0 || t >= c->ntypes || tps[s] < 1 || (1 << k) != tps[s] || k > AR_MAX_TP_LOG) return 0;
+        if (!used[t]) memset(demand[t], 0, sizeof demand[t]);
         used[t] = 1;
         if (k > top[t]) top[t] = k;
         for (m = 0; m <= k; m++) demand[t][m] += (long)(tps[s] >> m);
     }
+    /* a->supply (kept by ar_avail_refresh) is the per-level node sum */
     for (t = 0; t < c->ntypes; t++) {
         if (!used[t]) continue;
         if (a->type_max_free[t] < (1 << top[t])) return 0;
-        memset(supply[t], 0, sizeof supply[t]);
-    }
-    for (i = 0; i < a->nnodes; i++) {
-        int f = a->free[i];
-        t = c->nodes[i].type;
-        if (!used[t] || f <= 0) continue;
-        for (m = 0; m <= top[t]; m++) supply[t][m] += (long)(f >> m);
-    }
-    for (t = 0; t < c->ntypes; t++) {
-        if (!used[t]) continue;
         for (m = 0; m <= top[t]; m++) {
-            long r = supply[t][m] / demand[t][m];
+            long r = a->supply[t][m] / demand[t][m];
             if (best < 0 || r < best) best = r;
         }
     }
@@ -65,49 +55,49 @@ int ar_pack_max_replicas(const arachne_cluster *c, const ar_avail *a, int depth,
     return (int)best;
 }
 
-/* Sorts node indices (given in ascending index order) by ascending free
- * count, keeping index order among equal counts.  idx has room for 2n. */
-static void sort_nodes(int *idx, int n, const int *freev)
+/* Lists the nodes of type t with at least `size` free GPUs in idx, by
+ * ascending free count, index order among equal counts (a counting sort
+ * fused with the scan: two passes over the type's nodes).  Returns the
+ * count.  pos has room for maxf + 2 ints, maxf >= every free count. */
+static int list_nodes(const arachne_cluster *c, const ar_avail *a, const int *freev, int t, int size,
+                      int maxf, int *pos, int *idx)
 {
-    int i, j;
-    if (n > 32) {
-        int pos[AR_MAX_NODE_GPUS + 2], maxf = 0, k, *out = idx + n;
-        for (i = 0; i < n; i++) if (freev[idx[i]] > maxf) maxf = freev[idx[i]];
-        memset(pos, 0, (size_t)(maxf + 2) * sizeof(int));
-        for (i = 0; i < n; i++) pos[freev[idx[i]] + 1]++;
-        for (k = 1; k <= maxf + 1; k++) pos[k] += pos[k - 1];
-        for (i = 0; i < n; i++) out[pos[freev[idx[i]]]++] = idx[i];
-        memcpy(idx, out, (size_t)n * sizeof(int));
-        return;
+    int i, k, n = 0, lo = a->by_type ? a->type_first[t] : 0, hi = a->by_type ? a->type_first[t + 1] : a->nnodes;
+    memset(pos, 0, (size_t)(maxf + 2) * sizeof(int));
+    for (k = lo; k < hi; k++) {
+        i = a->by_type ? a->by_type[k] : k;
+        if ((a->by_type || c->nodes[i].type == t) && freev[i] >= size) { pos[freev[i] + 1]++; n++; }
     }
-    for (i = 1; i < n; i++) {
-        int v = idx[i];
-        for (j = i - 1; j >= 0 && freev[idx[j]] > freev[v]; j--) idx[j + 1] = idx[j];
-        idx[j + 1] = v;
+    for (k = 1; k <= maxf + 1; k++) pos[k] += pos[k - 1];
+    for (k = lo; k < hi; k++) {
+        i = a->by_type ? a->by_type[k] : k;
+        if ((a->by_type || c->nodes[i].type == t) && freev[i] >= size) idx[pos[freev[i]]++] = i;
     }
+    return n;
 }
 
 int ar_pack_place(const arachne_cluster *c, const ar_avail *a, int depth, const int *types,
                   const int *tps, int r, int *node_of, int *gpu_of, int *scratch)
 {
-    /* scratch: [0, n) copy of free; [n, 3n) node index list (2n for the
-     * counting sort). */
+    /* scratch: [0, n) copy of free; [n, 3n) node index list. */
     int *freev = scratch, *idx = scratch + a->nnodes;
-    int m, t, s, q, i;
+    int pos[AR_MAX_NODE_GPUS + 2], match[AR_MAX_DEPTH];
+    int m, t, s, q, j;
     memcpy(freev, a->free, (size_t)a->nnodes * sizeof(int));
     for (m = AR_MAX_TP_LOG; m >= 0; m--) {
         int size = 1 << m;
         for (t = 0; t < c->ntypes; t++) {
-            int n = 0, cur = 0, any = 0;
-            for (s = 0; s < depth; s++) if (types[s] == t && tps[s] == size) { any = 1; break; }
-            if (!any) continue;
-            for (i = 0; i < a->nnodes; i++)
-                if (c->nodes[i].type == t && freev[i] >= size) idx[n++] = i;
-            sort_nodes(idx, n, freev);
+            /* no node's free count exceeds its size, nor the refreshed maximum */
+            int n, cur = 0, nm = 0, maxf = AR_MAX(a->type_max_free[t], c->type_max_node[t]);
+            for (s = 0; s < depth; s++)
+                if (types[s] == t && tps[s] == size) match[nm++] = s;
+            if (!nm) continue;
+            if (maxf > AR_MAX_NODE_GPUS) maxf = AR_MAX_NODE_GPUS;
+            n = maxf < size ? 0 : list_nodes(c, a, freev, t, size, maxf, pos, idx);
             for (q = 0; q < r; q++) {
-                for (s = 0; s < depth; s++) {
+                for (j = 0; j < nm; j++) {
                     int node;
-                    if (types[s] != t || tps[s] != size) continue;
+                    s = match[j];
                     while (cur < n && freev[idx[cur]] < size) cur++;
                     if (cur >= n)
                         return ar_error(ARACHNE_E_INFEASIBLE, "packing: %d replicas do not fit (type %s, TP %d)",

@@ -128,11 +128,22 @@ struct arachne_cost_model {
 };
 
 /* Free GPUs per node while a plan is being built. */
+#define AR_AVAIL_LEVELS 11    /* 2^0 .. 2^10: AR_MAX_TP_LOG + 1 (fill.h) */
 typedef struct ar_avail {
     int nnodes;
     int *free;             /* free[node] = GPUs still unused on that node */
     int type_free[AR_MAX_TYPES];
     int type_max_free[AR_MAX_TYPES]; /* largest free node of each type */
+    /* supply[t][m] = sum over nodes of type t of floor(free / 2^m): the
+     * packing test's right-hand side, kept by ar_avail_refresh so that
+     * the test costs O(types x levels) instead of a pass over the nodes. */
+    long supply[AR_MAX_TYPES][AR_AVAIL_LEVELS];
+    /* Node indices grouped by type, ascending inside a type: type t owns
+     * by_type[type_first[t] .. type_first[t + 1]).  Fixed for a cluster;
+     * set by ar_avail_init (NULL in an ar_avail built by hand: the packer
+     * then scans every node). */
+    int *by_type;
+    int type_first[AR_MAX_TYPES + 1];
 } ar_avail;
 
 int ar_avail_init(ar_avail *a, const arachne_cluster *c);  /* everything free */
