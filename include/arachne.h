@@ -1094,9 +1094,13 @@ typedef enum arachne_train_option {
     ARACHNE_TRAIN_PCGRAD = 19,            /**< 1: combine per-composition gradients with PCGrad; 0: plain sum [1] */
     ARACHNE_TRAIN_SIL_TOP = 20,           /**< self-imitation imitates only kept plans with at least this share of
                                                their composition's best throughput, [0, 1] [0.9] */
-    ARACHNE_TRAIN_GREEDY_ROLLOUTS = 21    /**< rollouts per group (the last ones) that take the policy's most likely
+    ARACHNE_TRAIN_GREEDY_ROLLOUTS = 21,   /**< rollouts per group (the last ones) that take the policy's most likely
                                                choice at every decision, without exploration rules, integer
                                                0..G-1 [0] */
+    ARACHNE_TRAIN_SIZE_CURRICULUM = 22    /**< curriculum over cluster size, in updates, integer >= 0: a composition of
+                                               N > 1,024 GPUs first takes part in update
+                                               ceil(C x log2(N / 1024) / 4) (16,384 GPUs at update C); 0: every
+                                               composition from the first update [0] */
 } arachne_train_option;
 
 /** Statistics for arachne_trainer_get.  Values are pinned.  "comp" fields

@@ -42,6 +42,7 @@ static const opt_spec OPTS[AR_TRAIN_NOPT] = {
     { "PCGRAD", 0, 1, 0, 1, 1 },
     { "SIL_TOP", 0, 1, 0, 0, 0.9 },
     { "GREEDY_ROLLOUTS", 0, 1023, 0, 1, 0 },
+    { "SIZE_CURRICULUM", 0, 1e9, 0, 1, 0 },
 };
 
 int arachne_trainer_create(arachne_trainer **out, arachne_policy *policy, uint64_t seed)
@@ -320,6 +321,20 @@ static uint64_t rollout_seed(uint64_t seed, long u, int i, int g)
     return mix64(h ^ (uint64_t)(unsigned)g);
 }
 
+/* Curriculum over cluster size (SIZE_CURRICULUM = C): the first update a
+ * composition of N GPUs takes part in.  Up to 1,024 GPUs from the start;
+ * above, ceil(C log2(N/1024) / 4), so 2,048 GPUs join at C/4 and 16,384 at
+ * C.  Rollouts on large clusters cost tens of times those on small ones,
+ * and an untrained policy builds the most templates there; joining once the
+ * policy has learnt on the small ones spends the budget where it teaches. */
+long ar_train_join_update(const arachne_trainer *t, int i)
+{
+    double C = t->opt[ARACHNE_TRAIN_SIZE_CURRICULUM];
+    int n = t->comp[i].cm->cluster->total_gpus;
+    if (C <= 0 || n <= 1024) return 0;
+    return (long)ceil(C * log2((double)n / 1024.0) / 4.0 - 1e-9);
+}
+
 static int nthreads_of(const arachne_trainer *t)
 {
 #ifdef _OPENMP
@@ -483,6 +498,7 @@ static int one_update(arachne_trainer *t, int nthreads)
     int sil_iv = (int)t->opt[ARACHNE_TRAIN_SIL_INTERVAL];
     size_t P = ar_nn_param_count(t->policy->nn);
     double force_p = ar_train_force_p(t), norm_sum = 0;
+    int nactive = 0;
     int *cstat;
     char (*cerr)[256];
     double *cent;
@@ -495,13 +511,21 @@ static int one_update(arachne_trainer *t, int nthreads)
     cdec = ar_calloc((size_t)n, sizeof *cdec);
     if (!cstat || !cerr || !cent || !cdec) { st = ARACHNE_E_NO_MEMORY; goto done; }
 
-    for (i = 0; i < n; i++) t->comp[i].penalty = t->opt[ARACHNE_TRAIN_PENALTY] * t->comp[i].st.thr_ref;
+    for (i = 0; i < n; i++) {
+        t->comp[i].penalty = t->opt[ARACHNE_TRAIN_PENALTY] * t->comp[i].st.thr_ref;
+        t->comp[i].active = t->updates_done >= ar_train_join_update(t, i);
+        nactive += t->comp[i].active;
+    }
 
-    /* 1. rollouts, in parallel over (composition, member) pairs */
+    /* 1. rollouts, in parallel over (composition, member) pairs; a
+     * composition the size curriculum has not let in yet sits out */
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
 #endif
-    for (k = 0; k < t->nslots; k++) run_rollout(t, k, force_p);
+    for (k = 0; k < t->nslots; k++) {
+        if (t->comp[k / G].active) run_rollout(t, k, force_p);
+        else t->slots[k].status = ARACHNE_OK;
+    }
     for (k = 0; k < t->nslots; k++)
         if (t->slots[k].status) {
             st = ar_error(t->slots[k].status, "trainer: %s", t->slots[k].err);
@@ -512,8 +536,10 @@ static int one_update(arachne_trainer *t, int nthreads)
     for (i = 0; i < n; i++) {
         ar_train_comp *c = &t->comp[i];
         int nsteps[1024];
-        double *r = ar_calloc((size_t)G * (AR_MAX_TEMPLATES + 1), sizeof *r);
-        double *adv = ar_calloc((size_t)G * (AR_MAX_TEMPLATES + 1), sizeof *adv);
+        double *r, *adv;
+        if (!c->active) continue;
+        r = ar_calloc((size_t)G * (AR_MAX_TEMPLATES + 1), sizeof *r);
+        adv = ar_calloc((size_t)G * (AR_MAX_TEMPLATES + 1), sizeof *adv);
         if (!r || !adv) { free(r); free(adv); st = ARACHNE_E_NO_MEMORY; goto done; }
         for (g = 0; g < G; g++) {
             ar_train_slot *s = &t->slots[(size_t)i * G + g];
@@ -537,7 +563,7 @@ static int one_update(arachne_trainer *t, int nthreads)
         free(r);
         free(adv);
     }
-    t->last_norm_reward = norm_sum / n;
+    t->last_norm_reward = nactive ? norm_sum / nactive : 0.0;
 
     /* 3. PPO epochs: per-composition gradients in parallel, PCGrad, Adam */
     for (ep = 0; ep < epochs; ep++) {
@@ -546,7 +572,9 @@ static int one_update(arachne_trainer *t, int nthreads)
 #endif
         for (i = 0; i < n; i++) {
             memset(t->grads[i], 0, P * sizeof(double));
-            cstat[i] = ar_train_ppo_grad(t, i, t->ws[i], t->grads[i], &cent[i], &cdec[i]);
+            cent[i] = 0;
+            cdec[i] = 0;
+            cstat[i] = t->comp[i].active ? ar_train_ppo_grad(t, i, t->ws[i], t->grads[i], &cent[i], &cdec[i]) : 0;
             if (cstat[i]) snprintf(cerr[i], sizeof cerr[i], "%s: %s", t->comp[i].name, arachne_last_error());
         }
         if ((st = first_error(cstat, cerr, n))) goto done;
@@ -568,7 +596,7 @@ static int one_update(arachne_trainer *t, int nthreads)
         for (i = 0; i < n; i++) {
             int np = 0;
             memset(t->grads[i], 0, P * sizeof(double));
-            cstat[i] = ar_sil_grad(t, i, t->ws[i], t->grads[i], &np);
+            cstat[i] = t->comp[i].active ? ar_sil_grad(t, i, t->ws[i], t->grads[i], &np) : 0;
             cdec[i] = np;
             if (cstat[i]) snprintf(cerr[i], sizeof cerr[i], "%s: %s", t->comp[i].name, arachne_last_error());
         }

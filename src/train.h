@@ -7,8 +7,9 @@
 
 #include "policy.h"
 
-#define AR_TRAIN_NOPT 22          /* arachne_train_option values 0..21 */
+#define AR_TRAIN_NOPT 23          /* arachne_train_option values 0..22 */
 #define AR_TRAIN_NOPT_V1 20       /* options in a checkpoint written before SIL_TOP and GREEDY_ROLLOUTS */
+#define AR_TRAIN_NOPT_V2 22       /* options in a checkpoint written before SIZE_CURRICULUM */
 #define AR_TRAIN_MAX_COMPS 4096
 #define AR_TRAIN_MAX_SIL 16       /* ARACHNE_TRAIN_SIL_PER_DEPTH at most */
 #define AR_PPO_DUAL_CLIP 3.0      /* dual-clip bound c of the PPO ratio for negative advantages */
@@ -50,6 +51,7 @@ typedef struct ar_train_comp {
     double mean_return, std_return; /* last update's group, iter/s */
     double evaluations;
     int have_group;            /* mean/std_return are set */
+    int active;                /* takes part in the current update (SIZE_CURRICULUM) */
     int neighbours[64];        /* most similar compositions (SIL) */
     int nneighbours;
 } ar_train_comp;
@@ -89,6 +91,8 @@ struct arachne_trainer {
 void ar_train_comp_clear_plans(ar_train_comp *c);
 /* Forced-depth probability of the next update (linear schedule). */
 double ar_train_force_p(const arachne_trainer *t);
+/* SIZE_CURRICULUM: the first update composition i takes part in (0 without a curriculum). */
+long ar_train_join_update(const arachne_trainer *t, int i);
 /* The default of an arachne_train_option; options added after a checkpoint
  * format was written default to what runs did before they existed. */
 double ar_train_option_default(int option);

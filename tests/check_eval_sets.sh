@@ -114,4 +114,46 @@ for name, args in sets.items():
     assert shapes >= ({1, 2, 4, 8} if small else {1, 2, 4, 8, 72}), (name, shapes)
     assert set(new_types) <= {p.split(":")[0] for c in comps for p in c["cluster"].split(",")}, name
 ' || fail "broad sets"
+# The training compositions of the bundled policy (examples/train/
+# make_train_set.py): examples/train/default.json holds the draw of its rule
+# and seed, the properties the rule promises hold, and no composition is in
+# an evaluation or validation set.
+python3 -B -c '
+import glob, json, subprocess, sys
+sys.path.insert(0, "examples/train")
+from make_train_set import DENSE, MOE, NEW, RACK, SIZES, LO, HI, COUNT, SEED, key
+cfg = json.load(open("examples/train/default.json"))
+comps = cfg["compositions"]
+n, seed = COUNT, SEED
+drawn = json.loads(subprocess.check_output([sys.executable, "-B", "examples/train/make_train_set.py", str(n), str(seed)]))
+assert comps == drawn["compositions"], "default.json differs from make_train_set.py %d %d" % (n, seed)
+evals = {}
+for p in sorted(glob.glob("examples/eval/*.json")):
+    for c in json.load(open(p))["compositions"]:
+        evals[key(c["model"], c["cluster"])] = p
+keys, types_seen, shapes, dense = set(), set(), set(), 0
+for i, c in enumerate(comps):
+    k = key(c["model"], c["cluster"])
+    assert k not in evals, "training composition %s is in %s" % (c["name"], evals.get(k))
+    assert k not in keys, "%s twice" % c["name"]
+    keys.add(k)
+    assert c["model"] in (MOE if i % 2 else DENSE), c["name"]
+    dense += i % 2 == 0
+    parts = [p.split(":") for p in c["cluster"].split(",")]
+    types = [t for t, _ in parts]
+    assert 2 <= len(types) <= 8 and len(set(types)) == len(types), c["name"]
+    gpus = 0
+    for t, groups in parts:
+        for g in groups.split("+"):
+            a, s = map(int, g.split("x"))
+            assert s == RACK[t] if t in RACK else s in SIZES, (c["name"], t, s)
+            shapes.add(s)
+            gpus += a * s
+    assert LO <= gpus <= HI, (c["name"], gpus)
+    assert 256 <= c["setup"]["global_batch"] <= 8192, c["name"]
+    types_seen |= set(types)
+assert dense * 2 == len(comps), "dense and MoE alternate"
+assert set(NEW) <= types_seen, "every new part is trained on"
+assert shapes >= {1, 2, 4, 8, 72}, shapes
+' || fail "training compositions"
 exit 0

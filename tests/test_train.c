@@ -542,16 +542,20 @@ TEST(checkpoint_without_sil_top_loads_with_the_old_share)
     env e1, e2;
     arachne_policy *pol = NULL;
     arachne_trainer *t = NULL;
-    char ck[512], old[512];
+    char ck[512], old[2][512];
     unsigned char *x = NULL, *y;
     size_t n = 0, off, m;
     double v = 0;
+    int k;
+    const int cut[2] = { AR_TRAIN_NOPT_V1, AR_TRAIN_NOPT_V2 };
     const char *dir = th_tmpdir();
     snprintf(ck, sizeof ck, "%s/top.ckpt", dir);
-    snprintf(old, sizeof old, "%s/top-v1.ckpt", dir);
+    snprintf(old[0], sizeof old[0], "%s/top-v1.ckpt", dir);
+    snprintf(old[1], sizeof old[1], "%s/top-v2.ckpt", dir);
     ASSERT_OK(open_pair(&e1, &e2));
     ASSERT_OK(setup_small(&t, &pol, &e1, &e2));
     ASSERT_OK(arachne_trainer_set(t, ARACHNE_TRAIN_SIL_TOP, 0.5));
+    ASSERT_OK(arachne_trainer_set(t, ARACHNE_TRAIN_SIZE_CURRICULUM, 3));
     ASSERT_OK(arachne_trainer_run(t, 1, NULL, NULL));
     ASSERT_OK(arachne_trainer_save_checkpoint(t, ck));
     /* magic, version, reserved, network config, parameter count, weights
@@ -560,17 +564,19 @@ TEST(checkpoint_without_sil_top_loads_with_the_old_share)
     ASSERT_EQ(file_bytes(ck, &x, &n), 0);
     ASSERT_GT(n, off + 4 + 8 * AR_TRAIN_NOPT + 4);
     ASSERT_EQ(x[off] | x[off + 1] << 8 | x[off + 2] << 16 | (uint32_t)x[off + 3] << 24, AR_TRAIN_NOPT);
-    /* the same file with the last option cut out */
+    /* the same file with the options newer than each older format cut out */
     y = malloc(n);
     ASSERT(y != NULL);
-    memcpy(y, x, off);
-    put_le32(y + off, AR_TRAIN_NOPT_V1);
-    memcpy(y + off + 4, x + off + 4, 8 * AR_TRAIN_NOPT_V1);
-    m = off + 4 + 8 * AR_TRAIN_NOPT_V1;
-    memcpy(y + m, x + off + 4 + 8 * AR_TRAIN_NOPT, n - 4 - (off + 4 + 8 * AR_TRAIN_NOPT));
-    m += n - 4 - (off + 4 + 8 * AR_TRAIN_NOPT);
-    put_le32(y + m, ar_crc32(y, m));
-    ASSERT_EQ(write_bytes(old, y, m + 4), 0);
+    for (k = 0; k < 2; k++) {
+        memcpy(y, x, off);
+        put_le32(y + off, (uint32_t)cut[k]);
+        memcpy(y + off + 4, x + off + 4, 8 * (size_t)cut[k]);
+        m = off + 4 + 8 * (size_t)cut[k];
+        memcpy(y + m, x + off + 4 + 8 * AR_TRAIN_NOPT, n - 4 - (off + 4 + 8 * AR_TRAIN_NOPT));
+        m += n - 4 - (off + 4 + 8 * AR_TRAIN_NOPT);
+        put_le32(y + m, ar_crc32(y, m));
+        ASSERT_EQ(write_bytes(old[k], y, m + 4), 0);
+    }
     free(x);
     free(y);
     /* the new file restores its share; the old one the share of its time */
@@ -578,7 +584,15 @@ TEST(checkpoint_without_sil_top_loads_with_the_old_share)
     ASSERT_OK(arachne_trainer_load_checkpoint(t, ck));
     ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_SIL_TOP, &v));
     ASSERT_NEAR(v, 0.5, 1e-15);
-    ASSERT_OK(arachne_trainer_load_checkpoint(t, old));
+    ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_SIZE_CURRICULUM, &v));
+    ASSERT_EQ(v, 3);
+    /* 22 options: SIL_TOP kept, no size curriculum (what such runs did) */
+    ASSERT_OK(arachne_trainer_load_checkpoint(t, old[1]));
+    ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_SIL_TOP, &v));
+    ASSERT_NEAR(v, 0.5, 1e-15);
+    ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_SIZE_CURRICULUM, &v));
+    ASSERT_EQ(v, 0);
+    ASSERT_OK(arachne_trainer_load_checkpoint(t, old[0]));
     ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_SIL_TOP, &v));
     ASSERT_NEAR(v, 0.9, 1e-15);
     ASSERT_OK(arachne_trainer_get(t, -1, ARACHNE_TRAIN_UPDATES_DONE, &v));
@@ -647,6 +661,42 @@ TEST(greedy_rollouts_put_the_greedy_plan_in_every_group)
     env_close(&e2);
 }
 
+/* SIZE_CURRICULUM: a composition above 1,024 GPUs sits out (no rollout,
+ * no evaluation) until its join update, ceil(C log2(N/1024) / 4); small
+ * ones take part from the first update. */
+TEST(size_curriculum_lets_large_clusters_in_late)
+{
+    env small, big;
+    arachne_policy *pol = NULL;
+    arachne_trainer *t = NULL;
+    double ev_small = 0, ev_big = -1;
+    ASSERT_OK(env_open(&small, "llama3-8b", SMALL));
+    ASSERT_OK(env_open(&big, "llama3-8b", "h100:256x8"));
+    ASSERT_OK(arachne_policy_create(&pol, 3, 32, 1));
+    ASSERT_OK(arachne_trainer_create(&t, pol, 5));
+    ASSERT_OK(arachne_trainer_add_composition(t, small.cm, "small"));
+    ASSERT_OK(arachne_trainer_add_composition(t, big.cm, "big"));
+    ASSERT_OK(arachne_trainer_set(t, ARACHNE_TRAIN_GROUP_SIZE, 2));
+    ASSERT_EQ(ar_train_join_update(t, 1), 0);   /* no curriculum by default */
+    ASSERT_OK(arachne_trainer_set(t, ARACHNE_TRAIN_SIZE_CURRICULUM, 8));
+    ASSERT_EQ(ar_train_join_update(t, 0), 0);
+    ASSERT_EQ(ar_train_join_update(t, 1), 2);   /* 2,048 GPUs: 8 x 1 / 4 */
+    ASSERT_OK(arachne_trainer_run(t, 2, NULL, NULL));
+    ASSERT_OK(arachne_trainer_get(t, 0, ARACHNE_TRAIN_EVALUATIONS, &ev_small));
+    ASSERT_OK(arachne_trainer_get(t, 1, ARACHNE_TRAIN_EVALUATIONS, &ev_big));
+    ASSERT_GT(ev_small, 0);
+    ASSERT_EQ(ev_big, 0);
+    ASSERT_OK(arachne_trainer_run(t, 1, NULL, NULL));
+    ASSERT_OK(arachne_trainer_get(t, 1, ARACHNE_TRAIN_EVALUATIONS, &ev_big));
+    ASSERT_GT(ev_big, 0);
+    ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_SIZE_CURRICULUM, -1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_SIZE_CURRICULUM, 2.5), ARACHNE_E_INVALID_ARGUMENT);
+    arachne_trainer_destroy(t);
+    arachne_policy_destroy(pol);
+    env_close(&small);
+    env_close(&big);
+}
+
 TEST(trainer_rejects_bad_options_and_calls)
 {
     env e;
@@ -670,7 +720,7 @@ TEST(trainer_rejects_bad_options_and_calls)
     ASSERT_NEAR(v, 0.9, 1e-15);
     /* bad keys and values */
     ASSERT_STATUS(arachne_trainer_set(t, -1, 1), ARACHNE_E_INVALID_ARGUMENT);
-    ASSERT_STATUS(arachne_trainer_set(t, 22, 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_trainer_set(t, 23, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_SIL_TOP, 1.01), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "SIL_TOP");
     ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_SIL_TOP, -0.1), ARACHNE_E_INVALID_ARGUMENT);
@@ -738,5 +788,6 @@ SUITE(train, T(tiny_training_run_improves_the_greedy_plan), T(best_plan_replays_
       T(self_imitation_weight_counts_only_better_plans), T(checkpoint_resume_is_bit_identical),
       T(corrupt_or_foreign_checkpoints_are_rejected),
       T(checkpoint_with_extreme_adam_moments_is_refused), T(checkpoint_before_any_update_round_trips), T(sil_top_selects_the_plans_imitated),
-      T(checkpoint_without_sil_top_loads_with_the_old_share), T(greedy_rollouts_put_the_greedy_plan_in_every_group), T(trainer_rejects_bad_options_and_calls),
+      T(checkpoint_without_sil_top_loads_with_the_old_share), T(greedy_rollouts_put_the_greedy_plan_in_every_group),
+      T(size_curriculum_lets_large_clusters_in_late), T(trainer_rejects_bad_options_and_calls),
       T(a_composition_with_no_feasible_plan_is_refused));

@@ -175,11 +175,11 @@ TRAIN_OPTIONS = {
     "force_depth_start": 6, "force_depth_end": 7, "sil_interval": 8, "sil_weight": 9, "penalty": 10,
     "max_grad_norm": 11, "sil_neighbours": 12, "sil_per_depth": 13, "max_steps": 14, "weight_decay": 15,
     "sil_clip": 16, "uniform_type_rollouts": 17, "threads": 18, "pcgrad": 19,
-    "sil_top": 20, "greedy_rollouts": 21,
+    "sil_top": 20, "greedy_rollouts": 21, "size_curriculum": 22,
 }
 _TRAIN_INT_OPTIONS = ("updates", "group_size", "ppo_epochs", "sil_interval", "sil_neighbours",
                       "sil_per_depth", "max_steps", "uniform_type_rollouts", "threads", "pcgrad",
-                      "greedy_rollouts")
+                      "greedy_rollouts", "size_curriculum")
 
 # Trainer statistics (arachne_train_stat); the first four are per composition
 TRAIN_STATS = {

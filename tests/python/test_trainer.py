@@ -33,7 +33,9 @@ class TrainerTest(unittest.TestCase):
             self.assertEqual(t.options["ppo_epochs"], 3)        # default
             self.assertAlmostEqual(t.options["sil_top"], 0.9)   # default
             self.assertEqual(t.options["greedy_rollouts"], 0)   # default
-            t.set(sil_top=0.97, greedy_rollouts=1)
+            self.assertEqual(t.options["size_curriculum"], 0)   # default
+            t.set(sil_top=0.97, greedy_rollouts=1, size_curriculum=40)
+            self.assertEqual(t.get_option("size_curriculum"), 40)
             self.assertAlmostEqual(t.get_option("sil_top"), 0.97)
             self.assertEqual(t.get_option(arachne.TRAIN_OPTIONS["greedy_rollouts"]), 1)
             with self.assertRaises(arachne.Error):
