@@ -608,7 +608,7 @@ typedef enum arachne_option {
                                        *   plan follows the plan's cp either way. */
     ARACHNE_OPT_MAX_VP = 16          /**< most model chunks per pipeline stage the planners' fill tries
                                       *   (interleaved 1F1B; it tries 2, 4, 8 up to this); 1: plain 1F1B
-                                      *   only; integer in [1, 16] (default 1) */
+                                      *   only; integer in [1, 16] (default 8) */
 } arachne_option;
 
 /** Creates a cost model over model `m`, cluster `c` and profile `p`, with

@@ -28,7 +28,7 @@ void ar_setup_defaults(ar_setup *s)
     s->headroom = 0.08;
     s->expert_tiling = 1;
     s->max_depth = 16;
-    s->max_vp = 1;
+    s->max_vp = 8;
     s->overlap_grad_reduce = 1;
     s->overlap_param_gather = 1;
     s->tp_comm_overlap = 0;

@@ -537,7 +537,7 @@ TEST(options_defaults_and_rejections)
 {
     fx f;
     double v;
-    static const double defaults[17] = { 512, 4096, 2, 4, 12, 1, 1, 0.08, 1, 16, 1, 1, 0, 0, 0, 1, 1 };
+    static const double defaults[17] = { 512, 4096, 2, 4, 12, 1, 1, 0.08, 1, 16, 1, 1, 0, 0, 0, 1, 8 };
     int k;
     ar_setup su;
     ar_setup_defaults(&su);

@@ -23,7 +23,7 @@ class CostModelTest(unittest.TestCase):
             self.assertTrue(s["overlap_grad_reduce"])
             self.assertTrue(s["overlap_param_gather"])
             self.assertFalse(s["tp_comm_overlap"])
-            self.assertEqual(s["max_vp"], 1)
+            self.assertEqual(s["max_vp"], 8)
             self.assertAlmostEqual(s["headroom"], 0.08)
             self.assertEqual(cm.get("weight_bytes"), 2)
             self.assertIs(cm.model, self.model)
