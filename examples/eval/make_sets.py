@@ -78,6 +78,18 @@ def small_type(rng, name):
             return "%s:%s" % (name, "+".join(parts)), total
 
 
+def node_parts(name, sizes, gpus):
+    """A type's spec with about `gpus` GPUs on nodes of the given sizes (the
+    first takes three quarters when there are two); returns (spec, GPUs)."""
+    share = [gpus] if len(sizes) == 1 else [gpus - gpus // 4, gpus // 4]
+    parts, total = [], 0
+    for s, g in zip(sizes, share):
+        n = max(1, g // s)
+        parts.append("%dx%d" % (n, s))
+        total += n * s
+    return "%s:%s" % (name, "+".join(parts)), total
+
+
 def large_type(rng, name, gpus):
     """One type's part of a large cluster with about `gpus` GPUs."""
     if name in RACK:
@@ -86,13 +98,7 @@ def large_type(rng, name, gpus):
     sizes = [rng.choice(SIZES)]
     if rng.random() < 0.3:
         sizes.append(rng.choice([s for s in SIZES if s != sizes[0]]))
-    share = [gpus] if len(sizes) == 1 else [gpus - gpus // 4, gpus // 4]
-    parts, total = [], 0
-    for s, g in zip(sizes, share):
-        n = max(1, g // s)
-        parts.append("%dx%d" % (n, s))
-        total += n * s
-    return "%s:%s" % (name, "+".join(parts)), total
+    return node_parts(name, sizes, gpus)
 
 
 def draw(kind, count, seed, prefix, excluded=()):

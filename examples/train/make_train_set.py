@@ -44,7 +44,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "examples", "eval"))
-from make_sets import PARAMS_B, MEMORY_GB, TYPES, NEW, NEW_SMALL, RACK, SIZES, MEMORY_MARGIN, key  # noqa: E402
+from make_sets import PARAMS_B, MEMORY_GB, TYPES, NEW, NEW_SMALL, RACK, SIZES, MEMORY_MARGIN, key, node_parts  # noqa: E402
 
 DENSE = ["llama3-8b", "qwen3-8b", "qwen3-32b"]
 MOE = ["qwen3-30b-a3b", "mixtral-8x7b", "deepseek-v3"]
@@ -84,13 +84,7 @@ def type_part(rng, name, gpus):
     sizes = [rng.choice(fit)]
     if rng.random() < 0.3 and len(fit) > 1:
         sizes.append(rng.choice([s for s in fit if s != sizes[0]]))
-    share = [gpus] if len(sizes) == 1 else [gpus - gpus // 4, gpus // 4]
-    parts, total = [], 0
-    for s, g in zip(sizes, share):
-        n = max(1, g // s)
-        parts.append("%dx%d" % (n, s))
-        total += n * s
-    return "%s:%s" % (name, "+".join(parts)), total
+    return node_parts(name, sizes, gpus)
 
 
 def eval_keys():
