@@ -32,7 +32,7 @@ t = sys.argv[1]
 out = open(t + "/out.txt").read()
 m = json.load(open(t + "/map.json"))
 plan = json.load(open(t + "/mine.json"))
-n = sum(t_["replicas"] * sum(s["tp"] for s in t_["stages"]) for t_ in plan["templates"])
+n = sum(t_["replicas"] * t_.get("cp", 1) * sum(s["tp"] for s in t_["stages"]) for t_ in plan["templates"])
 assert m["world_size"] == n and sorted(m["plan_rank_by_torch_rank"]) == list(range(n)), "map covers every rank once"
 torch = 0
 heads = re.findall(r"^## node_rank (\d+) = cluster node (\d+) .*: (\d+) ranks?, plan ranks ([\d ]+)$", out, re.M)
