@@ -99,6 +99,12 @@ void ar_export_megatron(const xctx *x, ar_buf *b)
             ar_xstage_list(b, T, 2);
             ar_buf_printf(b, "); the line below uses ETP %d everywhere.\n", T->stages[0].etp);
         }
+        if (T->fsdp > 1)
+            ar_buf_printf(b, "# NOTE: the plan shards weights, gradients and optimizer state over groups of %d "
+                             "data-parallel ranks (FSDP); this line keeps Megatron's distributed optimizer (ZeRO-1). "
+                             "Megatron-FSDP (--use-megatron-fsdp --data-parallel-sharding-strategy "
+                             "optim_grads_params, newer releases) shards over the whole data-parallel group.\n",
+                          T->fsdp);
         megatron_model_flags(x, b);
         ar_buf_printf(b, " --tensor-model-parallel-size %d", tp);
         if (tp > 1) ar_buf_puts(b, " --sequence-parallel");
@@ -201,6 +207,23 @@ static const char *torchtitan_schedule(const ar_template *T)
 }
 
 /* NOTE lines shared by both torchtitan forms. */
+/* torchtitan's data-parallel degrees of a template: an FSDP plan (fsdp = F)
+ * shards over groups of F and replicates over replicas / F (HSDP); a ZeRO-1
+ * plan maps to FSDP over all replicas (its closest, noted above); else DDP. */
+static void torchtitan_dp(const arachne_plan *p, const ar_template *T, int *replicate, int *shard)
+{
+    if (T->fsdp > 1) {
+        *shard = T->fsdp;
+        *replicate = T->replicas / T->fsdp;
+    } else if (p->setup.dist_optimizer) {
+        *shard = T->replicas;
+        *replicate = 1;
+    } else {
+        *shard = 1;
+        *replicate = T->replicas;
+    }
+}
+
 static void torchtitan_notes(const xctx *x, ar_buf *b, int t, int has_etp)
 {
     const ar_template *T = &x->p->t[t];
@@ -219,7 +242,7 @@ static void torchtitan_notes(const xctx *x, ar_buf *b, int t, int has_etp)
     if (moe && !has_etp && T->stages[0].etp > 1)
         ar_buf_printf(b, "# NOTE: this torchtitan has no expert tensor parallel degree (the plan uses ETP %d): "
                          "its experts are sharded over EP and FSDP instead.\n", T->stages[0].etp);
-    if (x->p->setup.dist_optimizer)
+    if (x->p->setup.dist_optimizer && T->fsdp <= 1)
         ar_buf_puts(b, "# NOTE: the plan shards optimizer state (ZeRO-1); torchtitan's closest is FSDP "
                        "(data_parallel_shard_degree), which also shards weights and gradients: less memory than "
                        "priced, plus weight all-gathers the price does not include.\n");
@@ -250,10 +273,12 @@ void ar_export_torchtitan_toml(const xctx *x, ar_buf *b)
         const ar_template *T = &p->t[t];
         ar_buf_printf(b, "\n# ---- template %d ----\n", t);
         ar_xtemplate_header(x, b, t);
+        int rep, shard;
         torchtitan_notes(x, b, t, 1);
         ar_buf_puts(b, "[parallelism]\n");
-        ar_buf_printf(b, "data_parallel_replicate_degree = %d\n", p->setup.dist_optimizer ? 1 : T->replicas);
-        ar_buf_printf(b, "data_parallel_shard_degree = %d\n", p->setup.dist_optimizer ? T->replicas : 1);
+        torchtitan_dp(p, T, &rep, &shard);
+        ar_buf_printf(b, "data_parallel_replicate_degree = %d\n", rep);
+        ar_buf_printf(b, "data_parallel_shard_degree = %d\n", shard);
         ar_buf_printf(b, "tensor_parallel_degree = %d\n", T->stages[0].tp);
         if (T->cp > 1) ar_buf_printf(b, "context_parallel_degree = %d\n", T->cp);
         ar_buf_printf(b, "pipeline_parallel_degree = %d\n", T->depth);
@@ -301,8 +326,10 @@ void ar_export_torchtitan_cli(const xctx *x, ar_buf *b)
     for (t = 0; t < p->ntemplates; t++) {
         const ar_template *T = &p->t[t];
         ar_buf_printf(b, "\n# ---- template %d ----\n", t);
+        int rep, shard;
         ar_xtemplate_header(x, b, t);
         torchtitan_notes(x, b, t, 0);
+        torchtitan_dp(p, T, &rep, &shard);
         if (T->depth > 1) {
             /* a list of lists: set in the recipe (Python), not on the command line */
             ar_buf_puts(b, "# in the recipe: config.parallelism.module_fqns_per_model_part = ");
@@ -312,7 +339,7 @@ void ar_export_torchtitan_cli(const xctx *x, ar_buf *b)
         ar_buf_printf(b, "--parallelism.data_parallel_replicate_degree %d --parallelism.data_parallel_shard_degree %d "
                          "--parallelism.tensor_parallel_degree %d --parallelism.pipeline_parallel_degree %d "
                          "--parallelism.pipeline_parallel_schedule %s --parallelism.num_pp_microbatches %d",
-                      p->setup.dist_optimizer ? 1 : T->replicas, p->setup.dist_optimizer ? T->replicas : 1,
+                      rep, shard,
                       T->stages[0].tp, T->depth, torchtitan_schedule(T), T->micro_batches);
         if (T->cp > 1) ar_buf_printf(b, " --parallelism.context_parallel_degree %d", T->cp);
         if (ar_xmoe(T)) ar_buf_printf(b, " --parallelism.expert_parallel_degree %d", T->stages[0].ep);

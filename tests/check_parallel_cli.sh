@@ -117,4 +117,15 @@ assert b['iteration_s'] < a['iteration_s'], (b['iteration_s'], a['iteration_s'])
 "$bin" price "$t/p8.json" | grep -q "(+0.00%)" || fail "the interleaved plan does not reprice as made"
 out=$("$bin" plan --model llama3-8b --cluster h100:4x8 --max-vp 17 2>&1); [ $? -eq 2 ] || fail "--max-vp 17 accepted: $out"
 echo "$out" | grep -q "max-vp" || fail "--max-vp 17: $out"
+# an FSDP plan exports its sharding: torchtitan HSDP degrees (shard F,
+# replicate dp / F); Megatron keeps ZeRO-1 and says so
+"$bin" price --parallel tp=1,pp=1,dp=32,fsdp=8 --model llama3-8b --cluster h100:4x8 --json > "$t/fsdp.json" \
+    || fail "fsdp=8 plan"
+"$bin" export --format torchtitan "$t/fsdp.json" > "$t/fsdp.toml" || fail "torchtitan export of fsdp=8"
+grep -q "^data_parallel_shard_degree = 8$" "$t/fsdp.toml" && grep -q "^data_parallel_replicate_degree = 4$" "$t/fsdp.toml" \
+    || fail "torchtitan: not shard 8 x replicate 4: $(grep degree "$t/fsdp.toml")"
+"$bin" export --format torchtitan-cli "$t/fsdp.json" | grep -q "data_parallel_replicate_degree 4 --parallelism.data_parallel_shard_degree 8 " \
+    || fail "torchtitan-cli: not shard 8 x replicate 4"
+"$bin" export --format megatron "$t/fsdp.json" | grep -q "^# NOTE: the plan shards weights, gradients and optimizer state over groups of 8" \
+    || fail "megatron: no note on the FSDP groups it cannot express"
 echo "parallel CLI ok"
