@@ -108,7 +108,7 @@ $(O)/tests/suites_decl.inc: $(TEST_SRC) | $(O)/tests
 $(O)/tests/runner.o: tests/runner.c tests/harness.h $(O)/tests/suites_decl.inc
 	$(CC) $(CPPFLAGS_ALL) -Itests -I$(O)/tests $(CFLAGS_ALL) -c $< -o $@
 
-$(O)/tests/%.o: tests/%.c tests/harness.h tests/fixture.h $(HDR) $(wildcard src/*.h) | $(O)/tests
+$(O)/tests/%.o: tests/%.c $(wildcard tests/*.h) $(HDR) $(wildcard src/*.h) | $(O)/tests
 	$(CC) $(CPPFLAGS_ALL) -Itests $(CFLAGS_ALL) -c $< -o $@
 
 $(RUNNER): $(TEST_OBJ) $(STATIC)

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "harness.h"
+#include "event_heap.h"
 #include "fixture.h"
 #include "construct.h"
 #include "cost.h"
@@ -188,14 +189,12 @@ TEST(pipeline_time_adds_sync_and_handles_idle)
 #define EQ_M 512   /* simulated micro-batches at most (random pipelines draw up to 64) */
 
 enum { EV_OP, EV_SEND_F, EV_SEND_B };
-typedef struct eq_ev { double t; int kind, s, j; long seq; } eq_ev;
 
 typedef struct eq_sim {
     int p, M;
     const double *f, *b, *c;
-    eq_ev heap[4 * EQ_P + 4];
-    int nheap;
-    long seq;
+    sim_ev heap[4 * EQ_P + 4];
+    sim_heap ev;                     /* queue over heap[] */
     int next[EQ_P];                  /* index of the stage's next operation in its order */
     int op_kind[EQ_P][2 * EQ_M], op_mb[EQ_P][2 * EQ_M];
     int stage_busy[EQ_P];
@@ -207,33 +206,6 @@ typedef struct eq_sim {
     double makespan;
 } eq_sim;
 
-static int ev_less(const eq_ev *a, const eq_ev *b) { return a->t < b->t || (a->t == b->t && a->seq < b->seq); }
-
-static void eq_push(eq_sim *q, double t, int kind, int s, int j)
-{
-    int i = q->nheap++;
-    eq_ev e;
-    e.t = t; e.kind = kind; e.s = s; e.j = j; e.seq = q->seq++;
-    while (i > 0 && ev_less(&e, &q->heap[(i - 1) / 2])) { q->heap[i] = q->heap[(i - 1) / 2]; i = (i - 1) / 2; }
-    q->heap[i] = e;
-}
-
-static eq_ev eq_pop(eq_sim *q)
-{
-    eq_ev top = q->heap[0], last = q->heap[--q->nheap];
-    int i = 0;
-    for (;;) {
-        int k = 2 * i + 1;
-        if (k >= q->nheap) break;
-        if (k + 1 < q->nheap && ev_less(&q->heap[k + 1], &q->heap[k])) k++;
-        if (!ev_less(&q->heap[k], &last)) break;
-        q->heap[i] = q->heap[k];
-        i = k;
-    }
-    q->heap[i] = last;
-    return top;
-}
-
 static void eq_try_stage(eq_sim *q, int s, double now)
 {
     int k = q->next[s], j;
@@ -241,10 +213,10 @@ static void eq_try_stage(eq_sim *q, int s, double now)
     j = q->op_mb[s][k];
     if (q->op_kind[s][k] == 0) {
         if (s > 0 && !q->got_act[s][j]) return;
-        eq_push(q, now + q->f[s], EV_OP, s, k);
+        sim_heap_push(&q->ev, now + q->f[s], EV_OP, s, k);
     } else {
         if (s < q->p - 1 && !q->got_grad[s][j]) return;
-        eq_push(q, now + q->b[s], EV_OP, s, k);
+        sim_heap_push(&q->ev, now + q->b[s], EV_OP, s, k);
     }
     q->stage_busy[s] = 1;
 }
@@ -253,11 +225,11 @@ static void eq_try_links(eq_sim *q, int s, double now)
 {
     if (!q->lf_busy[s] && q->lf_sent[s] < q->lf_ready[s]) {
         q->lf_busy[s] = 1;
-        eq_push(q, now + q->c[s], EV_SEND_F, s, q->lf_sent[s]++);
+        sim_heap_push(&q->ev, now + q->c[s], EV_SEND_F, s, q->lf_sent[s]++);
     }
     if (!q->lb_busy[s] && q->lb_sent[s] < q->lb_ready[s]) {
         q->lb_busy[s] = 1;
-        eq_push(q, now + q->c[s], EV_SEND_B, s, q->lb_sent[s]++);
+        sim_heap_push(&q->ev, now + q->c[s], EV_SEND_B, s, q->lb_sent[s]++);
     }
 }
 
@@ -268,6 +240,7 @@ static int eq_run(eq_sim *q, int p, int M, const double *f, const double *b, con
     if (p < 1 || p > EQ_P || M < 1 || M > EQ_M) return -1;
     memset(q, 0, sizeof *q);
     q->p = p; q->M = M; q->f = f; q->b = b; q->c = c;
+    q->ev.ev = q->heap;
     for (s = 0; s < p; s++) {       /* the 1F1B order, written out */
         int w = p - s - 1 < M ? p - s - 1 : M, n = 0;
         for (j = 0; j < w; j++) { q->op_kind[s][n] = 0; q->op_mb[s][n++] = j; }
@@ -278,12 +251,12 @@ static int eq_run(eq_sim *q, int p, int M, const double *f, const double *b, con
         for (j = M - w; j < M; j++) { q->op_kind[s][n] = 1; q->op_mb[s][n++] = j; }
     }
     for (s = 0; s < p; s++) eq_try_stage(q, s, 0.0);
-    while (q->nheap > 0) {
-        eq_ev e = eq_pop(q);
+    while (q->ev.n > 0) {
+        sim_ev e = sim_heap_pop(&q->ev);
         s = e.s;
         if (e.t > q->makespan) q->makespan = e.t;
         if (e.kind == EV_OP) {
-            int kind = q->op_kind[s][e.j];
+            int kind = q->op_kind[s][e.x];
             q->stage_busy[s] = 0;
             q->next[s]++;
             q->done++;
@@ -297,12 +270,12 @@ static int eq_run(eq_sim *q, int p, int M, const double *f, const double *b, con
             eq_try_stage(q, s, e.t);
         } else if (e.kind == EV_SEND_F) {
             q->lf_busy[s] = 0;
-            q->got_act[s + 1][e.j] = 1;
+            q->got_act[s + 1][e.x] = 1;
             eq_try_links(q, s, e.t);
             eq_try_stage(q, s + 1, e.t);
         } else {
             q->lb_busy[s] = 0;
-            q->got_grad[s][e.j] = 1;
+            q->got_grad[s][e.x] = 1;
             eq_try_links(q, s, e.t);
             eq_try_stage(q, s, e.t);
         }

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "harness.h"
+#include "event_heap.h"
 #include "fixture.h"
 #include "cost.h"
 #include "plan.h"
@@ -28,7 +29,6 @@
 #define VQ_OPS (2 * VQ_V * VQ_M)
 
 enum { VE_OP, VE_LINK_F, VE_LINK_B };
-typedef struct vq_ev { double t; int kind, s, x; long seq; } vq_ev;
 
 typedef struct vq_link {      /* a FIFO of messages (virtual stage, micro-batch) waiting to be sent */
     int vs[VQ_OPS], mb[VQ_OPS];
@@ -38,9 +38,8 @@ typedef struct vq_link {      /* a FIFO of messages (virtual stage, micro-batch)
 typedef struct vq_sim {
     int p, v, M;
     const double *f, *b, *c;
-    vq_ev heap[8 * VQ_P];
-    int nheap;
-    long seq;
+    sim_ev heap[8 * VQ_P];
+    sim_heap ev;                 /* queue over heap[] */
     int n[VQ_P], next[VQ_P], busy[VQ_P];
     int dir[VQ_P][VQ_OPS], chunk[VQ_P][VQ_OPS], mb[VQ_P][VQ_OPS];
     unsigned char fdone[VQ_P * VQ_V][VQ_M], has_act[VQ_P * VQ_V][VQ_M], has_grad[VQ_P * VQ_V][VQ_M];
@@ -49,33 +48,6 @@ typedef struct vq_sim {
     long done;
     double makespan;
 } vq_sim;
-
-static int vq_less(const vq_ev *a, const vq_ev *b) { return a->t < b->t || (a->t == b->t && a->seq < b->seq); }
-
-static void vq_push(vq_sim *q, double t, int kind, int s, int x)
-{
-    int i = q->nheap++;
-    vq_ev e;
-    e.t = t; e.kind = kind; e.s = s; e.x = x; e.seq = q->seq++;
-    while (i > 0 && vq_less(&e, &q->heap[(i - 1) / 2])) { q->heap[i] = q->heap[(i - 1) / 2]; i = (i - 1) / 2; }
-    q->heap[i] = e;
-}
-
-static vq_ev vq_pop(vq_sim *q)
-{
-    vq_ev top = q->heap[0], last = q->heap[--q->nheap];
-    int i = 0;
-    for (;;) {
-        int k = 2 * i + 1;
-        if (k >= q->nheap) break;
-        if (k + 1 < q->nheap && vq_less(&q->heap[k + 1], &q->heap[k])) k++;
-        if (!vq_less(&q->heap[k], &last)) break;
-        q->heap[i] = q->heap[k];
-        i = k;
-    }
-    q->heap[i] = last;
-    return top;
-}
 
 /* Megatron-Core's chunk of virtual micro-batch k (forward or backward). */
 static int mc_chunk(int p, int v, int k, int forward)
@@ -108,10 +80,10 @@ static void vq_try_stage(vq_sim *q, int s, double now)
     j = q->mb[s][i];
     if (q->dir[s][i] == 0) {
         if (vs > 0 && !q->has_act[vs][j]) return;
-        vq_push(q, now + q->f[vs], VE_OP, s, i);
+        sim_heap_push(&q->ev, now + q->f[vs], VE_OP, s, i);
     } else {
         if (vs < q->p * q->v - 1 ? !q->has_grad[vs][j] : !q->fdone[vs][j]) return;
-        vq_push(q, now + q->b[vs], VE_OP, s, i);
+        sim_heap_push(&q->ev, now + q->b[vs], VE_OP, s, i);
     }
     q->busy[s] = 1;
 }
@@ -120,7 +92,7 @@ static void vq_try_link(vq_sim *q, vq_link *l, int kind, int s, double now)
 {
     if (l->busy || l->head == l->tail) return;
     l->busy = 1;
-    vq_push(q, now + q->c[s], kind, s, l->head);
+    sim_heap_push(&q->ev, now + q->c[s], kind, s, l->head);
 }
 
 /* Returns 0, or -1 when the simulation stalls or the input is out of range. */
@@ -130,10 +102,11 @@ static int vq_run(vq_sim *q, int p, int v, int M, const double *f, const double 
     if (p < 2 || p > VQ_P || v < 2 || v > VQ_V || M < 1 || M > VQ_M) return -1;
     memset(q, 0, sizeof *q);
     q->p = p; q->v = v; q->M = M; q->f = f; q->b = b; q->c = c;
+    q->ev.ev = q->heap;
     for (s = 0; s < p; s++) vq_build_order(q, s);
     for (s = 0; s < p; s++) vq_try_stage(q, s, 0.0);
-    while (q->nheap > 0) {
-        vq_ev e = vq_pop(q);
+    while (q->ev.n > 0) {
+        sim_ev e = sim_heap_pop(&q->ev);
         s = e.s;
         if (e.t > q->makespan) q->makespan = e.t;
         if (e.kind == VE_OP) {
