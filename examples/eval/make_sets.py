@@ -101,6 +101,14 @@ def large_type(rng, name, gpus):
     return node_parts(name, sizes, gpus)
 
 
+def assemble(model, parts):
+    """A composition from its types' (spec, GPUs) parts: GPU count, cluster
+    spec, its order-free key and its memory in GB."""
+    cluster = ",".join(p for p, _ in parts)
+    mem = sum(n * MEMORY_GB[p.split(":")[0]] for p, n in parts)
+    return sum(n for _, n in parts), cluster, key(model, cluster), mem
+
+
 def draw(kind, count, seed, prefix, excluded=()):
     rng = random.Random(seed)
     seen, out = keys_of(EARLIER + tuple(excluded)), []
@@ -121,10 +129,7 @@ def draw(kind, count, seed, prefix, excluded=()):
             w = [rng.random() + 0.05 for _ in types]
             parts = [large_type(rng, t, max(1, int(total * x / sum(w)))) for t, x in zip(types, w)]
             batch = rng.choice(BATCHES)
-        gpus = sum(n for _, n in parts)
-        cluster = ",".join(p for p, _ in parts)
-        k = key(model, cluster)
-        mem = sum(n * MEMORY_GB[p.split(":")[0]] for p, n in parts)
+        gpus, cluster, k, mem = assemble(model, parts)
         lo, hi = (16, 40) if kind == "small" else (256, 16384)
         if not lo <= gpus <= hi or k in seen or mem < MEMORY_MARGIN * 18 * PARAMS_B[model]:
             continue

@@ -22,10 +22,12 @@ import random
 import subprocess
 import sys
 
+# the drawing helpers are the evaluation sets' (same directory)
+from make_sets import SIZES, key, keys_of, small_type as draw_type  # noqa: E402, F401
+
 MODELS = ["llama3-8b", "qwen3-8b", "qwen3-32b", "qwen3-30b-a3b", "mixtral-8x7b"]
 TYPES = ["a100-40", "a100-80", "h100", "h100-pcie", "a6000", "a5000", "rtx-pro-6000", "l40s", "v100-16",
          "gh-96", "rtx-3090"]
-SIZES = [1, 2, 4, 8]
 
 
 # Compositions the drawn ones must differ from.  A draw made before its
@@ -34,11 +36,6 @@ SIZES = [1, 2, 4, 8]
 # are examples/eval/validation-200.json), so that draw now skips them.
 TRAINING = ("examples/train/default.json", "examples/train/extended.json")
 HELD_OUT = ("examples/eval/heldout.json",)
-
-
-def key(model, cluster):
-    """The same composition whatever the order of its types."""
-    return model, tuple(sorted(cluster.split(",")))
 
 
 # Clusters the planner could not plan when the sets were drawn (the draws
@@ -58,26 +55,6 @@ REJECTED_AT_DRAW = {key(m, c) for m, c in (
     ("mixtral-8x7b", "v100-16:1x4,h100-pcie:2x4,a100-40:1x8"),
     ("qwen3-32b", "rtx-3090:7x1+2x4,a5000:4x2+1x8,a6000:1x4"),
 )}
-
-
-def keys_of(paths):
-    """The composition keys of the configs at paths."""
-    return {key(c["model"], c["cluster"]) for path in paths for c in json.load(open(path))["compositions"]}
-
-
-def draw_type(rng, name):
-    """One type's part of a cluster spec and its GPU count."""
-    while True:
-        sizes = [rng.choice(SIZES)]
-        if rng.random() < 0.3:
-            sizes.append(rng.choice([s for s in SIZES if s != sizes[0]]))
-        parts, total = [], 0
-        for s in sorted(sizes):
-            n = rng.randint(1, 8 // s)
-            parts.append("%dx%d" % (n, s))
-            total += n * s
-        if 4 <= total <= 16:
-            return "%s:%s" % (name, "+".join(parts)), total
 
 
 def main():

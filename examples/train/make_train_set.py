@@ -44,7 +44,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "examples", "eval"))
-from make_sets import PARAMS_B, MEMORY_GB, TYPES, NEW, NEW_SMALL, RACK, SIZES, MEMORY_MARGIN, key, node_parts  # noqa: E402
+from make_sets import PARAMS_B, TYPES, NEW, NEW_SMALL, RACK, SIZES, MEMORY_MARGIN, key, node_parts, assemble  # noqa: E402
 
 DENSE = ["llama3-8b", "qwen3-8b", "qwen3-32b"]
 MOE = ["qwen3-30b-a3b", "mixtral-8x7b", "deepseek-v3"]
@@ -116,10 +116,7 @@ def draw(count, seed):
         w = [rng.random() + 0.05 for _ in types]
         parts = [type_part(rng, t, max(1, int(total * x / sum(w)))) for t, x in zip(types, w)]
         batch = rng.choice(BATCHES)
-        gpus = sum(n for _, n in parts)
-        cluster = ",".join(p for p, _ in parts)
-        k = key(model, cluster)
-        mem = sum(n * MEMORY_GB[p.split(":")[0]] for p, n in parts)
+        gpus, cluster, k, mem = assemble(model, parts)
         if not lo <= gpus <= (HI if i % LARGE_EVERY == 0 else LARGE_FROM - 1) or k in seen or \
                 mem < MEMORY_MARGIN * 18 * PARAMS_B[model]:
             continue
