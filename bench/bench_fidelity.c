@@ -261,8 +261,9 @@ static void price_row(const ar_json *row, const ar_json *sup, int parts, result 
     etp = num_or(row, "etp", NAN);
     /* where the source does not give the micro-batch: torchtitan without a
      * pipeline runs the whole local batch in one step (no accumulation);
-     * Megatron's examples use 1 */
-    mbs = num_or(row, "mbs", 0);
+     * Megatron's examples use 1.  A supplement "mbs" corrects a row whose
+     * GBS is not DP x MBS x GA (its "why_mbs" says where the value is from) */
+    mbs = sup ? num_or(sup, "mbs", num_or(row, "mbs", 0)) : num_or(row, "mbs", 0);
     if (!(mbs > 0)) {
         double dp = isnan(tp) || isnan(pp) ? 0.0 : num_or(row, "num_gpus", 0) / (tp * pp);
         mbs = strstr(str_or(row, "framework", ""), "torchtitan") && pp == 1 && dp > 0 ? num_or(row, "gbs", 0) / dp : 1;
