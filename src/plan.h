@@ -152,6 +152,21 @@ struct arachne_plan {
     unsigned long in_profile_crc;   /* CRC-32 of in_profile */
 };
 
+/* The model, cluster and profile text a plan embeds as its "inputs"
+ * (ar_plan_finish), with the CRC-32 of the profile text.  The cost model
+ * builds them once at create time (its inputs may not change while it
+ * lives), so finishing a plan copies text instead of formatting the
+ * profile table again.  profile is NULL for a cost model without one. */
+typedef struct ar_plan_inputs {
+    char *model, *cluster, *profile;
+    unsigned long profile_crc;
+} ar_plan_inputs;
+int ar_plan_inputs_build(const arachne_cost_model *cm, ar_plan_inputs *in); /* ARACHNE_E_NO_MEMORY */
+void ar_plan_inputs_free(ar_plan_inputs *in);
+/* The text arachne_cost_model_create built; NULL for a cost model
+ * assembled by hand (tests), whose plans build it when they finish. */
+const ar_plan_inputs *ar_cost_model_inputs(const arachne_cost_model *cm);
+
 struct arachne_cost_model {
     const arachne_model *model;      /* borrowed */
     const arachne_cluster *cluster;  /* borrowed */
