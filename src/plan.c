@@ -154,6 +154,18 @@ static int record_inputs(arachne_plan *p, const arachne_cost_model *cm)
     return ARACHNE_OK;
 }
 
+void ar_plan_empty(arachne_plan *p)
+{
+    p->ntemplates = 0;
+    p->nranks = 0;
+    p->ranks = NULL;
+    p->cluster_spec = NULL;
+    p->json_cache = NULL;
+    p->bound_cm = NULL;
+    p->in_model = p->in_cluster = p->in_profile = NULL;
+    p->in_profile_crc = 0;
+}
+
 void ar_plan_clear(arachne_plan *p)
 {
     if (!p) return;

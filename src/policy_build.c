@@ -62,18 +62,26 @@ typedef struct pb_worker {
     char msg[512];      /* message of st, or of the infeasible rollout */
 } pb_worker;
 
+/* The worker's memory comes from malloc: init sets every field a later
+ * read depends on (the builder, decision source and trace zero themselves;
+ * the two plans only have to own nothing: ar_builder_run initialises the
+ * plan it builds, and `best` is read only once a rollout has filled it),
+ * instead of zeroing the worker's 0.7 MB of plan and builder storage. */
 static int pb_worker_init(pb_worker *w, const arachne_policy *policy, const arachne_cost_model *cm)
 {
     ar_construct_opts opts;
     int st;
-    memset(w, 0, sizeof *w);
+    w->ready = w->have = w->best_k = w->st = 0;
     w->st_k = -1;
     w->infeasible_k = -1;
+    w->msg[0] = '\0';
+    memset(&w->src, 0, sizeof w->src);
     ar_trace_init(&w->tr);
+    ar_plan_empty(&w->trial);
+    ar_plan_empty(&w->best);
     ar_policy_construct_opts(&opts);
     if ((st = ar_builder_init(&w->b, cm, &opts))) return st;
     w->ready = 1;
-    if ((st = ar_plan_init(&w->trial, cm)) || (st = ar_plan_init(&w->best, cm))) return st;
     return ar_policy_src_init(&w->src, policy->nn, cm, 0, 1, 0);
 }
 
@@ -147,9 +155,9 @@ int arachne_plan_build(arachne_plan **out, const arachne_policy *policy, const a
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_build: samples %d outside 0..1000000", samples);
     runs = samples < 1 ? 1 : samples;
     nw = pb_threads(runs);
-    w = ar_calloc((size_t)nw, sizeof *w);
+    w = ar_malloc((size_t)nw * sizeof *w); /* pb_worker_init sets what is read */
     rseed = ar_calloc((size_t)runs, sizeof *rseed);
-    if (!w || !rseed) { st = ARACHNE_E_NO_MEMORY; goto done; }
+    if (!w || !rseed) { nw = 0; st = ARACHNE_E_NO_MEMORY; goto done; } /* no worker to free */
     /* rollout k's seed is the k-th draw of one stream: fixed before any runs */
     ar_rng_seed(&seeds, seed);
     for (k = 0; k < runs; k++) rseed[k] = ar_rng_next(&seeds);
@@ -180,10 +188,10 @@ int arachne_plan_build(arachne_plan **out, const arachne_policy *policy, const a
                         : ar_error(ARACHNE_E_INFEASIBLE, "arachne_plan_build: no plan found");
         goto done;
     }
-    best = ar_calloc(1, sizeof *best);
+    best = ar_malloc(sizeof *best);
     if (!best) { st = ARACHNE_E_NO_MEMORY; goto done; }
     *best = w[win].best; /* take the plan over; the worker keeps an empty one */
-    memset(&w[win].best, 0, sizeof w[win].best);
+    ar_plan_empty(&w[win].best);
     snprintf(best->method, sizeof best->method, "%s", runs == 1 ? "policy-greedy" : "policy-best-of-k");
     best->samples = runs;
     best->evaluations = evals;
