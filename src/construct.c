@@ -22,6 +22,7 @@
  * superset of the candidates the trial fill tried, so it succeeds too. */
 #include <math.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,21 +87,37 @@ static int ilog2(int v)
     return k;
 }
 
+/* Zeroes every member of b but its fill work space (ar_fill_ws_init and
+ * ar_fill_ws_free zero that one; it holds a 214 KB plan, so zeroing it
+ * twice per builder is measurable in a greedy plan). */
+static void zero_but_ws(ar_builder *b)
+{
+    size_t at = offsetof(ar_builder, ws), after = at + sizeof b->ws;
+    memset(b, 0, at);
+    memset((char *)b + after, 0, sizeof *b - after);
+}
+
 int ar_builder_init(ar_builder *b, const arachne_cost_model *cm, const ar_construct_opts *opts)
 {
     const arachne_cluster *cl;
     int st, i, j, maxnode = 1, dcap;
-    memset(b, 0, sizeof *b);
-    if (!cm || !cm->cluster || !cm->model || !cm->profile)
+    zero_but_ws(b);
+    if (!cm || !cm->cluster || !cm->model || !cm->profile) {
+        memset(&b->ws, 0, sizeof b->ws);
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "construct: cost model is NULL or incomplete");
+    }
     cl = cm->cluster;
-    if (cl->nnodes < 1 || cl->total_gpus < 1)
+    if (cl->nnodes < 1 || cl->total_gpus < 1) {
+        memset(&b->ws, 0, sizeof b->ws);
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "construct: the cluster has no GPUs");
+    }
     b->cm = cm;
     if (opts) b->opts = *opts; else ar_construct_opts_default(&b->opts);
-    if (b->opts.max_steps < 1 || b->opts.max_steps > AR_MAX_TEMPLATES)
+    if (b->opts.max_steps < 1 || b->opts.max_steps > AR_MAX_TEMPLATES) {
+        memset(&b->ws, 0, sizeof b->ws);
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "construct: step limit %d outside [1, %d]",
                         b->opts.max_steps, AR_MAX_TEMPLATES);
+    }
     if (b->opts.lookahead_budget < 1) b->opts.lookahead_budget = 1;
     dcap = cm->setup.max_depth > 0 ? cm->setup.max_depth : AR_SEARCH_MAX_DEPTH;
     b->max_depth = AR_MIN(AR_MIN(dcap, AR_SEARCH_MAX_DEPTH), cm->model->blocks);
@@ -113,7 +130,7 @@ int ar_builder_init(ar_builder *b, const arachne_cost_model *cm, const ar_constr
             b->type_order[j + 1] = b->type_order[j];
         b->type_order[j + 1] = v;
     }
-    st = ar_fill_ws_init(&b->ws, cm);
+    st = ar_fill_ws_init(&b->ws, cm); /* zeroes b->ws first */
     if (!st) st = ar_avail_init(&b->base, cl);
     if (!st) st = ar_avail_init(&b->avail, cl);
     if (st) { ar_builder_free(b); return st; }
@@ -123,10 +140,10 @@ int ar_builder_init(ar_builder *b, const arachne_cost_model *cm, const ar_constr
 void ar_builder_free(ar_builder *b)
 {
     if (!b) return;
-    ar_fill_ws_free(&b->ws);
+    ar_fill_ws_free(&b->ws); /* frees and zeroes b->ws */
     ar_avail_free(&b->base);
     ar_avail_free(&b->avail);
-    memset(b, 0, sizeof *b);
+    zero_but_ws(b);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -160,6 +160,12 @@ int ar_cost_entry_get(const arachne_cost_model *cm, int type, int kind, int tp, 
                     gpu, ar_cost_kind_name(kind), tp, mbs);
 }
 
+const ar_plan_inputs *ar_cost_model_inputs(const arachne_cost_model *cm)
+{
+    const ar_cost_cache *c = cm ? cm->cache : NULL;
+    return c && c->have_inputs ? &c->inputs : NULL;
+}
+
 /* ---- handle and options ------------------------------------------------------- */
 
 int arachne_cost_model_create(arachne_cost_model **out, const arachne_model *m,
@@ -187,6 +193,14 @@ int arachne_cost_model_create(arachne_cost_model **out, const arachne_model *m,
         arachne_cost_model_destroy(cm);
         return st;
     }
+    {
+        ar_cost_cache *cc = cm->cache;
+        if ((st = ar_plan_inputs_build(cm, &cc->inputs)) != ARACHNE_OK) {
+            arachne_cost_model_destroy(cm);
+            return st;
+        }
+        cc->have_inputs = 1;
+    }
     *out = cm;
     return ARACHNE_OK;
 }
@@ -197,6 +211,7 @@ void arachne_cost_model_destroy(arachne_cost_model *cm)
     if (cm->cache) {
         ar_cost_cache *c = cm->cache;
         free(c->moe_before);
+        ar_plan_inputs_free(&c->inputs);
         free(c);
     }
     free(cm);

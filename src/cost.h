@@ -49,6 +49,8 @@ typedef struct ar_cost_cache {
     double attn_frac[AR_LAYER_KINDS];    /* attention-core (QK^T, AV) share of a layer's forward FLOPs at
                                           * the setup's sequence length: the compute that hides the
                                           * ring-attention transfers of context parallelism */
+    ar_plan_inputs inputs;               /* set by arachne_cost_model_create (have_inputs) */
+    int have_inputs;
 } ar_cost_cache;
 
 /* Entry for (cluster type index, kind, tp, mbs).  Powers of two come from

@@ -1,6 +1,8 @@
 /* fill_split.c -- layer splits of a template: the balanced split from the
  * profiled per-block times, and the fixed alternatives priced when it does
  * not fit in memory (even, memory-proportional, shifted). */
+#include <float.h>
+#include <math.h>
 #include <string.h>
 
 #include "fill.h"
@@ -52,10 +54,19 @@ static double range_s(const arachne_model *m, const ar_stage_speed *sp, int b0, 
  * any range inside it (time and memory only grow with blocks), no other
  * split within T exists when this one fails, so the binary search below
  * finds the least T. */
+/* [*a, *b): the values of T for which each comparison greedy_back made
+ * with T comes out the same; every T in it takes the same path and gives
+ * the same result and firsts.  a: largest value found <= T, b: smallest
+ * found > T. */
+static void keep_le(double v, double *a) { if (v > *a) *a = v; }
+static void keep_gt(double v, double *b) { if (v < *b) *b = v; }
+
 static int greedy_back(const arachne_model *m, int depth, const ar_stage_speed *sp, const int *caps, double T,
-                       int *firsts)
+                       int *firsts, double *a, double *b_out)
 {
     int s, end = m->blocks;
+    *a = -HUGE_VAL;
+    *b_out = HUGE_VAL;
     firsts[depth] = m->blocks;
     for (s = depth - 1; s >= 1; s--) {
         double extra = s == depth - 1 ? sp[s].block_s[AR_LAYER_HEAD] : 0.0;
@@ -67,11 +78,13 @@ static int greedy_back(const arachne_model *m, int depth, const ar_stage_speed *
         b--;
         while (b - 1 >= minb) {
             double dt = block_s(m, &sp[s], b - 1);
-            if (t + dt > T) break;
+            if (t + dt > T) { keep_gt(t + dt, b_out); break; }
+            keep_le(t + dt, a);
             t += dt;
             b--;
         }
-        if (t > T) return 0;
+        if (t > T) { keep_gt(t, b_out); return 0; }
+        keep_le(t, a);
         firsts[s] = b;
         end = b;
     }
@@ -80,27 +93,63 @@ static int greedy_back(const arachne_model *m, int depth, const ar_stage_speed *
     {
         double t = range_s(m, &sp[0], 0, end) + sp[0].block_s[AR_LAYER_EMBED] +
                    (depth == 1 ? sp[0].block_s[AR_LAYER_HEAD] : 0.0);
-        return t <= T;
+        if (t <= T) { keep_le(t, a); return 1; }
+        keep_gt(t, b_out);
+        return 0;
     }
+}
+
+/* The bisection below asks greedy_back about ~60 values of T, most of them
+ * inside a range an earlier call already answered (the same comparisons
+ * outcomes, so the same answer): those are answered from the record of
+ * earlier calls' ranges.  The bisection takes the same steps and ends on
+ * the same T, whose split the last call computes.  (With excess precision
+ * a comparison might see another value than the one recorded: no reuse.) */
+#define SPLIT_KNOWN 66
+typedef struct split_known {
+    int n;
+    double a[SPLIT_KNOWN], b[SPLIT_KNOWN];
+    int ok[SPLIT_KNOWN];
+} split_known;
+
+static int greedy_known(split_known *K, const arachne_model *m, int depth, const ar_stage_speed *sp,
+                        const int *caps, double T, int *firsts)
+{
+    double a, b;
+    int i, ok;
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+    for (i = 0; i < K->n; i++)
+        if (T >= K->a[i] && T < K->b[i]) return K->ok[i];
+#endif
+    ok = greedy_back(m, depth, sp, caps, T, firsts, &a, &b);
+    if (K->n < SPLIT_KNOWN) {
+        K->a[K->n] = a;
+        K->b[K->n] = b;
+        K->ok[K->n] = ok;
+        K->n++;
+    }
+    return ok;
 }
 
 /* Binary search on the slowest stage's time T with greedy_back. */
 static int split_search(const arachne_model *m, int depth, const ar_stage_speed *sp, const int *caps, int *firsts)
 {
-    double lo = 0.0, hi = 0.0;
+    double lo = 0.0, hi = 0.0, a, b;
+    split_known K;
     int s, it;
+    K.n = 0;
     for (s = 0; s < depth; s++) {
         double t = range_s(m, &sp[s], 0, m->blocks) + sp[s].block_s[AR_LAYER_EMBED] + sp[s].block_s[AR_LAYER_HEAD];
         if (t > hi) hi = t;
     }
     hi = hi * 1.000001 + 1e-12;
-    if (!greedy_back(m, depth, sp, caps, hi, firsts)) return 0;
+    if (!greedy_known(&K, m, depth, sp, caps, hi, firsts)) return 0;
     for (it = 0; it < 64; it++) {
         double mid = 0.5 * (lo + hi);
         if (mid <= lo || mid >= hi) break;
-        if (greedy_back(m, depth, sp, caps, mid, firsts)) hi = mid; else lo = mid;
+        if (greedy_known(&K, m, depth, sp, caps, mid, firsts)) hi = mid; else lo = mid;
     }
-    (void)greedy_back(m, depth, sp, caps, hi, firsts);
+    (void)greedy_back(m, depth, sp, caps, hi, firsts, &a, &b);
     return 1;
 }
 

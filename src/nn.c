@@ -289,6 +289,11 @@ struct ar_nn_ws {
     nn_rec *recs;
     int used, cap;
     double *scratch;        /* backward: dfo, dh, dcur, dnext, dzh, dlog (Kmax), dv (F) */
+    /* ar_nn_ws_keep_film: the FiLM generator's last output (g, fo) for the
+     * composition vector film_c and network film_nn (valid: film_valid) */
+    int film_keep, film_valid;
+    const ar_nn *film_nn;
+    double *film_c, *film_g, *film_fo; /* C, FH, film_out: one block at film_c */
 };
 
 static int kmax_of(const ar_nn_config *c)
@@ -315,10 +320,15 @@ int ar_nn_ws_create(ar_nn_ws **out, const ar_nn *n)
     ws->rec_doubles = S + C + K * F + FH + (size_t)n->lay.film_out + 2 * L * H + HH + 2 * K * HH + 3 * K + F;
     wide = AR_MAX(AR_MAX(H, HH), FH);
     ws->scratch = ar_calloc((size_t)n->lay.film_out + H + 2 * wide + HH + K + F, sizeof(double));
-    if (!ws->scratch) {
+    ws->film_c = ar_calloc(C + FH + (size_t)n->lay.film_out, sizeof(double));
+    if (!ws->scratch || !ws->film_c) {
+        free(ws->scratch);
+        free(ws->film_c);
         free(ws);
         return ARACHNE_E_NO_MEMORY;
     }
+    ws->film_g = ws->film_c + C;
+    ws->film_fo = ws->film_g + FH;
     *out = ws;
     return ARACHNE_OK;
 }
@@ -333,12 +343,20 @@ void ar_nn_ws_destroy(ar_nn_ws *ws)
     }
     free(ws->recs);
     free(ws->scratch);
+    free(ws->film_c);
     free(ws);
 }
 
 void ar_nn_ws_reset(ar_nn_ws *ws)
 {
     if (ws) ws->used = 0;
+}
+
+void ar_nn_ws_keep_film(ar_nn_ws *ws, int on)
+{
+    if (!ws) return;
+    ws->film_keep = on != 0;
+    ws->film_valid = 0;
 }
 
 int ar_nn_ws_count(const ar_nn_ws *ws) { return ws ? ws->used : 0; }
@@ -575,10 +593,22 @@ int ar_nn_forward(const ar_nn *n, ar_nn_ws *ws, ar_head head, const double *x, c
         }
     }
 
-    /* FiLM generator */
-    linear_forward(r->g, P(n->lay.film_w1), P(n->lay.film_b1), r->c, FH, C);
-    tanh_forward(r->g, r->g, FH);
-    linear_forward(r->fo, P(n->lay.film_w2), P(n->lay.film_b2), r->g, n->lay.film_out, FH);
+    /* FiLM generator (kept across forwards: ar_nn_ws_keep_film) */
+    if (ws->film_keep && ws->film_valid && ws->film_nn == n && !memcmp(ws->film_c, r->c, (size_t)C * sizeof(double))) {
+        memcpy(r->g, ws->film_g, (size_t)FH * sizeof(double));
+        memcpy(r->fo, ws->film_fo, (size_t)n->lay.film_out * sizeof(double));
+    } else {
+        linear_forward(r->g, P(n->lay.film_w1), P(n->lay.film_b1), r->c, FH, C);
+        tanh_forward(r->g, r->g, FH);
+        linear_forward(r->fo, P(n->lay.film_w2), P(n->lay.film_b2), r->g, n->lay.film_out, FH);
+        if (ws->film_keep) {
+            memcpy(ws->film_c, r->c, (size_t)C * sizeof(double));
+            memcpy(ws->film_g, r->g, (size_t)FH * sizeof(double));
+            memcpy(ws->film_fo, r->fo, (size_t)n->lay.film_out * sizeof(double));
+            ws->film_nn = n;
+            ws->film_valid = 1;
+        }
+    }
 
     /* backbone */
     in = r->x;

@@ -110,6 +110,15 @@ int ar_nn_ws_create(ar_nn_ws **out, const ar_nn *n);
 void ar_nn_ws_destroy(ar_nn_ws *ws);          /* NULL is a no-op */
 void ar_nn_ws_reset(ar_nn_ws *ws);
 int ar_nn_ws_count(const ar_nn_ws *ws);       /* records on the tape */
+/* on != 0: forwards reuse the FiLM generator's output (it depends on the
+ * composition vector c and the network's parameters only) while c is
+ * bitwise the c of the forward that computed it, with the same network;
+ * the same numbers, computed once per rollout instead of per decision.
+ * The caller promises that the network's parameters do not change until
+ * its next call of this function (which drops the kept output; the policy
+ * decision source calls it at every rollout's reset).  ar_nn_ws_reset
+ * keeps it.  Off by default (training's gradient workspaces). */
+void ar_nn_ws_keep_film(ar_nn_ws *ws, int on);
 
 /* One decision.  x: S entries; c: C entries; cand: K x F row-major (DEPTH,
  * DEVICE; ignored for TP, may be NULL); K: candidates (1..max_depth_cands,

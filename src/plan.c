@@ -80,14 +80,21 @@ static char *trimmed(ar_buf *b)
     return b->data;
 }
 
-/* Copies the bound cost model's model, cluster and profile text into the
- * plan (what `arachne price PLAN.json` rebuilds the cost model from). */
-static int record_inputs(arachne_plan *p, const arachne_cost_model *cm)
+void ar_plan_inputs_free(ar_plan_inputs *in)
+{
+    if (!in) return;
+    free(in->model);
+    free(in->cluster);
+    free(in->profile);
+    memset(in, 0, sizeof *in);
+}
+
+int ar_plan_inputs_build(const arachne_cost_model *cm, ar_plan_inputs *in)
 {
     ar_buf b;
     char *m = NULL, *c = NULL, *pr = NULL;
     int st;
-    if (!cm->model || !cm->cluster) return ARACHNE_OK;
+    memset(in, 0, sizeof *in);
     ar_buf_init(&b);
     ar_model_write_json(cm->model, &b);
     if (!(m = trimmed(&b))) return ARACHNE_E_NO_MEMORY;
@@ -111,12 +118,52 @@ static int record_inputs(arachne_plan *p, const arachne_cost_model *cm)
             return ARACHNE_E_NO_MEMORY;
         }
     }
-    free_inputs(p);
-    p->in_model = m;
-    p->in_cluster = c;
-    p->in_profile = pr;
-    p->in_profile_crc = pr ? (unsigned long)ar_crc32(pr, strlen(pr)) : 0;
+    in->model = m;
+    in->cluster = c;
+    in->profile = pr;
+    in->profile_crc = pr ? (unsigned long)ar_crc32(pr, strlen(pr)) : 0;
     return ARACHNE_OK;
+}
+
+/* Copies the bound cost model's model, cluster and profile text into the
+ * plan (what `arachne price PLAN.json` rebuilds the cost model from): the
+ * text the cost model built at create time, or built here for a cost
+ * model assembled by hand. */
+static int record_inputs(arachne_plan *p, const arachne_cost_model *cm)
+{
+    const ar_plan_inputs *have = ar_cost_model_inputs(cm);
+    ar_plan_inputs in;
+    int st;
+    if (!cm->model || !cm->cluster) return ARACHNE_OK;
+    if (have) {
+        memset(&in, 0, sizeof in);
+        in.profile_crc = have->profile_crc;
+        if (!(in.model = ar_strdup(have->model)) || !(in.cluster = ar_strdup(have->cluster)) ||
+            (have->profile && !(in.profile = ar_strdup(have->profile)))) {
+            ar_plan_inputs_free(&in);
+            return ARACHNE_E_NO_MEMORY;
+        }
+    } else if ((st = ar_plan_inputs_build(cm, &in))) {
+        return st;
+    }
+    free_inputs(p);
+    p->in_model = in.model;
+    p->in_cluster = in.cluster;
+    p->in_profile = in.profile;
+    p->in_profile_crc = in.profile_crc;
+    return ARACHNE_OK;
+}
+
+void ar_plan_empty(arachne_plan *p)
+{
+    p->ntemplates = 0;
+    p->nranks = 0;
+    p->ranks = NULL;
+    p->cluster_spec = NULL;
+    p->json_cache = NULL;
+    p->bound_cm = NULL;
+    p->in_model = p->in_cluster = p->in_profile = NULL;
+    p->in_profile_crc = 0;
 }
 
 void ar_plan_clear(arachne_plan *p)

@@ -152,6 +152,21 @@ struct arachne_plan {
     unsigned long in_profile_crc;   /* CRC-32 of in_profile */
 };
 
+/* The model, cluster and profile text a plan embeds as its "inputs"
+ * (ar_plan_finish), with the CRC-32 of the profile text.  The cost model
+ * builds them once at create time (its inputs may not change while it
+ * lives), so finishing a plan copies text instead of formatting the
+ * profile table again.  profile is NULL for a cost model without one. */
+typedef struct ar_plan_inputs {
+    char *model, *cluster, *profile;
+    unsigned long profile_crc;
+} ar_plan_inputs;
+int ar_plan_inputs_build(const arachne_cost_model *cm, ar_plan_inputs *in); /* ARACHNE_E_NO_MEMORY */
+void ar_plan_inputs_free(ar_plan_inputs *in);
+/* The text arachne_cost_model_create built; NULL for a cost model
+ * assembled by hand (tests), whose plans build it when they finish. */
+const ar_plan_inputs *ar_cost_model_inputs(const arachne_cost_model *cm);
+
 struct arachne_cost_model {
     const arachne_model *model;      /* borrowed */
     const arachne_cluster *cluster;  /* borrowed */
@@ -200,6 +215,12 @@ int ar_plan_price(const arachne_cost_model *cm, arachne_plan *plan);
 /* Empty plan bound to the cost model's setup and cluster. */
 int ar_plan_init(arachne_plan *p, const arachne_cost_model *cm);
 void ar_plan_clear(arachne_plan *p);   /* frees owned memory, keeps the struct */
+/* Marks p as owning nothing (its owned pointers NULL, no templates or
+ * ranks) without touching the rest: a slot that ar_plan_clear and
+ * ar_plan_init accept, or the source of a plan moved out by struct copy.
+ * Not a usable plan until ar_plan_init.  Costs a few stores where a
+ * memset of the plan writes 214 KB. */
+void ar_plan_empty(arachne_plan *p);
 int ar_plan_copy(arachne_plan *dst, const arachne_plan *src);
 
 /* ---- Plan I/O (plan.c, plan_json.c, plan_validate.c, plan_export.c) ---- */

@@ -66,6 +66,55 @@ static void write_stage(ar_buf *b, const arachne_plan *p, const ar_stage *s)
     ar_buf_puts(b, "}");
 }
 
+/* Appends the decimal text of v, as printf's %d writes it. */
+static char *put_dec(char *q, int v)
+{
+    char d[12];
+    int n = 0;
+    unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
+    if (v < 0) *q++ = '-';
+    do {
+        d[n++] = (char)('0' + (int)(u % 10u));
+        u /= 10u;
+    } while (u);
+    while (n) *q++ = d[--n];
+    return q;
+}
+
+static char *put_lit(char *q, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(q, s, n);
+    return q + n;
+}
+
+/* One rank's line (a plan has one per GPU, 16,384 of them on a large
+ * cluster): the bytes printf gave for
+ * "%s\n        {\"rank\": %d, \"node\": %d, ...}", written directly. */
+static void put_rank(ar_buf *b, const ar_rank *R, int first, int with_cp)
+{
+    char line[256], *q = line; /* 8 keys (< 110 bytes) and 7 numbers (<= 11 bytes each) */
+    q = put_lit(q, first ? "\n        {\"rank\": " : ",\n        {\"rank\": ");
+    q = put_dec(q, R->rank);
+    q = put_lit(q, ", \"node\": ");
+    q = put_dec(q, R->node);
+    q = put_lit(q, ", \"gpu\": ");
+    q = put_dec(q, R->gpu);
+    q = put_lit(q, ", \"replica\": ");
+    q = put_dec(q, R->replica);
+    q = put_lit(q, ", \"stage\": ");
+    q = put_dec(q, R->stage);
+    q = put_lit(q, ", \"tp_rank\": ");
+    q = put_dec(q, R->tp_rank);
+    /* the CP rank only in CP templates: other plans stay byte-identical */
+    if (with_cp) {
+        q = put_lit(q, ", \"cp_rank\": ");
+        q = put_dec(q, R->cp_rank);
+    }
+    *q++ = '}';
+    ar_buf_put(b, line, (size_t)(q - line));
+}
+
 int ar_plan_write_json(const arachne_plan *p, ar_buf *b)
 {
     int t, s, r;
@@ -126,12 +175,7 @@ int ar_plan_write_json(const arachne_plan *p, ar_buf *b)
         for (r = 0; r < p->nranks; r++) {
             const ar_rank *R = &p->ranks[r];
             if (R->tmpl != t) continue;
-            ar_buf_printf(b, "%s\n        {\"rank\": %d, \"node\": %d, \"gpu\": %d, \"replica\": %d, \"stage\": %d, "
-                             "\"tp_rank\": %d",
-                          first ? "" : ",", R->rank, R->node, R->gpu, R->replica, R->stage, R->tp_rank);
-            /* the CP rank only in CP templates: other plans stay byte-identical */
-            if (T->cp > 1) ar_buf_printf(b, ", \"cp_rank\": %d", R->cp_rank);
-            ar_buf_puts(b, "}");
+            put_rank(b, R, first, T->cp > 1);
             first = 0;
         }
         ar_buf_puts(b, first ? "]\n    }" : "\n      ]\n    }");

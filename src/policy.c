@@ -138,6 +138,9 @@ void ar_policy_src_reset(ar_policy_src *s, uint64_t seed, int greedy, const ar_e
     s->pool_len = 0;
     s->masks_len = 0;
     ar_nn_ws_reset(s->ws);
+    /* s->nn is fixed during a rollout (training updates it between them):
+     * its FiLM output is computed once per rollout */
+    ar_nn_ws_keep_film(s->ws, 1);
 }
 
 void ar_policy_src_free(ar_policy_src *s)

@@ -54,7 +54,7 @@ typedef struct pb_worker {
     ar_builder b;
     ar_policy_src src;
     ar_trace tr;
-    arachne_plan trial, best;
+    arachne_plan *trial, *best; /* heap slots, swapped by pointer; the winner's best is handed out */
     int ready;          /* init succeeded */
     int have, best_k;   /* best holds rollout best_k */
     int st, st_k;       /* first error (other than a failed rollout) and its rollout */
@@ -62,18 +62,31 @@ typedef struct pb_worker {
     char msg[512];      /* message of st, or of the infeasible rollout */
 } pb_worker;
 
+/* The worker's memory comes from malloc: init sets every field a later
+ * read depends on (the builder, decision source and trace zero themselves;
+ * the two plans only have to own nothing: ar_builder_run initialises the
+ * plan it builds, and `best` is read only once a rollout has filled it),
+ * instead of zeroing the whole worker (0.3 MB of builder) and both plans
+ * (0.2 MB each).  The plans live on the heap: a rollout that beats the
+ * best swaps two pointers, and the winner is handed out as it is. */
 static int pb_worker_init(pb_worker *w, const arachne_policy *policy, const arachne_cost_model *cm)
 {
     ar_construct_opts opts;
     int st;
-    memset(w, 0, sizeof *w);
+    w->ready = w->have = w->best_k = w->st = 0;
     w->st_k = -1;
     w->infeasible_k = -1;
+    w->msg[0] = '\0';
+    memset(&w->src, 0, sizeof w->src);
     ar_trace_init(&w->tr);
+    w->trial = ar_malloc(sizeof *w->trial);
+    w->best = ar_malloc(sizeof *w->best);
+    if (w->trial) ar_plan_empty(w->trial);
+    if (w->best) ar_plan_empty(w->best);
+    if (!w->trial || !w->best) return ARACHNE_E_NO_MEMORY;
     ar_policy_construct_opts(&opts);
     if ((st = ar_builder_init(&w->b, cm, &opts))) return st;
     w->ready = 1;
-    if ((st = ar_plan_init(&w->trial, cm)) || (st = ar_plan_init(&w->best, cm))) return st;
     return ar_policy_src_init(&w->src, policy->nn, cm, 0, 1, 0);
 }
 
@@ -81,8 +94,10 @@ static void pb_worker_free(pb_worker *w)
 {
     ar_policy_src_free(&w->src);
     ar_trace_free(&w->tr);
-    ar_plan_clear(&w->trial);
-    ar_plan_clear(&w->best);
+    if (w->trial) ar_plan_clear(w->trial);
+    if (w->best) ar_plan_clear(w->best);
+    free(w->trial);
+    free(w->best);
     if (w->ready) ar_builder_free(&w->b);
 }
 
@@ -93,7 +108,7 @@ static void pb_rollout(pb_worker *w, const arachne_cost_model *cm, int k, uint64
     int st;
     if (w->st) return;
     ar_policy_src_reset(&w->src, rseed, k == 0, NULL);
-    st = ar_builder_run(&w->b, ar_policy_decide, &w->src, &w->trial, &w->tr);
+    st = ar_builder_run(&w->b, ar_policy_decide, &w->src, w->trial, &w->tr);
     if (st == ARACHNE_E_INFEASIBLE) {
         if (w->infeasible_k < 0) {
             w->infeasible_k = k;
@@ -101,15 +116,15 @@ static void pb_rollout(pb_worker *w, const arachne_cost_model *cm, int k, uint64
         }
         return;
     }
-    if (!st) st = keep_prefix(cm, &w->trial, best_prefix(&w->tr, w->trial.ntemplates));
+    if (!st) st = keep_prefix(cm, w->trial, best_prefix(&w->tr, w->trial->ntemplates));
     if (st) {
         w->st = st;
         w->st_k = k;
         snprintf(w->msg, sizeof w->msg, "%s", arachne_last_error());
         return;
     }
-    if (!w->have || w->trial.iter_per_s > w->best.iter_per_s) {
-        arachne_plan tmp = w->best;
+    if (!w->have || w->trial->iter_per_s > w->best->iter_per_s) {
+        arachne_plan *tmp = w->best;
         w->best = w->trial;
         w->trial = tmp;
         w->have = 1;
@@ -147,9 +162,9 @@ int arachne_plan_build(arachne_plan **out, const arachne_policy *policy, const a
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_build: samples %d outside 0..1000000", samples);
     runs = samples < 1 ? 1 : samples;
     nw = pb_threads(runs);
-    w = ar_calloc((size_t)nw, sizeof *w);
+    w = ar_malloc((size_t)nw * sizeof *w); /* pb_worker_init sets what is read */
     rseed = ar_calloc((size_t)runs, sizeof *rseed);
-    if (!w || !rseed) { st = ARACHNE_E_NO_MEMORY; goto done; }
+    if (!w || !rseed) { nw = 0; st = ARACHNE_E_NO_MEMORY; goto done; } /* no worker to free */
     /* rollout k's seed is the k-th draw of one stream: fixed before any runs */
     ar_rng_seed(&seeds, seed);
     for (k = 0; k < runs; k++) rseed[k] = ar_rng_next(&seeds);
@@ -169,8 +184,8 @@ int arachne_plan_build(arachne_plan **out, const arachne_policy *policy, const a
     for (i = 0; i < nw; i++) {
         if (w[i].st && (err_w < 0 || w[i].st_k < w[err_w].st_k)) err_w = i;
         if (w[i].infeasible_k >= 0 && (inf_w < 0 || w[i].infeasible_k < w[inf_w].infeasible_k)) inf_w = i;
-        if (w[i].have && (win < 0 || w[i].best.iter_per_s > w[win].best.iter_per_s ||
-                          (w[i].best.iter_per_s == w[win].best.iter_per_s && w[i].best_k < w[win].best_k)))
+        if (w[i].have && (win < 0 || w[i].best->iter_per_s > w[win].best->iter_per_s ||
+                          (w[i].best->iter_per_s == w[win].best->iter_per_s && w[i].best_k < w[win].best_k)))
             win = i;
         evals += w[i].b.fills + w[i].b.check_fills;
     }
@@ -180,10 +195,8 @@ int arachne_plan_build(arachne_plan **out, const arachne_policy *policy, const a
                         : ar_error(ARACHNE_E_INFEASIBLE, "arachne_plan_build: no plan found");
         goto done;
     }
-    best = ar_calloc(1, sizeof *best);
-    if (!best) { st = ARACHNE_E_NO_MEMORY; goto done; }
-    *best = w[win].best; /* take the plan over; the worker keeps an empty one */
-    memset(&w[win].best, 0, sizeof w[win].best);
+    best = w[win].best; /* take the plan over */
+    w[win].best = NULL;
     snprintf(best->method, sizeof best->method, "%s", runs == 1 ? "policy-greedy" : "policy-best-of-k");
     best->samples = runs;
     best->evaluations = evals;

@@ -256,6 +256,105 @@ TEST(capped_split_is_the_fastest_within_the_caps)
     }
 }
 
+/* The balanced split as a plain bisection: greedy from the back, ~60
+ * calls per split, none skipped.  ar_split_balanced answers most of those
+ * calls from earlier ones; it must give this split bit for bit. */
+static double ref_block_s(const arachne_model *m, const ar_stage_speed *sp, int b)
+{
+    return sp->block_s[ar_model_block_kind(m, b)];
+}
+
+static int ref_greedy(const arachne_model *m, int depth, const ar_stage_speed *sp, const int *caps, double T, int *f)
+{
+    int s, b, end = m->blocks;
+    double t;
+    f[depth] = m->blocks;
+    for (s = depth - 1; s >= 1; s--) {
+        int minb = s;
+        t = s == depth - 1 ? sp[s].block_s[AR_LAYER_HEAD] : 0.0;
+        if (caps && end - caps[s] > minb) minb = end - caps[s];
+        b = end - 1;
+        t += ref_block_s(m, &sp[s], b);
+        while (b - 1 >= minb && !(t + ref_block_s(m, &sp[s], b - 1) > T)) {
+            t += ref_block_s(m, &sp[s], b - 1);
+            b--;
+        }
+        if (t > T) return 0;
+        f[s] = end = b;
+    }
+    f[0] = 0;
+    if (caps && end > caps[0]) return 0;
+    t = 0.0;
+    if (m->experts <= 0) t = (double)end * sp[0].block_s[AR_LAYER_DENSE];
+    else for (b = 0; b < end; b++) t += ref_block_s(m, &sp[0], b);
+    return t + sp[0].block_s[AR_LAYER_EMBED] + (depth == 1 ? sp[0].block_s[AR_LAYER_HEAD] : 0.0) <= T;
+}
+
+static int ref_split(const arachne_model *m, int depth, const ar_stage_speed *sp, const int *caps, int *f)
+{
+    double lo = 0.0, hi = 0.0;
+    int s, b, it;
+    for (s = 0; s < depth; s++) {
+        double t = 0.0;
+        if (m->experts <= 0) t = (double)m->blocks * sp[s].block_s[AR_LAYER_DENSE];
+        else for (b = 0; b < m->blocks; b++) t += ref_block_s(m, &sp[s], b);
+        t = t + sp[s].block_s[AR_LAYER_EMBED] + sp[s].block_s[AR_LAYER_HEAD];
+        if (t > hi) hi = t;
+    }
+    hi = hi * 1.000001 + 1e-12;
+    if (!ref_greedy(m, depth, sp, caps, hi, f)) return 0;
+    for (it = 0; it < 64; it++) {
+        double mid = 0.5 * (lo + hi);
+        if (mid <= lo || mid >= hi) break;
+        if (ref_greedy(m, depth, sp, caps, mid, f)) hi = mid; else lo = mid;
+    }
+    (void)ref_greedy(m, depth, sp, caps, hi, f);
+    return 1;
+}
+
+TEST(balanced_split_is_the_plain_bisection_bit_for_bit)
+{
+    static const char *models[] = { "llama3-8b", "mixtral-8x7b", "deepseek-v3", "qwen3-30b-a3b" };
+    size_t mi;
+    ar_rng rng;
+    ar_rng_seed(&rng, 11);
+    for (mi = 0; mi < AR_COUNT(models); mi++) {
+        arachne_model *m = NULL;
+        int it;
+        ASSERT_OK(arachne_model_preset(&m, models[mi]));
+        for (it = 0; it < 300; it++) {
+            int depth = 1 + ar_rng_int(&rng, m->blocks < 16 ? m->blocks : 16), s, k, ok, want_ok;
+            int caps[AR_MAX_DEPTH], f[AR_MAX_DEPTH + 1], g[AR_MAX_DEPTH + 1];
+            int capped = it % 3 == 2, kinds = 1 + ar_rng_int(&rng, 3); /* distinct stage speeds */
+            ar_stage_speed sp[AR_MAX_DEPTH];
+            for (s = 0; s < depth; s++) {
+                if (s >= kinds) { sp[s] = sp[s % kinds]; continue; }
+                for (k = 0; k < AR_LAYER_KINDS; k++)
+                    sp[s].block_s[k] = (k == AR_LAYER_EMBED || k == AR_LAYER_HEAD ? 0.002 : 0.01) *
+                                       (0.5 + ar_rng_uniform(&rng));
+            }
+            for (s = 0; s < depth; s++) caps[s] = 1 + ar_rng_int(&rng, m->blocks);
+            memset(f, 0, sizeof f);
+            memset(g, 0, sizeof g);
+            if (capped) {
+                int total = 0;
+                for (s = 0; s < depth; s++) total += caps[s];
+                want_ok = depth <= m->blocks && total >= m->blocks && ref_split(m, depth, sp, caps, g);
+                ok = ar_split_balanced_capped(m, depth, sp, caps, f);
+                ASSERT_MSG(ok == want_ok, "%s depth %d capped: %d, plain bisection %d", models[mi], depth, ok, want_ok);
+                if (!ok) continue;
+            } else {
+                if (depth == 1) { g[0] = 0; g[1] = m->blocks; }
+                else if (!ref_split(m, depth, sp, NULL, g)) ar_split_even(m->blocks, depth, g);
+                ar_split_balanced(m, depth, sp, f);
+            }
+            ASSERT_MSG(memcmp(f, g, (size_t)(depth + 1) * sizeof(int)) == 0, "%s depth %d%s: split differs",
+                       models[mi], depth, capped ? " capped" : "");
+        }
+        arachne_model_destroy(m);
+    }
+}
+
 TEST(tiles_are_every_valid_factorisation)
 {
     static const int ws[] = { 1, 2, 4, 6, 8, 12, 16, 36, 64, 512 };
@@ -586,6 +685,7 @@ TEST(avail_copy_is_independent)
 
 SUITE(fill, T(pack_max_replicas_matches_brute_force), T(pack_prefers_exact_node_then_smallest_larger),
       T(splits_cover_every_block_once), T(capped_split_is_the_fastest_within_the_caps),
+      T(balanced_split_is_the_plain_bisection_bit_for_bit),
       T(tiles_are_every_valid_factorisation),
       T(fill_places_a_valid_maximal_template), T(fill_replicas_match_brute_force_on_small_clusters),
       T(fill_failure_changes_nothing_and_says_why), T(fill_micro_batch_is_the_fastest_profiled_one),

@@ -590,6 +590,60 @@ TEST(forward_is_const_reproducible_and_clone_matches)
     ar_nn_destroy(cl);
 }
 
+/* ar_nn_ws_keep_film: the kept FiLM output gives the logits a plain
+ * workspace computes, bit for bit, over forwards that alternate heads and
+ * composition vectors (the kept output is reused only for the same c and
+ * network), across tape resets, and is dropped by the next keep call (a
+ * parameter change in between must show). */
+TEST(kept_film_output_gives_the_same_logits)
+{
+    ar_nn_config c;
+    ar_nn *n = NULL, *cl = NULL;
+    ar_nn_ws *plain = NULL, *kept = NULL;
+    double x[9], cv[2][5], cand[36];
+    int k, i, head;
+    small_config(&c, 2);
+    ASSERT_OK(ar_nn_create(&n, &c, 81));
+    randomize(n, 82, 1.0);
+    ASSERT_OK(ar_nn_clone(&cl, n));
+    ASSERT_OK(ar_nn_ws_create(&plain, n));
+    ASSERT_OK(ar_nn_ws_create(&kept, n));
+    ar_nn_ws_keep_film(kept, 1);
+    for (k = 0; k < 5; k++) {
+        cv[0][k] = 0.2 * k;
+        cv[1][k] = 0.2 * k + (k == 3 ? 1e-12 : 0.0); /* differs in one entry by an ulp-scale step */
+    }
+    for (k = 0; k < 36; k++) cand[k] = sin((double)k);
+    for (i = 0; i < 24; i++) {
+        const ar_nn *net = i % 7 == 6 ? cl : n; /* an equal network at another address */
+        const double *cvi = cv[(i / 2) % 2];
+        int K, r1, r2;
+        head = i % 3;
+        K = head == AR_HEAD_TP ? c.n_tp : 4;
+        for (k = 0; k < 9; k++) x[k] = 0.1 * k - 0.3 + 0.01 * i;
+        r1 = ar_nn_forward(net, plain, (ar_head)head, x, cvi, cand, K, NULL, NULL);
+        r2 = ar_nn_forward(net, kept, (ar_head)head, x, cvi, cand, K, NULL, NULL);
+        ASSERT(r1 >= 0 && r2 >= 0);
+        ASSERT_MSG(memcmp(ar_nn_ws_logp(plain, r1), ar_nn_ws_logp(kept, r2), (size_t)K * sizeof(double)) == 0,
+                   "forward %d", i);
+        if (i % 5 == 4) { ar_nn_ws_reset(plain); ar_nn_ws_reset(kept); }
+    }
+    /* a new rollout after a parameter change: keep again, then the new output */
+    randomize(n, 83, 1.0);
+    ar_nn_ws_keep_film(kept, 1);
+    for (head = 0; head < 3; head++) {
+        int K = head == AR_HEAD_TP ? c.n_tp : 4;
+        int r1 = ar_nn_forward(n, plain, (ar_head)head, x, cv[1], cand, K, NULL, NULL); /* the kept c and net */
+        int r2 = ar_nn_forward(n, kept, (ar_head)head, x, cv[1], cand, K, NULL, NULL);
+        ASSERT(r1 >= 0 && r2 >= 0);
+        ASSERT(memcmp(ar_nn_ws_logp(plain, r1), ar_nn_ws_logp(kept, r2), (size_t)K * sizeof(double)) == 0);
+    }
+    ar_nn_ws_destroy(plain);
+    ar_nn_ws_destroy(kept);
+    ar_nn_destroy(n);
+    ar_nn_destroy(cl);
+}
+
 TEST(forward_rejects_bad_input)
 {
     ar_nn_config c, c2;
@@ -849,5 +903,6 @@ SUITE(nn, T(config_defaults_and_validation), T(adam_step_never_makes_weights_non
       T(gradient_check_default_sizes_sampled), T(categorical_gradient_matches_finite_differences),
       T(masking_never_reorders_valid_logits), T(film_is_identity_when_generator_output_is_zero),
       T(fresh_network_is_film_identity_and_near_uniform), T(forward_is_const_reproducible_and_clone_matches),
+      T(kept_film_output_gives_the_same_logits),
       T(forward_rejects_bad_input), T(tape_grows_and_resets), T(adam_pushes_target_probability_above_090),
       T(adam_clipping_weight_decay_and_bad_gradients), T(backward_into_separate_buffers_sums_to_the_same_gradient));
