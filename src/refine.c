@@ -81,6 +81,20 @@ typedef struct rf_ctx {
     int nseen;
 } rf_ctx;
 
+/* *d = *s for the templates and stages in use (a whole rf_spec is tens of
+ * kilobytes, and the climb copies one per candidate, most of them answered
+ * from the table). */
+static void rf_copy(rf_spec *d, const rf_spec *s)
+{
+    int i;
+    d->n = s->n;
+    for (i = 0; i < s->n; i++) {
+        d->t[i].depth = s->t[i].depth;
+        memcpy(d->t[i].types, s->t[i].types, (size_t)s->t[i].depth * sizeof s->t[i].types[0]);
+        memcpy(d->t[i].tps, s->t[i].tps, (size_t)s->t[i].depth * sizeof s->t[i].tps[0]);
+    }
+}
+
 /* Hash of a structure: the climbs and their restarts meet the same
  * candidates again and again; a repeat is answered from the table instead
  * of being filled again. */
@@ -170,7 +184,7 @@ static int rf_try(rf_ctx *R, rf_spec *cur, double *cur_value, const rf_spec *c, 
     }
     if (v > *cur_value) {
         /* continue from the prefix that priced best (the whole candidate or less) */
-        *cur = *c;
+        rf_copy(cur, c);
         cur->n = k;
         *cur_value = v;
         *moved = 1;
@@ -220,7 +234,7 @@ static int rf_pass(rf_ctx *R, rf_spec *cur, double *cur_value, int *moved)
         /* two neighbouring stages swapped (which GPUs hold the first layers) */
         for (s = 0; s + 1 < ti->depth; s++) {
             if (ti->types[s] == ti->types[s + 1] && ti->tps[s] == ti->tps[s + 1]) continue;
-            c = *cur;
+            rf_copy(&c, cur);
             rf_swap_stages(&c.t[i], s);
             TRY();
         }
@@ -230,14 +244,14 @@ static int rf_pass(rf_ctx *R, rf_spec *cur, double *cur_value, int *moved)
         if (ti->depth < max_depth)
             for (s = 0; s < ti->depth; s++) {
                 if (ti->tps[s] < 2) continue;
-                c = *cur;
+                rf_copy(&c, cur);
                 c.t[i].tps[s] /= 2;
                 rf_insert_stage(&c.t[i], s + 1, ti->types[s], ti->tps[s] / 2);
                 TRY();
             }
         for (s = 0; s + 1 < ti->depth; s++) {
             if (ti->types[s] != ti->types[s + 1] || ti->tps[s] != ti->tps[s + 1] || ti->tps[s] * 2 > R->max_tp) continue;
-            c = *cur;
+            rf_copy(&c, cur);
             c.t[i].tps[s] *= 2;
             rf_remove_stage(&c.t[i], s + 1);
             TRY();
@@ -248,26 +262,26 @@ static int rf_pass(rf_ctx *R, rf_spec *cur, double *cur_value, int *moved)
             if (ti->tps[s] * 2 > R->max_tp) up = 0;
             if (ti->tps[s] < 2) down = 0;
         }
-        if (up) { c = *cur; for (s = 0; s < ti->depth; s++) c.t[i].tps[s] *= 2; TRY(); }
-        if (down) { c = *cur; for (s = 0; s < ti->depth; s++) c.t[i].tps[s] /= 2; TRY(); }
+        if (up) { rf_copy(&c, cur); for (s = 0; s < ti->depth; s++) c.t[i].tps[s] *= 2; TRY(); }
+        if (down) { rf_copy(&c, cur); for (s = 0; s < ti->depth; s++) c.t[i].tps[s] /= 2; TRY(); }
         for (s = 0; s < ti->depth; s++) {
             /* a stage's GPU type */
             for (t = 0; t < ntypes; t++) {
                 if (t == ti->types[s]) continue;
-                c = *cur;
+                rf_copy(&c, cur);
                 c.t[i].types[s] = t;
                 TRY();
             }
             /* its TP degree, doubled and halved */
-            if (ti->tps[s] * 2 <= R->max_tp) { c = *cur; c.t[i].tps[s] *= 2; TRY(); }
-            if (ti->tps[s] > 1) { c = *cur; c.t[i].tps[s] /= 2; TRY(); }
+            if (ti->tps[s] * 2 <= R->max_tp) { rf_copy(&c, cur); c.t[i].tps[s] *= 2; TRY(); }
+            if (ti->tps[s] > 1) { rf_copy(&c, cur); c.t[i].tps[s] /= 2; TRY(); }
         }
         /* join: templates i and i + 1 become one pipeline over both stage
          * lists (either first) */
         if (i + 1 < cur->n && ti->depth + cur->t[i + 1].depth <= max_depth)
             for (o = 0; o < 2; o++) {
                 const rf_tmpl *a = &cur->t[i + o], *z = &cur->t[i + 1 - o];
-                c = *cur;
+                rf_copy(&c, cur);
                 c.t[i] = *a;
                 for (s = 0; s < z->depth; s++) {
                     c.t[i].types[a->depth + s] = z->types[s];
@@ -281,26 +295,26 @@ static int rf_pass(rf_ctx *R, rf_spec *cur, double *cur_value, int *moved)
         /* depth + 1: a stage duplicated; depth - 1: a stage removed */
         if (ti->depth < max_depth)
             for (s = 0; s < ti->depth; s++) {
-                c = *cur;
+                rf_copy(&c, cur);
                 rf_insert_stage(&c.t[i], s + 1, ti->types[s], ti->tps[s]);
                 TRY();
             }
         if (ti->depth > 1)
             for (s = 0; s < ti->depth; s++) {
-                c = *cur;
+                rf_copy(&c, cur);
                 rf_remove_stage(&c.t[i], s);
                 TRY();
             }
         /* merge: drop template i, the templates after it take its GPUs */
         if (cur->n > 1) {
-            c = *cur;
+            rf_copy(&c, cur);
             memmove(&c.t[i], &c.t[i + 1], (size_t)(c.n - i - 1) * sizeof c.t[0]);
             c.n--;
             TRY();
         }
         /* order: template i + 1 first */
         if (i + 1 < cur->n) {
-            c = *cur;
+            rf_copy(&c, cur);
             c.t[i] = cur->t[i + 1];
             c.t[i + 1] = cur->t[i];
             TRY();
@@ -308,7 +322,7 @@ static int rf_pass(rf_ctx *R, rf_spec *cur, double *cur_value, int *moved)
         /* split: a copy of template i on one GPU type, after the others */
         if (cur->n < AR_MAX_TEMPLATES && R->best->gpus_used < R->best->gpus_total)
             for (t = 0; t < ntypes; t++) {
-                c = *cur;
+                rf_copy(&c, cur);
                 c.t[c.n] = *ti;
                 for (s = 0; s < ti->depth; s++) c.t[c.n].types[s] = t;
                 c.n++;
