@@ -175,12 +175,12 @@ static int rf_try(rf_ctx *R, rf_spec *cur, double *cur_value, const rf_spec *c, 
     uint64_t h = rf_hash(c);
     rf_seen *e = rf_seen_slot(R, h);
     if (rf_out_of_budget(R)) return ARACHNE_OK;
-    if (e && e->hash == h) {
+    if (e->hash == h) {
         v = e->value;
         k = e->kbest;
     } else {
         if ((st = rf_eval(R, c, &v, &k))) return st;
-        if (e && R->nseen < RF_SEEN_SLOTS / 4 * 3) { e->hash = h; e->value = v; e->kbest = k; R->nseen++; }
+        if (R->nseen < RF_SEEN_SLOTS / 4 * 3) { e->hash = h; e->value = v; e->kbest = k; R->nseen++; }
     }
     if (v > *cur_value) {
         /* continue from the prefix that priced best (the whole candidate or less) */
