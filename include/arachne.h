@@ -1011,12 +1011,16 @@ ARACHNE_API int arachne_plan_build(arachne_plan **out, const arachne_policy *pol
 /** Improves a plan with the cost model (docs/search.md, "Refinement").  On
  *  clusters of at most 64 GPUs an exact search of the one-template plans
  *  runs first on at most an eighth of the budget; then a local search
- *  changes one template decision at a time (a stage's GPU type, TP x2 or
- *  /2, depth +1 or -1, a template dropped, two swapped, a one-type copy
- *  added on free GPUs), refills the plan and keeps a change when it is
- *  faster; the budget left goes to climbs from randomly perturbed copies of
- *  the best plan (a fixed-seed RNG).  Returns the fastest plan priced,
- *  never slower than `start` repriced with cm.
+ *  changes one template decision at a time (two neighbouring stages
+ *  swapped, a stage split into two of half its GPUs or two equal ones
+ *  joined, every stage's GPUs doubled or halved, a stage's GPU type, its
+ *  TP x2 or /2, two templates joined into one pipeline, depth +1 or -1, a
+ *  template dropped, two swapped, a one-type copy added on free GPUs),
+ *  refills the plan and keeps a change when it is faster; the budget left
+ *  goes to climbs from randomly perturbed copies of the best plan (a
+ *  fixed-seed RNG).  A structure met again is not refilled (it costs no
+ *  budget).  Returns the fastest plan priced, never slower than `start`
+ *  repriced with cm.
  *  evaluations: the budget in fills (>= 0; 0 returns `start` repriced;
  *  ARACHNE_REFINE_EVALUATIONS is the CLI default); it is checked before
  *  each candidate plan, so the last candidate can exceed it by fewer fills

@@ -11,11 +11,19 @@
  *     set broad-val-small); complete or not, its best plan competes
  *     with the start;
  *  2. a first-improvement local search from the better of the two over the
- *     template decisions: a stage's GPU type, its TP degree x2 and /2, depth
- *     +1 (a stage duplicated) and -1 (a stage removed), dropping a template
- *     (its GPUs go to the templates after it), swapping neighbours (which
- *     template takes the GPUs first), and adding a one-type copy of a
- *     template on the GPUs left free.  The fill prices every one of its own
+ *     template decisions, per template in this order: two neighbouring
+ *     stages swapped (which GPUs hold which layers), a stage split into two
+ *     stages of half its GPUs and two equal neighbouring stages joined
+ *     (pipeline for tensor/context parallelism at the same GPUs per
+ *     replica), every stage's GPUs doubled or halved (data parallelism for
+ *     tensor/context parallelism), a stage's GPU type, its TP degree x2 and
+ *     /2, two neighbouring templates joined into one pipeline (either
+ *     first), depth +1 (a stage duplicated) and -1 (a stage removed),
+ *     dropping a template (its GPUs go to the templates after it), swapping
+ *     neighbours (which template takes the GPUs first), and adding a
+ *     one-type copy of a template on the GPUs left free.  The structural
+ *     moves come first: on broad-val-small they found more per fill than
+ *     the single-decision ones.  The fill prices every one of its own
  *     alternatives (micro-batch sizes, layer splits, expert tilings) for each
  *     candidate and keeps the fastest, so every candidate is the best fill of
  *     its structure;
@@ -23,7 +31,9 @@
  *     random changes (a fixed-seed RNG) to a copy of the best plan, then a
  *     climb from there; repeated until the budget is spent.
  * Each candidate is filled template by template and every prefix is priced;
- * the fastest plan priced anywhere is returned.
+ * the fastest plan priced anywhere is returned.  A table of the structures
+ * already filled (hash, value) answers repeats, which the climbs and their
+ * restarts meet often, without a fill.
  *
  * The budget is a count of fills (templates filled and priced, the unit of
  * `evaluations` everywhere), so the result depends only on the inputs; the
@@ -48,6 +58,14 @@ typedef struct rf_spec {
     rf_tmpl t[AR_MAX_TEMPLATES];
 } rf_spec;
 
+#define RF_SEEN_SLOTS 8192 /* a power of two; filled up to 3/4 */
+
+typedef struct rf_seen {
+    uint64_t hash;           /* 0: empty */
+    double value;
+    int kbest;
+} rf_seen;
+
 typedef struct rf_ctx {
     const arachne_cost_model *cm;
     ar_builder b;            /* its fill work space and the free cluster */
@@ -59,7 +77,47 @@ typedef struct rf_ctx {
     double deadline;         /* ar_now() seconds; 0: none */
     int capped;
     int max_tp;              /* largest TP degree the nodes allow */
+    rf_seen *seen;           /* candidates filled so far (RF_SEEN_SLOTS) */
+    int nseen;
 } rf_ctx;
+
+/* *d = *s for the templates and stages in use (a whole rf_spec is tens of
+ * kilobytes, and the climb copies one per candidate, most of them answered
+ * from the table). */
+static void rf_copy(rf_spec *d, const rf_spec *s)
+{
+    int i;
+    d->n = s->n;
+    for (i = 0; i < s->n; i++) {
+        d->t[i].depth = s->t[i].depth;
+        memcpy(d->t[i].types, s->t[i].types, (size_t)s->t[i].depth * sizeof s->t[i].types[0]);
+        memcpy(d->t[i].tps, s->t[i].tps, (size_t)s->t[i].depth * sizeof s->t[i].tps[0]);
+    }
+}
+
+/* Hash of a structure: the climbs and their restarts meet the same
+ * candidates again and again; a repeat is answered from the table instead
+ * of being filled again. */
+static uint64_t rf_hash(const rf_spec *s)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ULL;
+    int i, j;
+#define MIX(x) do { h ^= (uint64_t)(unsigned)(x); h *= 0x100000001b3ULL; h ^= h >> 29; } while (0)
+    MIX(s->n);
+    for (i = 0; i < s->n; i++) {
+        MIX(s->t[i].depth);
+        for (j = 0; j < s->t[i].depth; j++) { MIX(s->t[i].types[j]); MIX(s->t[i].tps[j]); }
+    }
+#undef MIX
+    return h | 1; /* 0 marks an empty slot */
+}
+
+static rf_seen *rf_seen_slot(rf_ctx *R, uint64_t h)
+{
+    unsigned k = (unsigned)(h >> 17) & (RF_SEEN_SLOTS - 1);
+    while (R->seen[k].hash && R->seen[k].hash != h) k = (k + 1) & (RF_SEEN_SLOTS - 1);
+    return &R->seen[k];
+}
 
 static int rf_out_of_budget(rf_ctx *R)
 {
@@ -114,11 +172,19 @@ static int rf_try(rf_ctx *R, rf_spec *cur, double *cur_value, const rf_spec *c, 
 {
     double v;
     int st, k;
+    uint64_t h = rf_hash(c);
+    rf_seen *e = rf_seen_slot(R, h);
     if (rf_out_of_budget(R)) return ARACHNE_OK;
-    if ((st = rf_eval(R, c, &v, &k))) return st;
+    if (e->hash == h) {
+        v = e->value;
+        k = e->kbest;
+    } else {
+        if ((st = rf_eval(R, c, &v, &k))) return st;
+        if (R->nseen < RF_SEEN_SLOTS / 4 * 3) { e->hash = h; e->value = v; e->kbest = k; R->nseen++; }
+    }
     if (v > *cur_value) {
         /* continue from the prefix that priced best (the whole candidate or less) */
-        *cur = *c;
+        rf_copy(cur, c);
         cur->n = k;
         *cur_value = v;
         *moved = 1;
@@ -142,53 +208,113 @@ static void rf_remove_stage(rf_tmpl *t, int at)
     t->depth--;
 }
 
+/* Stage s of t swapped with stage s + 1. */
+static void rf_swap_stages(rf_tmpl *t, int s)
+{
+    int ty = t->types[s], tp = t->tps[s];
+    t->types[s] = t->types[s + 1];
+    t->tps[s] = t->tps[s + 1];
+    t->types[s + 1] = ty;
+    t->tps[s + 1] = tp;
+}
+
 /* One pass over the neighbourhood of *cur in a fixed order; returns with
  * *moved = 1 at the first improvement (first-improvement hill climbing). */
 static int rf_pass(rf_ctx *R, rf_spec *cur, double *cur_value, int *moved)
 {
     const int ntypes = R->cm->cluster->ntypes, max_depth = R->b.max_depth;
     rf_spec c;
-    int i, s, t, st;
+    int i, s, t, st, o;
     *moved = 0;
 #define TRY() do { if ((st = rf_try(R, cur, cur_value, &c, moved))) return st; \
                    if (*moved || rf_out_of_budget(R)) return ARACHNE_OK; } while (0)
     for (i = 0; i < cur->n; i++) {
         const rf_tmpl *ti = &cur->t[i];
+        int up = 1, down = 1;
+        /* two neighbouring stages swapped (which GPUs hold the first layers) */
+        for (s = 0; s + 1 < ti->depth; s++) {
+            if (ti->types[s] == ti->types[s + 1] && ti->tps[s] == ti->tps[s + 1]) continue;
+            rf_copy(&c, cur);
+            rf_swap_stages(&c.t[i], s);
+            TRY();
+        }
+        /* a stage split into two stages of half its GPUs (pipeline for
+         * tensor/context parallelism, same GPUs per replica), and two equal
+         * neighbouring stages joined into one */
+        if (ti->depth < max_depth)
+            for (s = 0; s < ti->depth; s++) {
+                if (ti->tps[s] < 2) continue;
+                rf_copy(&c, cur);
+                c.t[i].tps[s] /= 2;
+                rf_insert_stage(&c.t[i], s + 1, ti->types[s], ti->tps[s] / 2);
+                TRY();
+            }
+        for (s = 0; s + 1 < ti->depth; s++) {
+            if (ti->types[s] != ti->types[s + 1] || ti->tps[s] != ti->tps[s + 1] || ti->tps[s] * 2 > R->max_tp) continue;
+            rf_copy(&c, cur);
+            c.t[i].tps[s] *= 2;
+            rf_remove_stage(&c.t[i], s + 1);
+            TRY();
+        }
+        /* every stage's GPUs doubled (half the replicas) or halved (twice
+         * as many): data parallelism for tensor/context parallelism */
+        for (s = 0; s < ti->depth; s++) {
+            if (ti->tps[s] * 2 > R->max_tp) up = 0;
+            if (ti->tps[s] < 2) down = 0;
+        }
+        if (up) { rf_copy(&c, cur); for (s = 0; s < ti->depth; s++) c.t[i].tps[s] *= 2; TRY(); }
+        if (down) { rf_copy(&c, cur); for (s = 0; s < ti->depth; s++) c.t[i].tps[s] /= 2; TRY(); }
         for (s = 0; s < ti->depth; s++) {
             /* a stage's GPU type */
             for (t = 0; t < ntypes; t++) {
                 if (t == ti->types[s]) continue;
-                c = *cur;
+                rf_copy(&c, cur);
                 c.t[i].types[s] = t;
                 TRY();
             }
             /* its TP degree, doubled and halved */
-            if (ti->tps[s] * 2 <= R->max_tp) { c = *cur; c.t[i].tps[s] *= 2; TRY(); }
-            if (ti->tps[s] > 1) { c = *cur; c.t[i].tps[s] /= 2; TRY(); }
+            if (ti->tps[s] * 2 <= R->max_tp) { rf_copy(&c, cur); c.t[i].tps[s] *= 2; TRY(); }
+            if (ti->tps[s] > 1) { rf_copy(&c, cur); c.t[i].tps[s] /= 2; TRY(); }
         }
+        /* join: templates i and i + 1 become one pipeline over both stage
+         * lists (either first) */
+        if (i + 1 < cur->n && ti->depth + cur->t[i + 1].depth <= max_depth)
+            for (o = 0; o < 2; o++) {
+                const rf_tmpl *a = &cur->t[i + o], *z = &cur->t[i + 1 - o];
+                rf_copy(&c, cur);
+                c.t[i] = *a;
+                for (s = 0; s < z->depth; s++) {
+                    c.t[i].types[a->depth + s] = z->types[s];
+                    c.t[i].tps[a->depth + s] = z->tps[s];
+                }
+                c.t[i].depth = a->depth + z->depth;
+                memmove(&c.t[i + 1], &c.t[i + 2], (size_t)(c.n - i - 2) * sizeof c.t[0]);
+                c.n--;
+                TRY();
+            }
         /* depth + 1: a stage duplicated; depth - 1: a stage removed */
         if (ti->depth < max_depth)
             for (s = 0; s < ti->depth; s++) {
-                c = *cur;
+                rf_copy(&c, cur);
                 rf_insert_stage(&c.t[i], s + 1, ti->types[s], ti->tps[s]);
                 TRY();
             }
         if (ti->depth > 1)
             for (s = 0; s < ti->depth; s++) {
-                c = *cur;
+                rf_copy(&c, cur);
                 rf_remove_stage(&c.t[i], s);
                 TRY();
             }
         /* merge: drop template i, the templates after it take its GPUs */
         if (cur->n > 1) {
-            c = *cur;
+            rf_copy(&c, cur);
             memmove(&c.t[i], &c.t[i + 1], (size_t)(c.n - i - 1) * sizeof c.t[0]);
             c.n--;
             TRY();
         }
         /* order: template i + 1 first */
         if (i + 1 < cur->n) {
-            c = *cur;
+            rf_copy(&c, cur);
             c.t[i] = cur->t[i + 1];
             c.t[i + 1] = cur->t[i];
             TRY();
@@ -196,7 +322,7 @@ static int rf_pass(rf_ctx *R, rf_spec *cur, double *cur_value, int *moved)
         /* split: a copy of template i on one GPU type, after the others */
         if (cur->n < AR_MAX_TEMPLATES && R->best->gpus_used < R->best->gpus_total)
             for (t = 0; t < ntypes; t++) {
-                c = *cur;
+                rf_copy(&c, cur);
                 c.t[c.n] = *ti;
                 for (s = 0; s < ti->depth; s++) c.t[c.n].types[s] = t;
                 c.n++;
@@ -219,8 +345,9 @@ static int rf_climb(rf_ctx *R, rf_spec *cur, double *v)
 }
 
 /* A kick of the iterated local search: two random changes of the kinds
- * the climb makes, to one template, drawn from the refinement's own RNG
- * (fixed seed), so a run is the same every time. */
+ * the climb makes (type, TP, depth +1 / -1, a stage split, two stages
+ * swapped), to one template, drawn from the refinement's own RNG (fixed
+ * seed), so a run is the same every time. */
 static void rf_kick(rf_ctx *R, ar_rng *rng, rf_spec *c)
 {
     const int ntypes = R->cm->cluster->ntypes;
@@ -228,11 +355,18 @@ static void rf_kick(rf_ctx *R, ar_rng *rng, rf_spec *c)
     int j;
     for (j = 0; j < 2; j++) {
         int s = ar_rng_int(rng, t->depth);
-        switch (ar_rng_int(rng, 4)) {
+        switch (ar_rng_int(rng, 6)) {
         case 0: t->types[s] = ar_rng_int(rng, ntypes); break;
         case 1: if (t->tps[s] * 2 <= R->max_tp) t->tps[s] *= 2; else if (t->tps[s] > 1) t->tps[s] /= 2; break;
         case 2: if (t->depth < R->b.max_depth) rf_insert_stage(t, s + 1, t->types[s], t->tps[s]); break;
-        default: if (t->depth > 1) rf_remove_stage(t, s); break;
+        case 3: if (t->depth > 1) rf_remove_stage(t, s); break;
+        case 4: /* a stage split in two of half its GPUs */
+            if (t->tps[s] > 1 && t->depth < R->b.max_depth) {
+                t->tps[s] /= 2;
+                rf_insert_stage(t, s + 1, t->types[s], t->tps[s]);
+            }
+            break;
+        default: if (s + 1 < t->depth) rf_swap_stages(t, s); break;
         }
     }
 }
@@ -312,7 +446,8 @@ int arachne_plan_refine(arachne_plan **out, const arachne_plan *start, const ara
     while (R.max_tp * 2 <= maxnode && R.max_tp * 2 <= (1 << AR_MAX_TP_LOG)) R.max_tp *= 2;
     R.best = ar_calloc(1, sizeof *R.best);
     given = ar_calloc(1, sizeof *given);
-    if (!R.best || !given) { st = ARACHNE_E_NO_MEMORY; goto done; }
+    R.seen = ar_calloc(RF_SEEN_SLOTS, sizeof *R.seen);
+    if (!R.best || !given || !R.seen) { st = ARACHNE_E_NO_MEMORY; goto done; }
     if ((st = ar_plan_init(R.best, cm)) || (st = ar_plan_init(&R.work, cm))) goto done;
     /* the plan as given, priced with this cost model, is the first candidate */
     if ((st = ar_plan_copy(given, start))) goto done;
@@ -371,6 +506,7 @@ int arachne_plan_refine(arachne_plan **out, const arachne_plan *start, const ara
 done:
     if (R.best) arachne_plan_destroy(R.best);
     if (given) arachne_plan_destroy(given);
+    free(R.seen);
     ar_plan_clear(&R.work);
     ar_builder_free(&R.b);
     return st;
