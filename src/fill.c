@@ -726,7 +726,7 @@ static int choose_vp(fill_ctx *c, double *iter_s)
 {
     ar_fill_ws *ws = c->ws;
     ar_template *t = &ws->trial.t[c->n];
-    int v, s, j, best = 0, R = 0, st, orig[AR_MAX_DEPTH + 1], split[AR_MAX_DEPTH + 1],
+    int v, s, j, best = 0, R = 0, st, tried = 0, orig[AR_MAX_DEPTH + 1], split[AR_MAX_DEPTH + 1],
         best_split[AR_MAX_DEPTH + 1];
     double best_s = *iter_s;
     if (c->depth < 2 || c->cm->setup.max_vp < 2) return ARACHNE_OK;
@@ -739,6 +739,7 @@ static int choose_vp(fill_ctx *c, double *iter_s)
     for (v = 2; v <= c->cm->setup.max_vp; v *= 2) {
         int ok;
         if (!vp_split(c, orig, v, split)) break;   /* larger v only needs more layers */
+        tried = 1;
         for (s = 0; s < c->depth; s++) {
             t->stages[s].first = split[s];
             t->stages[s].end = split[s + 1];
@@ -759,6 +760,8 @@ static int choose_vp(fill_ctx *c, double *iter_s)
             }
         }
     }
+    /* nothing tried: the trial still holds the template as priced */
+    if (!tried) return ARACHNE_OK;
     /* the trial's figures must be the chosen ones': price it again */
     t->vp = best;
     for (s = 0; s < c->depth; s++) {
