@@ -6,23 +6,9 @@
 # build (exit 77 = skip when the compiler has no OpenMP, or for sanitizer
 # builds).
 set -u
-CC=${CC:-cc}
-LIBDIR=${ARACHNE_LIBDIR:-lib}
 BIN=${ARACHNE_BIN:-bin/arachne}
-if [ "$LIBDIR" != "lib" ]; then echo "sanitizer build: OpenMP planning is checked by the plain build"; exit 77; fi
-O=build/rel
-LIB=$LIBDIR/libarachne.a
-[ -f "$LIB" ] || { echo "no $LIB: run make first"; exit 1; }
-ls $O/examples/cli/*.o >/dev/null 2>&1 || { echo "no CLI objects in $O"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-echo 'int main(void){return 0;}' > "$tmp/probe.c"
-if ! $CC -fopenmp "$tmp/probe.c" -o "$tmp/probe" >/dev/null 2>&1; then
-    echo "$CC has no OpenMP support"; exit 77
-fi
-FLAGS="-Iinclude -Isrc -std=c11 -Wall -Wextra -Wpedantic -Werror -O2 -fopenmp"
-$CC $FLAGS -c src/policy_build.c -o "$tmp/policy_build.o" || exit 1
-$CC -fopenmp -o "$tmp/arachne" $O/examples/cli/*.o "$tmp/policy_build.o" "$LIB" -lm || exit 1
+. tests/omp_cli.sh
+omp_cli src/policy_build.c
 # the plan JSON without its wall-clock field
 strip_time() { sed 's/"planning_s": *[^,]*,//'; }
 ARACHNE_POLICY=${ARACHNE_POLICY:-examples/policies/default.arpol}; export ARACHNE_POLICY
