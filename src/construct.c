@@ -97,27 +97,31 @@ static void zero_but_ws(ar_builder *b)
     memset((char *)b + after, 0, sizeof *b - after);
 }
 
+/* What ar_builder_init refuses before it allocates anything. */
+static int builder_args(const arachne_cost_model *cm, const ar_construct_opts *o)
+{
+    if (!cm || !cm->cluster || !cm->model || !cm->profile)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "construct: cost model is NULL or incomplete");
+    if (cm->cluster->nnodes < 1 || cm->cluster->total_gpus < 1)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "construct: the cluster has no GPUs");
+    if (o->max_steps < 1 || o->max_steps > AR_MAX_TEMPLATES)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "construct: step limit %d outside [1, %d]", o->max_steps,
+                        AR_MAX_TEMPLATES);
+    return ARACHNE_OK;
+}
+
 int ar_builder_init(ar_builder *b, const arachne_cost_model *cm, const ar_construct_opts *opts)
 {
     const arachne_cluster *cl;
     int st, i, j, maxnode = 1, dcap;
     zero_but_ws(b);
-    if (!cm || !cm->cluster || !cm->model || !cm->profile) {
-        memset(&b->ws, 0, sizeof b->ws);
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "construct: cost model is NULL or incomplete");
+    if (opts) b->opts = *opts; else ar_construct_opts_default(&b->opts);
+    if ((st = builder_args(cm, &b->opts))) {
+        memset(&b->ws, 0, sizeof b->ws); /* a builder ar_builder_free accepts */
+        return st;
     }
     cl = cm->cluster;
-    if (cl->nnodes < 1 || cl->total_gpus < 1) {
-        memset(&b->ws, 0, sizeof b->ws);
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "construct: the cluster has no GPUs");
-    }
     b->cm = cm;
-    if (opts) b->opts = *opts; else ar_construct_opts_default(&b->opts);
-    if (b->opts.max_steps < 1 || b->opts.max_steps > AR_MAX_TEMPLATES) {
-        memset(&b->ws, 0, sizeof b->ws);
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "construct: step limit %d outside [1, %d]",
-                        b->opts.max_steps, AR_MAX_TEMPLATES);
-    }
     if (b->opts.lookahead_budget < 1) b->opts.lookahead_budget = 1;
     dcap = cm->setup.max_depth > 0 ? cm->setup.max_depth : AR_SEARCH_MAX_DEPTH;
     b->max_depth = AR_MIN(AR_MIN(dcap, AR_SEARCH_MAX_DEPTH), cm->model->blocks);
