@@ -45,6 +45,10 @@ static double range_s(const arachne_model *m, const ar_stage_speed *sp, int b0, 
     return t;
 }
 
+/* Narrow [*a, *b) to the values of T on the same side of v as T is. */
+static void keep_le(double v, double *a) { if (v > *a) *a = v; }
+static void keep_gt(double v, double *b) { if (v < *b) *b = v; }
+
 /* Greedy from the last stage backwards: each stage takes as many blocks as
  * keep it within T and within its cap (caps may be NULL: no cap), at least
  * one, leaving one per earlier stage; the first stage takes the rest.
@@ -53,14 +57,10 @@ static double range_s(const arachne_model *m, const ar_stage_speed *sp, int b0, 
  * prefix to the earlier stages; since a stage that fits a range also fits
  * any range inside it (time and memory only grow with blocks), no other
  * split within T exists when this one fails, so the binary search below
- * finds the least T. */
-/* [*a, *b): the values of T for which each comparison greedy_back made
- * with T comes out the same; every T in it takes the same path and gives
- * the same result and firsts.  a: largest value found <= T, b: smallest
- * found > T. */
-static void keep_le(double v, double *a) { if (v > *a) *a = v; }
-static void keep_gt(double v, double *b) { if (v < *b) *b = v; }
-
+ * finds the least T.  [*a, *b_out): the values of T for which every
+ * comparison made with T comes out the same (a: the largest value compared
+ * that was <= T, b_out: the smallest that was > T); every T in it takes the
+ * same path and gives the same result and firsts. */
 static int greedy_back(const arachne_model *m, int depth, const ar_stage_speed *sp, const int *caps, double T,
                        int *firsts, double *a, double *b_out)
 {
