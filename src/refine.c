@@ -208,6 +208,13 @@ static void rf_remove_stage(rf_tmpl *t, int at)
     t->depth--;
 }
 
+/* Stage s of t split into two stages of half its GPUs, same type. */
+static void rf_split_stage(rf_tmpl *t, int s)
+{
+    t->tps[s] /= 2;
+    rf_insert_stage(t, s + 1, t->types[s], t->tps[s]);
+}
+
 /* Stage s of t swapped with stage s + 1. */
 static void rf_swap_stages(rf_tmpl *t, int s)
 {
@@ -245,8 +252,7 @@ static int rf_pass(rf_ctx *R, rf_spec *cur, double *cur_value, int *moved)
             for (s = 0; s < ti->depth; s++) {
                 if (ti->tps[s] < 2) continue;
                 rf_copy(&c, cur);
-                c.t[i].tps[s] /= 2;
-                rf_insert_stage(&c.t[i], s + 1, ti->types[s], ti->tps[s] / 2);
+                rf_split_stage(&c.t[i], s);
                 TRY();
             }
         for (s = 0; s + 1 < ti->depth; s++) {
@@ -361,10 +367,7 @@ static void rf_kick(rf_ctx *R, ar_rng *rng, rf_spec *c)
         case 2: if (t->depth < R->b.max_depth) rf_insert_stage(t, s + 1, t->types[s], t->tps[s]); break;
         case 3: if (t->depth > 1) rf_remove_stage(t, s); break;
         case 4: /* a stage split in two of half its GPUs */
-            if (t->tps[s] > 1 && t->depth < R->b.max_depth) {
-                t->tps[s] /= 2;
-                rf_insert_stage(t, s + 1, t->types[s], t->tps[s]);
-            }
+            if (t->tps[s] > 1 && t->depth < R->b.max_depth) rf_split_stage(t, s);
             break;
         default: if (s + 1 < t->depth) rf_swap_stages(t, s); break;
         }
