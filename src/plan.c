@@ -60,15 +60,6 @@ void ar_plan_bind(arachne_plan *p, const arachne_cost_model *cm)
     if (p) p->bound_cm = cm;
 }
 
-static void free_inputs(arachne_plan *p)
-{
-    free(p->in_model);
-    free(p->in_cluster);
-    free(p->in_profile);
-    p->in_model = p->in_cluster = p->in_profile = NULL;
-    p->in_profile_crc = 0;
-}
-
 /* Text of a writer's output without its trailing newline. */
 static char *trimmed(ar_buf *b)
 {
@@ -87,6 +78,19 @@ void ar_plan_inputs_free(ar_plan_inputs *in)
     free(in->cluster);
     free(in->profile);
     memset(in, 0, sizeof *in);
+}
+
+int ar_plan_inputs_copy(ar_plan_inputs *dst, const ar_plan_inputs *src)
+{
+    memset(dst, 0, sizeof *dst);
+    if ((src->model && !(dst->model = ar_strdup(src->model))) ||
+        (src->cluster && !(dst->cluster = ar_strdup(src->cluster))) ||
+        (src->profile && !(dst->profile = ar_strdup(src->profile)))) {
+        ar_plan_inputs_free(dst);
+        return ARACHNE_E_NO_MEMORY;
+    }
+    dst->profile_crc = src->profile_crc;
+    return ARACHNE_OK;
 }
 
 int ar_plan_inputs_build(const arachne_cost_model *cm, ar_plan_inputs *in)
@@ -135,22 +139,10 @@ static int record_inputs(arachne_plan *p, const arachne_cost_model *cm)
     ar_plan_inputs in;
     int st;
     if (!cm->model || !cm->cluster) return ARACHNE_OK;
-    if (have) {
-        memset(&in, 0, sizeof in);
-        in.profile_crc = have->profile_crc;
-        if (!(in.model = ar_strdup(have->model)) || !(in.cluster = ar_strdup(have->cluster)) ||
-            (have->profile && !(in.profile = ar_strdup(have->profile)))) {
-            ar_plan_inputs_free(&in);
-            return ARACHNE_E_NO_MEMORY;
-        }
-    } else if ((st = ar_plan_inputs_build(cm, &in))) {
-        return st;
-    }
-    free_inputs(p);
-    p->in_model = in.model;
-    p->in_cluster = in.cluster;
-    p->in_profile = in.profile;
-    p->in_profile_crc = in.profile_crc;
+    st = have ? ar_plan_inputs_copy(&in, have) : ar_plan_inputs_build(cm, &in);
+    if (st) return st;
+    ar_plan_inputs_free(&p->in);
+    p->in = in;
     return ARACHNE_OK;
 }
 
@@ -162,8 +154,7 @@ void ar_plan_empty(arachne_plan *p)
     p->cluster_spec = NULL;
     p->json_cache = NULL;
     p->bound_cm = NULL;
-    p->in_model = p->in_cluster = p->in_profile = NULL;
-    p->in_profile_crc = 0;
+    memset(&p->in, 0, sizeof p->in);
 }
 
 void ar_plan_clear(arachne_plan *p)
@@ -172,7 +163,7 @@ void ar_plan_clear(arachne_plan *p)
     free(p->ranks);
     free(p->cluster_spec);
     free(p->json_cache);
-    free_inputs(p);
+    ar_plan_inputs_free(&p->in);
     p->bound_cm = NULL;
     p->ranks = NULL;
     p->cluster_spec = NULL;
@@ -183,7 +174,8 @@ void ar_plan_clear(arachne_plan *p)
 int ar_plan_copy(arachne_plan *dst, const arachne_plan *src)
 {
     ar_rank *ranks = NULL;
-    char *spec = NULL, *json = NULL, *im = NULL, *ic = NULL, *ip = NULL;
+    char *spec = NULL, *json = NULL;
+    ar_plan_inputs in;
     size_t tail = offsetof(arachne_plan, nranks);
     int j, n;
     if (!dst || !src) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "plan copy: NULL plan");
@@ -194,16 +186,10 @@ int ar_plan_copy(arachne_plan *dst, const arachne_plan *src)
         memcpy(ranks, src->ranks, (size_t)src->nranks * sizeof *ranks);
     }
     if ((src->cluster_spec && !(spec = ar_strdup(src->cluster_spec))) ||
-        (src->json_cache && !(json = ar_strdup(src->json_cache))) ||
-        (src->in_model && !(im = ar_strdup(src->in_model))) ||
-        (src->in_cluster && !(ic = ar_strdup(src->in_cluster))) ||
-        (src->in_profile && !(ip = ar_strdup(src->in_profile)))) {
+        (src->json_cache && !(json = ar_strdup(src->json_cache))) || ar_plan_inputs_copy(&in, &src->in)) {
         free(ranks);
         free(spec);
         free(json);
-        free(im);
-        free(ic);
-        free(ip);
         return ARACHNE_E_NO_MEMORY;
     }
     ar_plan_clear(dst);
@@ -215,9 +201,7 @@ int ar_plan_copy(arachne_plan *dst, const arachne_plan *src)
     dst->ranks = ranks;
     dst->cluster_spec = spec;
     dst->json_cache = json;
-    dst->in_model = im;
-    dst->in_cluster = ic;
-    dst->in_profile = ip;
+    dst->in = in;
     return ARACHNE_OK;
 }
 

@@ -117,6 +117,16 @@ static inline int ar_tmpl_cp(const ar_template *t) { return t->cp > 1 ? t->cp : 
  * in that group is cp_rank * tp + tp_rank. */
 static inline int ar_stage_gpus(const ar_template *t, int s) { return t->stages[s].tp * ar_tmpl_cp(t); }
 
+/* The model, cluster and profile text a plan embeds as its "inputs"
+ * (ar_plan_finish), with the CRC-32 of the profile text.  The cost model
+ * builds them once at create time (its inputs may not change while it
+ * lives), so finishing a plan copies text instead of formatting the
+ * profile table again.  profile is NULL for a cost model without one. */
+typedef struct ar_plan_inputs {
+    char *model, *cluster, *profile;
+    unsigned long profile_crc;
+} ar_plan_inputs;
+
 struct arachne_plan {
     int ntemplates;
     ar_template t[AR_MAX_TEMPLATES];
@@ -148,20 +158,13 @@ struct arachne_plan {
      * that builds the plan) and ar_plan_finish copies its model, cluster
      * and profile text here, then drops the binding.  Owned; NULL before. */
     const arachne_cost_model *bound_cm;
-    char *in_model, *in_cluster, *in_profile;
-    unsigned long in_profile_crc;   /* CRC-32 of in_profile */
+    ar_plan_inputs in;
 };
 
-/* The model, cluster and profile text a plan embeds as its "inputs"
- * (ar_plan_finish), with the CRC-32 of the profile text.  The cost model
- * builds them once at create time (its inputs may not change while it
- * lives), so finishing a plan copies text instead of formatting the
- * profile table again.  profile is NULL for a cost model without one. */
-typedef struct ar_plan_inputs {
-    char *model, *cluster, *profile;
-    unsigned long profile_crc;
-} ar_plan_inputs;
 int ar_plan_inputs_build(const arachne_cost_model *cm, ar_plan_inputs *in); /* ARACHNE_E_NO_MEMORY */
+/* *dst = a copy of *src (dst's old text is not freed); on
+ * ARACHNE_E_NO_MEMORY *dst owns nothing. */
+int ar_plan_inputs_copy(ar_plan_inputs *dst, const ar_plan_inputs *src);
 void ar_plan_inputs_free(ar_plan_inputs *in);
 /* The text arachne_cost_model_create built; NULL for a cost model
  * assembled by hand (tests), whose plans build it when they finish. */

@@ -74,10 +74,10 @@ static int xctx_init(xctx *x, const arachne_plan *p)
                             "needed)", p->nranks, slots);
     /* the model's shape and the nodes' sizes, from what the plan embeds;
      * an export that needs them says so when they are missing */
-    if (p->in_model && arachne_model_from_json(&x->model, p->in_model, strlen(p->in_model)) != ARACHNE_OK)
+    if (p->in.model && arachne_model_from_json(&x->model, p->in.model, strlen(p->in.model)) != ARACHNE_OK)
         x->model = NULL;
-    if (p->in_cluster) {
-        if (arachne_cluster_from_json(&x->cluster, p->in_cluster, strlen(p->in_cluster)) != ARACHNE_OK)
+    if (p->in.cluster) {
+        if (arachne_cluster_from_json(&x->cluster, p->in.cluster, strlen(p->in.cluster)) != ARACHNE_OK)
             x->cluster = NULL;
     } else if (p->cluster_spec && arachne_cluster_parse(&x->cluster, p->cluster_spec) != ARACHNE_OK) {
         x->cluster = NULL;

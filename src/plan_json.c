@@ -187,15 +187,15 @@ int ar_plan_write_json(const arachne_plan *p, ar_buf *b)
     put_int_field(b, ", ", "evaluations", p->evaluations);
     put_int_field(b, ", ", "samples", p->samples);
     ar_buf_puts(b, "}");
-    if (p->in_model && p->in_cluster && p->in_profile) {
+    if (p->in.model && p->in.cluster && p->in.profile) {
         /* what repricing needs, as the model, cluster and profile writers
          * print them (docs/formats.md, "inputs") */
-        ar_buf_printf(b, ",\n  \"inputs\": {\"profile_crc32\": \"%08lx\",\n  \"model\": ", p->in_profile_crc);
-        ar_buf_puts(b, p->in_model);
+        ar_buf_printf(b, ",\n  \"inputs\": {\"profile_crc32\": \"%08lx\",\n  \"model\": ", p->in.profile_crc);
+        ar_buf_puts(b, p->in.model);
         ar_buf_puts(b, ",\n  \"cluster\": ");
-        ar_buf_puts(b, p->in_cluster);
+        ar_buf_puts(b, p->in.cluster);
         ar_buf_puts(b, ",\n  \"profile\": ");
-        ar_buf_puts(b, p->in_profile);
+        ar_buf_puts(b, p->in.profile);
         ar_buf_puts(b, "}");
     }
     ar_buf_puts(b, "\n}\n");

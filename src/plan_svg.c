@@ -57,7 +57,7 @@ static int plan_write_svg(const arachne_plan *p, ar_buf *b)
     if (!p || !p->cluster_spec) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "plan svg: plan has no cluster");
     /* The cluster the plan was priced on, with its GPU figures: user-defined
      * types are not in the catalog the compact string is parsed against. */
-    if (p->in_cluster) st = arachne_cluster_from_json(&c, p->in_cluster, strlen(p->in_cluster));
+    if (p->in.cluster) st = arachne_cluster_from_json(&c, p->in.cluster, strlen(p->in.cluster));
     else st = arachne_cluster_parse(&c, p->cluster_spec);
     if (st) return st;
     if (c->nnodes > 0 && p->nranks > 0 && c->total_gpus < p->gpus_used) {
