@@ -177,7 +177,7 @@ static int cover_mbs(arachne_profile *prof, const arachne_model *m, const arachn
     gen_options(&o, y2021, eager, op_sac);
     for (kind = 0; kind < AR_LAYER_KINDS; kind++) {
         ar_profile_entry e;
-        if ((kind == AR_LAYER_DENSE || kind == AR_LAYER_MOE) && ar_model_kind_count(m, kind) == 0) continue;
+        if (ar_kind_is_block(kind) && ar_model_kind_count(m, kind) == 0) continue;
         if ((st = ar_profile_gen_entry(m, &c->types[0], kind, tp, mbs, prof->seq_len, NULL, &o, &e)) ||
             (st = ar_profile_add(prof, e.gpu, e.kind, e.tp, e.mbs, e.fwd_s, e.bwd_s, e.tp_comm_s, e.act_bytes)))
             return st;
@@ -220,12 +220,35 @@ static int grand_teton(arachne_cluster *c, const char *cat, const char *gname)
     return st;
 }
 
+/* The model's "hybrid" member (with its leading comma) from a supplement's
+ * "hybrid" object -- a hybrid Mamba / attention / MoE stack's layer pattern
+ * and Mamba-2 sizes, which no row carries -- or "" when there is none. */
+static void hybrid_json(const ar_json *sup, char *out, size_t size)
+{
+    static const char *const keys[] = { "mamba_heads", "mamba_head_dim", "mamba_state", "mamba_groups",
+                                        "mamba_conv", "mamba_chunk" };
+    const ar_json *hy = sup ? ar_json_get(sup, "hybrid") : NULL;
+    const char *pat = hy ? str_or(hy, "pattern", NULL) : NULL;
+    size_t k, i;
+    out[0] = '\0';
+    if (!pat || strlen(pat) + 64 > size) return;
+    for (i = 0; pat[i]; i++)
+        if (!strchr("M*-E", pat[i])) return; /* the model check names nothing else: leave it out */
+    k = (size_t)snprintf(out, size, ",\"hybrid\":{\"pattern\":\"%s\"", pat);
+    for (i = 0; i < AR_COUNT(keys) && k < size; i++) {
+        double v = num_or(hy, keys[i], NAN);
+        if (!isnan(v)) k += (size_t)snprintf(out + k, size - k, ",\"%s\":%g", keys[i], v);
+    }
+    if (k + 2 < size) snprintf(out + k, size - k, "}");
+    else out[0] = '\0';
+}
+
 /* Prices one row; fills r. */
 static void price_row(const ar_json *row, const ar_json *sup, int parts, result *r)
 {
     const ar_json *arch = ar_json_get(row, "architecture");
     const char *gname = str_or(row, "gpu", "?"), *cat = NULL, *release = str_or(row, "release", "");
-    char mjson[1024], cspec[64], spec[96];
+    char mjson[2560], hybrid[1536], cspec[64], spec[96];
     double tp, pp, cp, vp, fsdp, ep, etp, mbs, n, gbs, seq, l, h, heads, kv, ffn, V, experts, topk, moe_ffn, shared;
     double pub_tok, pub_tfl, hd;
     int domain = 8, gated, moe, paper2021, eager = 0, op_sac, st, nodes, i;
@@ -300,16 +323,18 @@ static void price_row(const ar_json *row, const ar_json *sup, int parts, result 
     shared = moe ? fact(row, arch, sup, "shared_experts", 0) : 0;
     gated = sup ? bool_or(sup, "gated_mlp", 1) : 1;
     if (!(l > 0 && h > 0 && heads > 0 && V > 0)) {
-        snprintf(r->why, sizeof r->why, "architecture incomplete");
+        /* a supplement may say why no architecture could be given */
+        snprintf(r->why, sizeof r->why, "%.150s", str_or(sup, "why_not_priced", "architecture incomplete"));
         return;
     }
+    hybrid_json(sup, hybrid, sizeof hybrid);
     snprintf(mjson, sizeof mjson,
              "{\"format\":\"arachne-model\",\"version\":1,\"name\":\"row%ld\",\"blocks\":%g,\"hidden\":%g,"
              "\"heads\":%g,\"kv_heads\":%g,\"head_dim\":%g,\"ffn\":%g,\"vocab\":%g,\"experts\":%g,\"top_k\":%g,"
              "\"shared_experts\":%g,\"expert_ffn\":%g,\"dense_prefix\":0,\"qk_norm\":false,\"gated_mlp\":%s,"
-             "\"tied_embeddings\":false}",
+             "\"tied_embeddings\":false%s}",
              r->id, l, h, heads, kv, hd, moe ? moe_ffn : ffn, V, experts, topk, shared, moe ? moe_ffn : 0.0,
-             gated ? "true" : "false");
+             gated ? "true" : "false", hybrid);
     nodes = (int)ceil(n / domain);
     snprintf(cspec, sizeof cspec, "%s:%dx%d", cat, nodes, domain);
     /* context parallelism: each replica's stages run on tp x cp GPUs */

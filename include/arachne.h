@@ -314,12 +314,19 @@ ARACHNE_API int arachne_cluster_gpu_get(const arachne_cluster *c, const char *ty
 /* @@SECTION model@@ */
 
 /** Layer kinds of a model.  Values are pinned.  A model is an embedding,
- *  `blocks` transformer blocks (dense or MoE) and a head. */
+ *  `blocks` transformer blocks (dense or MoE) and a head -- or, for a
+ *  hybrid model (a "hybrid" pattern in its JSON, docs/models.md), an
+ *  embedding, `blocks` single-mixer layers of kinds 4 to 7 in the
+ *  pattern's order, and a head. */
 typedef enum arachne_layer_kind {
-    ARACHNE_LAYER_EMBED = 0,  /**< token embedding (a gather) */
-    ARACHNE_LAYER_DENSE = 1,  /**< transformer block with a dense MLP */
-    ARACHNE_LAYER_MOE = 2,    /**< transformer block with routed (and shared) experts */
-    ARACHNE_LAYER_HEAD = 3    /**< final norm + output projection + loss */
+    ARACHNE_LAYER_EMBED = 0,     /**< token embedding (a gather) */
+    ARACHNE_LAYER_DENSE = 1,     /**< transformer block with a dense MLP */
+    ARACHNE_LAYER_MOE = 2,       /**< transformer block with routed (and shared) experts */
+    ARACHNE_LAYER_HEAD = 3,      /**< final norm + output projection + loss */
+    ARACHNE_LAYER_MAMBA = 4,     /**< hybrid layer: norm + Mamba-2 mixer (pattern symbol M) */
+    ARACHNE_LAYER_ATTENTION = 5, /**< hybrid layer: norm + attention (pattern symbol *) */
+    ARACHNE_LAYER_MLP = 6,       /**< hybrid layer: norm + MLP (pattern symbol -) */
+    ARACHNE_LAYER_MOE_MLP = 7    /**< hybrid layer: norm + routed and shared experts (pattern symbol E) */
 } arachne_layer_kind;
 
 /** Activation recomputation (checkpointing) modes.  Values are pinned. */
@@ -331,7 +338,7 @@ typedef enum arachne_recompute {
 
 /** Fields readable with arachne_model_get().  Values are pinned. */
 typedef enum arachne_model_field {
-    ARACHNE_MODEL_BLOCKS = 0,          /**< transformer blocks (dense + MoE) */
+    ARACHNE_MODEL_BLOCKS = 0,          /**< transformer blocks (dense + MoE), or a hybrid model's layers */
     ARACHNE_MODEL_HIDDEN = 1,          /**< hidden size */
     ARACHNE_MODEL_HEADS = 2,           /**< attention (query) heads */
     ARACHNE_MODEL_KV_HEADS = 3,        /**< key/value heads (GQA) */
@@ -355,7 +362,17 @@ typedef enum arachne_model_field {
     ARACHNE_MODEL_QK_ROPE_DIM = 21,    /**< MLA per-head q/k RoPE dimension */
     ARACHNE_MODEL_V_HEAD_DIM = 22,     /**< MLA per-head value dimension */
     ARACHNE_MODEL_DENSE_BLOCKS = 23,   /**< number of dense blocks */
-    ARACHNE_MODEL_MOE_BLOCKS = 24      /**< number of MoE blocks */
+    ARACHNE_MODEL_MOE_BLOCKS = 24,     /**< number of MoE blocks */
+    ARACHNE_MODEL_MAMBA_HEADS = 25,    /**< Mamba-2 heads per layer (0: no Mamba layer) */
+    ARACHNE_MODEL_MAMBA_HEAD_DIM = 26, /**< Mamba-2 head dimension */
+    ARACHNE_MODEL_MAMBA_STATE = 27,    /**< Mamba-2 SSM state size per head */
+    ARACHNE_MODEL_MAMBA_GROUPS = 28,   /**< Mamba-2 B/C groups */
+    ARACHNE_MODEL_MAMBA_CONV = 29,     /**< Mamba-2 causal convolution width */
+    ARACHNE_MODEL_MAMBA_CHUNK = 30,    /**< Mamba-2 scan chunk length (tokens) */
+    ARACHNE_MODEL_MAMBA_LAYERS = 31,   /**< hybrid layers of kind ARACHNE_LAYER_MAMBA */
+    ARACHNE_MODEL_ATTENTION_LAYERS = 32, /**< hybrid layers of kind ARACHNE_LAYER_ATTENTION */
+    ARACHNE_MODEL_MLP_LAYERS = 33,     /**< hybrid layers of kind ARACHNE_LAYER_MLP */
+    ARACHNE_MODEL_MOE_MLP_LAYERS = 34  /**< hybrid layers of kind ARACHNE_LAYER_MOE_MLP */
 } arachne_model_field;
 
 /** Creates a model from a built-in preset ("llama3-8b", "qwen3-8b",

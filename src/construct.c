@@ -166,9 +166,9 @@ typedef struct look {
     double X;                      /* under ZeRO-1: expert data-parallel ranks of the plan so far, at most */
     double D, E;                   /* dense / routed-expert parameters of the whole model */
     double acts;                   /* least activation bytes of one replica (one sample per layer) */
-    double pd[2], pe[2];           /* dense / routed-expert parameters of a dense / MoE block */
+    double pd[AR_LAYER_KINDS], pe[AR_LAYER_KINDS]; /* dense / routed-expert parameters of a block per kind */
     double pd_embed, pd_head;      /* parameters of the embedding / head */
-    int kinds[2];                  /* the model has dense / MoE blocks */
+    int kinds[AR_LAYER_KINDS];     /* the model has blocks of the kind */
     double rmax[AR_MAX_DEPTH + 1]; /* most replicas of a template of depth d */
     double rmem[AR_MAX_DEPTH + 1]; /* most replicas whose least bytes the free GPUs hold */
     double free_cap;               /* usable bytes of all free GPUs */
@@ -211,8 +211,11 @@ static void least_acts(const arachne_cost_model *cm, double *act)
  * layer. */
 static double least_replica_acts(const arachne_cost_model *cm, const double *act)
 {
-    return act[AR_LAYER_EMBED] + act[AR_LAYER_HEAD] + ar_model_kind_count(cm->model, AR_LAYER_DENSE) * act[AR_LAYER_DENSE] +
-           ar_model_kind_count(cm->model, AR_LAYER_MOE) * act[AR_LAYER_MOE];
+    double v = act[AR_LAYER_EMBED] + act[AR_LAYER_HEAD];
+    int k;
+    for (k = 0; k < AR_LAYER_KINDS; k++)
+        if (ar_kind_is_block(k) && ar_model_kind_count(cm->model, k) > 0) v += ar_model_kind_count(cm->model, k) * act[k];
+    return v;
 }
 
 /* Memory bounds of one replica (weights, gradients, optimizer state, one
@@ -279,7 +282,7 @@ static double block_static(const look *L, double r)
 {
     double stat = -1.0, ebpp = expert_bpp(L, r), bpp = dense_bpp(L, r);
     int k;
-    for (k = 0; k < 2; k++) {
+    for (k = 0; k < AR_LAYER_KINDS; k++) {
         double v;
         if (!L->kinds[k]) continue;
         v = bpp * L->pd[k] + ebpp * L->pe[k];
@@ -320,11 +323,11 @@ static void look_bounds(look *L)
     for (k = 0; k < L->plan->ntemplates; k++) R0 += L->plan->t[k].replicas * ar_tmpl_cp(&L->plan->t[k]);
     L->R0 = R0;
     L->blocks = cm->model->blocks;
-    for (k = AR_LAYER_DENSE; k <= AR_LAYER_MOE; k++) {
-        L->kinds[k - AR_LAYER_DENSE] = ar_model_kind_count(cm->model, k) > 0;
-        L->pd[k - AR_LAYER_DENSE] = cc->dense_params[k];
-        L->pe[k - AR_LAYER_DENSE] = cc->expert_params[k];
-        if (L->kinds[k - AR_LAYER_DENSE] && (ab < 0 || act[k] < ab)) ab = act[k];
+    for (k = 0; k < AR_LAYER_KINDS; k++) {
+        L->kinds[k] = ar_kind_is_block(k) && ar_model_kind_count(cm->model, k) > 0;
+        L->pd[k] = cc->dense_params[k];
+        L->pe[k] = cc->expert_params[k];
+        if (L->kinds[k] && (ab < 0 || act[k] < ab)) ab = act[k];
     }
     L->ablk = ab > 0 ? ab : 0.0;
     L->pd_embed = cc->dense_params[AR_LAYER_EMBED];

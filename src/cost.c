@@ -9,11 +9,10 @@
 #include "calib.h"
 #include "cost.h"
 
-static const char *const kind_names[AR_LAYER_KINDS] = { "embed", "dense", "moe", "head" };
-
 const char *ar_cost_kind_name(int kind)
 {
-    return kind >= 0 && kind < AR_LAYER_KINDS ? kind_names[kind] : "?";
+    const char *n = ar_layer_kind_name(kind);
+    return n ? n : "?";
 }
 
 void ar_setup_defaults(ar_setup *s)
@@ -91,27 +90,42 @@ int ar_cost_cache_build(arachne_cost_model *cm)
     const arachne_model *m = cm->model;
     int i, k, lt, lm, b;
     if (!c) {
+        /* one allocation: moe_before, then one prefix array per block kind
+         * the model has */
+        int nk = 0;
+        for (k = 0; k < AR_LAYER_KINDS; k++) nk += ar_kind_is_block(k) && ar_model_kind_count(m, k) > 0;
         c = ar_calloc(1, sizeof *c);
         if (!c) return ARACHNE_E_NO_MEMORY;
-        c->moe_before = ar_calloc((size_t)m->blocks + 1, sizeof *c->moe_before);
+        c->moe_before = ar_calloc(((size_t)nk + 1) * ((size_t)m->blocks + 1), sizeof *c->moe_before);
         if (!c->moe_before) { free(c); return ARACHNE_E_NO_MEMORY; }
+        for (k = 0, nk = 0; k < AR_LAYER_KINDS; k++)
+            if (ar_kind_is_block(k) && ar_model_kind_count(m, k) > 0)
+                c->kind_before[k] = c->moe_before + (size_t)(++nk) * ((size_t)m->blocks + 1);
         cm->cache = c;
     }
     c->blocks = m->blocks;
     c->moe_before[0] = 0;
-    for (b = 0; b < m->blocks; b++)
-        c->moe_before[b + 1] = c->moe_before[b] + (ar_model_block_kind(m, b) == AR_LAYER_MOE);
+    for (k = 0; k < AR_LAYER_KINDS; k++)
+        if (c->kind_before[k]) c->kind_before[k][0] = 0;
+    for (b = 0; b < m->blocks; b++) {
+        int kb = ar_model_block_kind(m, b);
+        c->moe_before[b + 1] = c->moe_before[b] + ar_model_block_routed(m, b);
+        for (k = 0; k < AR_LAYER_KINDS; k++)
+            if (c->kind_before[k]) c->kind_before[k][b + 1] = c->kind_before[k][b] + (kb == k);
+    }
     for (k = 0; k < AR_LAYER_KINDS; k++) {
         c->expert_params[k] = m->expert_params[k];
         c->dense_params[k] = m->params[k] - m->expert_params[k];
     }
-    /* phi: routed-expert share of a MoE block's forward FLOPs */
-    c->expert_frac = 0.0;
-    if (m->experts > 0 && ar_model_kind_count(m, AR_LAYER_MOE) > 0) {
-        double layer = ar_model_flops_fwd(m, AR_LAYER_MOE, cm->setup.seq_len, 1);
-        double routed = 2.0 * (m->expert_params[AR_LAYER_MOE] / m->experts) * m->top_k * cm->setup.seq_len;
-        if (layer > 0.0) c->expert_frac = routed / layer;
-        if (c->expert_frac > 1.0) c->expert_frac = 1.0;
+    /* phi: routed-expert share of a routed kind's forward FLOPs */
+    for (k = 0; k < AR_LAYER_KINDS; k++) {
+        c->expert_frac[k] = 0.0;
+        if (m->experts > 0 && ar_kind_routed(k) && ar_model_kind_count(m, k) > 0) {
+            double layer = ar_model_flops_fwd(m, k, cm->setup.seq_len, 1);
+            double routed = 2.0 * (m->expert_params[k] / m->experts) * m->top_k * cm->setup.seq_len;
+            if (layer > 0.0) c->expert_frac[k] = routed / layer;
+            if (c->expert_frac[k] > 1.0) c->expert_frac[k] = 1.0;
+        }
     }
     /* the attention core grows linearly with the sequence per token
      * (C(s) = k s), the rest does not: per token f(s) = A + k s */
@@ -374,6 +388,10 @@ int ar_stage_check(const arachne_cost_model *cm, const ar_template *t, int s)
         return ar_error(ARACHNE_E_INVALID_PLAN,
                         "cp %d: the sequence length %d is not divisible by 2 x cp = %d (load-balanced chunks)",
                         t->cp, cm->setup.seq_len, 2 * t->cp);
+    if (t->cp > 1 && ar_model_kind_count(cm->model, AR_LAYER_MAMBA) > 0)
+        return ar_error(ARACHNE_E_INVALID_PLAN,
+                        "cp %d: context parallelism over Mamba layers is not priced (their scan passes state "
+                        "along the sequence)", t->cp);
     if (S->first < 0 || S->end < S->first || S->end > c->blocks)
         return ar_error(ARACHNE_E_INVALID_PLAN, "stage %d: layers %d-%d outside the model's %d blocks",
                         s, S->first, S->end, c->blocks);
@@ -449,11 +467,11 @@ int ar_stage_price_checked(const arachne_cost_model *cm, const ar_template *t, i
     const ar_gpu_spec *g;
     ar_cost_entry tmp, tmp2;
     const ar_cost_entry *e, *e2;
-    int rc, b = t->micro_batch, n_moe, n_dense, cp = ar_tmpl_cp(t);
+    int rc, b = t->micro_batch, n_moe, nk[AR_LAYER_KINDS], k, cp = ar_tmpl_cp(t);
     double compute = 0.0, tpc = 0.0, epc = 0.0, p2p = 0.0, fwd = 0.0, cpc = 0.0, cpf = 0.0;
     g = &cl->types[S->type];
     n_moe = c->moe_before[S->end] - c->moe_before[S->first];
-    n_dense = S->end - S->first - n_moe;
+    ar_stage_kind_counts(c, S, nk);
     if (s == 0) {
         if ((rc = ar_cost_entry_get(cm, S->type, AR_LAYER_EMBED, S->tp, b, &tmp, &e)) != ARACHNE_OK) return rc;
         compute += e->time_s;
@@ -466,34 +484,35 @@ int ar_stage_price_checked(const arachne_cost_model *cm, const ar_template *t, i
         tpc += e->tp_comm_s;
         fwd += e->fwd_s + e->tp_fwd_s;
     }
-    if (n_dense > 0) {
-        if ((rc = ar_cost_entry_get(cm, S->type, AR_LAYER_DENSE, S->tp, b, &tmp, &e)) != ARACHNE_OK) return rc;
-        compute += n_dense * e->time_s;
-        tpc += n_dense * e->tp_comm_s;
-        fwd += n_dense * (e->fwd_s + e->tp_fwd_s);
-        if (cp > 1) cp_ring(cm, t, s, pl, c->attn_frac[AR_LAYER_DENSE], e, n_dense, &cpc, &cpf);
-    }
-    if (n_moe > 0) {
-        double phi = c->expert_frac, share = (double)S->etp / S->tp;
-        if ((rc = ar_cost_entry_get(cm, S->type, AR_LAYER_MOE, S->tp, b, &tmp, &e)) != ARACHNE_OK) return rc;
-        if (S->etp == S->tp) e2 = e;
-        else if ((rc = ar_cost_entry_get(cm, S->type, AR_LAYER_MOE, S->etp, b, &tmp2, &e2)) != ARACHNE_OK) return rc;
-        /* attention/router/shared part at the stage's TP; routed experts at
-         * ETP, scaled to the tokens one GPU really serves (etp/tp of the
-         * entry's b x seq tokens under balanced routing) */
-        compute += n_moe * ((1.0 - phi) * e->time_s + phi * e2->time_s * share);
-        tpc += n_moe * 0.5 * (e->tp_comm_s + e2->tp_comm_s * share);
-        fwd += n_moe * ((1.0 - phi) * e->fwd_s + phi * e2->fwd_s * share + 0.5 * (e->tp_fwd_s + e2->tp_fwd_s * share));
-        if (cp > 1) cp_ring(cm, t, s, pl, c->attn_frac[AR_LAYER_MOE], e, n_moe, &cpc, &cpf);
-        if (S->ep > 1) {
-            int inter = pl ? pl->ep_inter : 1;
-            double bw = inter ? ar_cluster_link_bw(cl, S->type, S->type) : g->intra_bw;
-            double lat = inter ? g->inter_lat : g->intra_lat;
-            double tokens = (double)cm->setup.seq_len * b / ((double)S->tp * cp);
-            double bytes = tokens * cm->model->top_k * cm->model->hidden * 2.0 * (S->ep - 1) / S->ep;
-            /* dispatch + combine, forward and backward */
-            epc = n_moe * 4.0 * (bytes / bw + (S->ep - 1) * lat);
+    for (k = 0; k < AR_LAYER_KINDS; k++) {
+        int n = nk[k];
+        if (n == 0 || !ar_kind_is_block(k)) continue;
+        if ((rc = ar_cost_entry_get(cm, S->type, k, S->tp, b, &tmp, &e)) != ARACHNE_OK) return rc;
+        if (!ar_kind_routed(k)) {
+            compute += n * e->time_s;
+            tpc += n * e->tp_comm_s;
+            fwd += n * (e->fwd_s + e->tp_fwd_s);
+        } else {
+            double phi = c->expert_frac[k], share = (double)S->etp / S->tp;
+            if (S->etp == S->tp) e2 = e;
+            else if ((rc = ar_cost_entry_get(cm, S->type, k, S->etp, b, &tmp2, &e2)) != ARACHNE_OK) return rc;
+            /* attention/router/shared part at the stage's TP; routed experts at
+             * ETP, scaled to the tokens one GPU really serves (etp/tp of the
+             * entry's b x seq tokens under balanced routing) */
+            compute += n * ((1.0 - phi) * e->time_s + phi * e2->time_s * share);
+            tpc += n * 0.5 * (e->tp_comm_s + e2->tp_comm_s * share);
+            fwd += n * ((1.0 - phi) * e->fwd_s + phi * e2->fwd_s * share + 0.5 * (e->tp_fwd_s + e2->tp_fwd_s * share));
         }
+        if (cp > 1 && ar_kind_has_attention(k)) cp_ring(cm, t, s, pl, c->attn_frac[k], e, n, &cpc, &cpf);
+    }
+    if (n_moe > 0 && S->ep > 1) {
+        int inter = pl ? pl->ep_inter : 1;
+        double bw = inter ? ar_cluster_link_bw(cl, S->type, S->type) : g->intra_bw;
+        double lat = inter ? g->inter_lat : g->intra_lat;
+        double tokens = (double)cm->setup.seq_len * b / ((double)S->tp * cp);
+        double bytes = tokens * cm->model->top_k * cm->model->hidden * 2.0 * (S->ep - 1) / S->ep;
+        /* dispatch + combine, forward and backward */
+        epc = n_moe * 4.0 * (bytes / bw + (S->ep - 1) * lat);
     }
     if (cp > 1) {
         /* each rank of a CP group holds seq / cp tokens of every sequence

@@ -41,10 +41,12 @@ typedef struct ar_cost_entry {
 typedef struct ar_cost_cache {
     ar_cost_entry tab[AR_MAX_TYPES][AR_LAYER_KINDS][AR_TP_LEVELS][AR_MBS_LEVELS];
     int blocks;
-    int *moe_before;                     /* moe_before[b]: MoE blocks among blocks [0, b) */
+    int *moe_before;                     /* moe_before[b]: blocks with routed experts among [0, b) */
+    int *kind_before[AR_LAYER_KINDS];    /* kind_before[k][b]: blocks of kind k among [0, b) (block
+                                          * kinds the model has; NULL for the others) */
     double dense_params[AR_LAYER_KINDS]; /* non-routed-expert parameters of one layer */
     double expert_params[AR_LAYER_KINDS];/* routed-expert parameters of one layer */
-    double expert_frac;                  /* phi: routed-expert share of a MoE block's forward FLOPs */
+    double expert_frac[AR_LAYER_KINDS];  /* phi: routed-expert share of a routed kind's forward FLOPs */
     double flops_per_sample;             /* model FLOPs (fwd + bwd) of one sample */
     double attn_frac[AR_LAYER_KINDS];    /* attention-core (QK^T, AV) share of a layer's forward FLOPs at
                                           * the setup's sequence length: the compute that hides the
@@ -56,6 +58,15 @@ typedef struct ar_cost_cache {
 /* Entry for (cluster type index, kind, tp, mbs).  Powers of two come from
  * the cache; other sizes are looked up and converted into *tmp.
  * ARACHNE_E_INFEASIBLE naming the key when the profile lacks it. */
+/* Blocks of each kind among a stage's [first, end) (0 for kinds the model
+ * lacks). */
+static inline void ar_stage_kind_counts(const ar_cost_cache *c, const ar_stage *S, int *n)
+{
+    int k;
+    for (k = 0; k < AR_LAYER_KINDS; k++)
+        n[k] = c->kind_before[k] ? c->kind_before[k][S->end] - c->kind_before[k][S->first] : 0;
+}
+
 int ar_cost_entry_get(const arachne_cost_model *cm, int type, int kind, int tp, int mbs,
                       ar_cost_entry *tmp, const ar_cost_entry **out);
 /* "embed", "dense", "moe", "head". */

@@ -157,7 +157,7 @@ static int stage_is_moe(const arachne_model *m, int first, int end)
 {
     int b;
     if (m->experts <= 0) return 0;
-    for (b = first; b < end; b++) if (ar_model_block_kind(m, b) == AR_LAYER_MOE) return 1;
+    for (b = first; b < end; b++) if (ar_model_block_routed(m, b)) return 1;
     return 0;
 }
 
@@ -491,6 +491,7 @@ static void capacity_weights(const fill_ctx *c, double *w)
     int kind = m->experts > 0 ? AR_LAYER_MOE : AR_LAYER_DENSE, s;
     int M = su->global_batch / AR_MAX(1, c->r * c->mbs);
     double p_all = m->params[kind], p_exp = m->expert_params[kind];
+    if (m->pattern[0]) ar_model_mean_layer(m, &p_all, &p_exp); /* layers of a hybrid differ: their mean */
     if (M < 1) M = 1;
     for (s = 0; s < c->depth; s++) {
         int tp = c->ttp[s], W = c->tps[s] * AR_MAX(1, c->r), cp = c->cp;
@@ -658,7 +659,8 @@ static int cp_choices(const arachne_cost_model *cm, int depth, const int *tps, i
 {
     int n = 0, cp, s, g = 1 << AR_MAX_TP_LOG;
     out[n++] = 1;
-    if (!cm->setup.context_parallel) return n;
+    /* Mamba layers have no ring attention to split (cost.c refuses them) */
+    if (!cm->setup.context_parallel || ar_model_kind_count(cm->model, AR_LAYER_MAMBA) > 0) return n;
     for (s = 0; s < depth; s++) if (tps[s] < g) g = tps[s];
     for (cp = 2; cp <= g && cp <= AR_MAX_CP; cp *= 2)
         if (cm->setup.seq_len % (2 * cp) == 0) out[n++] = cp;
@@ -675,6 +677,7 @@ static int cp_may_pay(const fill_ctx *c, int cp, int mbs)
 {
     const arachne_model *m = c->cm->model;
     int kind = m->experts > 0 ? AR_LAYER_MOE : AR_LAYER_DENSE, s;
+    if (m->pattern[0]) kind = AR_LAYER_ATTENTION; /* the only hybrid layers CP splits are attention layers */
     for (s = 0; s < c->depth; s++) {
         ar_stage_speed a, b;
         if (!ar_stage_speed_get(c->cm, c->types[s], c->tps[s], mbs, &a) ||

@@ -19,7 +19,7 @@ int ar_stage_speed_get(const arachne_cost_model *cm, int type, int tp, int mbs, 
     }
     for (k = 0; k < AR_LAYER_KINDS; k++) {
         const ar_cost_entry *e = &cc->tab[type][k][lt][lm];
-        int needed = k == AR_LAYER_EMBED || k == AR_LAYER_HEAD || ar_model_kind_count(cm->model, k) > 0;
+        int needed = !ar_kind_is_block(k) || ar_model_kind_count(cm->model, k) > 0;
         sp->block_s[k] = -1.0;
         if (!needed) continue;
         if (!e->present) { ok = 0; continue; }
@@ -32,6 +32,7 @@ int ar_stage_speed_get(const arachne_cost_model *cm, int type, int tp, int mbs, 
  * the split search below asks for every block dozens of times per split. */
 static double block_s(const arachne_model *m, const ar_stage_speed *sp, int b)
 {
+    if (m->pattern[0]) return sp->block_s[m->block_kinds[b]];
     return sp->block_s[m->experts > 0 && b >= m->dense_prefix ? AR_LAYER_MOE : AR_LAYER_DENSE];
 }
 

@@ -456,7 +456,7 @@ static int try_template(ar_flat_runner *r, const partial *p, int mbs)
         S->first = firsts[s];
         S->end = firsts[s + 1];
         if (cm->model->experts > 0)
-            for (b = S->first; b < S->end; b++) if (ar_model_block_kind(cm->model, b) == AR_LAYER_MOE) moe = 1;
+            for (b = S->first; b < S->end; b++) if (ar_model_block_routed(cm->model, b)) moe = 1;
         if (moe) { S->ep = 1; S->etp = S->tp; S->edp = p->reps; }
         else { S->ep = 1; S->etp = 1; S->edp = S->tp * p->reps; }
     }

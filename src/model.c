@@ -20,6 +20,68 @@ static int check_range(const char *model, const char *field, int v, int lo, int 
     return ARACHNE_OK;
 }
 
+/* Symbol of a hybrid pattern -> layer kind; -1 for any other byte. */
+static int pattern_kind(char c)
+{
+    switch (c) {
+    case 'M': return AR_LAYER_MAMBA;
+    case '*': return AR_LAYER_ATTENTION;
+    case '-': return AR_LAYER_MLP;
+    case 'E': return AR_LAYER_MOE_MLP;
+    default: return -1;
+    }
+}
+
+/* The hybrid pattern and the sizes its layers need. */
+static int validate_hybrid(const arachne_model *m)
+{
+    const char *n = m->name, *nul = memchr(m->pattern, '\0', sizeof m->pattern);
+    int len = nul ? (int)(nul - m->pattern) : (int)sizeof m->pattern, i, has[AR_LAYER_KINDS] = { 0 }, st;
+    if (len > AR_MODEL_PATTERN_MAX)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "model '%s': pattern: longer than %d layers", n,
+                        AR_MODEL_PATTERN_MAX);
+    for (i = 0; i < len; i++) {
+        int k = pattern_kind(m->pattern[i]);
+        if (k < 0)
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                            "model '%s': pattern: symbol %d (byte 0x%02x) is not one of M * - E", n, i + 1,
+                            (unsigned char)m->pattern[i]);
+        has[k] = 1;
+    }
+    if (len != m->blocks)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "model '%s': pattern: %d layers, but blocks = %d", n, len,
+                        m->blocks);
+    if (m->dense_prefix != 0)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                        "model '%s': dense_prefix = %d: a hybrid pattern places its MoE layers itself (use 0)", n,
+                        m->dense_prefix);
+    if (has[AR_LAYER_MOE_MLP] != (m->experts > 0))
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                        m->experts > 0 ? "model '%s': experts = %d but the pattern has no E layer"
+                                       : "model '%s': the pattern has E layers but experts = %d",
+                        n, m->experts);
+    if (has[AR_LAYER_MLP] && m->ffn < 1)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                        "model '%s': ffn = %d: must be positive when the pattern has - (MLP) layers", n, m->ffn);
+    if (has[AR_LAYER_MAMBA]) {
+        if ((st = check_range(n, "mamba_heads", m->mamba_heads, 1, AR_MODEL_DIM_MAX)) ||
+            (st = check_range(n, "mamba_head_dim", m->mamba_head_dim, 1, AR_MODEL_DIM_MAX)) ||
+            (st = check_range(n, "mamba_state", m->mamba_state, 1, AR_MODEL_DIM_MAX)) ||
+            (st = check_range(n, "mamba_groups", m->mamba_groups, 1, m->mamba_heads)) ||
+            (st = check_range(n, "mamba_conv", m->mamba_conv, 1, 64)) ||
+            (st = check_range(n, "mamba_chunk", m->mamba_chunk, 1, AR_MODEL_DIM_MAX)))
+            return st;
+        if (m->mamba_heads % m->mamba_groups != 0)
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                            "model '%s': mamba_heads = %d is not divisible by mamba_groups = %d", n, m->mamba_heads,
+                            m->mamba_groups);
+    } else if (m->mamba_heads || m->mamba_head_dim || m->mamba_state || m->mamba_groups || m->mamba_conv ||
+               m->mamba_chunk) {
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "model '%s': Mamba sizes given but the pattern has no M layer", n);
+    }
+    return ARACHNE_OK;
+}
+
 static int validate(const arachne_model *m)
 {
     const char *n = m->name;
@@ -61,9 +123,19 @@ static int validate(const arachne_model *m)
         CHECK(expert_ffn, 0, 0);
         CHECK(dense_prefix, 0, 0);
     }
-    if ((m->experts == 0 || m->dense_prefix > 0) && m->ffn < 1)
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT,
-                        "model '%s': ffn = %d: must be positive when the model has dense blocks", n, m->ffn);
+    if (m->pattern[0]) {
+        if ((st = validate_hybrid(m)) != ARACHNE_OK) return st;
+    } else {
+        if ((m->experts == 0 || m->dense_prefix > 0) && m->ffn < 1)
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                            "model '%s': ffn = %d: must be positive when the model has dense blocks", n, m->ffn);
+        CHECK(mamba_heads, 0, 0);
+        CHECK(mamba_head_dim, 0, 0);
+        CHECK(mamba_state, 0, 0);
+        CHECK(mamba_groups, 0, 0);
+        CHECK(mamba_conv, 0, 0);
+        CHECK(mamba_chunk, 0, 0);
+    }
     if (m->mla) {
         CHECK(q_lora_rank, 0, D);
         CHECK(kv_lora_rank, 1, D);
@@ -120,9 +192,53 @@ static double block_norms(const arachne_model *m)
 
 static double one_expert(const arachne_model *m) { return mlp_mats(m) * m->hidden * m->expert_ffn; }
 
+/* Mamba-2 mixer sizes: inner width (heads x head dim) and the B/C width
+ * (groups x state). */
+static double mamba_inner(const arachne_model *m) { return (double)m->mamba_heads * m->mamba_head_dim; }
+static double mamba_bc(const arachne_model *m) { return (double)m->mamba_groups * m->mamba_state; }
+
+/* Parameters of the GEMMs of one Mamba-2 mixer: in_proj (hidden -> z, x,
+ * B, C and one dt per head) and out_proj (inner -> hidden). */
+static double mamba_matmul(const arachne_model *m)
+{
+    double di = mamba_inner(m);
+    return m->hidden * (2.0 * di + 2.0 * mamba_bc(m) + m->mamba_heads) + di * m->hidden;
+}
+
+/* All parameters of one Mamba-2 layer: its pre-norm, the GEMMs, the
+ * depthwise causal conv over x, B, C (weights + bias), A, D and the dt
+ * bias per head, and the gated RMSNorm over the inner width. */
+static double mamba_params(const arachne_model *m)
+{
+    double di = mamba_inner(m), conv_ch = di + 2.0 * mamba_bc(m);
+    return m->hidden + mamba_matmul(m) + conv_ch * (m->mamba_conv + 1.0) + 3.0 * m->mamba_heads + di;
+}
+
+int ar_model_tp_ok(const arachne_model *m, int tp)
+{
+    if (tp < 1 || m->heads % tp != 0) return 0;
+    if (m->pattern[0] && m->kind_count[AR_LAYER_MAMBA] > 0)
+        return m->mamba_heads % tp == 0 && m->mamba_groups % tp == 0;
+    return 1;
+}
+
+void ar_model_mean_layer(const arachne_model *m, double *params, double *expert_params)
+{
+    double p = 0.0, e = 0.0;
+    int k;
+    for (k = 0; k < AR_LAYER_KINDS; k++) {
+        if (!ar_kind_is_block(k)) continue;
+        p += ar_model_kind_count(m, k) * m->params[k];
+        e += ar_model_kind_count(m, k) * m->expert_params[k];
+    }
+    *params = p / m->blocks;
+    *expert_params = e / m->blocks;
+}
+
 int ar_model_kind_count(const arachne_model *m, int kind)
 {
     if (!m) return 0;
+    if (m->pattern[0] && ar_kind_is_block(kind)) return m->kind_count[kind];
     switch (kind) {
     case AR_LAYER_EMBED: case AR_LAYER_HEAD: return 1;
     case AR_LAYER_DENSE: return m->experts > 0 ? m->dense_prefix : m->blocks;
@@ -133,8 +249,29 @@ int ar_model_kind_count(const arachne_model *m, int kind)
 
 int ar_model_block_kind(const arachne_model *m, int block)
 {
+    if (m->pattern[0]) return m->block_kinds[block];
     if (m->experts > 0 && block >= m->dense_prefix) return AR_LAYER_MOE;
     return AR_LAYER_DENSE;
+}
+
+/* Parameters of one layer of each kind of a hybrid pattern: every layer
+ * has its own pre-norm (h weights) and one mixer. */
+static void hybrid_params(arachne_model *m)
+{
+    double h = m->hidden;
+    if (m->kind_count[AR_LAYER_MAMBA] > 0)
+        m->params[AR_LAYER_MAMBA] = m->active_params[AR_LAYER_MAMBA] = mamba_params(m);
+    if (m->kind_count[AR_LAYER_ATTENTION] > 0)
+        m->params[AR_LAYER_ATTENTION] = m->active_params[AR_LAYER_ATTENTION] =
+            attn_matmul(m) + block_norms(m) - h; /* one norm, not a block's two */
+    if (m->kind_count[AR_LAYER_MLP] > 0)
+        m->params[AR_LAYER_MLP] = m->active_params[AR_LAYER_MLP] = h + mlp_mats(m) * h * m->ffn;
+    if (m->kind_count[AR_LAYER_MOE_MLP] > 0) {
+        double common = h + h * m->experts + m->shared_experts * one_expert(m);
+        m->expert_params[AR_LAYER_MOE_MLP] = m->experts * one_expert(m);
+        m->params[AR_LAYER_MOE_MLP] = common + m->expert_params[AR_LAYER_MOE_MLP];
+        m->active_params[AR_LAYER_MOE_MLP] = common + m->top_k * one_expert(m);
+    }
 }
 
 int ar_model_finish(arachne_model *m)
@@ -146,6 +283,16 @@ int ar_model_finish(arachne_model *m)
     h = m->hidden;
     V = m->vocab;
     for (k = 0; k < AR_LAYER_KINDS; k++) m->params[k] = m->expert_params[k] = m->active_params[k] = 0;
+    memset(m->kind_count, 0, sizeof m->kind_count);
+    memset(m->block_kinds, 0, sizeof m->block_kinds);
+    if (m->pattern[0]) {
+        int b;
+        for (b = 0; b < m->blocks; b++) {
+            m->block_kinds[b] = (unsigned char)pattern_kind(m->pattern[b]);
+            m->kind_count[m->block_kinds[b]]++;
+        }
+        hybrid_params(m);
+    }
     m->params[AR_LAYER_EMBED] = m->active_params[AR_LAYER_EMBED] = V * h;
     m->params[AR_LAYER_HEAD] = m->active_params[AR_LAYER_HEAD] = h + (m->tied_embeddings ? 0.0 : V * h);
     if (ar_model_kind_count(m, AR_LAYER_DENSE) > 0)
@@ -159,7 +306,8 @@ int ar_model_finish(arachne_model *m)
     }
     m->total_params = m->params[AR_LAYER_EMBED] + m->params[AR_LAYER_HEAD];
     m->active_total = m->active_params[AR_LAYER_EMBED] + m->active_params[AR_LAYER_HEAD];
-    for (k = AR_LAYER_DENSE; k <= AR_LAYER_MOE; k++) {
+    for (k = AR_LAYER_DENSE; k < AR_LAYER_KINDS; k++) {
+        if (!ar_kind_is_block(k)) continue;
         m->total_params += ar_model_kind_count(m, k) * m->params[k];
         m->active_total += ar_model_kind_count(m, k) * m->active_params[k];
     }
@@ -176,10 +324,20 @@ static double attn_core_flops(const arachne_model *m, double seq)
     return 2.0 * 2.0 * seq * m->heads * m->head_dim;
 }
 
+double ar_model_ssd_flops(const arachne_model *m, int seq)
+{
+    double q = m->mamba_chunk < seq ? m->mamba_chunk : seq, N = m->mamba_state, p = m->mamba_head_dim;
+    /* per chunk of q tokens: C B^T per group (q x q x N), its masked product
+     * with x per head (q x q x p), the chunk's final states B^T x and their
+     * contribution C . state per head (q x N x p each); the state passing
+     * between chunks is O(1) per token per head and left out */
+    return 2.0 * q * N * m->mamba_groups + m->mamba_heads * (2.0 * q * p + 4.0 * N * p);
+}
+
 double ar_model_flops_fwd(const arachne_model *m, int kind, int seq, int mbs)
 {
     double per_token, h = m->hidden, s = seq;
-    if ((kind == AR_LAYER_DENSE || kind == AR_LAYER_MOE) && ar_model_kind_count(m, kind) == 0) return 0.0;
+    if (ar_kind_is_block(kind) && ar_model_kind_count(m, kind) == 0) return 0.0;
     switch (kind) {
     case AR_LAYER_EMBED: return 0.0; /* a gather: no arithmetic */
     case AR_LAYER_HEAD: per_token = 2.0 * h * m->vocab; break;
@@ -189,6 +347,15 @@ double ar_model_flops_fwd(const arachne_model *m, int kind, int seq, int mbs)
     case AR_LAYER_MOE:
         per_token = 2.0 * (attn_matmul(m) + h * m->experts + (m->top_k + m->shared_experts) * one_expert(m)) +
                     attn_core_flops(m, s);
+        break;
+    case AR_LAYER_MAMBA:
+        per_token = 2.0 * mamba_matmul(m) + 2.0 * (mamba_inner(m) + 2.0 * mamba_bc(m)) * m->mamba_conv +
+                    ar_model_ssd_flops(m, seq);
+        break;
+    case AR_LAYER_ATTENTION: per_token = 2.0 * attn_matmul(m) + attn_core_flops(m, s); break;
+    case AR_LAYER_MLP: per_token = 2.0 * mlp_mats(m) * h * m->ffn; break;
+    case AR_LAYER_MOE_MLP:
+        per_token = 2.0 * (h * m->experts + (m->top_k + m->shared_experts) * one_expert(m));
         break;
     default: return 0.0;
     }
@@ -244,6 +411,40 @@ static double mlp_inner_bytes(const arachne_model *m, double f, int t)
     return (m->gated_mlp ? 6.0 : 4.0) * f / t;
 }
 
+/* Bytes per token one GPU keeps for a layer of a hybrid pattern (16-bit,
+ * sequence parallel, selective or no recomputation): every layer keeps its
+ * pre-norm's input and output, then its mixer's own tensors. */
+static double hybrid_act_per_token(const arachne_model *m, int kind, int seq, int tp, int recompute, int norm_act)
+{
+    double h = m->hidden, t = tp, b = 0.0, Hl = 0.0;
+    switch (kind) {
+    case AR_LAYER_MAMBA: {
+        double di = mamba_inner(m), zxbcdt = 2.0 * di + 2.0 * mamba_bc(m) + m->mamba_heads;
+        /* Megatron's memory-efficient Mamba path keeps the in_proj output
+         * (conv input, z, dt), the scan output and the gated norm's output
+         * (the out_proj input); the conv output and the chunk states are
+         * rebuilt in the backward */
+        b = 4.0 * h / t + 2.0 * zxbcdt / t + 2.0 * di / t + 2.0 * di / t;
+        break;
+    }
+    case AR_LAYER_ATTENTION:
+        b = attn_bytes_per_token(m, tp, &Hl) - 2.0 * h / t; /* no second norm */
+        if (recompute == AR_RECOMPUTE_NONE) b += 2.0 * Hl * seq;
+        else b += 4.0 * Hl;
+        break;
+    case AR_LAYER_MLP: b = 4.0 * h / t + mlp_inner_bytes(m, m->ffn, tp); break;
+    case AR_LAYER_MOE_MLP:
+        b = 4.0 * h / t + 2.0 * m->experts / t;
+        b += m->top_k * (2.0 * h / t + mlp_inner_bytes(m, m->expert_ffn, tp) + 2.0 * h / t);
+        b += m->shared_experts * mlp_inner_bytes(m, m->expert_ffn, tp);
+        if (norm_act) b -= m->top_k * 2.0 * m->expert_ffn / t;
+        break;
+    default: return 0.0;
+    }
+    if (norm_act) b -= 2.0 * h / t; /* the norm's output is rebuilt from its input */
+    return b;
+}
+
 double ar_model_act_bytes(const arachne_model *m, int kind, int seq, int mbs, int tp, int recompute)
 {
     double s = seq, tokens = (double)seq * mbs, h = m->hidden, t, per_token, Hl = 0;
@@ -254,12 +455,13 @@ double ar_model_act_bytes(const arachne_model *m, int kind, int seq, int mbs, in
     switch (kind) {
     case AR_LAYER_EMBED: return 8.0 * tokens;                      /* int64 token ids */
     case AR_LAYER_HEAD: return tokens * (4.0 * h / t + 4.0 * m->vocab / t); /* norm in/out + fp32 logits */
-    case AR_LAYER_DENSE: case AR_LAYER_MOE:
-        if (ar_model_kind_count(m, kind) == 0) return 0.0; /* the model has no such block */
+    default:
+        if (!ar_kind_is_block(kind) || ar_model_kind_count(m, kind) == 0) return 0.0; /* no such block */
         break;
-    default: return 0.0;
     }
     if (recompute == AR_RECOMPUTE_FULL) return tokens * 2.0 * h / t;
+    if (kind != AR_LAYER_DENSE && kind != AR_LAYER_MOE) return hybrid_act_per_token(m, kind, seq, tp, recompute,
+                                                                                  norm_act) * tokens;
     per_token = attn_bytes_per_token(m, tp, &Hl);
     per_token += 2.0 * h / t;  /* norm2 output: MLP / router / shared-expert input */
     if (kind == AR_LAYER_DENSE) {
@@ -355,6 +557,16 @@ int arachne_model_get(const arachne_model *m, int field, double *out)
     case ARACHNE_MODEL_V_HEAD_DIM: v = m->v_head_dim; break;
     case ARACHNE_MODEL_DENSE_BLOCKS: v = ar_model_kind_count(m, AR_LAYER_DENSE); break;
     case ARACHNE_MODEL_MOE_BLOCKS: v = ar_model_kind_count(m, AR_LAYER_MOE); break;
+    case ARACHNE_MODEL_MAMBA_HEADS: v = m->mamba_heads; break;
+    case ARACHNE_MODEL_MAMBA_HEAD_DIM: v = m->mamba_head_dim; break;
+    case ARACHNE_MODEL_MAMBA_STATE: v = m->mamba_state; break;
+    case ARACHNE_MODEL_MAMBA_GROUPS: v = m->mamba_groups; break;
+    case ARACHNE_MODEL_MAMBA_CONV: v = m->mamba_conv; break;
+    case ARACHNE_MODEL_MAMBA_CHUNK: v = m->mamba_chunk; break;
+    case ARACHNE_MODEL_MAMBA_LAYERS: v = ar_model_kind_count(m, AR_LAYER_MAMBA); break;
+    case ARACHNE_MODEL_ATTENTION_LAYERS: v = ar_model_kind_count(m, AR_LAYER_ATTENTION); break;
+    case ARACHNE_MODEL_MLP_LAYERS: v = ar_model_kind_count(m, AR_LAYER_MLP); break;
+    case ARACHNE_MODEL_MOE_MLP_LAYERS: v = ar_model_kind_count(m, AR_LAYER_MOE_MLP); break;
     default:
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_model_get: unknown field %d", field);
     }

@@ -48,11 +48,22 @@ void ar_model_write_json(const arachne_model *m, ar_buf *b)
     }
     put_bool(b, "qk_norm", m->qk_norm, 0);
     put_bool(b, "gated_mlp", m->gated_mlp, 0);
-    put_bool(b, "tied_embeddings", m->tied_embeddings, !m->mla);
+    put_bool(b, "tied_embeddings", m->tied_embeddings, !m->mla && !m->pattern[0]);
     if (m->mla)
         ar_buf_printf(b, "  \"mla\": {\"q_lora_rank\": %d, \"kv_lora_rank\": %d, \"qk_nope_dim\": %d, "
-                         "\"qk_rope_dim\": %d, \"v_head_dim\": %d}\n",
-                      m->q_lora_rank, m->kv_lora_rank, m->qk_nope_dim, m->qk_rope_dim, m->v_head_dim);
+                         "\"qk_rope_dim\": %d, \"v_head_dim\": %d}%s\n",
+                      m->q_lora_rank, m->kv_lora_rank, m->qk_nope_dim, m->qk_rope_dim, m->v_head_dim,
+                      m->pattern[0] ? "," : "");
+    if (m->pattern[0]) {
+        /* the pattern holds only M * - E (ar_model_finish checks): no escaping */
+        ar_buf_printf(b, "  \"hybrid\": {\"pattern\": \"%s\"", m->pattern);
+        if (m->mamba_heads > 0)
+            ar_buf_printf(b, ", \"mamba_heads\": %d, \"mamba_head_dim\": %d, \"mamba_state\": %d, "
+                             "\"mamba_groups\": %d, \"mamba_conv\": %d, \"mamba_chunk\": %d",
+                          m->mamba_heads, m->mamba_head_dim, m->mamba_state, m->mamba_groups, m->mamba_conv,
+                          m->mamba_chunk);
+        ar_buf_puts(b, "}\n");
+    }
     ar_buf_puts(b, "}\n");
 }
 

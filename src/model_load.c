@@ -12,7 +12,10 @@
 static const char *const top_keys[] = {
     "format", "version", "name", "blocks", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab",
     "experts", "top_k", "shared_experts", "expert_ffn", "dense_prefix", "qk_norm", "gated_mlp",
-    "tied_embeddings", "mla", NULL
+    "tied_embeddings", "mla", "hybrid", NULL
+};
+static const char *const hybrid_keys[] = {
+    "pattern", "mamba_heads", "mamba_head_dim", "mamba_state", "mamba_groups", "mamba_conv", "mamba_chunk", NULL
 };
 static const char *const mla_keys[] = {
     "q_lora_rank", "kv_lora_rank", "qk_nope_dim", "qk_rope_dim", "v_head_dim", NULL
@@ -26,10 +29,33 @@ static int get_int(const ar_json *obj, const char *key, int required, long lo, i
     return st;
 }
 
+/* The "hybrid" object: the layer pattern and the Mamba-2 sizes (required
+ * when the pattern has an M layer; ar_model_finish checks the rest). */
+static int read_hybrid(const ar_json *hy, arachne_model *spec)
+{
+    const char *p = NULL;
+    int st, mamba;
+    if ((st = ar_json_only_keys(hy, hybrid_keys)) != ARACHNE_OK) return st;
+    if ((st = ar_json_str(hy, "pattern", 1, &p)) != ARACHNE_OK) return st;
+    if (p[0] == '\0' || strlen(p) > AR_MODEL_PATTERN_MAX)
+        return ar_json_error_at(ar_json_get(hy, "pattern"), "hybrid.pattern: expected 1 to %d layer symbols",
+                                AR_MODEL_PATTERN_MAX);
+    memcpy(spec->pattern, p, strlen(p) + 1);
+    mamba = strchr(p, 'M') != NULL;
+    if ((st = get_int(hy, "mamba_heads", mamba, mamba, &spec->mamba_heads)) != ARACHNE_OK ||
+        (st = get_int(hy, "mamba_head_dim", mamba, mamba, &spec->mamba_head_dim)) != ARACHNE_OK ||
+        (st = get_int(hy, "mamba_state", mamba, mamba, &spec->mamba_state)) != ARACHNE_OK ||
+        (st = get_int(hy, "mamba_groups", mamba, mamba, &spec->mamba_groups)) != ARACHNE_OK ||
+        (st = get_int(hy, "mamba_conv", mamba, mamba, &spec->mamba_conv)) != ARACHNE_OK ||
+        (st = get_int(hy, "mamba_chunk", mamba, mamba, &spec->mamba_chunk)) != ARACHNE_OK)
+        return st;
+    return ARACHNE_OK;
+}
+
 static int from_tree(arachne_model **out, const ar_json *root)
 {
     arachne_model spec;
-    const ar_json *mla = NULL;
+    const ar_json *mla = NULL, *hy = NULL;
     const char *s = NULL;
     long version = 0;
     int st;
@@ -78,6 +104,8 @@ static int from_tree(arachne_model **out, const ar_json *root)
             (st = get_int(mla, "v_head_dim", 1, 1, &spec.v_head_dim)) != ARACHNE_OK)
             return st;
     }
+    if ((st = ar_json_obj(root, "hybrid", 0, &hy)) != ARACHNE_OK) return st;
+    if (hy && (st = read_hybrid(hy, &spec)) != ARACHNE_OK) return st;
     if ((st = ar_model_create(out, &spec)) != ARACHNE_OK && root->source) ar_error_prefix(root->source);
     return st;
 }

@@ -9,33 +9,35 @@
  * name, blocks, hidden, heads, kv_heads, head_dim, ffn, vocab,
  * experts, top_k, shared_experts, expert_ffn, dense_prefix,
  * gated_mlp, qk_norm, tied_embeddings,
- * mla, q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim, v_head_dim */
+ * mla, q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim, v_head_dim,
+ * pattern, mamba_heads, mamba_head_dim, mamba_state, mamba_groups, mamba_conv, mamba_chunk
+ * (then the derived fields, zero) */
 static const arachne_model presets[] = {
     /* Meta-Llama-3-8B */
     { "llama3-8b", 32, 4096, 32, 8, 128, 14336, 128256,
-      0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, {0}, 0, 0, NULL },
+      0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, "", 0, 0, 0, 0, 0, 0, {0}, {0}, {0}, 0, 0, {0}, {0}, NULL },
     /* Meta-Llama-3-70B (and 3.1-70B): 80 blocks, 64 heads, 8 KV heads */
     { "llama3-70b", 80, 8192, 64, 8, 128, 28672, 128256,
-      0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, {0}, 0, 0, NULL },
+      0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, "", 0, 0, 0, 0, 0, 0, {0}, {0}, {0}, 0, 0, {0}, {0}, NULL },
     /* Qwen3-8B */
     { "qwen3-8b", 36, 4096, 32, 8, 128, 12288, 151936,
-      0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, {0}, 0, 0, NULL },
+      0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, "", 0, 0, 0, 0, 0, 0, {0}, {0}, {0}, 0, 0, {0}, {0}, NULL },
     /* Qwen3-32B: 64 heads x 128 = 8192 != hidden 5120 */
     { "qwen3-32b", 64, 5120, 64, 8, 128, 25600, 151936,
-      0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, {0}, 0, 0, NULL },
+      0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, "", 0, 0, 0, 0, 0, 0, {0}, {0}, {0}, 0, 0, {0}, {0}, NULL },
     /* Qwen3-64B of the paper: Qwen3-32B with 128 blocks */
     { "qwen3-64b", 128, 5120, 64, 8, 128, 25600, 151936,
-      0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, {0}, 0, 0, NULL },
+      0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, "", 0, 0, 0, 0, 0, 0, {0}, {0}, {0}, 0, 0, {0}, {0}, NULL },
     /* Qwen3-30B-A3B: every block MoE, 128 experts top-8 */
     { "qwen3-30b-a3b", 48, 2048, 32, 4, 128, 0, 151936,
-      128, 8, 0, 768, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, {0}, 0, 0, NULL },
+      128, 8, 0, 768, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, "", 0, 0, 0, 0, 0, 0, {0}, {0}, {0}, 0, 0, {0}, {0}, NULL },
     /* Mixtral-8x7B: every block MoE, 8 experts top-2 */
     { "mixtral-8x7b", 32, 4096, 32, 8, 128, 0, 32000,
-      8, 2, 0, 14336, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, {0}, 0, 0, NULL },
+      8, 2, 0, 14336, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, "", 0, 0, 0, 0, 0, 0, {0}, {0}, {0}, 0, 0, {0}, {0}, NULL },
     /* DeepSeek-V3 (MTP layer not counted): MLA, 3 dense blocks, then 256
      * routed experts top-8 + 1 shared */
     { "deepseek-v3", 61, 7168, 128, 128, 192, 18432, 129280,
-      256, 8, 1, 2048, 3, 1, 0, 0, 1, 1536, 512, 128, 64, 128, {0}, {0}, {0}, 0, 0, NULL },
+      256, 8, 1, 2048, 3, 1, 0, 0, 1, 1536, 512, 128, 64, 128, "", 0, 0, 0, 0, 0, 0, {0}, {0}, {0}, 0, 0, {0}, {0}, NULL },
 };
 
 const arachne_model *ar_model_preset_spec(const char *name)

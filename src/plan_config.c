@@ -207,7 +207,7 @@ static int build(arachne_plan *p, const arachne_cost_model *cm, const par_cfg *c
         st->first = firsts[s];
         st->end = firsts[s + 1];
         for (b = st->first; b < st->end && m->experts > 0; b++)
-            if (ar_model_block_kind(m, b) == AR_LAYER_MOE) moe = 1;
+            if (ar_model_block_routed(m, b)) moe = 1;
         if (moe) {
             long etp = c->has_etp ? c->etp : c->tp, ep = c->ep;
             if (w % (ep * etp) != 0)

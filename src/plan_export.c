@@ -317,6 +317,15 @@ void ar_xprecision_note(const xctx *x, ar_buf *b, const char *tool)
                   su->weight_bytes, su->grad_bytes, su->optim_bytes, tool);
 }
 
+void ar_xhybrid_note(const xctx *x, ar_buf *b, const char *tool)
+{
+    const arachne_model *m = x->model;
+    if (!m || !m->pattern[0]) return;
+    ar_buf_printf(b, "# NOTE: the model is a hybrid layer stack (pattern %.60s%s); %s builds transformer blocks "
+                     "only, so its Mamba / attention-only / MLP-only layers cannot run there.\n",
+                  m->pattern, strlen(m->pattern) > 60 ? "..." : "", tool);
+}
+
 int arachne_plan_export(const arachne_plan *p, int format, char *buf, size_t cap, size_t *needed)
 {
     xctx x;

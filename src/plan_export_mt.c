@@ -26,6 +26,13 @@ static void megatron_model_flags(const xctx *x, ar_buf *b)
     }
     ar_buf_printf(b, "--num-layers %d --hidden-size %d --ffn-hidden-size %d --num-attention-heads %d", m->blocks,
                   m->hidden, m->ffn > 0 ? m->ffn : m->expert_ffn, m->heads);
+    if (m->pattern[0]) {
+        /* Megatron's hybrid stack (pretrain_mamba.py) reads the same symbols */
+        ar_buf_printf(b, " --hybrid-override-pattern %s", m->pattern);
+        if (m->mamba_heads > 0)
+            ar_buf_printf(b, " --mamba-num-heads %d --mamba-head-dim %d --mamba-state-dim %d --mamba-num-groups %d",
+                          m->mamba_heads, m->mamba_head_dim, m->mamba_state, m->mamba_groups);
+    }
     if (m->mla) {
         ar_buf_puts(b, " --multi-latent-attention");
         if (m->q_lora_rank > 0) ar_buf_printf(b, " --q-lora-rank %d", m->q_lora_rank);
@@ -44,7 +51,7 @@ static void megatron_model_flags(const xctx *x, ar_buf *b)
                       m->expert_ffn);
         if (m->shared_experts > 0)
             ar_buf_printf(b, " --moe-shared-expert-intermediate-size %d", m->shared_experts * m->expert_ffn);
-        if (m->dense_prefix > 0)
+        if (m->dense_prefix > 0 && !m->pattern[0])
             ar_buf_printf(b, " --moe-layer-freq \"([0]*%d+[1]*%d)\"", m->dense_prefix, m->blocks - m->dense_prefix);
     }
 }
@@ -75,6 +82,11 @@ void ar_export_megatron(const xctx *x, ar_buf *b)
     ar_xprecision_note(x, b, "Megatron-LM");
     ar_xmulti_template_note(x, b, "Megatron-LM");
     if (!x->model) ar_buf_puts(b, "# NOTE: the plan embeds no model: add the model-shape flags yourself\n");
+    if (x->model && x->model->pattern[0])
+        ar_buf_puts(b, "# NOTE: hybrid model: run pretrain_mamba.py (Megatron's hybrid stack) instead of pretrain_gpt.py; "
+                       "it reads --hybrid-override-pattern. The activation is not recorded in the plan: add "
+                       "--squared-relu for Nemotron-H models. Check that your release splits the pattern over the "
+                       "pipeline stages as the layer ranges below do.\n");
     for (t = 0; t < p->ntemplates; t++) {
         const ar_template *T = &p->t[t];
         int moe = ar_xmoe(T), first = 0, last = 0, tp = T->stages[0].tp;
@@ -269,6 +281,7 @@ void ar_export_torchtitan_toml(const xctx *x, ar_buf *b)
     ar_xassumptions(x, b);
     ar_xprecision_note(x, b, "torchtitan");
     ar_xmulti_template_note(x, b, "torchtitan");
+    ar_xhybrid_note(x, b, "torchtitan");
     for (t = 0; t < p->ntemplates; t++) {
         const ar_template *T = &p->t[t];
         ar_buf_printf(b, "\n# ---- template %d ----\n", t);
@@ -323,6 +336,7 @@ void ar_export_torchtitan_cli(const xctx *x, ar_buf *b)
                    "sequence parallelism stays on (enable_sequence_parallel defaults to true), as priced\n");
     ar_xprecision_note(x, b, "torchtitan");
     ar_xmulti_template_note(x, b, "torchtitan");
+    ar_xhybrid_note(x, b, "torchtitan");
     for (t = 0; t < p->ntemplates; t++) {
         const ar_template *T = &p->t[t];
         ar_buf_printf(b, "\n# ---- template %d ----\n", t);

@@ -22,6 +22,23 @@ double ar_state_per_replica(const ar_state_static *st, int r)
 
 /* Seconds per dense (or MoE) block at tp 1 on a type, from the profile:
  * the smallest micro-batch with an entry, per sample. */
+/* Seconds of the mean layer of a hybrid model at (tp, mbs) on a type,
+ * per sample; negative when a kind lacks the entry. */
+static double hybrid_layer_time(const arachne_cost_model *cm, int type, int tp, int mbs)
+{
+    const arachne_model *m = cm->model;
+    double sum = 0.0;
+    int k;
+    for (k = 0; k < AR_LAYER_KINDS; k++) {
+        const ar_profile_entry *e;
+        if (!ar_kind_is_block(k) || ar_model_kind_count(m, k) == 0) continue;
+        e = ar_profile_find(cm->profile, cm->cluster->types[type].name, k, tp, mbs);
+        if (!e) return -1.0;
+        sum += ar_model_kind_count(m, k) * (e->fwd_s + e->bwd_s + e->tp_comm_s);
+    }
+    return sum / m->blocks * tp / mbs;
+}
+
 static double block_time(const arachne_cost_model *cm, int type)
 {
     const arachne_model *m = cm->model;
@@ -31,8 +48,13 @@ static double block_time(const arachne_cost_model *cm, int type)
     size_t i, k;
     for (k = 0; k < AR_COUNT(tps); k++) {
         for (i = 0; i < AR_COUNT(mbs_list); i++) {
-            const ar_profile_entry *e =
-                ar_profile_find(cm->profile, cm->cluster->types[type].name, kind, tps[k], mbs_list[i]);
+            const ar_profile_entry *e;
+            if (m->pattern[0]) {
+                double v = hybrid_layer_time(cm, type, tps[k], mbs_list[i]);
+                if (v >= 0.0) return v;
+                continue;
+            }
+            e = ar_profile_find(cm->profile, cm->cluster->types[type].name, kind, tps[k], mbs_list[i]);
             if (e) return (e->fwd_s + e->bwd_s + e->tp_comm_s) * tps[k] / mbs_list[i];
         }
     }

@@ -13,7 +13,8 @@
 #include "json.h"
 #include "profile.h"
 
-static const char *const kind_names[AR_LAYER_KINDS] = { "embed", "dense", "moe", "head" };
+static const char *const kind_names[AR_LAYER_KINDS] = { "embed", "dense", "moe", "head",
+                                                         "mamba", "attention", "mlp", "moe_mlp" };
 
 const char *ar_layer_kind_name(int kind)
 {

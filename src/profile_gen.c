@@ -84,7 +84,7 @@ static double allreduce(const ar_gpu_spec *g, const ar_gen_consts *k, double n, 
 /* Seconds accumulated for one layer. */
 typedef struct parts {
     double gemm;       /* forward GEMM seconds (backward: 2x) */
-    double attn_f, attn_b; /* attention core forward / backward seconds */
+    double attn_f, attn_b; /* attention core (or Mamba scan) forward / backward seconds */
     double mem;        /* forward elementwise bytes (converted at the end) */
 } parts;
 
@@ -147,6 +147,55 @@ static void attention(const gen *x, const arachne_model *mo, const ar_gen_opts *
     pt->attn_b += (2.5 * tc > 2.0 * tm) ? 2.5 * tc : 2.0 * tm;
 }
 
+/* Width (per token, before TP) of the q and k that rotary embedding
+ * touches: eager PyTorch rotates them through fp32. */
+static double eager_rope_width(const arachne_model *m)
+{
+    return m->mla ? (double)m->heads * (m->qk_rope_dim) + m->qk_rope_dim
+                  : ((double)m->heads + m->kv_heads) * m->head_dim;
+}
+
+/* The routed and shared experts of a MoE layer on m tokens: the router
+ * (replicated), the softmax / top-k and the permutations, and one MLP per
+ * expert at the tokens it serves under balanced routing. */
+static void experts(const gen *x, const arachne_model *mo, double m, int t, parts *pt)
+{
+    double E = mo->experts, mt = m * mo->top_k / E; /* tokens per expert */
+    int e;
+    pt->gemm += gemm(x, m, E, mo->hidden);
+    pt->mem += 2.0 * m * E + 4.0 * m * mo->top_k * mo->hidden;
+    for (e = 0; e < mo->experts; e++) mlp(x, mo, mt, mo->expert_ffn, t, pt);
+    for (e = 0; e < mo->shared_experts; e++) mlp(x, mo, m, mo->expert_ffn, t, pt);
+}
+
+/* A Mamba-2 mixer on m tokens, its heads and B/C groups split over t
+ * (Megatron's MambaMixer): in_proj and out_proj GEMMs; the depthwise
+ * causal conv over x, B, C and the gated RMSNorm, both memory-bound; the
+ * chunked (SSD) scan priced like the attention core -- its batched matmul
+ * FLOPs at the efficiency of a GEMM whose smallest side is the smallest of
+ * head dimension, state size and chunk, or its traffic (x, B, C, dt read,
+ * y written, the chunk states written and read in fp32) when that is
+ * slower; backward 2.5x forward (it rebuilds the chunk states). */
+static void mamba(const gen *x, const arachne_model *mo, double m, int t, parts *pt)
+{
+    double h = mo->hidden, nh = mo->mamba_heads, di = nh * mo->mamba_head_dim;
+    double bc = (double)mo->mamba_groups * mo->mamba_state, q = mo->mamba_chunk, side, fl, tc, tm;
+    pt->gemm += gemm(x, m, (2.0 * di + 2.0 * bc + nh) / t, h); /* in_proj: z, x, B, C, dt */
+    pt->gemm += gemm(x, m, h, di / t);                         /* out_proj */
+    pt->mem += 2.0 * m * (di + 2.0 * bc) / t;                  /* conv1d + SiLU: read, write */
+    pt->mem += 3.0 * m * di / t;                               /* gated norm: y and z in, out */
+    side = mo->mamba_head_dim < mo->mamba_state ? mo->mamba_head_dim : mo->mamba_state;
+    if (q < side) side = q;
+    /* per token, before TP; seq only caps the chunk, and chunks are whole
+     * sequences' pieces, so the per-token count at the chunk length holds */
+    fl = m * ar_model_ssd_flops(mo, mo->mamba_chunk) / t;
+    tc = fl / (x->peak * eff(x, side));
+    tm = (m * (2.0 * di + 2.0 * bc + nh) / t * x->elt +
+          2.0 * (m / q) * nh * mo->mamba_head_dim * mo->mamba_state / t * 4.0) / x->bw;
+    pt->attn_f += tc > tm ? tc : tm;
+    pt->attn_b += (2.5 * tc > 2.0 * tm) ? 2.5 * tc : 2.0 * tm;
+}
+
 int ar_profile_gen_entry(const arachne_model *m, const ar_gpu_spec *g, int kind, int tp, int mbs, int seq,
                          const ar_gen_consts *k, const ar_gen_opts *o, ar_profile_entry *out)
 {
@@ -164,7 +213,7 @@ int ar_profile_gen_entry(const arachne_model *m, const ar_gpu_spec *g, int kind,
     if (kind < 0 || kind >= AR_LAYER_KINDS || tp < 1 || mbs < 1 || seq < 1)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "profile generator: kind %d, tp %d, mbs %d, seq %d out of range",
                         kind, tp, mbs, seq);
-    if ((kind == AR_LAYER_DENSE || kind == AR_LAYER_MOE) && ar_model_kind_count(m, kind) == 0)
+    if (ar_kind_is_block(kind) && ar_model_kind_count(m, kind) == 0)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "profile generator: model '%s' has no %s blocks", m->name,
                         ar_layer_kind_name(kind));
     if (!(g->flops > 0) || !(g->hbm_bw > 0) || !(g->intra_bw > 0) || !(o->elt_bytes > 0))
@@ -208,28 +257,33 @@ int ar_profile_gen_entry(const arachne_model *m, const ar_gpu_spec *g, int kind,
         attention(&x, m, o, seq, mbs, tp, &pt);
         pt.mem += 4.0 * Tn * h + 6.0 * Tn * h;        /* two norms; two residual adds */
         if (o->eager_elementwise) {
-            double qk = m->mla ? (double)m->heads * (m->qk_rope_dim) + m->qk_rope_dim
-                               : ((double)m->heads + m->kv_heads) * m->head_dim;
-            pt.mem += 2.0 * EAGER_NORM_EXTRA * Tn * h + EAGER_ROPE_EXTRA * T * qk / tp;
+            pt.mem += 2.0 * EAGER_NORM_EXTRA * Tn * h + EAGER_ROPE_EXTRA * T * eager_rope_width(m) / tp;
             if (m->gated_mlp) {
                 double f = kind == AR_LAYER_DENSE ? m->ffn
                                                   : (double)m->expert_ffn * (m->top_k + m->shared_experts);
                 pt.mem += EAGER_SWIGLU_EXTRA * T * f / tp;
             }
         }
-        if (kind == AR_LAYER_DENSE) {
-            mlp(&x, m, T, m->ffn, tp, &pt);
-        } else {
-            double E = m->experts, mt = T * m->top_k / E; /* tokens per expert */
-            int e;
-            pt.gemm += gemm(&x, T, E, h);              /* router (replicated) */
-            pt.mem += 2.0 * T * E + 4.0 * T * m->top_k * h; /* softmax/top-k; permute + unpermute */
-            for (e = 0; e < m->experts; e++) mlp(&x, m, mt, m->expert_ffn, tp, &pt);
-            for (e = 0; e < m->shared_experts; e++) mlp(&x, m, T, m->expert_ffn, tp, &pt);
-        }
+        if (kind == AR_LAYER_DENSE) mlp(&x, m, T, m->ffn, tp, &pt);
+        else experts(&x, m, T, tp, &pt);
         comm = 4.0 * allreduce(g, k, T * h * x.elt, tp);
         break;
-    default:
+    default: /* a layer of a hybrid pattern: one norm, one mixer, one residual add */
+        pt.mem += 2.0 * Tn * h + 3.0 * Tn * h;
+        if (o->eager_elementwise) pt.mem += EAGER_NORM_EXTRA * Tn * h;
+        if (kind == AR_LAYER_MAMBA) {
+            mamba(&x, m, T, tp, &pt);
+            if (o->eager_elementwise) pt.mem += EAGER_NORM_EXTRA * T * m->mamba_heads * m->mamba_head_dim / tp;
+        } else if (kind == AR_LAYER_ATTENTION) {
+            attention(&x, m, o, seq, mbs, tp, &pt);
+            if (o->eager_elementwise) pt.mem += EAGER_ROPE_EXTRA * T * eager_rope_width(m) / tp;
+        } else {
+            double f = kind == AR_LAYER_MLP ? m->ffn : (double)m->expert_ffn * (m->top_k + m->shared_experts);
+            if (kind == AR_LAYER_MLP) mlp(&x, m, T, m->ffn, tp, &pt);
+            else experts(&x, m, T, tp, &pt);
+            if (o->eager_elementwise && m->gated_mlp) pt.mem += EAGER_SWIGLU_EXTRA * T * f / tp;
+        }
+        comm = 2.0 * allreduce(g, k, T * h * x.elt, tp); /* all-gather + reduce-scatter, fwd and bwd */
         break;
     }
     mem_s = pt.mem * x.elt / x.bw;
@@ -242,7 +296,7 @@ int ar_profile_gen_entry(const arachne_model *m, const ar_gpu_spec *g, int kind,
     out->mbs = mbs;
     out->fwd_s = pt.gemm + pt.attn_f + mem_s + k->layer_overhead_s;
     out->bwd_s = 2.0 * pt.gemm + pt.attn_b + k->mem_bwd_ratio * mem_s + k->layer_overhead_s;
-    if (o->recompute_elementwise && (kind == AR_LAYER_DENSE || kind == AR_LAYER_MOE)) out->bwd_s += mem_s;
+    if (o->recompute_elementwise && ar_kind_is_block(kind)) out->bwd_s += mem_s;
     out->tp_comm_s = tp > 1 ? comm : 0.0;
     out->act_bytes = ar_model_act_bytes(m, kind, seq, mbs, tp, AR_RECOMPUTE_SELECTIVE);
     return ARACHNE_OK;
@@ -261,11 +315,11 @@ int ar_profile_gen_type_opts(arachne_profile *p, const arachne_model *m, const a
 {
     int kind, i, j, st;
     for (kind = 0; kind < AR_LAYER_KINDS; kind++) {
-        if ((kind == AR_LAYER_DENSE || kind == AR_LAYER_MOE) && ar_model_kind_count(m, kind) == 0) continue;
+        if (ar_kind_is_block(kind) && ar_model_kind_count(m, kind) == 0) continue;
         for (i = 0; i < (int)AR_COUNT(gen_tps); i++) {
             int tp = gen_tps[i];
             if (tp > max_tp && tp > 1) break;
-            if (m->heads % tp != 0) continue; /* Megatron splits whole heads */
+            if (!ar_model_tp_ok(m, tp)) continue; /* Megatron splits whole heads */
             for (j = 0; j < (int)AR_COUNT(gen_mbs); j++) {
                 ar_profile_entry e;
                 st = ar_profile_gen_entry(m, g, kind, tp, gen_mbs[j], p->seq_len, NULL, o, &e);

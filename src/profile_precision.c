@@ -55,7 +55,7 @@ double ar_profile_act_bytes_as(const arachne_profile *p, const ar_profile_entry 
                                int seq, int recompute)
 {
     double v = e->act_bytes * 2.0 / ar_profile_elt_bytes(p);
-    if (m && (e->kind == AR_LAYER_DENSE || e->kind == AR_LAYER_MOE) && recompute != p->act_recompute) {
+    if (m && ar_kind_is_block(e->kind) && recompute != p->act_recompute) {
         double from = ar_model_act_bytes(m, e->kind, seq, e->mbs, e->tp, p->act_recompute);
         double to = ar_model_act_bytes(m, e->kind, seq, e->mbs, e->tp, recompute);
         if (from > 0.0) v *= to / from;

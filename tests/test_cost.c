@@ -686,7 +686,7 @@ TEST(moe_tiling_ep1_etp_tp_reproduces_profile_and_ep_pays_all_to_all)
     /* etp 1 < tp 2: routed-expert share priced at the tp-1 entry x (1/2) */
     {
         const ar_cost_cache *cc = f.cm->cache;
-        double phi = cc->expert_frac, e1 = 3 * gpu_base("H100");
+        double phi = cc->expert_frac[AR_LAYER_MOE], e1 = 3 * gpu_base("H100");
         ASSERT(phi > 0.3 && phi < 1.0);
         ASSERT_NEAR(pl.t[0].stages[0].compute_s,
                     nmoe * ((1 - phi) * 3 * base + phi * e1 * 0.5) + 2 * 3 * base * 0.5, 1e-12);

@@ -121,7 +121,7 @@ TEST(preset_lookup)
         double v;
         ASSERT_STATUS(arachne_model_get(m, 999, &v), ARACHNE_E_INVALID_ARGUMENT);
         ASSERT_STATUS(arachne_model_get(m, -1, &v), ARACHNE_E_INVALID_ARGUMENT);
-        ASSERT_STATUS(arachne_model_layer_params(m, 4, &v), ARACHNE_E_INVALID_ARGUMENT);
+        ASSERT_STATUS(arachne_model_layer_params(m, 8, &v), ARACHNE_E_INVALID_ARGUMENT);
     }
     arachne_model_destroy(m);
     arachne_model_destroy(NULL);

@@ -92,7 +92,7 @@ TEST(add_rejects_bad_entries)
     ASSERT_STATUS(arachne_profile_add(p, "H100", 1, 1, 1, 1, 1, INFINITY, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_profile_add(p, "H100", 1, 1, 1, 1, 1, 0, -5), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "act_bytes");
-    ASSERT_STATUS(arachne_profile_add(p, "H100", 4, 1, 1, 1, 1, 0, 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_profile_add(p, "H100", 8, 1, 1, 1, 1, 0, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_profile_add(p, "H100", -1, 1, 1, 1, 1, 0, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_profile_add(p, "H100", 1, 0, 1, 1, 1, 0, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_profile_add(p, "H100", 1, 3, 1, 1, 1, 0, 1), ARACHNE_E_INVALID_ARGUMENT);
@@ -196,8 +196,8 @@ TEST(json_bad_input_is_rejected_with_position)
     ASSERT_CONTAINS(arachne_last_error(), "fwd_s");
     ASSERT_CONTAINS(arachne_last_error(), "entries[0]");
     ASSERT_CONTAINS(arachne_last_error(), "<profile>:1:");
-    ASSERT_STATUS(parse(HDR ENT("\"mlp\"", "1", "1", "0.001") "]}", &p), ARACHNE_E_PARSE);
-    ASSERT_CONTAINS(arachne_last_error(), "unknown kind 'mlp'");
+    ASSERT_STATUS(parse(HDR ENT("\"swiglu\"", "1", "1", "0.001") "]}", &p), ARACHNE_E_PARSE);
+    ASSERT_CONTAINS(arachne_last_error(), "unknown kind 'swiglu'");
     ASSERT_STATUS(parse(HDR ENT("1", "1", "1", "0.001") "]}", &p), ARACHNE_E_PARSE);
     ASSERT_STATUS(parse(HDR ENT("\"dense\"", "0", "1", "0.001") "]}", &p), ARACHNE_E_PARSE);
     ASSERT_CONTAINS(arachne_last_error(), "tp");

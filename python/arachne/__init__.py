@@ -103,7 +103,11 @@ LAYER_EMBED = 0
 LAYER_DENSE = 1
 LAYER_MOE = 2
 LAYER_HEAD = 3
-LAYER_KINDS = {"embed": 0, "dense": 1, "moe": 2, "head": 3}
+LAYER_MAMBA = 4
+LAYER_ATTENTION = 5
+LAYER_MLP = 6
+LAYER_MOE_MLP = 7
+LAYER_KINDS = {"embed": 0, "dense": 1, "moe": 2, "head": 3, "mamba": 4, "attention": 5, "mlp": 6, "moe_mlp": 7}
 
 # Recompute modes (arachne_recompute)
 RECOMPUTE_NONE = 0
@@ -118,7 +122,9 @@ MODEL_FIELDS = {
     "dense_prefix": 11, "total_params": 12, "active_params": 13, "qk_norm": 14,
     "gated_mlp": 15, "tied_embeddings": 16, "mla": 17, "q_lora_rank": 18,
     "kv_lora_rank": 19, "qk_nope_dim": 20, "qk_rope_dim": 21, "v_head_dim": 22,
-    "dense_blocks": 23, "moe_blocks": 24,
+    "dense_blocks": 23, "moe_blocks": 24, "mamba_heads": 25, "mamba_head_dim": 26, "mamba_state": 27,
+    "mamba_groups": 28, "mamba_conv": 29, "mamba_chunk": 30, "mamba_layers": 31, "attention_layers": 32,
+    "mlp_layers": 33, "moe_mlp_layers": 34,
 }
 
 # Cost-model options (arachne_option): keyword -> number

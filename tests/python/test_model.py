@@ -93,7 +93,7 @@ class ModelTest(unittest.TestCase):
             m.layer_flops("dense", 0, 1)
         self.assertEqual(cm.exception.status, arachne.E_INVALID_ARGUMENT)
         with self.assertRaises(arachne.Error):
-            m.layer_params("attention")
+            m.layer_params("sliding_window")
         with self.assertRaises(arachne.Error):
             m.layer_act_bytes("dense", 4096, 1, 1, "sometimes")
 
