@@ -220,7 +220,8 @@ static int grand_teton(arachne_cluster *c, const char *cat, const char *gname)
     return st;
 }
 
-/* The model's "hybrid" member (with its leading comma) from a supplement's
+/* The model's "hybrid" member (with its leading comma; the caller may
+ * append more members) from a supplement's
  * "hybrid" object -- a hybrid Mamba / attention / MoE stack's layer pattern
  * and Mamba-2 sizes, which no row carries -- or "" when there is none. */
 static void hybrid_json(const ar_json *sup, char *out, size_t size)
@@ -328,6 +329,10 @@ static void price_row(const ar_json *row, const ar_json *sup, int parts, result 
         return;
     }
     hybrid_json(sup, hybrid, sizeof hybrid);
+    if (moe && fact(row, arch, sup, "expert_latent", 0) > 0) {
+        size_t k = strlen(hybrid);
+        snprintf(hybrid + k, sizeof hybrid - k, ",\"expert_latent\":%g", fact(row, arch, sup, "expert_latent", 0));
+    }
     snprintf(mjson, sizeof mjson,
              "{\"format\":\"arachne-model\",\"version\":1,\"name\":\"row%ld\",\"blocks\":%g,\"hidden\":%g,"
              "\"heads\":%g,\"kv_heads\":%g,\"head_dim\":%g,\"ffn\":%g,\"vocab\":%g,\"experts\":%g,\"top_k\":%g,"
@@ -378,8 +383,13 @@ static void price_row(const ar_json *row, const ar_json *sup, int parts, result 
     }
     if (notes && notes->type == AR_JSON_ARRAY)
         for (i = 0; i < (int)notes->count; i++)
-            if (notes->items[i]->type == AR_JSON_STRING && strstr(notes->items[i]->string, "--tp-comm-overlap"))
-                arachne_cost_model_set(cm, ARACHNE_OPT_TP_COMM_OVERLAP, 1);
+            if (notes->items[i]->type == AR_JSON_STRING) {
+                if (strstr(notes->items[i]->string, "--tp-comm-overlap"))
+                    arachne_cost_model_set(cm, ARACHNE_OPT_TP_COMM_OVERLAP, 1);
+                /* DeepEP's normal kernels send a token once per node (docs/cost-model.md) */
+                if (strstr(notes->items[i]->string, "DeepEP"))
+                    arachne_cost_model_set(cm, ARACHNE_OPT_EP_HIERARCHICAL, 1);
+            }
     if ((st = arachne_plan_from_parallel(&plan, cm, spec))) {
         snprintf(r->why, sizeof r->why, "%.150s", arachne_last_error());
         goto done;

@@ -372,7 +372,8 @@ typedef enum arachne_model_field {
     ARACHNE_MODEL_MAMBA_LAYERS = 31,   /**< hybrid layers of kind ARACHNE_LAYER_MAMBA */
     ARACHNE_MODEL_ATTENTION_LAYERS = 32, /**< hybrid layers of kind ARACHNE_LAYER_ATTENTION */
     ARACHNE_MODEL_MLP_LAYERS = 33,     /**< hybrid layers of kind ARACHNE_LAYER_MLP */
-    ARACHNE_MODEL_MOE_MLP_LAYERS = 34  /**< hybrid layers of kind ARACHNE_LAYER_MOE_MLP */
+    ARACHNE_MODEL_MOE_MLP_LAYERS = 34, /**< hybrid layers of kind ARACHNE_LAYER_MOE_MLP */
+    ARACHNE_MODEL_EXPERT_LATENT = 35   /**< LatentMoE width of the routed experts (0: hidden) */
 } arachne_model_field;
 
 /** Creates a model from a built-in preset ("llama3-8b", "qwen3-8b",
@@ -623,9 +624,14 @@ typedef enum arachne_option {
                                        *   parallelism, Megatron --context-parallel-size) where that prices
                                        *   faster; 0: never (cp = 1); 0 or 1 (default 1).  Pricing a given
                                        *   plan follows the plan's cp either way. */
-    ARACHNE_OPT_MAX_VP = 16          /**< most model chunks per pipeline stage the planners' fill tries
+    ARACHNE_OPT_MAX_VP = 16,         /**< most model chunks per pipeline stage the planners' fill tries
                                       *   (interleaved 1F1B; it tries 2, 4, 8 up to this); 1: plain 1F1B
                                       *   only; integer in [1, 16] (default 8) */
+    ARACHNE_OPT_EP_HIERARCHICAL = 17 /**< 1: expert dispatch and combine across nodes are hierarchical
+                                      *   (DeepEP's normal kernels): a token crosses the network once per
+                                      *   remote node holding one of its experts, then fans out over
+                                      *   NVLink; 0: one all-to-all message per expert (Megatron's
+                                      *   alltoall dispatcher); 0 or 1 (default 0) */
 } arachne_option;
 
 /** Creates a cost model over model `m`, cluster `c` and profile `p`, with

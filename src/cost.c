@@ -33,6 +33,7 @@ void ar_setup_defaults(ar_setup *s)
     s->tp_comm_overlap = 0;
     s->recompute_norm_act = 0;
     s->recompute_alt_mm = 0;
+    s->ep_hierarchical = 0;
     s->context_parallel = 1;
 }
 
@@ -234,7 +235,8 @@ void arachne_cost_model_destroy(arachne_cost_model *cm)
 static const char *const option_names[] = {
     "global_batch", "seq_len", "weight_bytes", "grad_bytes", "optim_bytes",
     "dist_optimizer", "recompute", "headroom", "expert_tiling", "max_depth",
-    "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm", "context_parallel", "max_vp"
+    "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm", "context_parallel", "max_vp",
+    "ep_hierarchical"
 };
 
 static int need_int(int option, double v, double lo, double hi)
@@ -328,8 +330,11 @@ int arachne_cost_model_set(arachne_cost_model *cm, int option, double value)
     case ARACHNE_OPT_MAX_VP:
         if ((st = need_int(option, value, 1, AR_MAX_VP)) == ARACHNE_OK) s->max_vp = (int)value;
         break;
+    case ARACHNE_OPT_EP_HIERARCHICAL:
+        if ((st = need_int(option, value, 0, 1)) == ARACHNE_OK) s->ep_hierarchical = (int)value;
+        break;
     default:
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..16)", option);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..17)", option);
     }
     if (st == ARACHNE_OK && rebuild) st = ar_cost_cache_build(cm);
     return st;
@@ -359,8 +364,9 @@ int arachne_cost_model_get(const arachne_cost_model *cm, int option, double *out
     case ARACHNE_OPT_RECOMPUTE_ALT_MM: v = s->recompute_alt_mm; break;
     case ARACHNE_OPT_CONTEXT_PARALLEL: v = s->context_parallel; break;
     case ARACHNE_OPT_MAX_VP: v = s->max_vp; break;
+    case ARACHNE_OPT_EP_HIERARCHICAL: v = s->ep_hierarchical; break;
     default:
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..16)", option);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..17)", option);
     }
     *out = v;
     return ARACHNE_OK;
@@ -449,6 +455,41 @@ static void cp_ring(const arachne_cost_model *cm, const ar_template *t, int s, c
     *fwd += n * exp_f;
 }
 
+/* Probability that none of a token's top_k experts (drawn without
+ * replacement, balanced routing) is among the `held` of E a rank holds. */
+static double p_none(double E, double held, int k)
+{
+    double p = 1.0;
+    int i;
+    for (i = 0; i < k; i++) {
+        if (E - held - i <= 0.0) return 0.0;
+        p *= (E - held - i) / (E - i);
+    }
+    return p;
+}
+
+/* One dispatch (or combine) of a stage whose EP group spans nodes, under
+ * hierarchical dispatch (DeepEP's normal kernels; ARACHNE_OPT_EP_HIERARCHICAL):
+ * a token crosses the network once per remote node that holds one of its
+ * experts, then fans out over NVLink to the GPUs of that node holding them.
+ * `flat` is the per-expert all-to-all's time, kept when the group fits in
+ * one node.  docs/cost-model.md, "Expert all-to-all". */
+static double ep_hierarchical_s(const arachne_cost_model *cm, const ar_stage *S, double tokens, double flat)
+{
+    const arachne_cluster *cl = cm->cluster;
+    const ar_gpu_spec *g = &cl->types[S->type];
+    const arachne_model *m = cm->model;
+    int per_node = AR_MIN(S->ep, AR_MAX(1, cl->type_max_node[S->type])), nodes = (S->ep + per_node - 1) / per_node;
+    double E = m->experts, w = ar_model_expert_width(m), d_node, d_gpu, net, nvl;
+    if (nodes < 2) return flat;
+    d_node = nodes * (1.0 - p_none(E, E / nodes, m->top_k)); /* distinct nodes a token goes to */
+    d_gpu = S->ep * (1.0 - p_none(E, E / S->ep, m->top_k));   /* distinct GPUs */
+    net = tokens * d_node * (nodes - 1.0) / nodes * w * 2.0;
+    nvl = tokens * d_gpu * w * 2.0 * (per_node - 1.0) / per_node;
+    return net / ar_cluster_link_bw(cl, S->type, S->type) + nvl / g->intra_bw + (nodes - 1) * g->inter_lat +
+           (per_node - 1) * g->intra_lat;
+}
+
 int ar_stage_price(const arachne_cost_model *cm, const ar_template *t, int s,
                    const ar_stage_place *pl, ar_stage *st)
 {
@@ -510,9 +551,11 @@ int ar_stage_price_checked(const arachne_cost_model *cm, const ar_template *t, i
         double bw = inter ? ar_cluster_link_bw(cl, S->type, S->type) : g->intra_bw;
         double lat = inter ? g->inter_lat : g->intra_lat;
         double tokens = (double)cm->setup.seq_len * b / ((double)S->tp * cp);
-        double bytes = tokens * cm->model->top_k * cm->model->hidden * 2.0 * (S->ep - 1) / S->ep;
+        double bytes = tokens * cm->model->top_k * ar_model_expert_width(cm->model) * 2.0 * (S->ep - 1) / S->ep;
+        double one = bytes / bw + (S->ep - 1) * lat;
+        if (inter && cm->setup.ep_hierarchical) one = ep_hierarchical_s(cm, S, tokens, one);
         /* dispatch + combine, forward and backward */
-        epc = n_moe * 4.0 * (bytes / bw + (S->ep - 1) * lat);
+        epc = n_moe * 4.0 * one;
     }
     if (cp > 1) {
         /* each rank of a CP group holds seq / cp tokens of every sequence

@@ -117,7 +117,9 @@ static int validate(const arachne_model *m)
         CHECK(shared_experts, 0, D);
         CHECK(expert_ffn, 1, D);
         CHECK(dense_prefix, 0, m->blocks);
+        CHECK(expert_latent, 0, D);
     } else {
+        CHECK(expert_latent, 0, 0);
         CHECK(top_k, 0, 0);
         CHECK(shared_experts, 0, 0);
         CHECK(expert_ffn, 0, 0);
@@ -191,6 +193,21 @@ static double block_norms(const arachne_model *m)
 }
 
 static double one_expert(const arachne_model *m) { return mlp_mats(m) * m->hidden * m->expert_ffn; }
+/* One routed expert: in a LatentMoE model it works in the latent width. */
+static double routed_expert(const arachne_model *m)
+{
+    return m->expert_latent > 0 ? mlp_mats(m) * m->expert_latent * m->expert_ffn : one_expert(m);
+}
+/* LatentMoE's projections hidden -> latent and latent -> hidden. */
+static double latent_proj(const arachne_model *m) { return 2.0 * m->hidden * m->expert_latent; }
+
+/* Expert parameters one token runs through (routed top_k and shared, and
+ * LatentMoE's projections). */
+static double expert_path(const arachne_model *m)
+{
+    if (m->expert_latent == 0) return (m->top_k + m->shared_experts) * one_expert(m);
+    return m->top_k * routed_expert(m) + m->shared_experts * one_expert(m) + latent_proj(m);
+}
 
 /* Mamba-2 mixer sizes: inner width (heads x head dim) and the B/C width
  * (groups x state). */
@@ -267,10 +284,10 @@ static void hybrid_params(arachne_model *m)
     if (m->kind_count[AR_LAYER_MLP] > 0)
         m->params[AR_LAYER_MLP] = m->active_params[AR_LAYER_MLP] = h + mlp_mats(m) * h * m->ffn;
     if (m->kind_count[AR_LAYER_MOE_MLP] > 0) {
-        double common = h + h * m->experts + m->shared_experts * one_expert(m);
-        m->expert_params[AR_LAYER_MOE_MLP] = m->experts * one_expert(m);
+        double common = h + h * m->experts + m->shared_experts * one_expert(m) + latent_proj(m);
+        m->expert_params[AR_LAYER_MOE_MLP] = m->experts * routed_expert(m);
         m->params[AR_LAYER_MOE_MLP] = common + m->expert_params[AR_LAYER_MOE_MLP];
-        m->active_params[AR_LAYER_MOE_MLP] = common + m->top_k * one_expert(m);
+        m->active_params[AR_LAYER_MOE_MLP] = common + m->top_k * routed_expert(m);
     }
 }
 
@@ -300,9 +317,10 @@ int ar_model_finish(arachne_model *m)
             attn_matmul(m) + block_norms(m) + mlp_mats(m) * h * m->ffn;
     if (ar_model_kind_count(m, AR_LAYER_MOE) > 0) {
         double common = attn_matmul(m) + block_norms(m) + h * m->experts + m->shared_experts * one_expert(m);
-        m->expert_params[AR_LAYER_MOE] = m->experts * one_expert(m);
+        if (m->expert_latent > 0) common += latent_proj(m);
+        m->expert_params[AR_LAYER_MOE] = m->experts * routed_expert(m);
         m->params[AR_LAYER_MOE] = common + m->expert_params[AR_LAYER_MOE];
-        m->active_params[AR_LAYER_MOE] = common + m->top_k * one_expert(m);
+        m->active_params[AR_LAYER_MOE] = common + m->top_k * routed_expert(m);
     }
     m->total_params = m->params[AR_LAYER_EMBED] + m->params[AR_LAYER_HEAD];
     m->active_total = m->active_params[AR_LAYER_EMBED] + m->active_params[AR_LAYER_HEAD];
@@ -345,8 +363,7 @@ double ar_model_flops_fwd(const arachne_model *m, int kind, int seq, int mbs)
         per_token = 2.0 * (attn_matmul(m) + mlp_mats(m) * h * m->ffn) + attn_core_flops(m, s);
         break;
     case AR_LAYER_MOE:
-        per_token = 2.0 * (attn_matmul(m) + h * m->experts + (m->top_k + m->shared_experts) * one_expert(m)) +
-                    attn_core_flops(m, s);
+        per_token = 2.0 * (attn_matmul(m) + h * m->experts + expert_path(m)) + attn_core_flops(m, s);
         break;
     case AR_LAYER_MAMBA:
         per_token = 2.0 * mamba_matmul(m) + 2.0 * (mamba_inner(m) + 2.0 * mamba_bc(m)) * m->mamba_conv +
@@ -355,7 +372,7 @@ double ar_model_flops_fwd(const arachne_model *m, int kind, int seq, int mbs)
     case AR_LAYER_ATTENTION: per_token = 2.0 * attn_matmul(m) + attn_core_flops(m, s); break;
     case AR_LAYER_MLP: per_token = 2.0 * mlp_mats(m) * h * m->ffn; break;
     case AR_LAYER_MOE_MLP:
-        per_token = 2.0 * (h * m->experts + (m->top_k + m->shared_experts) * one_expert(m));
+        per_token = 2.0 * (h * m->experts + expert_path(m));
         break;
     default: return 0.0;
     }
@@ -435,7 +452,7 @@ static double hybrid_act_per_token(const arachne_model *m, int kind, int seq, in
     case AR_LAYER_MLP: b = 4.0 * h / t + mlp_inner_bytes(m, m->ffn, tp); break;
     case AR_LAYER_MOE_MLP:
         b = 4.0 * h / t + 2.0 * m->experts / t;
-        b += m->top_k * (2.0 * h / t + mlp_inner_bytes(m, m->expert_ffn, tp) + 2.0 * h / t);
+        b += m->top_k * (4.0 * ar_model_expert_width(m) / t + mlp_inner_bytes(m, m->expert_ffn, tp));
         b += m->shared_experts * mlp_inner_bytes(m, m->expert_ffn, tp);
         if (norm_act) b -= m->top_k * 2.0 * m->expert_ffn / t;
         break;
@@ -468,7 +485,10 @@ double ar_model_act_bytes(const arachne_model *m, int kind, int seq, int mbs, in
         per_token += mlp_inner_bytes(m, m->ffn, tp);
     } else {
         per_token += 2.0 * m->experts / t;  /* router logits (16-bit) */
-        per_token += m->top_k * (2.0 * h / t + mlp_inner_bytes(m, m->expert_ffn, tp) + 2.0 * h / t);
+        if (m->expert_latent > 0)
+            per_token += m->top_k * (4.0 * ar_model_expert_width(m) / t + mlp_inner_bytes(m, m->expert_ffn, tp));
+        else
+            per_token += m->top_k * (2.0 * h / t + mlp_inner_bytes(m, m->expert_ffn, tp) + 2.0 * h / t);
         per_token += m->shared_experts * mlp_inner_bytes(m, m->expert_ffn, tp);
         /* moe_act: each routed expert's activation output (f/t elements) is rebuilt from fc1's output */
         if (norm_act) per_token -= m->top_k * 2.0 * m->expert_ffn / t;
@@ -567,6 +587,7 @@ int arachne_model_get(const arachne_model *m, int field, double *out)
     case ARACHNE_MODEL_ATTENTION_LAYERS: v = ar_model_kind_count(m, AR_LAYER_ATTENTION); break;
     case ARACHNE_MODEL_MLP_LAYERS: v = ar_model_kind_count(m, AR_LAYER_MLP); break;
     case ARACHNE_MODEL_MOE_MLP_LAYERS: v = ar_model_kind_count(m, AR_LAYER_MOE_MLP); break;
+    case ARACHNE_MODEL_EXPERT_LATENT: v = m->expert_latent; break;
     default:
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_model_get: unknown field %d", field);
     }

@@ -62,6 +62,8 @@ struct arachne_model {
      * and the chunk length of the chunked (SSD) scan. */
     char pattern[AR_MODEL_PATTERN_MAX + 1];
     int mamba_heads, mamba_head_dim, mamba_state, mamba_groups, mamba_conv, mamba_chunk;
+    int expert_latent;   /* LatentMoE: width the routed experts work in (tokens projected hidden ->
+                          * latent before dispatch, back after); 0: the hidden size */
 
     /* Derived by ar_model_finish(): parameters of ONE layer of each kind. */
     double params[AR_LAYER_KINDS];
@@ -110,6 +112,12 @@ double ar_model_alt_mm_share(const arachne_model *m, int kind, int seq);
  * GQA, MoE routing with top_k).  Embedding/head include their own tensors
  * (logits for the head). */
 double ar_model_act_bytes(const arachne_model *m, int kind, int seq, int mbs, int tp, int recompute);
+/* Width of the vectors a routed expert reads and writes (and EP
+ * dispatches): the latent width of a LatentMoE model, else hidden. */
+static inline double ar_model_expert_width(const arachne_model *m)
+{
+    return m->expert_latent > 0 ? (double)m->expert_latent : (double)m->hidden;
+}
 /* Bytes sent from one stage to the next for one micro-batch (the hidden
  * state, 16-bit): seq * mbs * hidden * 2. */
 double ar_model_boundary_bytes(const arachne_model *m, int seq, int mbs);

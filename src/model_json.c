@@ -45,6 +45,7 @@ void ar_model_write_json(const arachne_model *m, ar_buf *b)
         put_int(b, "shared_experts", m->shared_experts, 0);
         put_int(b, "expert_ffn", m->expert_ffn, 0);
         put_int(b, "dense_prefix", m->dense_prefix, 0);
+        if (m->expert_latent > 0) put_int(b, "expert_latent", m->expert_latent, 0);
     }
     put_bool(b, "qk_norm", m->qk_norm, 0);
     put_bool(b, "gated_mlp", m->gated_mlp, 0);

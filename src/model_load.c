@@ -11,7 +11,7 @@
 
 static const char *const top_keys[] = {
     "format", "version", "name", "blocks", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab",
-    "experts", "top_k", "shared_experts", "expert_ffn", "dense_prefix", "qk_norm", "gated_mlp",
+    "experts", "top_k", "shared_experts", "expert_ffn", "dense_prefix", "expert_latent", "qk_norm", "gated_mlp",
     "tied_embeddings", "mla", "hybrid", NULL
 };
 static const char *const hybrid_keys[] = {
@@ -89,6 +89,7 @@ static int from_tree(arachne_model **out, const ar_json *root)
         (st = get_int(root, "shared_experts", 0, 0, &spec.shared_experts)) != ARACHNE_OK ||
         (st = get_int(root, "expert_ffn", 0, 0, &spec.expert_ffn)) != ARACHNE_OK ||
         (st = get_int(root, "dense_prefix", 0, 0, &spec.dense_prefix)) != ARACHNE_OK ||
+        (st = get_int(root, "expert_latent", 0, 0, &spec.expert_latent)) != ARACHNE_OK ||
         (st = ar_json_bool(root, "qk_norm", 0, &spec.qk_norm)) != ARACHNE_OK ||
         (st = ar_json_bool(root, "gated_mlp", 0, &spec.gated_mlp)) != ARACHNE_OK ||
         (st = ar_json_bool(root, "tied_embeddings", 0, &spec.tied_embeddings)) != ARACHNE_OK ||

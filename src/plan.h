@@ -37,6 +37,7 @@ typedef struct ar_setup {
     int recompute_alt_mm;    /* 1: every second matmul of dense blocks recomputed (torchtitan per-op SAC) */
     int context_parallel;    /* 1: the fill may split a stage's GPU group into tp x cp */
     int max_vp;              /* most chunks per stage the fill tries (interleaved 1F1B); 1: off */
+    int ep_hierarchical;     /* 1: EP dispatch crosses the network once per node (DeepEP) */
 } ar_setup;
 
 void ar_setup_defaults(ar_setup *s);

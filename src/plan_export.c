@@ -320,10 +320,20 @@ void ar_xprecision_note(const xctx *x, ar_buf *b, const char *tool)
 void ar_xhybrid_note(const xctx *x, ar_buf *b, const char *tool)
 {
     const arachne_model *m = x->model;
+    ar_xlatent_note(x, b, tool);
     if (!m || !m->pattern[0]) return;
     ar_buf_printf(b, "# NOTE: the model is a hybrid layer stack (pattern %.60s%s); %s builds transformer blocks "
                      "only, so its Mamba / attention-only / MLP-only layers cannot run there.\n",
                   m->pattern, strlen(m->pattern) > 60 ? "..." : "", tool);
+}
+
+void ar_xlatent_note(const xctx *x, ar_buf *b, const char *tool)
+{
+    const arachne_model *m = x->model;
+    if (!m || m->expert_latent <= 0) return;
+    ar_buf_printf(b, "# NOTE: the routed experts work in a latent width of %d (LatentMoE) and %s has no flag for it "
+                     "here: the run below uses full-width experts, which the price does not assume.\n",
+                  m->expert_latent, tool);
 }
 
 int arachne_plan_export(const arachne_plan *p, int format, char *buf, size_t cap, size_t *needed)

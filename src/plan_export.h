@@ -60,6 +60,9 @@ void ar_xmulti_template_note(const xctx *x, ar_buf *b, const char *tool);
 /* NOTE line for a target without hybrid (Mamba) layer stacks; nothing for
  * a transformer model. */
 void ar_xhybrid_note(const xctx *x, ar_buf *b, const char *tool);
+/* NOTE line for a target without LatentMoE experts (ar_xhybrid_note
+ * writes it too). */
+void ar_xlatent_note(const xctx *x, ar_buf *b, const char *tool);
 /* The NOTE printed when the plan's bytes per parameter are not bf16 weights,
  * fp32 gradients and fp32 master + two Adam moments. */
 void ar_xprecision_note(const xctx *x, ar_buf *b, const char *tool);

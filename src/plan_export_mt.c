@@ -82,6 +82,7 @@ void ar_export_megatron(const xctx *x, ar_buf *b)
     ar_xprecision_note(x, b, "Megatron-LM");
     ar_xmulti_template_note(x, b, "Megatron-LM");
     if (!x->model) ar_buf_puts(b, "# NOTE: the plan embeds no model: add the model-shape flags yourself\n");
+    ar_xlatent_note(x, b, "Megatron-LM " AR_MEGATRON_VERSION);
     if (x->model && x->model->pattern[0])
         ar_buf_puts(b, "# NOTE: hybrid model: run pretrain_mamba.py (Megatron's hybrid stack) instead of pretrain_gpt.py; "
                        "it reads --hybrid-override-pattern. The activation is not recorded in the plan: add "

@@ -143,6 +143,7 @@ int ar_plan_write_json(const arachne_plan *p, ar_buf *b)
     /* written only when on, so plans that do not use it keep their bytes */
     if (p->setup.recompute_norm_act) ar_buf_puts(b, ", \"recompute_norm_act\": true");
     if (p->setup.recompute_alt_mm) ar_buf_puts(b, ", \"recompute_alt_mm\": true");
+    if (p->setup.ep_hierarchical) ar_buf_puts(b, ", \"ep_hierarchical\": true");
     ar_buf_puts(b, "}");
     put_num_field(b, ",\n  ", "iteration_s", p->iteration_s);
     put_num_field(b, ",\n  ", "iter_per_s", p->iter_per_s);
@@ -210,7 +211,7 @@ static const char *const top_keys[] = { "format", "version", "model", "cluster",
 static const char *const inputs_keys[] = { "profile_crc32", "model", "cluster", "profile", NULL };
 static const char *const setup_keys[] = { "recompute", "dist_optimizer", "weight_bytes", "grad_bytes",
                                           "optim_bytes", "headroom", "overlap_grad_reduce",
-                                          "overlap_param_gather", "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm", NULL };
+                                          "overlap_param_gather", "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm", "ep_hierarchical", NULL };
 static const char *const tmpl_keys[] = { "replicas", "micro_batch", "micro_batches", "pipeline_s", "stages",
                                          "ranks", "fsdp", "cp", "vp", NULL };
 static const char *const stage_keys[] = { "gpu", "tp", "layers", "ep", "etp", "edp", "stage_s", "memory_bytes",
@@ -263,6 +264,7 @@ static int parse_setup(const ar_json *o, ar_setup *su)
     if ((st = ar_json_bool(o, "tp_comm_overlap", 0, &su->tp_comm_overlap))) return st;
     if ((st = ar_json_bool(o, "recompute_norm_act", 0, &su->recompute_norm_act))) return st;
     if ((st = ar_json_bool(o, "recompute_alt_mm", 0, &su->recompute_alt_mm))) return st;
+    if ((st = ar_json_bool(o, "ep_hierarchical", 0, &su->ep_hierarchical))) return st;
     return ARACHNE_OK;
 }
 

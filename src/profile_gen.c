@@ -91,13 +91,19 @@ typedef struct parts {
 /* The MLP of a block: 2 matrices (GELU) or 3 (SwiGLU, gate+up fused).  `m`
  * tokens, width f, split over t.  Adds its GEMM seconds and elementwise
  * elements to *pt. */
-static void mlp(const gen *x, const arachne_model *mo, double m, double f, int t, parts *pt)
+static void mlp_on(const gen *x, const arachne_model *mo, double m, double f, int t, double h, parts *pt)
 {
-    double s, fl = f / t, h = mo->hidden;
+    double s, fl = f / t;
     s = gemm(x, m, (mo->gated_mlp ? 2.0 : 1.0) * fl, h) + gemm(x, m, h, fl);
     pt->gemm += s;
     /* activation function: GELU reads and writes m x f/t; SwiGLU reads two, writes one */
     pt->mem += (mo->gated_mlp ? 3.0 : 2.0) * m * fl;
+}
+
+/* An MLP that reads and writes the hidden width. */
+static void mlp(const gen *x, const arachne_model *mo, double m, double f, int t, parts *pt)
+{
+    mlp_on(x, mo, m, f, t, mo->hidden, pt);
 }
 
 static void attention(const gen *x, const arachne_model *mo, const ar_gen_opts *o, double seq, double mbs,
@@ -156,15 +162,19 @@ static double eager_rope_width(const arachne_model *m)
 }
 
 /* The routed and shared experts of a MoE layer on m tokens: the router
- * (replicated), the softmax / top-k and the permutations, and one MLP per
- * expert at the tokens it serves under balanced routing. */
+ * (replicated), LatentMoE's projections, the softmax / top-k and the
+ * permutations, and one MLP per expert at the tokens it serves under
+ * balanced routing (routed experts in the latent width, shared in the
+ * hidden). */
 static void experts(const gen *x, const arachne_model *mo, double m, int t, parts *pt)
 {
-    double E = mo->experts, mt = m * mo->top_k / E; /* tokens per expert */
+    double E = mo->experts, mt = m * mo->top_k / E, w = ar_model_expert_width(mo); /* tokens per expert */
     int e;
     pt->gemm += gemm(x, m, E, mo->hidden);
-    pt->mem += 2.0 * m * E + 4.0 * m * mo->top_k * mo->hidden;
-    for (e = 0; e < mo->experts; e++) mlp(x, mo, mt, mo->expert_ffn, t, pt);
+    if (mo->expert_latent > 0) /* LatentMoE: down to the latent before dispatch, up after the combine */
+        pt->gemm += gemm(x, m, w, mo->hidden) + gemm(x, m, mo->hidden, w);
+    pt->mem += 2.0 * m * E + 4.0 * m * mo->top_k * w;
+    for (e = 0; e < mo->experts; e++) mlp_on(x, mo, mt, mo->expert_ffn, t, w, pt);
     for (e = 0; e < mo->shared_experts; e++) mlp(x, mo, m, mo->expert_ffn, t, pt);
 }
 

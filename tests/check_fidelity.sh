@@ -20,4 +20,11 @@ if [ "$want" != "$got" ]; then
     echo "$got"
     exit 1
 fi
+# the row errors docs/cost-model.md quotes for the hybrid stacks and DeepEP dispatch
+for want in "295 -17.2" "296 -10.5" "303 -10.2"; do
+    id=${want% *}
+    got=$(grep "^{\"bench\":\"fidelity\",\"id\":$id," "$t/out" |
+          sed -n 's/.*"error":\(-*[0-9.]*\).*/\1/p' | awk '{ printf "%.1f", $1 * 100 }')
+    [ "$id $got" = "$want" ] || { echo "check_fidelity: row $id prices at $got %, docs/cost-model.md says ${want#* } %"; exit 1; }
+done
 echo "fidelity ok"

@@ -308,6 +308,78 @@ TEST(hybrid_exports)
     h_close(&e);
 }
 
+/* LatentMoE: routed experts in the latent width, the two projections,
+ * and EP moving latent-width vectors. */
+TEST(latent_moe_params_flops_and_dispatch)
+{
+    arachne_model *m = NULL, *plain = NULL;
+    const char *json =
+        "{\"format\":\"arachne-model\",\"version\":1,\"name\":\"lat\",\"blocks\":4,\"hidden\":512,"
+        "\"heads\":8,\"kv_heads\":2,\"head_dim\":64,\"ffn\":0,\"vocab\":1000,\"experts\":16,\"top_k\":4,"
+        "\"shared_experts\":1,\"expert_ffn\":256,\"expert_latent\":128,\"gated_mlp\":false,"
+        "\"hybrid\":{\"pattern\":\"*E*E\"}}";
+    const char *txt = NULL;
+    double h = 512, L = 128, f = 256, moe, flops = 0;
+    ASSERT_OK(arachne_model_from_json(&m, json, strlen(json)));
+    moe = h + h * 16 + 2 * h * f + 2 * h * L + 16 * 2 * L * f;
+    ASSERT_EQ((long long)kparams(m, ARACHNE_LAYER_MOE_MLP), (long long)moe);
+    ASSERT_EQ(field(m, ARACHNE_MODEL_EXPERT_LATENT), 128);
+    ASSERT_OK(arachne_model_layer_flops(m, ARACHNE_LAYER_MOE_MLP, 100, 1, &flops));
+    ASSERT_NEAR(flops, 100 * 2 * (h * 16 + 4 * 2 * L * f + 2 * h * f + 2 * h * L), 1e-12);
+    ASSERT_OK(arachne_model_to_json(m, &txt));
+    ASSERT_CONTAINS(txt, "\"expert_latent\": 128");
+    /* without experts the latent width is refused */
+    {
+        const char *bad = "{\"format\":\"arachne-model\",\"version\":1,\"name\":\"x\",\"blocks\":2,\"hidden\":64,"
+                          "\"heads\":4,\"kv_heads\":2,\"head_dim\":16,\"ffn\":128,\"vocab\":100,\"expert_latent\":8}";
+        ASSERT_STATUS(arachne_model_from_json(&plain, bad, strlen(bad)), ARACHNE_E_INVALID_ARGUMENT);
+        ASSERT_CONTAINS(arachne_last_error(), "expert_latent");
+    }
+    arachne_model_destroy(m);
+}
+
+/* Hierarchical dispatch (DeepEP): across nodes a token crosses the network
+ * once per remote node holding one of its experts; inside a node nothing
+ * changes. */
+TEST(ep_hierarchical_dispatch)
+{
+    henv e;
+    arachne_plan *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+    double ea = 0, eb = 0, ec = 0, ed = 0, E = 128, pnone = 1, tokens = 4096, dn, dg, net, nvl, want;
+    const ar_gpu_spec *g;
+    int i;
+    ASSERT_OK(h_open(&e, "h100:8x8"));
+    g = &e.c->types[0];
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 512));
+    ASSERT_OK(arachne_plan_from_parallel(&a, e.cm, "tp=1,pp=1,dp=64,mbs=1,ep=64"));
+    ASSERT_OK(arachne_plan_from_parallel(&c, e.cm, "tp=1,pp=1,dp=64,mbs=1,ep=8"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_EP_HIERARCHICAL, 1));
+    ASSERT_OK(arachne_plan_from_parallel(&b, e.cm, "tp=1,pp=1,dp=64,mbs=1,ep=64"));
+    ASSERT_OK(arachne_plan_from_parallel(&d, e.cm, "tp=1,pp=1,dp=64,mbs=1,ep=8"));
+    ASSERT_OK(arachne_plan_stage_get(a, 0, 0, ARACHNE_STAGE_EP_COMM_S, &ea));
+    ASSERT_OK(arachne_plan_stage_get(b, 0, 0, ARACHNE_STAGE_EP_COMM_S, &eb));
+    ASSERT_OK(arachne_plan_stage_get(c, 0, 0, ARACHNE_STAGE_EP_COMM_S, &ec));
+    ASSERT_OK(arachne_plan_stage_get(d, 0, 0, ARACHNE_STAGE_EP_COMM_S, &ed));
+    ASSERT(eb < ea);
+    ASSERT_EQ(ec, ed); /* EP 8 stays inside a node */
+    /* by hand: 8 nodes of 16 experts, 64 GPUs of 2, top-6 */
+    for (i = 0; i < 6; i++) pnone *= (E - 16 - i) / (E - i);
+    dn = 8 * (1 - pnone);
+    pnone = 1;
+    for (i = 0; i < 6; i++) pnone *= (E - 2 - i) / (E - i);
+    dg = 64 * (1 - pnone);
+    net = tokens * dn * 7.0 / 8 * 2688 * 2;
+    nvl = tokens * dg * 2688 * 2 * 7.0 / 8;
+    want = 23 * 4 * (net / e.c->link_bw[0][0] + nvl / g->intra_bw + 7 * g->inter_lat + 7 * g->intra_lat);
+    ASSERT_NEAR(eb, want, 1e-9);
+    arachne_plan_destroy(a);
+    arachne_plan_destroy(b);
+    arachne_plan_destroy(c);
+    arachne_plan_destroy(d);
+    h_close(&e);
+}
+
 SUITE(hybrid, T(nemotron_nano_parameters_by_hand), T(hybrid_flops_by_hand), T(hybrid_validation_names_the_problem),
       T(hybrid_profile_kinds_and_tp_rule), T(hybrid_plan_prices_each_stage_from_its_kinds),
-      T(hybrid_planner_builds_and_repeats), T(hybrid_exports));
+      T(hybrid_planner_builds_and_repeats), T(hybrid_exports), T(latent_moe_params_flops_and_dispatch),
+      T(ep_hierarchical_dispatch));

@@ -30,6 +30,7 @@ int cli_costenv_options(cli_costenv_opts *o, cli_opt *opts)
         { "max-vp", 1, &o->max_vp, NULL },
         { "no-expert-tiling", 0, NULL, &o->no_expert_tiling },
         { "no-context-parallel", 0, NULL, &o->no_context_parallel },
+        { "ep-hierarchical", 0, NULL, &o->ep_hierarchical },
         { "allow-batch-rounding", 0, NULL, &o->allow_batch_rounding },
     };
     memset(o, 0, sizeof *o);
@@ -139,7 +140,8 @@ int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *e
         (rc = set_opt(env, ARACHNE_OPT_GRAD_BYTES, gbytes)) ||
         (rc = set_opt(env, ARACHNE_OPT_OPTIM_BYTES, obytes)) ||
         (rc = set_opt(env, ARACHNE_OPT_EXPERT_TILING, o->no_expert_tiling ? 0 : 1)) ||
-        (rc = set_opt(env, ARACHNE_OPT_CONTEXT_PARALLEL, o->no_context_parallel ? 0 : 1)))
+        (rc = set_opt(env, ARACHNE_OPT_CONTEXT_PARALLEL, o->no_context_parallel ? 0 : 1)) ||
+        (rc = set_opt(env, ARACHNE_OPT_EP_HIERARCHICAL, o->ep_hierarchical ? 1 : 0)))
         goto fail;
     return CLI_OK;
 fail:

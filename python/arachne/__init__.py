@@ -124,7 +124,7 @@ MODEL_FIELDS = {
     "kv_lora_rank": 19, "qk_nope_dim": 20, "qk_rope_dim": 21, "v_head_dim": 22,
     "dense_blocks": 23, "moe_blocks": 24, "mamba_heads": 25, "mamba_head_dim": 26, "mamba_state": 27,
     "mamba_groups": 28, "mamba_conv": 29, "mamba_chunk": 30, "mamba_layers": 31, "attention_layers": 32,
-    "mlp_layers": 33, "moe_mlp_layers": 34,
+    "mlp_layers": 33, "moe_mlp_layers": 34, "expert_latent": 35,
 }
 
 # Cost-model options (arachne_option): keyword -> number
@@ -133,11 +133,12 @@ OPTIONS = {
     "dist_optimizer": 5, "recompute": 6, "headroom": 7, "expert_tiling": 8, "max_depth": 9,
     "overlap_grad_reduce": 10, "overlap_param_gather": 11, "tp_comm_overlap": 12,
     "recompute_norm_act": 13, "recompute_alt_mm": 14, "context_parallel": 15, "max_vp": 16,
+    "ep_hierarchical": 17,
 }
 _INT_OPTIONS = ("global_batch", "seq_len", "max_depth", "max_vp")
 _BOOL_OPTIONS = ("dist_optimizer", "expert_tiling", "overlap_grad_reduce", "overlap_param_gather",
                  "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm",
-                 "context_parallel")
+                 "context_parallel", "ep_hierarchical")
 
 # Plan fields (arachne_plan_field, arachne_template_field, arachne_stage_field,
 # arachne_rank_field)
