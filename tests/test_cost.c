@@ -574,7 +574,10 @@ TEST(options_defaults_and_rejections)
     ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_MAX_VP, 0), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "max_vp");
     ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_MAX_VP, 17), ARACHNE_E_INVALID_ARGUMENT);
-    ASSERT_STATUS(arachne_cost_model_set(f.cm, 17, 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_EP_HIERARCHICAL, 2), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "ep_hierarchical");
+    ASSERT_STATUS(arachne_cost_model_set(f.cm, 18, 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "0..17");
     ASSERT_STATUS(arachne_cost_model_get(f.cm, -1, &v), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_set(NULL, 0, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_price(f.cm, NULL), ARACHNE_E_INVALID_ARGUMENT);
