@@ -105,6 +105,11 @@ int ar_cost_cache_build(arachne_cost_model *cm)
         cm->cache = c;
     }
     c->blocks = m->blocks;
+    c->nkinds = 0;
+    for (k = 0; k < AR_LAYER_KINDS; k++) {
+        c->needed[k] = !ar_kind_is_block(k) || c->kind_before[k] != NULL;
+        if (c->kind_before[k]) c->kinds[c->nkinds++] = k;
+    }
     c->moe_before[0] = 0;
     for (k = 0; k < AR_LAYER_KINDS; k++)
         if (c->kind_before[k]) c->kind_before[k][0] = 0;
@@ -508,11 +513,10 @@ int ar_stage_price_checked(const arachne_cost_model *cm, const ar_template *t, i
     const ar_gpu_spec *g;
     ar_cost_entry tmp, tmp2;
     const ar_cost_entry *e, *e2;
-    int rc, b = t->micro_batch, n_moe, nk[AR_LAYER_KINDS], k, cp = ar_tmpl_cp(t);
+    int rc, b = t->micro_batch, n_moe, i, cp = ar_tmpl_cp(t);
     double compute = 0.0, tpc = 0.0, epc = 0.0, p2p = 0.0, fwd = 0.0, cpc = 0.0, cpf = 0.0;
     g = &cl->types[S->type];
     n_moe = c->moe_before[S->end] - c->moe_before[S->first];
-    ar_stage_kind_counts(c, S, nk);
     if (s == 0) {
         if ((rc = ar_cost_entry_get(cm, S->type, AR_LAYER_EMBED, S->tp, b, &tmp, &e)) != ARACHNE_OK) return rc;
         compute += e->time_s;
@@ -525,9 +529,9 @@ int ar_stage_price_checked(const arachne_cost_model *cm, const ar_template *t, i
         tpc += e->tp_comm_s;
         fwd += e->fwd_s + e->tp_fwd_s;
     }
-    for (k = 0; k < AR_LAYER_KINDS; k++) {
-        int n = nk[k];
-        if (n == 0 || !ar_kind_is_block(k)) continue;
+    for (i = 0; i < c->nkinds; i++) {
+        int k = c->kinds[i], n = ar_stage_kind_n(c, S, k);
+        if (n == 0) continue;
         if ((rc = ar_cost_entry_get(cm, S->type, k, S->tp, b, &tmp, &e)) != ARACHNE_OK) return rc;
         if (!ar_kind_routed(k)) {
             compute += n * e->time_s;

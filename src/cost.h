@@ -44,6 +44,8 @@ typedef struct ar_cost_cache {
     int *moe_before;                     /* moe_before[b]: blocks with routed experts among [0, b) */
     int *kind_before[AR_LAYER_KINDS];    /* kind_before[k][b]: blocks of kind k among [0, b) (block
                                           * kinds the model has; NULL for the others) */
+    int nkinds, kinds[AR_LAYER_KINDS];   /* the block kinds the model has, in increasing order */
+    unsigned char needed[AR_LAYER_KINDS];/* 1: stages may need the kind's entry (embed, head, kinds[]) */
     double dense_params[AR_LAYER_KINDS]; /* non-routed-expert parameters of one layer */
     double expert_params[AR_LAYER_KINDS];/* routed-expert parameters of one layer */
     double expert_frac[AR_LAYER_KINDS];  /* phi: routed-expert share of a routed kind's forward FLOPs */
@@ -58,13 +60,12 @@ typedef struct ar_cost_cache {
 /* Entry for (cluster type index, kind, tp, mbs).  Powers of two come from
  * the cache; other sizes are looked up and converted into *tmp.
  * ARACHNE_E_INFEASIBLE naming the key when the profile lacks it. */
-/* Blocks of each kind among a stage's [first, end) (0 for kinds the model
- * lacks). */
-static inline void ar_stage_kind_counts(const ar_cost_cache *c, const ar_stage *S, int *n)
+/* Blocks of kind k (one of c->kinds) among a stage's [first, end).
+ * Pricing loops go over c->kinds in order, so a transformer model adds
+ * its dense then its MoE blocks as it always did. */
+static inline int ar_stage_kind_n(const ar_cost_cache *c, const ar_stage *S, int k)
 {
-    int k;
-    for (k = 0; k < AR_LAYER_KINDS; k++)
-        n[k] = c->kind_before[k] ? c->kind_before[k][S->end] - c->kind_before[k][S->first] : 0;
+    return c->kind_before[k][S->end] - c->kind_before[k][S->first];
 }
 
 int ar_cost_entry_get(const arachne_cost_model *cm, int type, int kind, int tp, int mbs,

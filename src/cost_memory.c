@@ -11,13 +11,16 @@ void ar_stage_params(const arachne_cost_model *cm, const ar_template *t, int s,
 {
     const ar_stage *S = &t->stages[s];
     const ar_cost_cache *c = cm->cache;
-    int n_moe = c->moe_before[S->end] - c->moe_before[S->first], nk[AR_LAYER_KINDS], k;
+    int n_moe = c->moe_before[S->end] - c->moe_before[S->first], i;
     double dense = 0.0, expert = 0.0;
-    ar_stage_kind_counts(c, S, nk);
-    for (k = 0; k < AR_LAYER_KINDS; k++)
-        if (nk[k] > 0) dense += nk[k] * c->dense_params[k];
-    for (k = 0; k < AR_LAYER_KINDS; k++)
-        if (nk[k] > 0) expert += nk[k] * c->expert_params[k];
+    for (i = 0; i < c->nkinds; i++) {
+        int k = c->kinds[i], n = ar_stage_kind_n(c, S, k);
+        if (n > 0) dense += n * c->dense_params[k];
+    }
+    for (i = 0; i < c->nkinds && n_moe > 0; i++) {
+        int k = c->kinds[i], n = ar_stage_kind_n(c, S, k);
+        if (n > 0) expert += n * c->expert_params[k];
+    }
     if (s == 0) dense += c->dense_params[AR_LAYER_EMBED];
     if (s == t->depth - 1) dense += c->dense_params[AR_LAYER_HEAD];
     *dense_per_gpu = dense / S->tp;
@@ -47,8 +50,7 @@ int ar_stage_memory_checked(const arachne_cost_model *cm, const ar_template *t, 
     ar_cost_entry tmp;
     const ar_cost_entry *e;
     double dense, expert, act = 0.0, work = 0.0;
-    int rc, b = t->micro_batch, nk[AR_LAYER_KINDS], k, depth = t->depth;
-    ar_stage_kind_counts(c, S, nk);
+    int rc, b = t->micro_batch, i, depth = t->depth;
     ar_stage_params(cm, t, s, &dense, &expert);
     if (dp_ranks < 1) dp_ranks = 1;
     if (edp_ranks < 1) edp_ranks = 1;
@@ -78,10 +80,11 @@ int ar_stage_memory_checked(const arachne_cost_model *cm, const ar_template *t, 
         if ((rc = ar_cost_entry_get(cm, S->type, AR_LAYER_HEAD, S->tp, b, &tmp, &e)) != ARACHNE_OK) return rc;
         act += e->act_bytes;
     }
-    for (k = 0; k < AR_LAYER_KINDS; k++) {
-        if (nk[k] == 0 || !ar_kind_is_block(k)) continue;
+    for (i = 0; i < c->nkinds; i++) {
+        int k = c->kinds[i], n = ar_stage_kind_n(c, S, k);
+        if (n == 0) continue;
         if ((rc = ar_cost_entry_get(cm, S->type, k, S->tp, b, &tmp, &e)) != ARACHNE_OK) return rc;
-        act += nk[k] * e->act_bytes;
+        act += n * e->act_bytes;
         if (e->act_sel > work) work = e->act_sel;
     }
     /* context parallelism: each rank keeps the activations of its seq / cp

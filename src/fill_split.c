@@ -19,9 +19,8 @@ int ar_stage_speed_get(const arachne_cost_model *cm, int type, int tp, int mbs, 
     }
     for (k = 0; k < AR_LAYER_KINDS; k++) {
         const ar_cost_entry *e = &cc->tab[type][k][lt][lm];
-        int needed = !ar_kind_is_block(k) || ar_model_kind_count(cm->model, k) > 0;
         sp->block_s[k] = -1.0;
-        if (!needed) continue;
+        if (!cc->needed[k]) continue;
         if (!e->present) { ok = 0; continue; }
         sp->block_s[k] = e->time_s + e->tp_comm_s;
     }

@@ -21,13 +21,21 @@ static void print_row(const arachne_model *m, int json, int first)
         printf(",\"blocks\":%.0f,\"hidden\":%.0f,\"heads\":%.0f,\"kv_heads\":%.0f,\"head_dim\":%.0f,"
                "\"ffn\":%.0f,\"vocab\":%.0f,\"experts\":%.0f,\"top_k\":%.0f,\"shared_experts\":%.0f,"
                "\"expert_ffn\":%.0f,\"dense_prefix\":%.0f,\"mla\":%s,"
-               "\"total_params\":%.0f,\"active_params\":%.0f}",
+               "\"total_params\":%.0f,\"active_params\":%.0f",
                get(m, ARACHNE_MODEL_BLOCKS), get(m, ARACHNE_MODEL_HIDDEN), get(m, ARACHNE_MODEL_HEADS),
                get(m, ARACHNE_MODEL_KV_HEADS), get(m, ARACHNE_MODEL_HEAD_DIM), get(m, ARACHNE_MODEL_FFN),
                get(m, ARACHNE_MODEL_VOCAB), get(m, ARACHNE_MODEL_EXPERTS), get(m, ARACHNE_MODEL_TOP_K),
                get(m, ARACHNE_MODEL_SHARED_EXPERTS), get(m, ARACHNE_MODEL_EXPERT_FFN),
                get(m, ARACHNE_MODEL_DENSE_PREFIX), get(m, ARACHNE_MODEL_MLA) != 0 ? "true" : "false",
                get(m, ARACHNE_MODEL_TOTAL_PARAMS), get(m, ARACHNE_MODEL_ACTIVE_PARAMS));
+        /* a hybrid stack's layers by kind, and a LatentMoE width: only for
+         * the models that have them */
+        if (get(m, ARACHNE_MODEL_DENSE_BLOCKS) + get(m, ARACHNE_MODEL_MOE_BLOCKS) < get(m, ARACHNE_MODEL_BLOCKS))
+            printf(",\"hybrid_layers\":{\"mamba\":%.0f,\"attention\":%.0f,\"mlp\":%.0f,\"moe\":%.0f}",
+                   get(m, ARACHNE_MODEL_MAMBA_LAYERS), get(m, ARACHNE_MODEL_ATTENTION_LAYERS),
+                   get(m, ARACHNE_MODEL_MLP_LAYERS), get(m, ARACHNE_MODEL_MOE_MLP_LAYERS));
+        if (get(m, ARACHNE_MODEL_EXPERT_LATENT) > 0) printf(",\"expert_latent\":%.0f", get(m, ARACHNE_MODEL_EXPERT_LATENT));
+        printf("}");
     } else {
         char experts[32];
         if (get(m, ARACHNE_MODEL_EXPERTS) > 0)
