@@ -16,6 +16,15 @@ typedef struct env {
     arachne_cost_model *cm;
 } env;
 
+/* The cluster, profile and cost model for the model already in e->m. */
+static inline int env_finish(env *e, const char *cluster)
+{
+    int st;
+    if ((st = arachne_cluster_parse(&e->c, cluster))) return st;
+    if ((st = arachne_profile_generate(&e->p, e->m, e->c, 4096))) return st;
+    return arachne_cost_model_create(&e->cm, e->m, e->c, e->p);
+}
+
 /* Opens model (a preset name) on cluster (a cluster spec string).  On an
  * error the handles made so far stay in *e for env_close. */
 static inline int env_open(env *e, const char *model, const char *cluster)
@@ -23,9 +32,32 @@ static inline int env_open(env *e, const char *model, const char *cluster)
     int st;
     memset(e, 0, sizeof *e);
     if ((st = arachne_model_preset(&e->m, model))) return st;
-    if ((st = arachne_cluster_parse(&e->c, cluster))) return st;
-    if ((st = arachne_profile_generate(&e->p, e->m, e->c, 4096))) return st;
-    return arachne_cost_model_create(&e->cm, e->m, e->c, e->p);
+    return env_finish(e, cluster);
+}
+
+/* Like env_open with a model file. */
+static inline int env_open_file(env *e, const char *path, const char *cluster)
+{
+    int st;
+    memset(e, 0, sizeof *e);
+    if ((st = arachne_model_load(&e->m, path))) return st;
+    return env_finish(e, cluster);
+}
+
+/* A model field (arachne_model_field), -1 on an error. */
+static inline double model_field(const arachne_model *m, int f)
+{
+    double v = -1;
+    if (arachne_model_get(m, f, &v) != ARACHNE_OK) return -1;
+    return v;
+}
+
+/* Parameters of one layer of a kind, -1 on an error. */
+static inline double model_layer_params(const arachne_model *m, int kind)
+{
+    double v = -1;
+    if (arachne_model_layer_params(m, kind, &v) != ARACHNE_OK) return -1;
+    return v;
 }
 
 static inline void env_close(env *e)

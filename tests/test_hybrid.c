@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixture.h"
 #include "harness.h"
 #include "cost.h"
 #include "model.h"
@@ -12,19 +13,8 @@
 #define NANO "examples/models/nemotron3-nano-30b-a3b.json"
 #define NANO_PATTERN "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME"
 
-static double field(const arachne_model *m, int f)
-{
-    double v = -1;
-    if (arachne_model_get(m, f, &v) != ARACHNE_OK) return -1;
-    return v;
-}
-
-static double kparams(const arachne_model *m, int kind)
-{
-    double v = -1;
-    if (arachne_model_layer_params(m, kind, &v) != ARACHNE_OK) return -1;
-    return v;
-}
+#define field model_field
+#define kparams model_layer_params
 
 /* Nemotron 3 Nano written out by hand from its configuration
  * (docs/models.md): 23 Mamba-2, 6 attention and 23 MoE layers. */
@@ -188,30 +178,11 @@ TEST(hybrid_profile_kinds_and_tp_rule)
     arachne_model_destroy(m);
 }
 
-typedef struct henv {
-    arachne_model *m;
-    arachne_cluster *c;
-    arachne_profile *p;
-    arachne_cost_model *cm;
-} henv;
+typedef env henv;
 
-static int h_open(henv *e, const char *cluster)
-{
-    int st;
-    memset(e, 0, sizeof *e);
-    if ((st = arachne_model_load(&e->m, NANO))) return st;
-    if ((st = arachne_cluster_parse(&e->c, cluster))) return st;
-    if ((st = arachne_profile_generate(&e->p, e->m, e->c, 4096))) return st;
-    return arachne_cost_model_create(&e->cm, e->m, e->c, e->p);
-}
+static int h_open(henv *e, const char *cluster) { return env_open_file(e, NANO, cluster); }
 
-static void h_close(henv *e)
-{
-    arachne_cost_model_destroy(e->cm);
-    arachne_profile_destroy(e->p);
-    arachne_cluster_destroy(e->c);
-    arachne_model_destroy(e->m);
-}
+static void h_close(henv *e) { env_close(e); }
 
 /* A stage's price is the sum over its layers' kinds: a two-stage pipeline
  * split between layers prices each side from its own mix of Mamba, MoE

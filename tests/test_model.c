@@ -3,23 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixture.h"
 #include "harness.h"
 #include "json.h"
 #include "model.h"
 
-static double field(const arachne_model *m, int f)
-{
-    double v = -1;
-    if (arachne_model_get(m, f, &v) != ARACHNE_OK) return -1;
-    return v;
-}
-
-static double kind_params(const arachne_model *m, int kind)
-{
-    double v = -1;
-    if (arachne_model_layer_params(m, kind, &v) != ARACHNE_OK) return -1;
-    return v;
-}
+#define field model_field
+#define kind_params model_layer_params
 
 /* Published totals (the model cards; sources in docs/models.md) and the exact counts our shapes give. */
 static const struct {

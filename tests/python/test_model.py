@@ -97,6 +97,20 @@ class ModelTest(unittest.TestCase):
         with self.assertRaises(arachne.Error):
             m.layer_act_bytes("dense", 4096, 1, 1, "sometimes")
 
+    def test_hybrid_model_file(self):
+        path = os.path.join(REPO, "examples", "models", "nemotron3-nano-30b-a3b.json")
+        with arachne.Model.open(path) as m:
+            self.assertEqual(m.blocks, 52)
+            self.assertEqual(m.total_params, 31577937344)
+            fields = m.fields()
+            self.assertEqual((fields["mamba_layers"], fields["attention_layers"], fields["moe_mlp_layers"]),
+                             (23, 6, 23))
+            self.assertEqual(fields["dense_blocks"] + fields["moe_blocks"], 0)
+            self.assertEqual(m.layer_params("mamba"), 38744896.0)
+            self.assertEqual(m.layer_params(arachne.LAYER_MOE_MLP), m.layer_params("moe_mlp"))
+            self.assertEqual(m.layer_params("dense"), 0.0)
+            self.assertGreater(m.layer_flops("attention", 4096, 1), 0)
+
     def test_close(self):
         m = arachne.Model.preset("llama3-8b")
         m.close()
