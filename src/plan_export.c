@@ -374,6 +374,12 @@ int arachne_plan_export(const arachne_plan *p, int format, char *buf, size_t cap
                               format == ARACHNE_EXPORT_SAILOR ? "sailor" : "flashflex", t, p->t[t].vp,
                               format == ARACHNE_EXPORT_SAILOR ? "Sailor" : "FlashFlex");
     }
+    /* Sailor's file has no room for a NOTE: a plan its simulator would
+     * price as transformer blocks is refused instead */
+    if (!st && format == ARACHNE_EXPORT_SAILOR && x.model && x.model->pattern[0])
+        st = ar_error(ARACHNE_E_UNSUPPORTED, "sailor export: the model '%s' is a hybrid layer stack (Mamba / attention / "
+                      "MoE layers), which Sailor's planner and simulator cannot express; use the megatron or ranks "
+                      "export", x.model->name);
     if (!st) switch (format) {
     case ARACHNE_EXPORT_RANKS: export_ranks(&x, &b); break;
     case ARACHNE_EXPORT_MEGATRON: ar_export_megatron(&x, &b); break;

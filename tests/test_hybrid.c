@@ -275,6 +275,8 @@ TEST(hybrid_exports)
     ASSERT_CONTAINS(buf, "torchtitan builds transformer blocks only");
     ASSERT_OK(arachne_plan_export(a, ARACHNE_EXPORT_FLASHFLEX, buf, sizeof buf, &need));
     ASSERT_CONTAINS(buf, "FlashFlex builds transformer blocks only");
+    ASSERT_STATUS(arachne_plan_export(a, ARACHNE_EXPORT_SAILOR, buf, sizeof buf, &need), ARACHNE_E_UNSUPPORTED);
+    ASSERT_CONTAINS(arachne_last_error(), "hybrid layer stack");
     arachne_plan_destroy(a);
     h_close(&e);
 }
