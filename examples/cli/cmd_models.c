@@ -1,6 +1,7 @@
 /* cmd_models.c -- `arachne models [--json] [NAME|FILE ...]`: the model
  * presets (or the given models) with their sizes and parameter counts. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -11,7 +12,8 @@ static double get(const arachne_model *m, int field)
     return v;
 }
 
-static void print_row(const arachne_model *m, int json, int first)
+/* print_row's name column: at least 18 wide, else the longest name's width */
+static void print_row(const arachne_model *m, int json, int first, int width)
 {
     const char *name = "";
     arachne_model_name(m, &name);
@@ -43,7 +45,7 @@ static void print_row(const arachne_model *m, int json, int first)
                      get(m, ARACHNE_MODEL_TOP_K));
         else
             snprintf(experts, sizeof experts, "-");
-        printf("%-18s %6.0f %7.0f %12s %10.2fB %10.2fB\n", name, get(m, ARACHNE_MODEL_BLOCKS),
+        printf("%-*s %6.0f %7.0f %12s %10.2fB %10.2fB\n", width, name, get(m, ARACHNE_MODEL_BLOCKS),
                get(m, ARACHNE_MODEL_HIDDEN), experts, get(m, ARACHNE_MODEL_TOTAL_PARAMS) / 1e9,
                get(m, ARACHNE_MODEL_ACTIVE_PARAMS) / 1e9);
     }
@@ -66,9 +68,15 @@ int cmd_models(int argc, char **argv)
         if (st != ARACHNE_OK) rc = cli_lib_fail(st, what);
     }
     if (rc == CLI_OK) {
+        int width = 18;
+        for (i = 0; i < n; i++) {
+            const char *name = "";
+            arachne_model_name(models[i], &name);
+            if ((int)strlen(name) > width) width = (int)strlen(name);
+        }
         if (json) printf("[");
-        else printf("%-18s %6s %7s %12s %11s %11s\n", "name", "blocks", "hidden", "experts", "total", "active");
-        for (i = 0; i < n; i++) print_row(models[i], json, i == 0);
+        else printf("%-*s %6s %7s %12s %11s %11s\n", width, "name", "blocks", "hidden", "experts", "total", "active");
+        for (i = 0; i < n; i++) print_row(models[i], json, i == 0, width);
         if (json) printf("\n]\n");
     }
     for (i = 0; i < n; i++) arachne_model_destroy(models[i]);
