@@ -57,9 +57,6 @@ typedef struct ar_cost_cache {
     int have_inputs;
 } ar_cost_cache;
 
-/* Entry for (cluster type index, kind, tp, mbs).  Powers of two come from
- * the cache; other sizes are looked up and converted into *tmp.
- * ARACHNE_E_INFEASIBLE naming the key when the profile lacks it. */
 /* Blocks of kind k (one of c->kinds) among a stage's [first, end).
  * Pricing loops go over c->kinds in order, so a transformer model adds
  * its dense then its MoE blocks as it always did. */
@@ -68,6 +65,9 @@ static inline int ar_stage_kind_n(const ar_cost_cache *c, const ar_stage *S, int
     return c->kind_before[k][S->end] - c->kind_before[k][S->first];
 }
 
+/* Entry for (cluster type index, kind, tp, mbs).  Powers of two come from
+ * the cache; other sizes are looked up and converted into *tmp.
+ * ARACHNE_E_INFEASIBLE naming the key when the profile lacks it. */
 int ar_cost_entry_get(const arachne_cost_model *cm, int type, int kind, int tp, int mbs,
                       ar_cost_entry *tmp, const ar_cost_entry **out);
 /* "embed", "dense", "moe", "head". */

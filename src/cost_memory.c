@@ -15,11 +15,9 @@ void ar_stage_params(const arachne_cost_model *cm, const ar_template *t, int s,
     double dense = 0.0, expert = 0.0;
     for (i = 0; i < c->nkinds; i++) {
         int k = c->kinds[i], n = ar_stage_kind_n(c, S, k);
-        if (n > 0) dense += n * c->dense_params[k];
-    }
-    for (i = 0; i < c->nkinds && n_moe > 0; i++) {
-        int k = c->kinds[i], n = ar_stage_kind_n(c, S, k);
-        if (n > 0) expert += n * c->expert_params[k];
+        if (n == 0) continue;
+        dense += n * c->dense_params[k];
+        if (n_moe > 0) expert += n * c->expert_params[k];
     }
     if (s == 0) dense += c->dense_params[AR_LAYER_EMBED];
     if (s == t->depth - 1) dense += c->dense_params[AR_LAYER_HEAD];

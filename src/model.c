@@ -316,8 +316,8 @@ int ar_model_finish(arachne_model *m)
         m->params[AR_LAYER_DENSE] = m->active_params[AR_LAYER_DENSE] =
             attn_matmul(m) + block_norms(m) + mlp_mats(m) * h * m->ffn;
     if (ar_model_kind_count(m, AR_LAYER_MOE) > 0) {
-        double common = attn_matmul(m) + block_norms(m) + h * m->experts + m->shared_experts * one_expert(m);
-        if (m->expert_latent > 0) common += latent_proj(m);
+        double common = attn_matmul(m) + block_norms(m) + h * m->experts + m->shared_experts * one_expert(m) +
+                        latent_proj(m);
         m->expert_params[AR_LAYER_MOE] = m->experts * routed_expert(m);
         m->params[AR_LAYER_MOE] = common + m->expert_params[AR_LAYER_MOE];
         m->active_params[AR_LAYER_MOE] = common + m->top_k * routed_expert(m);
@@ -428,6 +428,21 @@ static double mlp_inner_bytes(const arachne_model *m, double f, int t)
     return (m->gated_mlp ? 6.0 : 4.0) * f / t;
 }
 
+/* b plus the bytes per token one GPU keeps for the experts of a MoE block
+ * or layer: router logits, each of the top_k routed experts' input, MLP
+ * intermediates and output (in the expert width), the shared experts'
+ * intermediates; with the norm/act recompute bit, less each routed
+ * expert's activation output (rebuilt from fc1's output). */
+static double add_expert_bytes(const arachne_model *m, double b, int tp, int norm_act)
+{
+    double t = tp, w = ar_model_expert_width(m);
+    b += 2.0 * m->experts / t; /* router logits (16-bit) */
+    b += m->top_k * (2.0 * w / t + mlp_inner_bytes(m, m->expert_ffn, tp) + 2.0 * w / t);
+    b += m->shared_experts * mlp_inner_bytes(m, m->expert_ffn, tp);
+    if (norm_act) b -= m->top_k * 2.0 * m->expert_ffn / t;
+    return b;
+}
+
 /* Bytes per token one GPU keeps for a layer of a hybrid pattern (16-bit,
  * sequence parallel, selective or no recomputation): every layer keeps its
  * pre-norm's input and output, then its mixer's own tensors. */
@@ -450,12 +465,7 @@ static double hybrid_act_per_token(const arachne_model *m, int kind, int seq, in
         else b += 4.0 * Hl;
         break;
     case AR_LAYER_MLP: b = 4.0 * h / t + mlp_inner_bytes(m, m->ffn, tp); break;
-    case AR_LAYER_MOE_MLP:
-        b = 4.0 * h / t + 2.0 * m->experts / t;
-        b += m->top_k * (4.0 * ar_model_expert_width(m) / t + mlp_inner_bytes(m, m->expert_ffn, tp));
-        b += m->shared_experts * mlp_inner_bytes(m, m->expert_ffn, tp);
-        if (norm_act) b -= m->top_k * 2.0 * m->expert_ffn / t;
-        break;
+    case AR_LAYER_MOE_MLP: b = add_expert_bytes(m, 4.0 * h / t, tp, norm_act); break;
     default: return 0.0;
     }
     if (norm_act) b -= 2.0 * h / t; /* the norm's output is rebuilt from its input */
@@ -484,14 +494,7 @@ double ar_model_act_bytes(const arachne_model *m, int kind, int seq, int mbs, in
     if (kind == AR_LAYER_DENSE) {
         per_token += mlp_inner_bytes(m, m->ffn, tp);
     } else {
-        per_token += 2.0 * m->experts / t;  /* router logits (16-bit) */
-        if (m->expert_latent > 0)
-            per_token += m->top_k * (4.0 * ar_model_expert_width(m) / t + mlp_inner_bytes(m, m->expert_ffn, tp));
-        else
-            per_token += m->top_k * (2.0 * h / t + mlp_inner_bytes(m, m->expert_ffn, tp) + 2.0 * h / t);
-        per_token += m->shared_experts * mlp_inner_bytes(m, m->expert_ffn, tp);
-        /* moe_act: each routed expert's activation output (f/t elements) is rebuilt from fc1's output */
-        if (norm_act) per_token -= m->top_k * 2.0 * m->expert_ffn / t;
+        per_token = add_expert_bytes(m, per_token, tp, norm_act);
     }
     /* layernorm: the two norm outputs are rebuilt from their inputs, which stay stored */
     if (norm_act) per_token -= 2.0 * (2.0 * h / t);

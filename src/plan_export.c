@@ -317,7 +317,7 @@ void ar_xprecision_note(const xctx *x, ar_buf *b, const char *tool)
                   su->weight_bytes, su->grad_bytes, su->optim_bytes, tool);
 }
 
-void ar_xhybrid_note(const xctx *x, ar_buf *b, const char *tool)
+void ar_xlayer_notes(const xctx *x, ar_buf *b, const char *tool)
 {
     const arachne_model *m = x->model;
     ar_xlatent_note(x, b, tool);

@@ -57,11 +57,11 @@ void ar_xjob_rank_map(const xctx *x, ar_buf *b, int t, int pp_outer, const char 
 void ar_xassumptions(const xctx *x, ar_buf *b);
 /* The NOTE printed above multi-template plans for one-structure launchers. */
 void ar_xmulti_template_note(const xctx *x, ar_buf *b, const char *tool);
-/* NOTE line for a target without hybrid (Mamba) layer stacks; nothing for
- * a transformer model. */
-void ar_xhybrid_note(const xctx *x, ar_buf *b, const char *tool);
-/* NOTE line for a target without LatentMoE experts (ar_xhybrid_note
- * writes it too). */
+/* NOTE lines for a target that builds plain transformer blocks: the
+ * model's LatentMoE experts (ar_xlatent_note) and a hybrid stack's Mamba /
+ * attention-only / MLP-only layers; nothing for a plain transformer. */
+void ar_xlayer_notes(const xctx *x, ar_buf *b, const char *tool);
+/* NOTE line for a target without LatentMoE experts. */
 void ar_xlatent_note(const xctx *x, ar_buf *b, const char *tool);
 /* The NOTE printed when the plan's bytes per parameter are not bf16 weights,
  * fp32 gradients and fp32 master + two Adam moments. */

@@ -51,7 +51,7 @@ static void megatron_model_flags(const xctx *x, ar_buf *b)
                       m->expert_ffn);
         if (m->shared_experts > 0)
             ar_buf_printf(b, " --moe-shared-expert-intermediate-size %d", m->shared_experts * m->expert_ffn);
-        if (m->dense_prefix > 0 && !m->pattern[0])
+        if (m->dense_prefix > 0) /* 0 in a hybrid model: its pattern places the MoE layers */
             ar_buf_printf(b, " --moe-layer-freq \"([0]*%d+[1]*%d)\"", m->dense_prefix, m->blocks - m->dense_prefix);
     }
 }
@@ -282,7 +282,7 @@ void ar_export_torchtitan_toml(const xctx *x, ar_buf *b)
     ar_xassumptions(x, b);
     ar_xprecision_note(x, b, "torchtitan");
     ar_xmulti_template_note(x, b, "torchtitan");
-    ar_xhybrid_note(x, b, "torchtitan");
+    ar_xlayer_notes(x, b, "torchtitan");
     for (t = 0; t < p->ntemplates; t++) {
         const ar_template *T = &p->t[t];
         ar_buf_printf(b, "\n# ---- template %d ----\n", t);
@@ -337,7 +337,7 @@ void ar_export_torchtitan_cli(const xctx *x, ar_buf *b)
                    "sequence parallelism stays on (enable_sequence_parallel defaults to true), as priced\n");
     ar_xprecision_note(x, b, "torchtitan");
     ar_xmulti_template_note(x, b, "torchtitan");
-    ar_xhybrid_note(x, b, "torchtitan");
+    ar_xlayer_notes(x, b, "torchtitan");
     for (t = 0; t < p->ntemplates; t++) {
         const ar_template *T = &p->t[t];
         ar_buf_printf(b, "\n# ---- template %d ----\n", t);

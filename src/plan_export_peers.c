@@ -56,7 +56,7 @@ void ar_export_flashflex(const xctx *x, ar_buf *b)
         }
     }
     ar_xprecision_note(x, b, "FlashFlex");
-    ar_xhybrid_note(x, b, "FlashFlex");
+    ar_xlayer_notes(x, b, "FlashFlex");
     flashflex_notes(x, b, any_tp);
     ar_buf_puts(b, "--hetero_configs \"[");
     f = 1;

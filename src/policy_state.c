@@ -20,8 +20,6 @@ double ar_state_per_replica(const ar_state_static *st, int r)
     return r <= 1 ? st->state_bytes : st->state_rep + st->state_shared / r;
 }
 
-/* Seconds per dense (or MoE) block at tp 1 on a type, from the profile:
- * the smallest micro-batch with an entry, per sample. */
 /* Seconds of the mean layer of a hybrid model at (tp, mbs) on a type,
  * per sample; negative when a kind lacks the entry. */
 static double hybrid_layer_time(const arachne_cost_model *cm, int type, int tp, int mbs)
@@ -39,6 +37,8 @@ static double hybrid_layer_time(const arachne_cost_model *cm, int type, int tp, 
     return sum / m->blocks * tp / mbs;
 }
 
+/* Seconds per dense (or MoE) block -- a hybrid model's mean layer -- at
+ * the smallest TP and micro-batch with entries on a type, per sample. */
 static double block_time(const arachne_cost_model *cm, int type)
 {
     const arachne_model *m = cm->model;
