@@ -1124,10 +1124,17 @@ typedef enum arachne_train_option {
     ARACHNE_TRAIN_GREEDY_ROLLOUTS = 21,   /**< rollouts per group (the last ones) that take the policy's most likely
                                                choice at every decision, without exploration rules, integer
                                                0..G-1 [0] */
-    ARACHNE_TRAIN_SIZE_CURRICULUM = 22    /**< curriculum over cluster size, in updates, integer >= 0: a composition of
+    ARACHNE_TRAIN_SIZE_CURRICULUM = 22,   /**< curriculum over cluster size, in updates, integer >= 0: a composition of
                                                N > 1,024 GPUs first takes part in update
                                                ceil(C x log2(N / 1024) / 4) (16,384 GPUs at update C); 0: every
                                                composition from the first update [0] */
+    ARACHNE_TRAIN_REFINE_INTERVAL = 23,   /**< updates between refinement rounds, integer >= 0 (0: off) [0]: every
+                                               INTERVAL updates each composition's best plan is improved with
+                                               arachne_plan_refine and, when faster, replayed through the policy's
+                                               decisions into the self-imitation buffers (expert iteration;
+                                               docs/training.md, "Refined plans") */
+    ARACHNE_TRAIN_REFINE_EVALUATIONS = 24 /**< fill budget of each of those refinements, integer 1..1e6
+                                               [ARACHNE_REFINE_EVALUATIONS] */
 } arachne_train_option;
 
 /** Statistics for arachne_trainer_get.  Values are pinned.  "comp" fields
@@ -1144,7 +1151,10 @@ typedef enum arachne_train_stat {
     ARACHNE_TRAIN_ENTROPY_MEAN = 7,       /**< global: mean entropy (nats) per decision in the last update */
     ARACHNE_TRAIN_GRAD_NORM = 8,          /**< global: gradient norm before clipping of the last optimizer step */
     ARACHNE_TRAIN_COMPOSITIONS = 9,       /**< global: number of compositions */
-    ARACHNE_TRAIN_FORCE_DEPTH_P = 10      /**< global: forced-depth probability the next update will use */
+    ARACHNE_TRAIN_FORCE_DEPTH_P = 10,     /**< global: forced-depth probability the next update will use */
+    ARACHNE_TRAIN_REFINED_PLANS = 11,     /**< global: refined plans that became a composition's best (REFINE_INTERVAL) */
+    ARACHNE_TRAIN_REFINE_MISSES = 12      /**< global: refined plans faster than the best that the policy's masks
+                                               could not replay (not imitated) */
 } arachne_train_stat;
 
 /** Creates a trainer for `policy`, which it trains in place and BORROWS: the

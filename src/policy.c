@@ -130,6 +130,8 @@ void ar_policy_src_reset(ar_policy_src *s, uint64_t seed, int greedy, const ar_e
     s->greedy = greedy;
     s->force_depth = 0;
     s->uniform_types = 0;
+    s->teach = NULL;
+    s->teach_user = NULL;
     if (ex) {
         s->force_depth = ex->force_depth_p > 0 && ar_rng_uniform(&s->rng) < ex->force_depth_p;
         s->uniform_types = ex->uniform_types;
@@ -223,7 +225,15 @@ int ar_policy_decide(void *user, const ar_dec_ctx *ctx, int *choice)
      * recorded log-probability is then the rule's (see below).  The forced
      * depth is the first template's: after it the policy decides, STOP
      * included, so the rollout shows what the policy makes of that start. */
-    if ((head == AR_HEAD_DEPTH && s->force_depth && ctx->step == 0) || (head == AR_HEAD_DEVICE && s->uniform_types)) {
+    if (s->teach) {
+        int st = s->teach(s->teach_user, ctx, &pick);
+        if (st) return st;
+        if (pick < 0 || pick >= ctx->n || !mask[pick])
+            return ar_error(ARACHNE_E_INFEASIBLE, "policy: step %d: the taught choice %d is not allowed", ctx->step,
+                            pick);
+        forced = 1;
+    } else if ((head == AR_HEAD_DEPTH && s->force_depth && ctx->step == 0) ||
+               (head == AR_HEAD_DEVICE && s->uniform_types)) {
         pick = draw_uniform(&s->rng, mask, K);
         forced = 1;
     } else if (s->greedy) {

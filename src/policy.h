@@ -43,6 +43,11 @@ typedef struct ar_policy_src {
     int greedy;
     int force_depth;        /* decided once per rollout from ar_explore */
     int uniform_types;
+    /* A teacher (training's replay of a refined plan): when set, it makes
+     * every choice and the policy only records what it saw; the choice must
+     * be allowed.  Cleared by ar_policy_src_reset. */
+    ar_decide_fn teach;
+    void *teach_user;
     /* Recording (record = 1): decisions and their inputs. */
     int record;
     ar_decision_rec *recs;

@@ -43,6 +43,8 @@ static const opt_spec OPTS[AR_TRAIN_NOPT] = {
     { "SIL_TOP", 0, 1, 0, 0, 0.9 },
     { "GREEDY_ROLLOUTS", 0, 1023, 0, 1, 0 },
     { "SIZE_CURRICULUM", 0, 1e9, 0, 1, 0 },
+    { "REFINE_INTERVAL", 0, 1e9, 0, 1, 0 },
+    { "REFINE_EVALUATIONS", 1, 1e6, 0, 1, ARACHNE_REFINE_EVALUATIONS },
 };
 
 int arachne_trainer_create(arachne_trainer **out, arachne_policy *policy, uint64_t seed)
@@ -231,7 +233,7 @@ int arachne_trainer_get(const arachne_trainer *t, int composition, int field, do
     const ar_train_comp *c = NULL;
     int i;
     if (!t || !out) return AR_NULL_ARG("arachne_trainer_get", t, out);
-    if (field < 0 || field > ARACHNE_TRAIN_FORCE_DEPTH_P)
+    if (field < 0 || field > ARACHNE_TRAIN_REFINE_MISSES)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_trainer_get: unknown field %d", field);
     if (field <= ARACHNE_TRAIN_REF_ITER_PER_S) {
         if (composition < 0 || composition >= t->ncomp)
@@ -256,6 +258,8 @@ int arachne_trainer_get(const arachne_trainer *t, int composition, int field, do
     case ARACHNE_TRAIN_ENTROPY_MEAN: *out = t->last_entropy; break;
     case ARACHNE_TRAIN_GRAD_NORM: *out = t->last_grad_norm; break;
     case ARACHNE_TRAIN_COMPOSITIONS: *out = t->ncomp; break;
+    case ARACHNE_TRAIN_REFINED_PLANS: *out = (double)t->refined_plans; break;
+    case ARACHNE_TRAIN_REFINE_MISSES: *out = (double)t->refine_misses; break;
     default: *out = ar_train_force_p(t); break;
     }
     return ARACHNE_OK;
@@ -496,6 +500,7 @@ static int one_update(arachne_trainer *t, int nthreads)
     int epochs = (int)t->opt[ARACHNE_TRAIN_PPO_EPOCHS];
     int per_depth = (int)t->opt[ARACHNE_TRAIN_SIL_PER_DEPTH];
     int sil_iv = (int)t->opt[ARACHNE_TRAIN_SIL_INTERVAL];
+    int refine_iv = (int)t->opt[ARACHNE_TRAIN_REFINE_INTERVAL];
     size_t P = ar_nn_param_count(t->policy->nn);
     double force_p = ar_train_force_p(t), norm_sum = 0;
     int nactive = 0;
@@ -587,7 +592,28 @@ static int one_update(arachne_trainer *t, int nthreads)
         if ((st = combine_and_step(t, nthreads))) goto done;
     }
 
-    /* 4. self-imitation at a fixed interval */
+    /* 4. expert iteration at a fixed interval: each composition's best plan
+     * refined with the cost model and, when faster, recorded through the
+     * policy's decisions into the buffers the self-imitation step reads; a
+     * composition's first slot is free once its PPO gradients are taken */
+    if (refine_iv > 0 && (t->updates_done + 1) % refine_iv == 0) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+#endif
+        for (i = 0; i < n; i++) {
+            ar_train_comp *c = &t->comp[i];
+            c->refine_gain = c->refine_miss = 0;
+            cstat[i] = c->active ? ar_sil_refine_best(t, i, &t->slots[(size_t)i * G]) : 0;
+            if (cstat[i]) snprintf(cerr[i], sizeof cerr[i], "%s: %s", c->name, arachne_last_error());
+        }
+        if ((st = first_error(cstat, cerr, n))) goto done;
+        for (i = 0; i < n; i++) {
+            t->refined_plans += t->comp[i].refine_gain;
+            t->refine_misses += t->comp[i].refine_miss;
+        }
+    }
+
+    /* 5. self-imitation at a fixed interval */
     if (sil_iv > 0 && (t->updates_done + 1) % sil_iv == 0 && t->opt[ARACHNE_TRAIN_SIL_WEIGHT] > 0) {
         int total = 0;
 #ifdef _OPENMP

@@ -7,9 +7,10 @@
 
 #include "policy.h"
 
-#define AR_TRAIN_NOPT 23          /* arachne_train_option values 0..22 */
+#define AR_TRAIN_NOPT 25          /* arachne_train_option values 0..24 */
 #define AR_TRAIN_NOPT_V1 20       /* options in a checkpoint written before SIL_TOP and GREEDY_ROLLOUTS */
 #define AR_TRAIN_NOPT_V2 22       /* options in a checkpoint written before SIZE_CURRICULUM */
+#define AR_TRAIN_NOPT_V3 23       /* options in a checkpoint written before REFINE_INTERVAL */
 #define AR_TRAIN_MAX_COMPS 4096
 #define AR_TRAIN_MAX_SIL 16       /* ARACHNE_TRAIN_SIL_PER_DEPTH at most */
 #define AR_PPO_DUAL_CLIP 3.0      /* dual-clip bound c of the PPO ratio for negative advantages */
@@ -52,6 +53,10 @@ typedef struct ar_train_comp {
     double evaluations;
     int have_group;            /* mean/std_return are set */
     int active;                /* takes part in the current update (SIZE_CURRICULUM) */
+    double refined_from;       /* best.iter_per_s the last refinement started from (0: none);
+                                * not in checkpoints: refining the same plan again gives the
+                                * same plan, which the buffers do not take twice */
+    int refine_gain, refine_miss; /* the last round's outcome (summed by the trainer) */
     int neighbours[64];        /* most similar compositions (SIL) */
     int nneighbours;
 } ar_train_comp;
@@ -86,6 +91,7 @@ struct arachne_trainer {
     double *best_buf;          /* ncomp, for the callback */
     /* global statistics */
     double last_norm_reward, last_entropy, last_grad_norm;
+    long refined_plans, refine_misses; /* REFINE_INTERVAL outcomes (not in checkpoints) */
 };
 
 void ar_train_comp_clear_plans(ar_train_comp *c);
@@ -146,6 +152,15 @@ int ar_sil_offer(ar_train_comp *c, const ar_policy_src *src, double iter_per_s, 
 int ar_sil_grad(const arachne_trainer *t, int ci, ar_nn_ws *ws, double *grad, int *nplans);
 /* Rebuilds a plan by replaying its choices through the construction. */
 int ar_sil_replay(const arachne_cost_model *cm, const ar_sil_plan *p, int max_steps, arachne_plan *out);
+/* Expert iteration (REFINE_INTERVAL): improves composition ci's best plan
+ * with arachne_plan_refine (REFINE_EVALUATIONS fills, no time cap) and, when
+ * the result is faster, builds it again with the policy recording while the
+ * refined structure makes every choice, and offers that recording to the
+ * buffers.  s: a slot of ci whose builder, source and plan are free to
+ * reuse.  Sets c->refine_gain (the refined plan became the best) or
+ * c->refine_miss (a choice of it is masked: not imitated).  Skips a best
+ * plan it already refined.  Errors: ARACHNE_E_NO_MEMORY. */
+int ar_sil_refine_best(arachne_trainer *t, int ci, ar_train_slot *s);
 
 /* ---- checkpoints (train_ckpt.c) ----------------------------------------- */
 

@@ -225,21 +225,106 @@ static int replay_decide(void *user, const ar_dec_ctx *ctx, int *choice)
     return ARACHNE_OK;
 }
 
+/* Runs b with the replay of p's recorded choices (replay_decide) into out. */
+static int replay_with(ar_builder *b, const ar_sil_plan *p, arachne_plan *out)
+{
+    replay_ctx r;
+    int st;
+    r.p = p;
+    r.i = 0;
+    st = ar_builder_run(b, replay_decide, &r, out, NULL);
+    if (st == ARACHNE_OK && r.i != p->ndec)
+        st = ar_error(ARACHNE_E_INVALID_ARGUMENT, "trainer: replay used %d of %d recorded decisions", r.i, p->ndec);
+    return st;
+}
+
 int ar_sil_replay(const arachne_cost_model *cm, const ar_sil_plan *p, int max_steps, arachne_plan *out)
 {
     ar_builder b;
     ar_construct_opts o;
-    replay_ctx r;
     int st;
     ar_policy_construct_opts(&o);
     o.max_steps = max_steps;
     st = ar_builder_init(&b, cm, &o);
-    if (st) return st;
-    r.p = p;
-    r.i = 0;
-    st = ar_builder_run(&b, replay_decide, &r, out, NULL);
-    if (st == ARACHNE_OK && r.i != p->ndec)
-        st = ar_error(ARACHNE_E_INVALID_ARGUMENT, "trainer: replay used %d of %d recorded decisions", r.i, p->ndec);
+    if (!st) st = replay_with(&b, p, out);
     ar_builder_free(&b);
+    return st;
+}
+
+/* ---- refined plans (expert iteration) ----------------------------------- */
+
+/* Decision source for the replay of a refined plan's structure: template
+ * `step` of the plan, its depth, each stage's GPU type and GPU group (the TP
+ * decision is the group, which the fill splits into tp x cp), STOP after the
+ * last template.  The width (replicas first) is the largest allowed power of
+ * two not above the template's replicas: the fill, not the width, sets how
+ * many replicas a template gets. */
+static int teach_decide(void *user, const ar_dec_ctx *ctx, int *choice)
+{
+    const arachne_plan *p = user;
+    const ar_template *t = ctx->step < p->ntemplates ? &p->t[ctx->step] : NULL;
+    int k, v;
+    switch (ctx->kind) {
+    case AR_DEC_REPLICAS:
+        *choice = 0;
+        for (k = 1; t && k < ctx->n && (1 << k) <= t->replicas; k++)
+            if (ctx->mask[k]) *choice = k;
+        break;
+    case AR_DEC_DEPTH:
+        *choice = t ? t->depth : 0;
+        break;
+    case AR_DEC_TYPE:
+        *choice = t ? t->stages[ctx->stage].type : -1;
+        break;
+    default: /* AR_DEC_TP: log2 of the stage's GPU group */
+        *choice = -1;
+        if (!t) break;
+        v = ar_stage_gpus(t, ctx->stage);
+        for (k = 0; (1 << k) < v && k < 30; k++) {}
+        *choice = (1 << k) == v ? k : -1;
+        break;
+    }
+    return ARACHNE_OK;
+}
+
+int ar_sil_refine_best(arachne_trainer *t, int ci, ar_train_slot *s)
+{
+    ar_train_comp *c = &t->comp[ci];
+    arachne_plan *refined = NULL;
+    double from = c->best.iter_per_s;
+    int max_steps = (int)t->opt[ARACHNE_TRAIN_MAX_STEPS], st;
+    c->refine_gain = c->refine_miss = 0;
+    if (c->best.ndec == 0 || from == c->refined_from) return ARACHNE_OK;
+    c->refined_from = from;
+    s->b.opts.max_steps = max_steps;
+    s->b.opts.penalty = c->penalty;
+    st = replay_with(&s->b, &c->best, &s->plan);
+    if (!st) st = ar_plan_finish(&s->plan);
+    if (!st) st = arachne_plan_refine(&refined, &s->plan, c->cm, (long)t->opt[ARACHNE_TRAIN_REFINE_EVALUATIONS], 0.0);
+    if (st) goto done;
+    if (!(refined->iter_per_s > from)) goto done;
+    /* the refined structure, chosen through the policy's masks */
+    ar_policy_src_reset(&s->src, 0, 1, NULL);
+    s->src.teach = teach_decide;
+    s->src.teach_user = refined;
+    st = ar_builder_run(&s->b, ar_policy_decide, &s->src, &s->plan, NULL);
+    s->src.teach = NULL;
+    s->src.teach_user = NULL;
+    if (st == ARACHNE_E_INFEASIBLE) { /* a choice the masks (or the bounded lookahead) refuse */
+        c->refine_miss = 1;
+        st = ARACHNE_OK;
+        goto done;
+    }
+    if (st || !(s->plan.iter_per_s > from) || s->plan.ntemplates < 1) {
+        if (!st) c->refine_miss = 1;
+        goto done;
+    }
+    st = ar_sil_offer(c, &s->src, s->plan.iter_per_s, s->plan.t[0].depth, (int)t->opt[ARACHNE_TRAIN_SIL_PER_DEPTH]);
+    c->refine_gain = st == ARACHNE_OK;
+done:
+    arachne_plan_destroy(refined);
+    /* a plan that does not price or refine here is no error of training's */
+    if (st == ARACHNE_E_INFEASIBLE || st == ARACHNE_E_INVALID_PLAN) st = ARACHNE_OK;
+    if (st == ARACHNE_OK) arachne_clear_error();
     return st;
 }

@@ -2,7 +2,8 @@
 # check_determinism.sh -- training gives the same policy bytes with 1 and 2
 # OpenMP threads, and twice in a row.  The config covers a 1,616-GPU MoE
 # composition with NVL72 racks that the size curriculum (SIZE_CURRICULUM)
-# lets in at update 1, and model selection after every update.  Only src/train.c and src/train_ppo.c use OpenMP, so they
+# lets in at update 1, refinement rounds (REFINE_INTERVAL) whose refined
+# plans must enter the buffers, and model selection after every update.  Only src/train.c and src/train_ppo.c use OpenMP, so they
 # are compiled with -fopenmp into a temporary directory and linked with the
 # CLI objects and the static library of the current build (exit 77 = skip
 # when the compiler has no OpenMP, or for sanitizer builds).
@@ -13,7 +14,8 @@ cat > "$tmp/cfg.json" <<JSON
 {
   "name": "determinism", "seed": 3, "updates": 3, "log_every": 1,
   "policy": { "hidden": 32, "layers": 1, "init_seed": 2 },
-  "hyper": { "group_size": 4, "ppo_epochs": 2, "sil_interval": 2, "size_curriculum": 2 },
+  "hyper": { "group_size": 4, "ppo_epochs": 2, "sil_interval": 2, "size_curriculum": 2,
+             "refine_interval": 2, "refine_evaluations": 40 },
   "compositions": [
     { "model": "llama3-8b", "clusters": ["a100-40:2x4,h100:1x8", "a6000:4x2,h100:1x8"] },
     { "model": "qwen3-8b", "cluster": "a6000:2x4,h100:1x8", "setup": { "global_batch": 256 } },
@@ -26,6 +28,7 @@ for n in 1 2; do
     sed "s|OUT|$tmp/p$n|g" "$tmp/cfg.json" > "$tmp/cfg$n.json"
     OMP_NUM_THREADS=$n "$tmp/arachne" train --config "$tmp/cfg$n.json" 2> "$tmp/log$n" || { cat "$tmp/log$n"; exit 1; }
 done
+grep -q "refined [1-9]" "$tmp/log1" || { cat "$tmp/log1"; echo "no refined plan entered the buffers"; exit 1; }
 if ! cmp "$tmp/p1.arpol" "$tmp/p2.arpol"; then
     echo "policies trained with 1 and 2 threads differ"; exit 1
 fi

@@ -542,20 +542,22 @@ TEST(checkpoint_without_sil_top_loads_with_the_old_share)
     env e1, e2;
     arachne_policy *pol = NULL;
     arachne_trainer *t = NULL;
-    char ck[512], old[2][512];
+    char ck[512], old[3][512];
     unsigned char *x = NULL, *y;
     size_t n = 0, off, m;
     double v = 0;
     int k;
-    const int cut[2] = { AR_TRAIN_NOPT_V1, AR_TRAIN_NOPT_V2 };
+    const int cut[3] = { AR_TRAIN_NOPT_V1, AR_TRAIN_NOPT_V2, AR_TRAIN_NOPT_V3 };
     const char *dir = th_tmpdir();
     snprintf(ck, sizeof ck, "%s/top.ckpt", dir);
     snprintf(old[0], sizeof old[0], "%s/top-v1.ckpt", dir);
     snprintf(old[1], sizeof old[1], "%s/top-v2.ckpt", dir);
+    snprintf(old[2], sizeof old[2], "%s/top-v3.ckpt", dir);
     ASSERT_OK(open_pair(&e1, &e2));
     ASSERT_OK(setup_small(&t, &pol, &e1, &e2));
     ASSERT_OK(arachne_trainer_set(t, ARACHNE_TRAIN_SIL_TOP, 0.5));
     ASSERT_OK(arachne_trainer_set(t, ARACHNE_TRAIN_SIZE_CURRICULUM, 3));
+    ASSERT_OK(arachne_trainer_set(t, ARACHNE_TRAIN_REFINE_INTERVAL, 4));
     ASSERT_OK(arachne_trainer_run(t, 1, NULL, NULL));
     ASSERT_OK(arachne_trainer_save_checkpoint(t, ck));
     /* magic, version, reserved, network config, parameter count, weights
@@ -567,7 +569,7 @@ TEST(checkpoint_without_sil_top_loads_with_the_old_share)
     /* the same file with the options newer than each older format cut out */
     y = malloc(n);
     ASSERT(y != NULL);
-    for (k = 0; k < 2; k++) {
+    for (k = 0; k < 3; k++) {
         memcpy(y, x, off);
         put_le32(y + off, (uint32_t)cut[k]);
         memcpy(y + off + 4, x + off + 4, 8 * (size_t)cut[k]);
@@ -586,6 +588,16 @@ TEST(checkpoint_without_sil_top_loads_with_the_old_share)
     ASSERT_NEAR(v, 0.5, 1e-15);
     ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_SIZE_CURRICULUM, &v));
     ASSERT_EQ(v, 3);
+    ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_REFINE_INTERVAL, &v));
+    ASSERT_EQ(v, 4);
+    /* 23 options: the curriculum kept, no refinement rounds */
+    ASSERT_OK(arachne_trainer_load_checkpoint(t, old[2]));
+    ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_SIZE_CURRICULUM, &v));
+    ASSERT_EQ(v, 3);
+    ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_REFINE_INTERVAL, &v));
+    ASSERT_EQ(v, 0);
+    ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_REFINE_EVALUATIONS, &v));
+    ASSERT_EQ(v, ARACHNE_REFINE_EVALUATIONS);
     /* 22 options: SIL_TOP kept, no size curriculum (what such runs did) */
     ASSERT_OK(arachne_trainer_load_checkpoint(t, old[1]));
     ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_SIL_TOP, &v));
@@ -697,6 +709,76 @@ TEST(size_curriculum_lets_large_clusters_in_late)
     env_close(&big);
 }
 
+/* REFINE_INTERVAL: after the PPO steps of an update each composition's best
+ * plan is refined; a faster result becomes the best, and its recorded
+ * choices (the policy's masks, the refined structure's decisions) replay to
+ * exactly that plan.  The same trainer without refinement finds the same
+ * best before it, so the refined value is the refinement of that plan. */
+TEST(refine_interval_puts_the_refined_plan_in_the_buffers)
+{
+    env e1, e2;
+    arachne_policy *pol[2] = { NULL, NULL };
+    arachne_trainer *t[2] = { NULL, NULL };
+    arachne_plan *start = NULL, *refined = NULL, *again = NULL;
+    double b0 = 0, b1 = 0, got = 0, missed = 0, v = 0;
+    int k, ci, gains = 0;
+    ASSERT_OK(open_pair(&e1, &e2));
+    for (k = 0; k < 2; k++) {
+        ASSERT_OK(setup_small(&t[k], &pol[k], &e1, &e2));
+        ASSERT_OK(arachne_trainer_set(t[k], ARACHNE_TRAIN_REFINE_EVALUATIONS, 80));
+    }
+    ASSERT_OK(arachne_trainer_get_option(t[0], ARACHNE_TRAIN_REFINE_INTERVAL, &v));
+    ASSERT_EQ(v, 0);                          /* off by default */
+    ASSERT_OK(arachne_trainer_set(t[1], ARACHNE_TRAIN_REFINE_INTERVAL, 1));
+    for (k = 0; k < 2; k++) ASSERT_OK(arachne_trainer_run(t[k], 1, NULL, NULL));
+    for (ci = 0; ci < 2; ci++) {
+        const arachne_cost_model *cm = ci ? e2.cm : e1.cm;
+        ASSERT_OK(arachne_trainer_get(t[0], ci, ARACHNE_TRAIN_BEST_ITER_PER_S, &b0));
+        ASSERT_OK(arachne_trainer_get(t[1], ci, ARACHNE_TRAIN_BEST_ITER_PER_S, &b1));
+        ASSERT_OK(arachne_trainer_best_plan(t[0], ci, &start));
+        ASSERT_OK(arachne_plan_refine(&refined, start, cm, 80, 0.0));
+        ASSERT_OK(arachne_trainer_best_plan(t[1], ci, &again));
+        ASSERT_GT(b0, 0);
+        ASSERT_LE(b0, b1);
+        ASSERT_NEAR(again->iter_per_s, b1, 1e-12);   /* the kept choices rebuild the kept plan */
+        if (b1 > b0) {
+            gains++;
+            ASSERT_NEAR(b1, refined->iter_per_s, 1e-12);
+        }
+        arachne_plan_destroy(start);
+        arachne_plan_destroy(refined);
+        arachne_plan_destroy(again);
+        start = refined = again = NULL;
+    }
+    ASSERT_OK(arachne_trainer_get(t[1], -1, ARACHNE_TRAIN_REFINED_PLANS, &got));
+    ASSERT_OK(arachne_trainer_get(t[1], -1, ARACHNE_TRAIN_REFINE_MISSES, &missed));
+    ASSERT_EQ(got, gains);
+    ASSERT_GT(got, 0);                        /* a random policy's best leaves room on these clusters */
+    ASSERT_OK(arachne_trainer_get(t[0], -1, ARACHNE_TRAIN_REFINED_PLANS, &got));
+    ASSERT_EQ(got, 0);
+    /* rounds go on from each new best until one finds nothing faster; then
+     * the same best is not refined again */
+    for (k = 0; k < 6; k++) {
+        ASSERT_OK(ar_sil_refine_best(t[1], 0, &t[1]->slots[0]));
+        if (!t[1]->comp[0].refine_gain) break;
+    }
+    ASSERT_LE(k, 5);
+    ASSERT_EQ(t[1]->comp[0].refined_from == t[1]->comp[0].best.iter_per_s, 1);
+    b0 = t[1]->comp[0].best.iter_per_s;
+    ASSERT_OK(ar_sil_refine_best(t[1], 0, &t[1]->slots[0]));
+    ASSERT_EQ(t[1]->comp[0].refine_gain + t[1]->comp[0].refine_miss, 0);
+    ASSERT_EQ(t[1]->comp[0].best.iter_per_s == b0, 1);
+    ASSERT_STATUS(arachne_trainer_set(t[1], ARACHNE_TRAIN_REFINE_EVALUATIONS, 0), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_trainer_set(t[1], ARACHNE_TRAIN_REFINE_INTERVAL, 1.5), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_trainer_get(t[1], -1, ARACHNE_TRAIN_REFINE_MISSES + 1, &v), ARACHNE_E_INVALID_ARGUMENT);
+    for (k = 0; k < 2; k++) {
+        arachne_trainer_destroy(t[k]);
+        arachne_policy_destroy(pol[k]);
+    }
+    env_close(&e1);
+    env_close(&e2);
+}
+
 TEST(trainer_rejects_bad_options_and_calls)
 {
     env e;
@@ -720,7 +802,7 @@ TEST(trainer_rejects_bad_options_and_calls)
     ASSERT_NEAR(v, 0.9, 1e-15);
     /* bad keys and values */
     ASSERT_STATUS(arachne_trainer_set(t, -1, 1), ARACHNE_E_INVALID_ARGUMENT);
-    ASSERT_STATUS(arachne_trainer_set(t, 23, 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_REFINE_EVALUATIONS + 1, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_SIL_TOP, 1.01), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "SIL_TOP");
     ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_SIL_TOP, -0.1), ARACHNE_E_INVALID_ARGUMENT);
@@ -789,5 +871,6 @@ SUITE(train, T(tiny_training_run_improves_the_greedy_plan), T(best_plan_replays_
       T(corrupt_or_foreign_checkpoints_are_rejected),
       T(checkpoint_with_extreme_adam_moments_is_refused), T(checkpoint_before_any_update_round_trips), T(sil_top_selects_the_plans_imitated),
       T(checkpoint_without_sil_top_loads_with_the_old_share), T(greedy_rollouts_put_the_greedy_plan_in_every_group),
-      T(size_curriculum_lets_large_clusters_in_late), T(trainer_rejects_bad_options_and_calls),
+      T(size_curriculum_lets_large_clusters_in_late), T(refine_interval_puts_the_refined_plan_in_the_buffers),
+      T(trainer_rejects_bad_options_and_calls),
       T(a_composition_with_no_feasible_plan_is_refused));

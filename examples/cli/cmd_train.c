@@ -61,7 +61,7 @@ static const char *const HYPER_KEYS[] = {
     "updates_schedule", "group_size", "ppo_epochs", "clip", "learning_rate", "entropy", "force_depth_start",
     "force_depth_end", "sil_interval", "sil_weight", "penalty", "max_grad_norm", "sil_neighbours", "sil_per_depth",
     "max_steps", "weight_decay", "sil_clip", "uniform_type_rollouts", "threads", "pcgrad",
-    "sil_top", "greedy_rollouts", "size_curriculum", NULL
+    "sil_top", "greedy_rollouts", "size_curriculum", "refine_interval", "refine_evaluations", NULL
 };
 
 static int parse_setup(const ar_json *o, setup *s)
@@ -172,7 +172,8 @@ static int progress(void *user, int update, int updates, double mean_reward, con
 {
     run_ctx *r = user;
     double now = ar_now() - r->t0, nb = 0, ent = 0, gn = 0, lo = 1e300, hi = 0, eta;
-    char el[32], et[32];
+    char el[32], et[32], refined[64];
+    double riv = 0;
     int i;
     (void)updates;
     (void)best;
@@ -204,13 +205,20 @@ static int progress(void *user, int update, int updates, double mean_reward, con
     eta = update > r->start_update ? now / (double)(update - r->start_update) * (double)(r->total - update) : 0;
     fmt_dur(el, sizeof el, now);
     fmt_dur(et, sizeof et, eta);
+    refined[0] = '\0';
+    if (arachne_trainer_get_option(r->t, ARACHNE_TRAIN_REFINE_INTERVAL, &riv) == ARACHNE_OK && riv > 0) {
+        double got = 0, missed = 0;
+        arachne_trainer_get(r->t, -1, ARACHNE_TRAIN_REFINED_PLANS, &got);
+        arachne_trainer_get(r->t, -1, ARACHNE_TRAIN_REFINE_MISSES, &missed);
+        snprintf(refined, sizeof refined, "  refined %.0f (%.0f not replayed)", got, missed);
+    }
     if (r->tty) {
-        fprintf(stderr, "\rupdate %d/%d  reward %.3f  best %.3f (min %.3f, max %.3f) x ref  entropy %.2f  %s  ETA %s   ",
-                update, r->total, mean_reward, nb, lo, hi, ent, el, et);
+        fprintf(stderr, "\rupdate %d/%d  reward %.3f  best %.3f (min %.3f, max %.3f) x ref  entropy %.2f%s  %s  ETA %s   ",
+                update, r->total, mean_reward, nb, lo, hi, ent, refined, el, et);
         if (update == r->total) fputc('\n', stderr);
     } else if (update % r->log_every == 0 || update == r->total) {
-        fprintf(stderr, "update %d/%d  reward %.3f  best %.3f (min %.3f, max %.3f) x ref  entropy %.2f  %s  ETA %s\n",
-                update, r->total, mean_reward, nb, lo, hi, ent, el, et);
+        fprintf(stderr, "update %d/%d  reward %.3f  best %.3f (min %.3f, max %.3f) x ref  entropy %.2f%s  %s  ETA %s\n",
+                update, r->total, mean_reward, nb, lo, hi, ent, refined, el, et);
     }
     fflush(stderr);
     if (r->select_every > 0 && update % r->select_every == 0 && select_step(r, update)) {

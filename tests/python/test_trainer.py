@@ -34,8 +34,15 @@ class TrainerTest(unittest.TestCase):
             self.assertAlmostEqual(t.options["sil_top"], 0.9)   # default
             self.assertEqual(t.options["greedy_rollouts"], 0)   # default
             self.assertEqual(t.options["size_curriculum"], 0)   # default
-            t.set(sil_top=0.97, greedy_rollouts=1, size_curriculum=40)
+            self.assertEqual(t.options["refine_interval"], 0)   # default: off
+            self.assertEqual(t.options["refine_evaluations"], 500)
+            t.set(sil_top=0.97, greedy_rollouts=1, size_curriculum=40, refine_interval=5,
+                  refine_evaluations=200)
             self.assertEqual(t.get_option("size_curriculum"), 40)
+            self.assertEqual(t.get_option("refine_interval"), 5)
+            self.assertEqual(t.get_option("refine_evaluations"), 200)
+            with self.assertRaises(arachne.Error):
+                t.set(refine_evaluations=0)                       # below 1
             self.assertAlmostEqual(t.get_option("sil_top"), 0.97)
             self.assertEqual(t.get_option(arachne.TRAIN_OPTIONS["greedy_rollouts"]), 1)
             with self.assertRaises(arachne.Error):
@@ -80,6 +87,8 @@ class TrainerTest(unittest.TestCase):
         st = t.stats()
         self.assertEqual(st["compositions"], 1)
         self.assertEqual(st["updates_done"], 3)
+        self.assertEqual(st["refined_plans"], 0)                  # refinement off
+        self.assertEqual(st["refine_misses"], 0)
         comp = st["compositions_stats"][0]
         self.assertEqual(comp["name"], "small")
         self.assertAlmostEqual(comp["best_iter_per_s"], calls[-1][3][0])
