@@ -1152,9 +1152,10 @@ typedef enum arachne_train_stat {
     ARACHNE_TRAIN_GRAD_NORM = 8,          /**< global: gradient norm before clipping of the last optimizer step */
     ARACHNE_TRAIN_COMPOSITIONS = 9,       /**< global: number of compositions */
     ARACHNE_TRAIN_FORCE_DEPTH_P = 10,     /**< global: forced-depth probability the next update will use */
-    ARACHNE_TRAIN_REFINED_PLANS = 11,     /**< global: refined plans that became a composition's best (REFINE_INTERVAL) */
+    ARACHNE_TRAIN_REFINED_PLANS = 11,     /**< global: refined plans that became a composition's best (REFINE_INTERVAL),
+                                               counted since the trainer was created (not kept in checkpoints) */
     ARACHNE_TRAIN_REFINE_MISSES = 12      /**< global: refined plans faster than the best that the policy's masks
-                                               could not replay (not imitated) */
+                                               could not replay (not imitated); counted like REFINED_PLANS */
 } arachne_train_stat;
 
 /** Creates a trainer for `policy`, which it trains in place and BORROWS: the
