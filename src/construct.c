@@ -80,13 +80,6 @@ void ar_construct_opts_default(ar_construct_opts *o)
     o->replica_first = 0;
 }
 
-static int ilog2(int v)
-{
-    int k = 0;
-    while ((1 << (k + 1)) <= v) k++;
-    return k;
-}
-
 /* Zeroes every member of b but its fill work space (ar_fill_ws_init and
  * ar_fill_ws_free zero that one; it holds a 214 KB plan, so zeroing it
  * twice per builder is measurable in a greedy plan). */
@@ -126,7 +119,7 @@ int ar_builder_init(ar_builder *b, const arachne_cost_model *cm, const ar_constr
     dcap = cm->setup.max_depth > 0 ? cm->setup.max_depth : AR_SEARCH_MAX_DEPTH;
     b->max_depth = AR_MIN(AR_MIN(dcap, AR_SEARCH_MAX_DEPTH), cm->model->blocks);
     for (i = 0; i < cl->nnodes; i++) if (cl->nodes[i].gpus > maxnode) maxnode = cl->nodes[i].gpus;
-    b->ntp = AR_MIN(ilog2(maxnode), AR_MAX_TP_LOG) + 1;
+    b->ntp = AR_MIN(ar_ilog2(maxnode), AR_MAX_TP_LOG) + 1;
     for (i = 0; i < cl->ntypes; i++) b->type_order[i] = i;
     for (i = 1; i < cl->ntypes; i++) { /* stable insertion: memory descending */
         int v = b->type_order[i];
@@ -358,7 +351,7 @@ static void look_bounds(look *L)
         int tp = a->type_max_free[t];
         L->gpu_cap[t] = c > 0 ? c : 0.0;
         if (tp > (1 << (L->b->ntp - 1))) tp = 1 << (L->b->ntp - 1);
-        if (tp > 0) tp = 1 << ilog2(tp);
+        if (tp > 0) tp = 1 << ar_ilog2(tp);
         if (L->gpu_cap[t] * tp > L->stage_cap) L->stage_cap = L->gpu_cap[t] * tp;
     }
     for (t = 0; t < cm->cluster->ntypes; t++) {
@@ -442,7 +435,7 @@ static void look_supply(look *L)
  * (and changes nothing) when L->rep replicas of the demand no longer pack. */
 static int demand_push(look *L, int t, int tp)
 {
-    int k = ilog2(tp), m;
+    int k = ar_ilog2(tp), m;
     for (m = 0; m <= k; m++)
         if ((L->demand[t][m] + (tp >> m)) * L->rep > L->supply[t][m]) return 0;
     for (m = 0; m <= k; m++) L->demand[t][m] += tp >> m;
@@ -451,7 +444,7 @@ static int demand_push(look *L, int t, int tp)
 
 static void demand_pop(look *L, int t, int tp)
 {
-    int k = ilog2(tp), m;
+    int k = ar_ilog2(tp), m;
     for (m = 0; m <= k; m++) L->demand[t][m] -= tp >> m;
 }
 
@@ -460,7 +453,7 @@ static void demand_set(look *L, int n, const int *types, const int *tps)
     int s;
     memset(L->demand, 0, sizeof L->demand);
     for (s = 0; s < n; s++) {
-        int k = ilog2(tps[s]), m;
+        int k = ar_ilog2(tps[s]), m;
         for (m = 0; m <= k; m++) L->demand[types[s]][m] += tps[s] >> m;
     }
 }

@@ -16,13 +16,6 @@
 
 #include "fill.h"
 
-static int ilog2(int v)
-{
-    int k = 0;
-    while ((1 << (k + 1)) <= v) k++;
-    return k;
-}
-
 int ar_pack_max_replicas(const arachne_cluster *c, const ar_avail *a, int depth,
                          const int *types, const int *tps)
 {
@@ -33,7 +26,7 @@ int ar_pack_max_replicas(const arachne_cluster *c, const ar_avail *a, int depth,
     memset(used, 0, sizeof used);
     memset(top, 0, sizeof top);
     for (s = 0; s < depth; s++) {
-        int k = ilog2(tps[s]);
+        int k = ar_ilog2(tps[s]);
         t = types[s];
         if (t < 0 || t >= c->ntypes || tps[s] < 1 || (1 << k) != tps[s] || k > AR_MAX_TP_LOG) return 0;
         if (!used[t]) memset(demand[t], 0, sizeof demand[t]);

@@ -17,13 +17,6 @@ const int ar_flat_replica_grid[AR_FLAT_NREP] = { 1,   2,   3,   4,   6,    8,   
 static double clamp01(double v) { return v < 0 ? 0 : (v > 1 ? 1 : v); }
 static double log2p1(double v) { return log2(1.0 + (v > 0 ? v : 0)); }
 
-static int ilog2i(int v)
-{
-    int k = 0;
-    while ((1 << (k + 1)) <= v) k++;
-    return k;
-}
-
 /* ---------------------------------------------------------------------- */
 /* networks                                                                */
 
@@ -200,7 +193,7 @@ int ar_flat_runner_init(ar_flat_runner *r, const ar_flat *f, const arachne_cost_
     dcap = cm->setup.max_depth > 0 ? cm->setup.max_depth : AR_SEARCH_MAX_DEPTH;
     r->max_depth = AR_MIN(AR_MIN(dcap, AR_SEARCH_MAX_DEPTH), cm->model->blocks);
     for (i = 0; i < cl->nnodes; i++) if (cl->nodes[i].gpus > maxnode) maxnode = cl->nodes[i].gpus;
-    r->ntp = AR_MIN(ilog2i(maxnode), AR_MAX_TP_LOG) + 1;
+    r->ntp = AR_MIN(ar_ilog2(maxnode), AR_MAX_TP_LOG) + 1;
     n = cl->total_gpus;
     st = ar_state_static_init(&r->st, cm);
     if (!st) st = ar_nn_ws_create(&r->ws[0], f->net[0]);

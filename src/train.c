@@ -602,7 +602,7 @@ static int one_update(arachne_trainer *t, int nthreads)
 #endif
         for (i = 0; i < n; i++) {
             ar_train_comp *c = &t->comp[i];
-            c->refine_gain = c->refine_miss = 0;
+            /* (a composition the curriculum has not let in was never refined: its counts are 0) */
             cstat[i] = c->active ? ar_sil_refine_best(t, i, &t->slots[(size_t)i * G]) : 0;
             if (cstat[i]) snprintf(cerr[i], sizeof cerr[i], "%s: %s", c->name, arachne_last_error());
         }

@@ -280,7 +280,7 @@ static int teach_decide(void *user, const ar_dec_ctx *ctx, int *choice)
         *choice = -1;
         if (!t) break;
         v = ar_stage_gpus(t, ctx->stage);
-        for (k = 0; (1 << k) < v && k < 30; k++) {}
+        k = ar_ilog2(v);
         *choice = (1 << k) == v ? k : -1;
         break;
     }

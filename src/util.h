@@ -86,4 +86,13 @@ double ar_now(void);
 #define AR_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define AR_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
+/* floor(log2(v)) for v >= 1 (0 for v < 2): the index of a power-of-two
+ * choice (TP degrees, widths) */
+static inline int ar_ilog2(int v)
+{
+    int k = 0;
+    while ((1 << (k + 1)) <= v) k++;
+    return k;
+}
+
 #endif
