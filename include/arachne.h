@@ -1133,8 +1133,13 @@ typedef enum arachne_train_option {
                                                arachne_plan_refine and, when faster, replayed through the policy's
                                                decisions into the self-imitation buffers (expert iteration;
                                                docs/training.md, "Refined plans") */
-    ARACHNE_TRAIN_REFINE_EVALUATIONS = 24 /**< fill budget of each of those refinements, integer 1..1e6
+    ARACHNE_TRAIN_REFINE_EVALUATIONS = 24, /**< fill budget of each of those refinements, integer 1..1e6
                                                [ARACHNE_REFINE_EVALUATIONS] */
+    ARACHNE_TRAIN_ENTROPY_END_SCALE = 25, /**< entropy bonus at update UPDATES and after, as a multiple of ENTROPY,
+                                               [0, 1] [1: a constant bonus]; linear from update
+                                               ENTROPY_DECAY_START (docs/training.md, "Entropy schedule") */
+    ARACHNE_TRAIN_ENTROPY_DECAY_START = 26 /**< update at which the bonus starts to fall towards
+                                               ENTROPY_END_SCALE x ENTROPY, integer >= 0 [0] */
 } arachne_train_option;
 
 /** Statistics for arachne_trainer_get.  Values are pinned.  "comp" fields
@@ -1154,8 +1159,10 @@ typedef enum arachne_train_stat {
     ARACHNE_TRAIN_FORCE_DEPTH_P = 10,     /**< global: forced-depth probability the next update will use */
     ARACHNE_TRAIN_REFINED_PLANS = 11,     /**< global: refined plans that became a composition's best (REFINE_INTERVAL),
                                                counted since the trainer was created (not kept in checkpoints) */
-    ARACHNE_TRAIN_REFINE_MISSES = 12      /**< global: refined plans faster than the best that the policy's masks
+    ARACHNE_TRAIN_REFINE_MISSES = 12,     /**< global: refined plans faster than the best that the policy's masks
                                                could not replay (not imitated); counted like REFINED_PLANS */
+    ARACHNE_TRAIN_ENTROPY_COEF = 13       /**< global: entropy bonus coefficient the next update will use
+                                               (ENTROPY scaled by the schedule) */
 } arachne_train_stat;
 
 /** Creates a trainer for `policy`, which it trains in place and BORROWS: the

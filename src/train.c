@@ -45,6 +45,8 @@ static const opt_spec OPTS[AR_TRAIN_NOPT] = {
     { "SIZE_CURRICULUM", 0, 1e9, 0, 1, 0 },
     { "REFINE_INTERVAL", 0, 1e9, 0, 1, 0 },
     { "REFINE_EVALUATIONS", 1, 1e6, 0, 1, ARACHNE_REFINE_EVALUATIONS },
+    { "ENTROPY_END_SCALE", 0, 1, 0, 0, 1 },
+    { "ENTROPY_DECAY_START", 0, 1e9, 0, 1, 0 },
 };
 
 int arachne_trainer_create(arachne_trainer **out, arachne_policy *policy, uint64_t seed)
@@ -228,12 +230,23 @@ double ar_train_force_p(const arachne_trainer *t)
     return a + (b - a) * f;
 }
 
+double ar_train_entropy(const arachne_trainer *t)
+{
+    double u = (double)t->updates_done, n = t->opt[ARACHNE_TRAIN_UPDATES];
+    double from = t->opt[ARACHNE_TRAIN_ENTROPY_DECAY_START], end = t->opt[ARACHNE_TRAIN_ENTROPY_END_SCALE];
+    double f;
+    if (u <= from) f = 0;
+    else if (n <= from || u >= n) f = 1;
+    else f = (u - from) / (n - from);
+    return t->opt[ARACHNE_TRAIN_ENTROPY] * (1 + (end - 1) * f);
+}
+
 int arachne_trainer_get(const arachne_trainer *t, int composition, int field, double *out)
 {
     const ar_train_comp *c = NULL;
     int i;
     if (!t || !out) return AR_NULL_ARG("arachne_trainer_get", t, out);
-    if (field < 0 || field > ARACHNE_TRAIN_REFINE_MISSES)
+    if (field < 0 || field > ARACHNE_TRAIN_ENTROPY_COEF)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_trainer_get: unknown field %d", field);
     if (field <= ARACHNE_TRAIN_REF_ITER_PER_S) {
         if (composition < 0 || composition >= t->ncomp)
@@ -260,6 +273,7 @@ int arachne_trainer_get(const arachne_trainer *t, int composition, int field, do
     case ARACHNE_TRAIN_COMPOSITIONS: *out = t->ncomp; break;
     case ARACHNE_TRAIN_REFINED_PLANS: *out = (double)t->refined_plans; break;
     case ARACHNE_TRAIN_REFINE_MISSES: *out = (double)t->refine_misses; break;
+    case ARACHNE_TRAIN_ENTROPY_COEF: *out = ar_train_entropy(t); break;
     default: *out = ar_train_force_p(t); break;
     }
     return ARACHNE_OK;

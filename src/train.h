@@ -7,10 +7,11 @@
 
 #include "policy.h"
 
-#define AR_TRAIN_NOPT 25          /* arachne_train_option values 0..24 */
+#define AR_TRAIN_NOPT 27          /* arachne_train_option values 0..26 */
 #define AR_TRAIN_NOPT_V1 20       /* options in a checkpoint written before SIL_TOP and GREEDY_ROLLOUTS */
 #define AR_TRAIN_NOPT_V2 22       /* options in a checkpoint written before SIZE_CURRICULUM */
 #define AR_TRAIN_NOPT_V3 23       /* options in a checkpoint written before REFINE_INTERVAL */
+#define AR_TRAIN_NOPT_V4 25       /* options in a checkpoint written before the entropy schedule */
 #define AR_TRAIN_MAX_COMPS 4096
 #define AR_TRAIN_MAX_SIL 16       /* ARACHNE_TRAIN_SIL_PER_DEPTH at most */
 #define AR_PPO_DUAL_CLIP 3.0      /* dual-clip bound c of the PPO ratio for negative advantages */
@@ -97,6 +98,10 @@ struct arachne_trainer {
 void ar_train_comp_clear_plans(ar_train_comp *c);
 /* Forced-depth probability of the next update (linear schedule). */
 double ar_train_force_p(const arachne_trainer *t);
+/* Entropy bonus coefficient of the next update: ENTROPY, falling linearly
+ * from update ENTROPY_DECAY_START to ENTROPY x ENTROPY_END_SCALE at update
+ * UPDATES, constant after. */
+double ar_train_entropy(const arachne_trainer *t);
 /* SIZE_CURRICULUM: the first update composition i takes part in (0 without a curriculum). */
 long ar_train_join_update(const arachne_trainer *t, int i);
 /* The default of an arachne_train_option; options added after a checkpoint

@@ -401,17 +401,20 @@ int arachne_trainer_load_checkpoint(arachne_trainer *t, const char *path)
     upd = get_u64(&r);
     if (r.bad) goto trunc;
     nopt = get_u32(&r);
-    if (nopt != AR_TRAIN_NOPT && nopt != AR_TRAIN_NOPT_V1 && nopt != AR_TRAIN_NOPT_V2 && nopt != AR_TRAIN_NOPT_V3) {
+    if (nopt != AR_TRAIN_NOPT && nopt != AR_TRAIN_NOPT_V1 && nopt != AR_TRAIN_NOPT_V2 && nopt != AR_TRAIN_NOPT_V3 &&
+        nopt != AR_TRAIN_NOPT_V4) {
         st = ar_error(ARACHNE_E_CORRUPT,
                       "%s: option count is %u, not %d (or %d in files written before SIL_TOP, %d before "
-                      "SIZE_CURRICULUM, %d before REFINE_INTERVAL)",
-                      path, nopt, AR_TRAIN_NOPT, AR_TRAIN_NOPT_V1, AR_TRAIN_NOPT_V2, AR_TRAIN_NOPT_V3);
+                      "SIZE_CURRICULUM, %d before REFINE_INTERVAL, %d before the entropy schedule)",
+                      path, nopt, AR_TRAIN_NOPT, AR_TRAIN_NOPT_V1, AR_TRAIN_NOPT_V2, AR_TRAIN_NOPT_V3,
+                      AR_TRAIN_NOPT_V4);
         goto done;
     }
     for (i = 0; i < (int)nopt; i++) opt[i] = get_f64(&r);
     /* options newer than the file take their defaults, which are what the
      * runs that wrote such files did (SIL_TOP 0.9, no greedy members, no
-     * curriculum over cluster size, no refinement rounds) */
+     * curriculum over cluster size, no refinement rounds, a constant entropy
+     * bonus) */
     for (; i < AR_TRAIN_NOPT; i++) opt[i] = ar_train_option_default(i);
     for (i = 0; i < 3; i++) stats[i] = get_f64(&r);
     if (r.bad) goto trunc;

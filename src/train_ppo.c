@@ -115,7 +115,7 @@ int ar_train_ppo_grad(const arachne_trainer *t, int ci, ar_nn_ws *ws, double *gr
 {
     const ar_nn *nn = t->policy->nn;
     int G = t->slots_g, g, i, k, rec, st;
-    double eps = t->opt[ARACHNE_TRAIN_CLIP], cent = t->opt[ARACHNE_TRAIN_ENTROPY];
+    double eps = t->opt[ARACHNE_TRAIN_CLIP], cent = ar_train_entropy(t);
     double logp[AR_SEARCH_MAX_DEPTH + 1], dl[AR_SEARCH_MAX_DEPTH + 1];
     *ent_sum = 0;
     *ndec = 0;

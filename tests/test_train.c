@@ -542,22 +542,24 @@ TEST(checkpoint_without_sil_top_loads_with_the_old_share)
     env e1, e2;
     arachne_policy *pol = NULL;
     arachne_trainer *t = NULL;
-    char ck[512], old[3][512];
+    char ck[512], old[4][512];
     unsigned char *x = NULL, *y;
     size_t n = 0, off, m;
     double v = 0;
     int k;
-    const int cut[3] = { AR_TRAIN_NOPT_V1, AR_TRAIN_NOPT_V2, AR_TRAIN_NOPT_V3 };
+    const int cut[4] = { AR_TRAIN_NOPT_V1, AR_TRAIN_NOPT_V2, AR_TRAIN_NOPT_V3, AR_TRAIN_NOPT_V4 };
     const char *dir = th_tmpdir();
     snprintf(ck, sizeof ck, "%s/top.ckpt", dir);
     snprintf(old[0], sizeof old[0], "%s/top-v1.ckpt", dir);
     snprintf(old[1], sizeof old[1], "%s/top-v2.ckpt", dir);
     snprintf(old[2], sizeof old[2], "%s/top-v3.ckpt", dir);
+    snprintf(old[3], sizeof old[3], "%s/top-v4.ckpt", dir);
     ASSERT_OK(open_pair(&e1, &e2));
     ASSERT_OK(setup_small(&t, &pol, &e1, &e2));
     ASSERT_OK(arachne_trainer_set(t, ARACHNE_TRAIN_SIL_TOP, 0.5));
     ASSERT_OK(arachne_trainer_set(t, ARACHNE_TRAIN_SIZE_CURRICULUM, 3));
     ASSERT_OK(arachne_trainer_set(t, ARACHNE_TRAIN_REFINE_INTERVAL, 4));
+    ASSERT_OK(arachne_trainer_set(t, ARACHNE_TRAIN_ENTROPY_END_SCALE, 0.5));
     ASSERT_OK(arachne_trainer_run(t, 1, NULL, NULL));
     ASSERT_OK(arachne_trainer_save_checkpoint(t, ck));
     /* magic, version, reserved, network config, parameter count, weights
@@ -569,7 +571,7 @@ TEST(checkpoint_without_sil_top_loads_with_the_old_share)
     /* the same file with the options newer than each older format cut out */
     y = malloc(n);
     ASSERT(y != NULL);
-    for (k = 0; k < 3; k++) {
+    for (k = 0; k < 4; k++) {
         memcpy(y, x, off);
         put_le32(y + off, (uint32_t)cut[k]);
         memcpy(y + off + 4, x + off + 4, 8 * (size_t)cut[k]);
@@ -590,6 +592,14 @@ TEST(checkpoint_without_sil_top_loads_with_the_old_share)
     ASSERT_EQ(v, 3);
     ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_REFINE_INTERVAL, &v));
     ASSERT_EQ(v, 4);
+    ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_ENTROPY_END_SCALE, &v));
+    ASSERT_NEAR(v, 0.5, 1e-15);
+    /* 25 options: the refinement rounds kept, a constant entropy bonus */
+    ASSERT_OK(arachne_trainer_load_checkpoint(t, old[3]));
+    ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_REFINE_INTERVAL, &v));
+    ASSERT_EQ(v, 4);
+    ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_ENTROPY_END_SCALE, &v));
+    ASSERT_EQ(v, 1);
     /* 23 options: the curriculum kept, no refinement rounds */
     ASSERT_OK(arachne_trainer_load_checkpoint(t, old[2]));
     ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_SIZE_CURRICULUM, &v));
@@ -709,6 +719,70 @@ TEST(size_curriculum_lets_large_clusters_in_late)
     env_close(&big);
 }
 
+/* The entropy schedule: ENTROPY until ENTROPY_DECAY_START, linear to
+ * ENTROPY x ENTROPY_END_SCALE at update UPDATES, constant after; and the
+ * coefficient the schedule gives is the one the gradient uses (a trainer
+ * whose ENTROPY is set by hand to the scheduled values trains to the same
+ * bytes). */
+TEST(entropy_schedule_scales_the_bonus_the_updates_use)
+{
+    env e1, e2;
+    arachne_policy *pa = NULL, *pb = NULL;
+    arachne_trainer *ta = NULL, *tb = NULL;
+    char a_path[512], b_path[512];
+    unsigned char *x = NULL, *y = NULL;
+    size_t nx = 0, ny = 0;
+    double v = -1;
+    int u;
+    const double want[5] = { 0.04, 0.04, 0.04, 0.04 * (1 - 0.75 * 0.5), 0.01 };
+    const char *dir = th_tmpdir();
+    snprintf(a_path, sizeof a_path, "%s/scheduled.arpol", dir);
+    snprintf(b_path, sizeof b_path, "%s/by-hand.arpol", dir);
+    ASSERT_OK(open_pair(&e1, &e2));
+    ASSERT_OK(setup_small(&ta, &pa, &e1, &e2));   /* UPDATES 4 */
+    ASSERT_OK(arachne_trainer_get(ta, -1, ARACHNE_TRAIN_ENTROPY_COEF, &v));
+    ASSERT_NEAR(v, 0.01, 1e-15);                  /* the default: constant */
+    ASSERT_OK(arachne_trainer_set(ta, ARACHNE_TRAIN_ENTROPY, 0.04));
+    ASSERT_OK(arachne_trainer_set(ta, ARACHNE_TRAIN_ENTROPY_END_SCALE, 0.25));
+    ASSERT_OK(arachne_trainer_set(ta, ARACHNE_TRAIN_ENTROPY_DECAY_START, 2));
+    ASSERT_OK(setup_small(&tb, &pb, &e1, &e2));
+    for (u = 0; u < 5; u++) {
+        ASSERT_OK(arachne_trainer_get(ta, -1, ARACHNE_TRAIN_ENTROPY_COEF, &v));
+        ASSERT_NEAR(v, want[u], 1e-15);
+        ASSERT_OK(arachne_trainer_set(tb, ARACHNE_TRAIN_ENTROPY, want[u]));
+        ASSERT_OK(arachne_trainer_run(ta, 1, NULL, NULL));
+        ASSERT_OK(arachne_trainer_run(tb, 1, NULL, NULL));
+    }
+    ASSERT_OK(arachne_policy_save(pa, a_path));
+    ASSERT_OK(arachne_policy_save(pb, b_path));
+    ASSERT_EQ(file_bytes(a_path, &x, &nx), 0);
+    ASSERT_EQ(file_bytes(b_path, &y, &ny), 0);
+    ASSERT_EQ(nx, ny);
+    ASSERT_MSG(memcmp(x, y, nx) == 0, "the scheduled bonus is not the one the updates used");
+    free(x);
+    free(y);
+    /* 5 updates done: a decay start at or after UPDATES is a step down after
+     * update DECAY_START; a longer schedule puts update 5 on the slope */
+    ASSERT_OK(arachne_trainer_set(ta, ARACHNE_TRAIN_ENTROPY_DECAY_START, 5));
+    ASSERT_OK(arachne_trainer_get(ta, -1, ARACHNE_TRAIN_ENTROPY_COEF, &v));
+    ASSERT_NEAR(v, 0.04, 1e-15);
+    ASSERT_OK(arachne_trainer_set(ta, ARACHNE_TRAIN_ENTROPY_DECAY_START, 4));
+    ASSERT_OK(arachne_trainer_get(ta, -1, ARACHNE_TRAIN_ENTROPY_COEF, &v));
+    ASSERT_NEAR(v, 0.01, 1e-15);
+    ASSERT_OK(arachne_trainer_set(ta, ARACHNE_TRAIN_UPDATES, 20));
+    ASSERT_OK(arachne_trainer_get(ta, -1, ARACHNE_TRAIN_ENTROPY_COEF, &v));
+    ASSERT_NEAR(v, 0.04 * (1 - 0.75 * 1.0 / 16), 1e-15);
+    ASSERT_STATUS(arachne_trainer_set(ta, ARACHNE_TRAIN_ENTROPY_END_SCALE, 1.5), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "ENTROPY_END_SCALE");
+    ASSERT_STATUS(arachne_trainer_set(ta, ARACHNE_TRAIN_ENTROPY_DECAY_START, 0.5), ARACHNE_E_INVALID_ARGUMENT);
+    arachne_trainer_destroy(ta);
+    arachne_trainer_destroy(tb);
+    arachne_policy_destroy(pa);
+    arachne_policy_destroy(pb);
+    env_close(&e1);
+    env_close(&e2);
+}
+
 /* REFINE_INTERVAL: after the PPO steps of an update each composition's best
  * plan is refined; a faster result becomes the best, and its recorded
  * choices (the policy's masks, the refined structure's decisions) replay to
@@ -770,7 +844,7 @@ TEST(refine_interval_puts_the_refined_plan_in_the_buffers)
     ASSERT_EQ(t[1]->comp[0].best.iter_per_s == b0, 1);
     ASSERT_STATUS(arachne_trainer_set(t[1], ARACHNE_TRAIN_REFINE_EVALUATIONS, 0), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_trainer_set(t[1], ARACHNE_TRAIN_REFINE_INTERVAL, 1.5), ARACHNE_E_INVALID_ARGUMENT);
-    ASSERT_STATUS(arachne_trainer_get(t[1], -1, ARACHNE_TRAIN_REFINE_MISSES + 1, &v), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_trainer_get(t[1], -1, ARACHNE_TRAIN_ENTROPY_COEF + 1, &v), ARACHNE_E_INVALID_ARGUMENT);
     for (k = 0; k < 2; k++) {
         arachne_trainer_destroy(t[k]);
         arachne_policy_destroy(pol[k]);
@@ -802,7 +876,7 @@ TEST(trainer_rejects_bad_options_and_calls)
     ASSERT_NEAR(v, 0.9, 1e-15);
     /* bad keys and values */
     ASSERT_STATUS(arachne_trainer_set(t, -1, 1), ARACHNE_E_INVALID_ARGUMENT);
-    ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_REFINE_EVALUATIONS + 1, 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_ENTROPY_DECAY_START + 1, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_SIL_TOP, 1.01), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "SIL_TOP");
     ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_SIL_TOP, -0.1), ARACHNE_E_INVALID_ARGUMENT);
@@ -872,5 +946,6 @@ SUITE(train, T(tiny_training_run_improves_the_greedy_plan), T(best_plan_replays_
       T(checkpoint_with_extreme_adam_moments_is_refused), T(checkpoint_before_any_update_round_trips), T(sil_top_selects_the_plans_imitated),
       T(checkpoint_without_sil_top_loads_with_the_old_share), T(greedy_rollouts_put_the_greedy_plan_in_every_group),
       T(size_curriculum_lets_large_clusters_in_late), T(refine_interval_puts_the_refined_plan_in_the_buffers),
+      T(entropy_schedule_scales_the_bonus_the_updates_use),
       T(trainer_rejects_bad_options_and_calls),
       T(a_composition_with_no_feasible_plan_is_refused));

@@ -61,7 +61,8 @@ static const char *const HYPER_KEYS[] = {
     "updates_schedule", "group_size", "ppo_epochs", "clip", "learning_rate", "entropy", "force_depth_start",
     "force_depth_end", "sil_interval", "sil_weight", "penalty", "max_grad_norm", "sil_neighbours", "sil_per_depth",
     "max_steps", "weight_decay", "sil_clip", "uniform_type_rollouts", "threads", "pcgrad",
-    "sil_top", "greedy_rollouts", "size_curriculum", "refine_interval", "refine_evaluations", NULL
+    "sil_top", "greedy_rollouts", "size_curriculum", "refine_interval", "refine_evaluations",
+    "entropy_end_scale", "entropy_decay_start", NULL
 };
 
 static int parse_setup(const ar_json *o, setup *s)

@@ -183,17 +183,18 @@ TRAIN_OPTIONS = {
     "max_grad_norm": 11, "sil_neighbours": 12, "sil_per_depth": 13, "max_steps": 14, "weight_decay": 15,
     "sil_clip": 16, "uniform_type_rollouts": 17, "threads": 18, "pcgrad": 19,
     "sil_top": 20, "greedy_rollouts": 21, "size_curriculum": 22, "refine_interval": 23,
-    "refine_evaluations": 24,
+    "refine_evaluations": 24, "entropy_end_scale": 25, "entropy_decay_start": 26,
 }
 _TRAIN_INT_OPTIONS = ("updates", "group_size", "ppo_epochs", "sil_interval", "sil_neighbours",
                       "sil_per_depth", "max_steps", "uniform_type_rollouts", "threads", "pcgrad",
-                      "greedy_rollouts", "size_curriculum", "refine_interval", "refine_evaluations")
+                      "greedy_rollouts", "size_curriculum", "refine_interval", "refine_evaluations",
+                      "entropy_decay_start")
 
 # Trainer statistics (arachne_train_stat); the first four are per composition
 TRAIN_STATS = {
     "best_iter_per_s": 0, "mean_reward": 1, "evaluations": 2, "ref_iter_per_s": 3, "updates_done": 4,
     "mean_norm_reward": 5, "mean_norm_best": 6, "entropy_mean": 7, "grad_norm": 8, "compositions": 9,
-    "force_depth_p": 10, "refined_plans": 11, "refine_misses": 12,
+    "force_depth_p": 10, "refined_plans": 11, "refine_misses": 12, "entropy_coef": 13,
 }
 _TRAIN_COMP_STATS = ("best_iter_per_s", "mean_reward", "evaluations", "ref_iter_per_s")
 _TRAIN_INT_STATS = ("evaluations", "updates_done", "compositions", "refined_plans", "refine_misses")
