@@ -43,6 +43,13 @@ class TrainerTest(unittest.TestCase):
             self.assertEqual(t.get_option("refine_evaluations"), 200)
             with self.assertRaises(arachne.Error):
                 t.set(refine_evaluations=0)                       # below 1
+            self.assertEqual(t.options["entropy_end_scale"], 1)   # default: constant
+            t.set(entropy=0.02, entropy_end_scale=0.5, entropy_decay_start=0, updates=4)
+            self.assertAlmostEqual(t.stats()["entropy_coef"], 0.02)  # no update done yet
+            with self.assertRaises(arachne.Error):
+                t.set(entropy_end_scale=2)                        # above 1
+            with self.assertRaises(arachne.Error):
+                t.set(entropy_decay_start=0.5)                    # not an integer
             self.assertAlmostEqual(t.get_option("sil_top"), 0.97)
             self.assertEqual(t.get_option(arachne.TRAIN_OPTIONS["greedy_rollouts"]), 1)
             with self.assertRaises(arachne.Error):
