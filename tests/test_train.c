@@ -239,6 +239,33 @@ static int write_bytes(const char *path, const unsigned char *b, size_t n)
     return fclose(f);
 }
 
+/* 1 when two policies save to the same bytes (written to path_a and
+ * path_b), 0 when they differ, -1 when saving or reading failed. */
+static int same_policy_bytes(const arachne_policy *a, const arachne_policy *b, const char *path_a, const char *path_b)
+{
+    unsigned char *x = NULL, *y = NULL;
+    size_t nx = 0, ny = 0;
+    int r = -1;
+    if (!arachne_policy_save(a, path_a) && !arachne_policy_save(b, path_b) && !file_bytes(path_a, &x, &nx) &&
+        !file_bytes(path_b, &y, &ny))
+        r = nx == ny && memcmp(x, y, nx) == 0;
+    free(x);
+    free(y);
+    return r;
+}
+
+/* Frees what two trainers on the shared pair of compositions hold. */
+static void free_pair(arachne_trainer *ta, arachne_trainer *tb, arachne_policy *pa, arachne_policy *pb, env *e1,
+                      env *e2)
+{
+    arachne_trainer_destroy(ta);
+    arachne_trainer_destroy(tb);
+    arachne_policy_destroy(pa);
+    arachne_policy_destroy(pb);
+    env_close(e1);
+    env_close(e2);
+}
+
 /* The two small compositions the trainer tests share. */
 static int open_pair(env *e1, env *e2)
 {
@@ -278,7 +305,6 @@ TEST(checkpoint_resume_is_bit_identical)
     /* straight: 4 updates */
     ASSERT_OK(setup_small(&ta, &pa, &e1, &e2));
     ASSERT_OK(arachne_trainer_run(ta, 4, NULL, NULL));
-    ASSERT_OK(arachne_policy_save(pa, pa_path));
     /* 2 updates, checkpoint, destroy; a fresh trainer loads it and runs 2 */
     ASSERT_OK(setup_small(&tb, &pb, &e1, &e2));
     ASSERT_OK(arachne_trainer_run(tb, 2, NULL, NULL));
@@ -292,14 +318,7 @@ TEST(checkpoint_resume_is_bit_identical)
     ASSERT_OK(arachne_trainer_get(tb, -1, ARACHNE_TRAIN_UPDATES_DONE, &ub));
     ASSERT_EQ(ub, 2);
     ASSERT_OK(arachne_trainer_run(tb, 2, NULL, NULL));
-    ASSERT_OK(arachne_policy_save(pb, pb_path));
-    ASSERT_EQ(file_bytes(pa_path, &x, &nx), 0);
-    ASSERT_EQ(file_bytes(pb_path, &y, &ny), 0);
-    ASSERT_EQ(nx, ny);
-    ASSERT_MSG(memcmp(x, y, nx) == 0, "resumed policy differs from the straight run");
-    free(x);
-    free(y);
-    x = y = NULL;
+    ASSERT_MSG(same_policy_bytes(pa, pb, pa_path, pb_path) == 1, "resumed policy differs from the straight run");
     /* the whole trainer state agrees too */
     ASSERT_OK(arachne_trainer_save_checkpoint(ta, ck));
     ASSERT_OK(arachne_trainer_save_checkpoint(tb, ck2));
@@ -314,12 +333,7 @@ TEST(checkpoint_resume_is_bit_identical)
     ASSERT_EQ(memcmp(&ba, &bb, sizeof ba), 0);
     ASSERT_OK(arachne_trainer_get(ta, -1, ARACHNE_TRAIN_UPDATES_DONE, &ua));
     ASSERT_EQ(ua, 4);
-    arachne_trainer_destroy(ta);
-    arachne_trainer_destroy(tb);
-    arachne_policy_destroy(pa);
-    arachne_policy_destroy(pb);
-    env_close(&e1);
-    env_close(&e2);
+    free_pair(ta, tb, pa, pb, &e1, &e2);
 }
 
 TEST(corrupt_or_foreign_checkpoints_are_rejected)
@@ -730,8 +744,6 @@ TEST(entropy_schedule_scales_the_bonus_the_updates_use)
     arachne_policy *pa = NULL, *pb = NULL;
     arachne_trainer *ta = NULL, *tb = NULL;
     char a_path[512], b_path[512];
-    unsigned char *x = NULL, *y = NULL;
-    size_t nx = 0, ny = 0;
     double v = -1;
     int u;
     const double want[5] = { 0.04, 0.04, 0.04, 0.04 * (1 - 0.75 * 0.5), 0.01 };
@@ -753,14 +765,7 @@ TEST(entropy_schedule_scales_the_bonus_the_updates_use)
         ASSERT_OK(arachne_trainer_run(ta, 1, NULL, NULL));
         ASSERT_OK(arachne_trainer_run(tb, 1, NULL, NULL));
     }
-    ASSERT_OK(arachne_policy_save(pa, a_path));
-    ASSERT_OK(arachne_policy_save(pb, b_path));
-    ASSERT_EQ(file_bytes(a_path, &x, &nx), 0);
-    ASSERT_EQ(file_bytes(b_path, &y, &ny), 0);
-    ASSERT_EQ(nx, ny);
-    ASSERT_MSG(memcmp(x, y, nx) == 0, "the scheduled bonus is not the one the updates used");
-    free(x);
-    free(y);
+    ASSERT_MSG(same_policy_bytes(pa, pb, a_path, b_path) == 1, "the scheduled bonus is not the one the updates used");
     /* 5 updates done: a decay start at or after UPDATES is a step down after
      * update DECAY_START; a longer schedule puts update 5 on the slope */
     ASSERT_OK(arachne_trainer_set(ta, ARACHNE_TRAIN_ENTROPY_DECAY_START, 5));
@@ -775,12 +780,7 @@ TEST(entropy_schedule_scales_the_bonus_the_updates_use)
     ASSERT_STATUS(arachne_trainer_set(ta, ARACHNE_TRAIN_ENTROPY_END_SCALE, 1.5), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "ENTROPY_END_SCALE");
     ASSERT_STATUS(arachne_trainer_set(ta, ARACHNE_TRAIN_ENTROPY_DECAY_START, 0.5), ARACHNE_E_INVALID_ARGUMENT);
-    arachne_trainer_destroy(ta);
-    arachne_trainer_destroy(tb);
-    arachne_policy_destroy(pa);
-    arachne_policy_destroy(pb);
-    env_close(&e1);
-    env_close(&e2);
+    free_pair(ta, tb, pa, pb, &e1, &e2);
 }
 
 /* REFINE_INTERVAL: after the PPO steps of an update each composition's best
