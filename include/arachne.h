@@ -1266,7 +1266,10 @@ typedef enum arachne_replan_option {
     ARACHNE_REPLAN_OPT_HORIZON_S = 0, /**< seconds the new plan is expected to run, > 0 (default 1800) */
     ARACHNE_REPLAN_OPT_RESTART_S = 1, /**< fixed seconds of a switch besides moving state, >= 0 (default 20) */
     ARACHNE_REPLAN_OPT_SAMPLES = 2,   /**< plans the policy builds (best-of-K; 1 = greedy), integer 1..100000 (default 1) */
-    ARACHNE_REPLAN_OPT_SEED = 3       /**< seed of the sampled plans, integer 0..2^53 (default 0) */
+    ARACHNE_REPLAN_OPT_SEED = 3,      /**< seed of the sampled plans, integer 0..2^53 (default 0) */
+    ARACHNE_REPLAN_OPT_REFINE_EVALUATIONS = 4 /**< fills of arachne_plan_refine spent on the new plan before it is
+                                                   compared, integer 0..1e8 (default 0: none; the CLI uses
+                                                   ARACHNE_REFINE_EVALUATIONS as `arachne plan` does) */
 } arachne_replan_option;
 
 /** Keep or switch (ARACHNE_DECISION_ACTION).  Numbers are pinned. */

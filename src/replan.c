@@ -15,6 +15,7 @@ struct arachne_replan_options {
     double horizon_s, restart_s;
     int samples;
     uint64_t seed;
+    long refine; /* refinement fills for the new plan, 0: none */
 };
 
 struct arachne_replan_decision {
@@ -40,6 +41,7 @@ static void opts_default(arachne_replan_options *o)
     o->restart_s = DEFAULT_RESTART_S;
     o->samples = 1;
     o->seed = 0;
+    o->refine = 0;
 }
 
 int arachne_replan_options_create(arachne_replan_options **out)
@@ -79,8 +81,14 @@ int arachne_replan_options_set(arachne_replan_options *o, int key, double v)
             return ar_error(ARACHNE_E_INVALID_ARGUMENT, "replan option seed: %g, expected an integer in 0..2^53", v);
         o->seed = (uint64_t)v;
         return ARACHNE_OK;
+    case ARACHNE_REPLAN_OPT_REFINE_EVALUATIONS:
+        if (v != floor(v) || v < 0.0 || v > 1e8)
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                            "replan option refine evaluations: %g, expected an integer in 0..100000000", v);
+        o->refine = (long)v;
+        return ARACHNE_OK;
     default:
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "replan option %d: unknown key (0..3)", key);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "replan option %d: unknown key (0..4)", key);
     }
 }
 
@@ -92,7 +100,8 @@ int arachne_replan_options_get(const arachne_replan_options *o, int key, double 
     case ARACHNE_REPLAN_OPT_RESTART_S: *out = o->restart_s; return ARACHNE_OK;
     case ARACHNE_REPLAN_OPT_SAMPLES: *out = o->samples; return ARACHNE_OK;
     case ARACHNE_REPLAN_OPT_SEED: *out = (double)o->seed; return ARACHNE_OK;
-    default: return ar_error(ARACHNE_E_INVALID_ARGUMENT, "replan option %d: unknown key (0..3)", key);
+    case ARACHNE_REPLAN_OPT_REFINE_EVALUATIONS: *out = (double)o->refine; return ARACHNE_OK;
+    default: return ar_error(ARACHNE_E_INVALID_ARGUMENT, "replan option %d: unknown key (0..4)", key);
     }
 }
 
@@ -419,6 +428,14 @@ int arachne_replan(arachne_plan **new_plan, arachne_replan_decision **decision, 
 
     /* 3. the new plan */
     st = arachne_plan_build(&cand, policy, cm, opts->samples, opts->seed);
+    if (!st && opts->refine > 0) {
+        /* the same search `arachne plan` runs after sampling; it returns a
+         * plan at least as fast as the sampled one */
+        arachne_plan *better = NULL;
+        st = arachne_plan_refine(&better, cand, cm, opts->refine, 0.0);
+        arachne_plan_destroy(cand);
+        cand = better;
+    }
     if (st) {
         if (!kept || st == ARACHNE_E_NO_MEMORY) goto done; /* nothing to run */
         cand = NULL;

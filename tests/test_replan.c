@@ -83,6 +83,11 @@ TEST(options_defaults_and_ranges)
     ASSERT_STATUS(arachne_replan_options_set(o, ARACHNE_REPLAN_OPT_SAMPLES, 1.5), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_replan_options_set(o, ARACHNE_REPLAN_OPT_SAMPLES, 0), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_replan_options_set(o, ARACHNE_REPLAN_OPT_SEED, -3), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_OK(arachne_replan_options_get(o, ARACHNE_REPLAN_OPT_REFINE_EVALUATIONS, &v));
+    ASSERT_EQ(v, 0);                             /* the library default: no refinement */
+    ASSERT_STATUS(arachne_replan_options_set(o, ARACHNE_REPLAN_OPT_REFINE_EVALUATIONS, -1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "refine");
+    ASSERT_STATUS(arachne_replan_options_set(o, ARACHNE_REPLAN_OPT_REFINE_EVALUATIONS, 2.5), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_replan_options_set(o, 99, 1.0), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "unknown key");
     ASSERT_STATUS(arachne_replan_options_get(o, 99, &v), ARACHNE_E_INVALID_ARGUMENT);
@@ -208,6 +213,43 @@ TEST(adding_nodes_gives_valid_plan_and_consistent_decision)
     arachne_replan_decision_destroy(d);
     arachne_plan_destroy(next);
     arachne_plan_destroy(back);
+    arachne_plan_destroy(run);
+    arachne_policy_destroy(pol);
+    arachne_replan_options_destroy(o);
+    renv_free(&a);
+    renv_free(&b);
+}
+
+/* REFINE_EVALUATIONS: the new plan is the refinement of the plan the policy
+ * builds (the search `arachne plan` runs), so it is never slower, and the
+ * decision prices that plan. */
+TEST(refine_evaluations_refine_the_new_plan)
+{
+    renv a, b;
+    arachne_policy *pol = NULL;
+    arachne_plan *run = NULL, *built = NULL, *want = NULL, *next = NULL;
+    arachne_replan_decision *d = NULL;
+    arachne_replan_options *o = opts_k(4);
+    double t_built = 0, t_want = 0;
+    ASSERT(o != NULL);
+    ASSERT_OK(renv_make(&a, "llama3-8b", "rtx-pro-6000:1x3"));
+    ASSERT_OK(renv_make(&b, "llama3-8b", "rtx-pro-6000:1x3,a6000:1x4"));
+    ASSERT_OK(arachne_policy_create(&pol, 1, 0, 0));
+    ASSERT_OK(arachne_plan_build(&run, pol, a.cm, 4, 0));
+    ASSERT_OK(arachne_plan_build(&built, pol, b.cm, 4, 0));
+    ASSERT_OK(arachne_plan_refine(&want, built, b.cm, 300, 0.0));
+    arachne_plan_get(built, ARACHNE_PLAN_SAMPLES_PER_S, &t_built);
+    arachne_plan_get(want, ARACHNE_PLAN_SAMPLES_PER_S, &t_want);
+    ASSERT_GT(t_want, t_built);                  /* the refinement finds a faster plan here */
+    ASSERT_OK(arachne_replan_options_set(o, ARACHNE_REPLAN_OPT_REFINE_EVALUATIONS, 300));
+    ASSERT_OK(arachne_replan(&next, &d, pol, b.cm, run, o));
+    ASSERT(consistent(d));
+    t_built = dget(d, ARACHNE_DECISION_NEW_SAMPLES_PER_S);
+    ASSERT_EQ(memcmp(&t_built, &t_want, sizeof t_want), 0);
+    arachne_replan_decision_destroy(d);
+    arachne_plan_destroy(next);
+    arachne_plan_destroy(want);
+    arachne_plan_destroy(built);
     arachne_plan_destroy(run);
     arachne_policy_destroy(pol);
     arachne_replan_options_destroy(o);
@@ -501,6 +543,7 @@ TEST(bad_arguments)
 }
 
 SUITE(replan, T(options_defaults_and_ranges), T(node_map_matches_type_and_index), T(unchanged_cluster_keeps),
-      T(adding_nodes_gives_valid_plan_and_consistent_decision), T(removing_a_used_node_forces_switch),
+      T(adding_nodes_gives_valid_plan_and_consistent_decision), T(refine_evaluations_refine_the_new_plan),
+      T(removing_a_used_node_forces_switch),
       T(migration_bytes_by_hand),
       T(migration_sharded_optimizer_by_hand), T(decision_json_parses), T(bad_arguments));

@@ -1,6 +1,6 @@
 /* cmd_replan.c -- `arachne replan --plan OLD.json --cluster NEWSPEC
  * [--policy FILE] [--horizon S] [--restart-cost S] [--samples K] [--seed S]
- * [--out FILE] [--json]`: the running plan and its model and training setup
+ * [--refine N] [--out FILE] [--json]`: the running plan and its model and training setup
  * come from the plan file (cli_plan_open), the new cluster from --cluster;
  * prints the decision (keep or switch, why, the migration) and the plan to
  * run, or with --json the decision JSON (docs/replan.md). */
@@ -66,13 +66,13 @@ int cmd_replan(int argc, char **argv)
 {
     cli_costenv_opts o;
     cli_costenv old_env, new_env;
-    cli_opt opts[CLI_COSTENV_NOPTS + 9];
+    cli_opt opts[CLI_COSTENV_NOPTS + 10];
     const char *plan_path = NULL, *new_cluster = NULL, *policy_path = NULL, *horizon_s = NULL, *restart_s = NULL;
-    const char *samples_s = NULL, *seed_s = NULL, *out_path = NULL, *pos[1];
+    const char *samples_s = NULL, *seed_s = NULL, *refine_s = NULL, *out_path = NULL, *pos[1];
     int json = 0, npos = 0, n, rc, st;
     double horizon = 1800.0, restart = 20.0;
     char seq_text[32];
-    long samples = 16, seed = 0; /* best of 16, as `arachne plan` */
+    long samples = 16, seed = 0, refine = ARACHNE_REFINE_EVALUATIONS; /* as `arachne plan` */
     arachne_plan *running = NULL, *next = NULL;
     arachne_policy *pol = NULL;
     arachne_replan_options *ro = NULL;
@@ -90,6 +90,7 @@ int cmd_replan(int argc, char **argv)
     opts[n++] = (cli_opt){ "restart-cost", 1, &restart_s, NULL };
     opts[n++] = (cli_opt){ "samples", 1, &samples_s, NULL };
     opts[n++] = (cli_opt){ "seed", 1, &seed_s, NULL };
+    opts[n++] = (cli_opt){ "refine", 1, &refine_s, NULL };
     opts[n++] = (cli_opt){ "out", 1, &out_path, NULL };
     opts[n++] = (cli_opt){ "json", 0, NULL, &json };
     if ((rc = cli_parse("replan", argc, argv, opts, n, pos, 0, &npos))) return rc;
@@ -98,7 +99,8 @@ int cmd_replan(int argc, char **argv)
     if ((horizon_s && (rc = cli_double("replan", "horizon", horizon_s, 1e-9, 1e12, &horizon))) ||
         (restart_s && (rc = cli_double("replan", "restart-cost", restart_s, 0.0, 1e12, &restart))) ||
         (samples_s && (rc = cli_int("replan", "samples", samples_s, 1, CLI_MAX_SAMPLES, &samples))) ||
-        (seed_s && (rc = cli_int("replan", "seed", seed_s, 0, 0x7fffffffL, &seed))))
+        (seed_s && (rc = cli_int("replan", "seed", seed_s, 0, 0x7fffffffL, &seed))) ||
+        (refine_s && (rc = cli_int("replan", "refine", refine_s, 0, 100000000L, &refine))))
         return rc;
 
     /* the running plan on its own cluster (model and setup from the file) */
@@ -127,7 +129,8 @@ int cmd_replan(int argc, char **argv)
         (st = arachne_replan_options_set(ro, ARACHNE_REPLAN_OPT_HORIZON_S, horizon)) ||
         (st = arachne_replan_options_set(ro, ARACHNE_REPLAN_OPT_RESTART_S, restart)) ||
         (st = arachne_replan_options_set(ro, ARACHNE_REPLAN_OPT_SAMPLES, (double)samples)) ||
-        (st = arachne_replan_options_set(ro, ARACHNE_REPLAN_OPT_SEED, (double)seed))) {
+        (st = arachne_replan_options_set(ro, ARACHNE_REPLAN_OPT_SEED, (double)seed)) ||
+        (st = arachne_replan_options_set(ro, ARACHNE_REPLAN_OPT_REFINE_EVALUATIONS, (double)refine))) {
         rc = cli_lib_fail(st, "replan");
         goto done;
     }

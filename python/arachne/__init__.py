@@ -200,7 +200,7 @@ _TRAIN_COMP_STATS = ("best_iter_per_s", "mean_reward", "evaluations", "ref_iter_
 _TRAIN_INT_STATS = ("evaluations", "updates_done", "compositions", "refined_plans", "refine_misses")
 
 # Replan options (arachne_replan_option): keyword of arachne.replan() -> number
-REPLAN_OPTIONS = {"horizon_s": 0, "restart_cost_s": 1, "samples": 2, "seed": 3}
+REPLAN_OPTIONS = {"horizon_s": 0, "restart_cost_s": 1, "samples": 2, "seed": 3, "refine_evaluations": 4}
 REPLAN_KEEP = 0
 REPLAN_SWITCH = 1
 REPLAN_ACTIONS = {0: "keep", 1: "switch"}
@@ -2459,18 +2459,20 @@ Decision.num_migrations = _decision_prop("migrations")
 
 
 @_guarded
-def replan(policy, cost_model_new, running_plan, horizon_s=None, restart_cost_s=None, samples=None, seed=None):
-    # type: (Policy, CostModel, Plan, Any, Any, Any, Any) -> Tuple[Plan, Decision]
+def replan(policy, cost_model_new, running_plan, horizon_s=None, restart_cost_s=None, samples=None, seed=None,
+           refine_evaluations=None):
+    # type: (Policy, CostModel, Plan, Any, Any, Any, Any, Any) -> Tuple[Plan, Decision]
     """Replans a running plan for the cluster of cost_model_new (same model and
     setup) and decides whether to keep it or switch (docs/replan.md).
     Options left None keep the library defaults (horizon 1800 s, restart
-    20 s, 1 sample = greedy, seed 0).  Returns (plan to run from now on,
+    20 s, 1 sample = greedy, seed 0, no refinement of the new plan).  Returns (plan to run from now on,
     Decision); the plan belongs to cost_model_new."""
     if not isinstance(policy, Policy) or not isinstance(cost_model_new, CostModel) \
             or not isinstance(running_plan, Plan):
         raise TypeError("replan(policy, cost_model_new, running_plan, ...) takes a Policy, "
                         "a CostModel and a Plan")
-    given = {"horizon_s": horizon_s, "restart_cost_s": restart_cost_s, "samples": samples, "seed": seed}
+    given = {"horizon_s": horizon_s, "restart_cost_s": restart_cost_s, "samples": samples, "seed": seed,
+             "refine_evaluations": refine_evaluations}
     with _ReplanOptions(_make(_REPLAN_OPTIONS, "arachne_replan_options_create")) as opts:
         for k, v in given.items():
             if v is not None:
