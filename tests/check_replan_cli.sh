@@ -13,7 +13,7 @@ export ARACHNE_POLICY=
 "$bin" plan --model llama3-8b --cluster rtx-pro-6000:1x3,a6000:1x4 --samples 4 --refine 0 --json > "$t/old.json" 2>/dev/null ||
     fail "arachne plan failed"
 
-"$bin" replan --plan "$t/old.json" --cluster rtx-pro-6000:1x3,a6000:1x4 --samples 4 > "$t/same.txt" 2>/dev/null ||
+"$bin" replan --plan "$t/old.json" --cluster rtx-pro-6000:1x3,a6000:1x4 --samples 4 --refine 0 > "$t/same.txt" 2>/dev/null ||
     fail "replan on the same cluster failed: $(cat "$t/same.txt")"
 grep -q "^decision: KEEP" "$t/same.txt" || fail "same cluster did not keep: $(cat "$t/same.txt")"
 grep -q "0.000 GB in 0 transfers" "$t/same.txt" || fail "same cluster moved state: $(cat "$t/same.txt")"
@@ -52,15 +52,22 @@ grep -q '"reason": "running-invalid"' "$t/shrink.json" || fail "a removed node d
 grep -q "^arachne: " "$t/err" || fail "missing plan file message: $(cat "$t/err")"
 "$bin" replan --plan "$t/old.json" --cluster nosuchgpu:1x4 > /dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] || fail "unknown GPU: exit $rc, wanted 1"
-# the default is best of 16 (seed 0), as `arachne plan`: the same decision
-# as --samples 16 --seed 0, and a new plan no slower than the greedy one
+# the default is best of 16 (seed 0) refined with 500 fills, as `arachne
+# plan`: the same decision as --samples 16 --seed 0 --refine 500, and a new
+# plan no slower than the unrefined best of 16 or the unrefined greedy one
 grow=rtx-pro-6000:1x3,a6000:2x4,a5000:1x4
 "$bin" replan --plan "$t/old.json" --cluster $grow --json > "$t/d.json" || fail "replan (default samples) failed"
-"$bin" replan --plan "$t/old.json" --cluster $grow --json --samples 16 --seed 0 > "$t/k.json" || fail "replan --samples 16 failed"
-"$bin" replan --plan "$t/old.json" --cluster $grow --json --samples 1 > "$t/g.json" || fail "replan --samples 1 failed"
-cmp -s "$t/d.json" "$t/k.json" || fail "the default replan is not the --samples 16 --seed 0 one"
+"$bin" replan --plan "$t/old.json" --cluster $grow --json --samples 16 --seed 0 --refine 500 > "$t/k.json" ||
+    fail "replan --samples 16 --refine 500 failed"
+"$bin" replan --plan "$t/old.json" --cluster $grow --json --refine 0 > "$t/u.json" || fail "replan --refine 0 failed"
+"$bin" replan --plan "$t/old.json" --cluster $grow --json --samples 1 --refine 0 > "$t/g.json" ||
+    fail "replan --samples 1 failed"
+cmp -s "$t/d.json" "$t/k.json" || fail "the default replan is not the --samples 16 --seed 0 --refine 500 one"
 python3 -c 'import json, sys
-d, g = (json.load(open(p)) for p in sys.argv[1:3])
-assert d["new_samples_per_s"] >= g["new_samples_per_s"], (d["new_samples_per_s"], g["new_samples_per_s"])' \
-    "$t/d.json" "$t/g.json" || fail "the default new plan is slower than the greedy one"
+d, u, g = (json.load(open(p)) for p in sys.argv[1:4])
+assert d["new_samples_per_s"] >= u["new_samples_per_s"] >= g["new_samples_per_s"], \
+    (d["new_samples_per_s"], u["new_samples_per_s"], g["new_samples_per_s"])' \
+    "$t/d.json" "$t/u.json" "$t/g.json" || fail "the default new plan is slower than the unrefined or greedy one"
+"$bin" replan --plan "$t/old.json" --cluster $grow --refine -1 > /dev/null 2> "$t/err"; rc=$?
+[ $rc -eq 2 ] || fail "bad --refine: exit $rc, wanted 2"
 exit 0
