@@ -1349,8 +1349,9 @@ ARACHNE_API int arachne_replan_options_get(const arachne_replan_options *opts, i
  *  training setup; cm_new's setup prices both plans).
  *  Builds a new plan with arachne_plan_build(policy, cm_new, SAMPLES, SEED)
  *  and, when REFINE_EVALUATIONS > 0, refines it with arachne_plan_refine (no
- *  time cap, so the result is deterministic), prices the running plan on the new cluster (node matching above) when
- *  all its GPUs remain, computes the migration to the new plan (docs/replan.md)
+ *  time cap, so the result is deterministic), prices the running plan on the
+ *  new cluster (node matching above) when all its GPUs remain, computes the
+ *  migration to the new plan (docs/replan.md)
  *  and decides: SWITCH when the running plan cannot run, or when
  *      (T_new - T_old) x (H - C) > T_old x C
  *  (T in samples/s, H the horizon, C = slowest rank's transfer + restart

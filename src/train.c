@@ -222,23 +222,26 @@ double ar_train_option_default(int option)
     return option >= 0 && option < AR_TRAIN_NOPT ? OPTS[option].def : 0.0;
 }
 
+/* Where update u stands on a linear schedule from update `from` to update
+ * `to`: 0 up to `from`, 1 from `to` on (a step after `from` when to <= from). */
+static double schedule_frac(double u, double from, double to)
+{
+    if (u <= from) return 0;
+    if (to <= from || u >= to) return 1;
+    return (u - from) / (to - from);
+}
+
 double ar_train_force_p(const arachne_trainer *t)
 {
     double a = t->opt[ARACHNE_TRAIN_FORCE_DEPTH_START], b = t->opt[ARACHNE_TRAIN_FORCE_DEPTH_END];
-    double f = (double)t->updates_done / t->opt[ARACHNE_TRAIN_UPDATES];
-    if (f > 1) f = 1;
-    return a + (b - a) * f;
+    return a + (b - a) * schedule_frac((double)t->updates_done, 0, t->opt[ARACHNE_TRAIN_UPDATES]);
 }
 
 double ar_train_entropy(const arachne_trainer *t)
 {
-    double u = (double)t->updates_done, n = t->opt[ARACHNE_TRAIN_UPDATES];
-    double from = t->opt[ARACHNE_TRAIN_ENTROPY_DECAY_START], end = t->opt[ARACHNE_TRAIN_ENTROPY_END_SCALE];
-    double f;
-    if (u <= from) f = 0;
-    else if (n <= from || u >= n) f = 1;
-    else f = (u - from) / (n - from);
-    return t->opt[ARACHNE_TRAIN_ENTROPY] * (1 + (end - 1) * f);
+    double f = schedule_frac((double)t->updates_done, t->opt[ARACHNE_TRAIN_ENTROPY_DECAY_START],
+                             t->opt[ARACHNE_TRAIN_UPDATES]);
+    return t->opt[ARACHNE_TRAIN_ENTROPY] * (1 + (t->opt[ARACHNE_TRAIN_ENTROPY_END_SCALE] - 1) * f);
 }
 
 int arachne_trainer_get(const arachne_trainer *t, int composition, int field, double *out)
