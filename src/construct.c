@@ -900,6 +900,7 @@ depth_mask_done:
         if (rec) {
             rec->feasible = 1;
             rec->thr_after = out->iter_per_s;
+            rec->rank_after = ar_plan_rank(out);
             rec->reward = out->iter_per_s - before;
             trace->total_reward += rec->reward;
             trace->nsteps++;

@@ -68,6 +68,7 @@ typedef struct ar_step_rec {
     int depth;                /* 0: STOP (or forced stop) */
     int feasible;             /* 1: template placed (or STOP); 0: the fill failed */
     double thr_before, thr_after; /* iter/s */
+    double rank_after;        /* ar_plan_rank of the plan after a placed template (set only then) */
     double reward;            /* thr_after - thr_before, or -penalty (infeasible first template) */
 } ar_step_rec;
 

@@ -35,6 +35,7 @@ void ar_setup_defaults(ar_setup *s)
     s->recompute_alt_mm = 0;
     s->ep_hierarchical = 0;
     s->context_parallel = 1;
+    s->exact_batch = 1;
 }
 
 int ar_setup_act_mode(const ar_setup *s)
@@ -241,7 +242,7 @@ static const char *const option_names[] = {
     "global_batch", "seq_len", "weight_bytes", "grad_bytes", "optim_bytes",
     "dist_optimizer", "recompute", "headroom", "expert_tiling", "max_depth",
     "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm", "context_parallel", "max_vp",
-    "ep_hierarchical"
+    "ep_hierarchical", "exact_batch"
 };
 
 static int need_int(int option, double v, double lo, double hi)
@@ -338,8 +339,11 @@ int arachne_cost_model_set(arachne_cost_model *cm, int option, double value)
     case ARACHNE_OPT_EP_HIERARCHICAL:
         if ((st = need_int(option, value, 0, 1)) == ARACHNE_OK) s->ep_hierarchical = (int)value;
         break;
+    case ARACHNE_OPT_EXACT_BATCH:
+        if ((st = need_int(option, value, 0, 1)) == ARACHNE_OK) s->exact_batch = (int)value;
+        break;
     default:
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..17)", option);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..18)", option);
     }
     if (st == ARACHNE_OK && rebuild) st = ar_cost_cache_build(cm);
     return st;
@@ -370,8 +374,9 @@ int arachne_cost_model_get(const arachne_cost_model *cm, int option, double *out
     case ARACHNE_OPT_CONTEXT_PARALLEL: v = s->context_parallel; break;
     case ARACHNE_OPT_MAX_VP: v = s->max_vp; break;
     case ARACHNE_OPT_EP_HIERARCHICAL: v = s->ep_hierarchical; break;
+    case ARACHNE_OPT_EXACT_BATCH: v = s->exact_batch; break;
     default:
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..17)", option);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..18)", option);
     }
     *out = v;
     return ARACHNE_OK;

@@ -321,7 +321,7 @@ static int rnd_keep(rnd_user *u, const arachne_plan *p)
 {
     int st;
     if (p->ntemplates < 1) return ARACHNE_OK;
-    if (u->have && !(p->iter_per_s > u->best->iter_per_s)) return ARACHNE_OK;
+    if (u->have && !(ar_plan_rank(p) > ar_plan_rank(u->best))) return ARACHNE_OK;
     if ((st = ar_plan_copy(u->best, p))) return st;
     u->have = 1;
     return ARACHNE_OK;

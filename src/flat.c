@@ -602,7 +602,7 @@ int ar_flat_plan(arachne_plan **out, const ar_flat *f, const arachne_cost_model 
         st = ar_flat_rollout(&r, k == 0, ar_rng_next(&seeds), 0);
         if (st) goto done;
         if (!r.feasible) { snprintf(why, sizeof why, "%s", r.why); continue; }
-        if (!have || r.plan.iter_per_s > best->iter_per_s) {
+        if (!have || ar_plan_rank(&r.plan) > ar_plan_rank(best)) {
             if ((st = ar_plan_copy(best, &r.plan))) goto done;
             have = 1;
         }

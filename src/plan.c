@@ -1,6 +1,7 @@
 /* plan.c -- the plan handle: initialisation bound to a cost model, deep
  * copy, finishing (canonical rank order + eager JSON), and the public
  * read-only getters. */
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +172,21 @@ void ar_plan_clear(arachne_plan *p)
     p->nranks = 0;
 }
 
+long ar_plan_samples_run(const arachne_plan *p)
+{
+    long n = 0;
+    int j;
+    for (j = 0; j < p->ntemplates && j < AR_MAX_TEMPLATES; j++)
+        n += (long)p->t[j].replicas * p->t[j].micro_batch * p->t[j].micro_batches;
+    return n;
+}
+
+double ar_plan_rank(const arachne_plan *p)
+{
+    if (!p->setup.exact_batch || ar_plan_samples_run(p) == p->setup.global_batch) return p->iter_per_s;
+    return p->iter_per_s > 0.0 ? -1.0 / p->iter_per_s : -HUGE_VAL;
+}
+
 int ar_plan_copy(arachne_plan *dst, const arachne_plan *src)
 {
     ar_rank *ranks = NULL;
@@ -303,9 +319,10 @@ int arachne_plan_get(const arachne_plan *p, int field, double *out)
     case ARACHNE_PLAN_EVALUATIONS: *out = (double)p->evaluations; break;
     case ARACHNE_PLAN_GLOBAL_BATCH: *out = p->setup.global_batch; break;
     case ARACHNE_PLAN_SEQ_LEN: *out = p->setup.seq_len; break;
+    case ARACHNE_PLAN_SAMPLES_RUN: *out = (double)ar_plan_samples_run(p); break;
     default:
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_get: unknown field %d (valid 0..%d)", field,
-                        ARACHNE_PLAN_SEQ_LEN);
+                        ARACHNE_PLAN_SAMPLES_RUN);
     }
     return ARACHNE_OK;
 }

@@ -38,6 +38,8 @@ typedef struct ar_setup {
     int context_parallel;    /* 1: the fill may split a stage's GPU group into tp x cp */
     int max_vp;              /* most chunks per stage the fill tries (interleaved 1F1B); 1: off */
     int ep_hierarchical;     /* 1: EP dispatch crosses the network once per node (DeepEP) */
+    int exact_batch;         /* 1: planners rank plans that run the global batch exactly first
+                              * (ar_plan_rank); not a price, so plan files do not record it */
 } ar_setup;
 
 void ar_setup_defaults(ar_setup *s);
@@ -218,6 +220,17 @@ int ar_plan_price(const arachne_cost_model *cm, arachne_plan *plan);
 
 /* Empty plan bound to the cost model's setup and cluster. */
 int ar_plan_init(arachne_plan *p, const arachne_cost_model *cm);
+/* Samples one iteration of a priced plan runs: the sum over templates of
+ * replicas x micro-batch x micro-batches (>= the global batch). */
+long ar_plan_samples_run(const arachne_plan *p);
+/* The planners' order on priced plans as one number, so that keeping the
+ * best and hill climbing stay scalar comparisons: iter/s for a plan that
+ * runs its global batch exactly, or for any plan when setup.exact_batch is
+ * 0; -1 / (iter/s) for a plan that runs more samples under exact_batch 1,
+ * which puts every such plan below every exact one (negative against
+ * positive) and keeps the faster first among them.  A plan priced at 0
+ * iter/s ranks 0 (exact) or -HUGE_VAL. */
+double ar_plan_rank(const arachne_plan *p);
 void ar_plan_clear(arachne_plan *p);   /* frees owned memory, keeps the struct */
 /* Marks p as owning nothing (its owned pointers NULL, no templates or
  * ranks) without touching the rest: a slot that ar_plan_clear and

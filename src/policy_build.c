@@ -29,18 +29,20 @@ static int keep_prefix(const arachne_cost_model *cm, arachne_plan *p, int k)
     return ar_plan_price(cm, p);
 }
 
-/* Number of templates after which the construction's throughput was
- * highest (a policy may place a template that lowers it: the decoder
- * returns the best plan it passed through, not a worse final one). */
+/* Number of templates after which the construction's plan ranked highest
+ * (ar_plan_rank: a policy may place a template that lowers the throughput
+ * or leaves the batch inexact: the decoder returns the best plan it passed
+ * through, not a worse final one). */
 static int best_prefix(const ar_trace *tr, int ntemplates)
 {
     int i, placed = 0, best_k = ntemplates;
-    double best = -1.0;
+    double best = -HUGE_VAL;
+    int have = 0;
     for (i = 0; i < tr->nsteps; i++) {
         const ar_step_rec *s = &tr->steps[i];
         if (s->depth <= 0 || !s->feasible) continue;
         placed++;
-        if (s->thr_after > best) { best = s->thr_after; best_k = placed; }
+        if (!have || s->rank_after > best) { best = s->rank_after; best_k = placed; have = 1; }
     }
     return best_k < 1 ? ntemplates : AR_MIN(best_k, ntemplates);
 }
@@ -123,7 +125,7 @@ static void pb_rollout(pb_worker *w, const arachne_cost_model *cm, int k, uint64
         snprintf(w->msg, sizeof w->msg, "%s", arachne_last_error());
         return;
     }
-    if (!w->have || w->trial->iter_per_s > w->best->iter_per_s) {
+    if (!w->have || ar_plan_rank(w->trial) > ar_plan_rank(w->best)) {
         arachne_plan *tmp = w->best;
         w->best = w->trial;
         w->trial = tmp;
@@ -180,12 +182,12 @@ int arachne_plan_build(arachne_plan **out, const arachne_policy *policy, const a
         for (k = 0; k < runs; k++) pb_rollout(&w[omp_get_thread_num()], cm, k, rseed[k]);
 #endif
     }
-    /* reduce: highest throughput, ties to the lowest rollout index */
+    /* reduce: highest rank (ar_plan_rank), ties to the lowest rollout index */
     for (i = 0; i < nw; i++) {
         if (w[i].st && (err_w < 0 || w[i].st_k < w[err_w].st_k)) err_w = i;
         if (w[i].infeasible_k >= 0 && (inf_w < 0 || w[i].infeasible_k < w[inf_w].infeasible_k)) inf_w = i;
-        if (w[i].have && (win < 0 || w[i].best->iter_per_s > w[win].best->iter_per_s ||
-                          (w[i].best->iter_per_s == w[win].best->iter_per_s && w[i].best_k < w[win].best_k)))
+        if (w[i].have && (win < 0 || ar_plan_rank(w[i].best) > ar_plan_rank(w[win].best) ||
+                          (ar_plan_rank(w[i].best) == ar_plan_rank(w[win].best) && w[i].best_k < w[win].best_k)))
             win = i;
         evals += w[i].b.fills + w[i].b.check_fills;
     }

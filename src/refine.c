@@ -39,6 +39,7 @@
  * `evaluations` everywhere), so the result depends only on the inputs; the
  * optional wall-clock cap only guards against a slow machine, and a plan it
  * cut says so in its method ("...+refine-capped"). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,10 +127,16 @@ static int rf_out_of_budget(rf_ctx *R)
     return 0;
 }
 
+/* Keeps p when it ranks above the best so far (ar_plan_rank).  The climbs
+ * move by throughput alone (rf_eval's value): a plan that runs more samples
+ * than the batch is still a step towards a faster exact one, and a climb
+ * that may pass through such plans visits every plan it visited before the
+ * ranking existed, so the plan kept is never slower than it was whenever
+ * that plan ran the batch exactly. */
 static int rf_keep(rf_ctx *R, const arachne_plan *p, const rf_spec *s, int k)
 {
     int st;
-    if (R->have && !(p->iter_per_s > R->best->iter_per_s)) return ARACHNE_OK;
+    if (R->have && !(ar_plan_rank(p) > ar_plan_rank(R->best))) return ARACHNE_OK;
     if ((st = ar_plan_copy(R->best, p))) return st;
     R->best_spec = *s;
     R->best_spec.n = k;

@@ -1,12 +1,14 @@
 /* search.c -- the baseline planners: random search and exhaustive search,
  * both driving the construction loop (construct.c) with their own decision
  * callbacks, so they explore exactly the space the learned policy does. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "construct.h"
 
-/* Keeps the fastest plan seen: the plan after each placed template is
+/* Keeps the best plan seen (ar_plan_rank: the fastest, after the ones that
+ * run the batch exactly): the plan after each placed template is
  * visible at the next depth decision, and the final plan after the run. */
 typedef struct best_keeper {
     arachne_plan *best;
@@ -16,7 +18,7 @@ typedef struct best_keeper {
 static int keep_if_better(best_keeper *k, const arachne_plan *p)
 {
     if (p->ntemplates < 1) return ARACHNE_OK;
-    if (k->have && !(p->iter_per_s > k->best->iter_per_s)) return ARACHNE_OK;
+    if (k->have && !(ar_plan_rank(p) > ar_plan_rank(k->best))) return ARACHNE_OK;
     {
         int st = ar_plan_copy(k->best, p);
         if (st) return st;

@@ -537,14 +537,14 @@ TEST(options_defaults_and_rejections)
 {
     fx f;
     double v;
-    static const double defaults[17] = { 512, 4096, 2, 4, 12, 1, 1, 0.08, 1, 16, 1, 1, 0, 0, 0, 1, 8 };
+    static const double defaults[19] = { 512, 4096, 2, 4, 12, 1, 1, 0.08, 1, 16, 1, 1, 0, 0, 0, 1, 8, 0, 1 };
     int k;
     ar_setup su;
     ar_setup_defaults(&su);
     ASSERT_EQ(su.global_batch, 512);
     ASSERT_EQ(su.seq_len, 4096);
     ASSERT_OK(fx_init(&f, "llama3-8b", "h100:1x4", 4096));
-    for (k = 0; k < 17; k++) {
+    for (k = 0; k < 19; k++) {
         ASSERT_OK(arachne_cost_model_get(f.cm, k, &v));
         ASSERT_NEAR(v, defaults[k], 1e-15);
     }
@@ -576,13 +576,16 @@ TEST(options_defaults_and_rejections)
     ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_MAX_VP, 17), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_EP_HIERARCHICAL, 2), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "ep_hierarchical");
-    ASSERT_STATUS(arachne_cost_model_set(f.cm, 18, 1), ARACHNE_E_INVALID_ARGUMENT);
-    ASSERT_CONTAINS(arachne_last_error(), "0..17");
+    ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_EXACT_BATCH, 0.5), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "exact_batch");
+    ASSERT_STATUS(arachne_cost_model_set(f.cm, 19, 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "0..18");
+    ASSERT_STATUS(arachne_cost_model_get(f.cm, 19, &v), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_get(f.cm, -1, &v), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_set(NULL, 0, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_price(f.cm, NULL), ARACHNE_E_INVALID_ARGUMENT);
     /* the setup is unchanged by the failures */
-    for (k = 0; k < 17; k++) {
+    for (k = 0; k < 19; k++) {
         ASSERT_OK(arachne_cost_model_get(f.cm, k, &v));
         ASSERT_NEAR(v, defaults[k], 1e-15);
     }

@@ -1,5 +1,6 @@
 /* test_plan.c -- the plan handle: init, getters, index checks, deep copy,
  * finish/to_json/save, and structural validation of hand-built plans. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,8 +62,8 @@ TEST(plan_getters_read_every_field)
     ASSERT_EQ(v, 14);
     ASSERT_OK(arachne_plan_get(&f.plan, ARACHNE_PLAN_EVALUATIONS, &v));
     ASSERT_EQ(v, 4242);
-    for (i = ARACHNE_PLAN_ITERATION_S; i <= ARACHNE_PLAN_SEQ_LEN; i++) ASSERT_OK(arachne_plan_get(&f.plan, i, &v));
-    ASSERT_STATUS(arachne_plan_get(&f.plan, 14, &v), ARACHNE_E_INVALID_ARGUMENT);
+    for (i = ARACHNE_PLAN_ITERATION_S; i <= ARACHNE_PLAN_SAMPLES_RUN; i++) ASSERT_OK(arachne_plan_get(&f.plan, i, &v));
+    ASSERT_STATUS(arachne_plan_get(&f.plan, 15, &v), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_plan_get(NULL, 0, &v), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_plan_get(&f.plan, 0, NULL), ARACHNE_E_INVALID_ARGUMENT);
 
@@ -88,6 +89,45 @@ TEST(plan_getters_read_every_field)
     ASSERT_STR(s, "H100");
     ASSERT_OK(arachne_plan_method(&f.plan, &s));
     ASSERT_STR(s, "test");
+    fx_free(&f);
+}
+
+/* SAMPLES_RUN adds replicas x micro-batch x micro-batches over templates;
+ * the planners' rank puts every plan that runs more than the global batch
+ * below every plan that runs it exactly, and the faster first within each. */
+TEST(samples_run_and_the_planners_rank)
+{
+    fx f;
+    arachne_plan slow;
+    double v, fast_rank, inexact_fast, inexact_slow;
+    ASSERT_OK(fx_init(&f));
+    ASSERT_OK(arachne_plan_get(&f.plan, ARACHNE_PLAN_SAMPLES_RUN, &v));
+    ASSERT_EQ(v, 2 * 1 * 16 + 1 * 2 * 16);
+    ASSERT_EQ(ar_plan_samples_run(&f.plan), 64);
+    f.plan.setup.exact_batch = 1;
+    fast_rank = ar_plan_rank(&f.plan);
+    ASSERT(fast_rank == f.plan.iter_per_s);
+    memset(&slow, 0, sizeof slow);
+    ASSERT_OK(ar_plan_copy(&slow, &f.plan));
+    slow.iter_per_s = f.plan.iter_per_s / 100.0; /* exact but 100x slower */
+    ASSERT(ar_plan_rank(&slow) > 0.0 && ar_plan_rank(&slow) < fast_rank);
+    /* one more micro-batch on template 1: 66 samples for a batch of 64 */
+    f.plan.t[1].micro_batches = 17;
+    ASSERT_EQ(ar_plan_samples_run(&f.plan), 66);
+    inexact_fast = ar_plan_rank(&f.plan);
+    ASSERT(inexact_fast < 0.0 && inexact_fast < ar_plan_rank(&slow));
+    ASSERT_NEAR(inexact_fast, -1.0 / f.plan.iter_per_s, 1e-15);
+    f.plan.iter_per_s /= 2.0;
+    inexact_slow = ar_plan_rank(&f.plan);
+    ASSERT(inexact_slow < inexact_fast);
+    f.plan.iter_per_s = 0.0;
+    ASSERT(ar_plan_rank(&f.plan) == -HUGE_VAL);
+    /* exact_batch 0: speed alone, whatever the batch */
+    f.plan.setup.exact_batch = 0;
+    f.plan.iter_per_s = 1.0 / f.plan.iteration_s;
+    ASSERT(ar_plan_rank(&f.plan) == f.plan.iter_per_s);
+    ASSERT(ar_plan_rank(&f.plan) > ar_plan_rank(&slow));
+    ar_plan_clear(&slow);
     fx_free(&f);
 }
 
@@ -274,6 +314,7 @@ SUITE(plan,
       T(init_binds_setup_cluster_and_model),
       T(init_formats_the_cluster_when_it_has_no_cached_string),
       T(plan_getters_read_every_field),
+      T(samples_run_and_the_planners_rank),
       T(out_of_range_indices_name_the_valid_range),
       T(rank_getters_and_canonical_rank_order),
       T(copy_is_deep_and_equal),

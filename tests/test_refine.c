@@ -1,7 +1,8 @@
 /* test_refine.c -- arachne_plan_refine: never slower than its start, finds
  * what the exact search finds on a tiny cluster, improves a poor start,
  * reaches the optimum through its stage moves where the exact search's share
- * is too small, gives the same bytes for the same budget, stops at its budget, names a
+ * is too small, ranks plans that run the batch exactly first (as the searches
+ * do), gives the same bytes for the same budget, stops at its budget, names a
  * time-capped run, and rejects bad arguments and foreign plans. */
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,44 @@ TEST(refine_stage_moves_reach_the_optimum_the_exact_share_cannot)
     }
 }
 
+/* Three 8-GPU H100 nodes and a batch of 512: the fastest plans (three TP8
+ * replicas, 3 x 172 = 516 samples, or more TP groups) cannot split 512
+ * exactly; one 3-stage pipeline runs it exactly but slower.  With
+ * ARACHNE_OPT_EXACT_BATCH (the default) the searches and the refinement
+ * return the exact plan, even from the faster inexact start; with 0 they
+ * return the fastest. */
+TEST(planners_rank_plans_that_run_the_batch_exactly_first)
+{
+    env e;
+    arachne_plan *fast = NULL, *exact = NULL, *rnd = NULL, *r1 = NULL, *r0 = NULL;
+    double v;
+    ASSERT_OK(env_open(&e, "llama3-8b", "h100:3x8"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_MAX_DEPTH, 4));
+    ASSERT_OK(arachne_cost_model_get(e.cm, ARACHNE_OPT_EXACT_BATCH, &v));
+    ASSERT_EQ(v, 1);
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_EXACT_BATCH, 0));
+    ASSERT_OK(arachne_search_exhaustive(&fast, e.cm, 1, 0.0));
+    ASSERT_GT(pget(fast, ARACHNE_PLAN_SAMPLES_RUN), 512);
+    ASSERT_OK(arachne_plan_refine(&r0, fast, e.cm, 100, 0.0));
+    ASSERT(pget(r0, ARACHNE_PLAN_ITER_PER_S) >= pget(fast, ARACHNE_PLAN_ITER_PER_S));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_EXACT_BATCH, 1));
+    ASSERT_OK(arachne_search_exhaustive(&exact, e.cm, 1, 0.0));
+    ASSERT_EQ(pget(exact, ARACHNE_PLAN_SAMPLES_RUN), 512);
+    ASSERT_EQ(pget(exact, ARACHNE_PLAN_GLOBAL_BATCH), 512);
+    ASSERT_GT(pget(fast, ARACHNE_PLAN_ITER_PER_S), pget(exact, ARACHNE_PLAN_ITER_PER_S));
+    ASSERT_OK(arachne_search_random(&rnd, e.cm, 300, 1, 0.0));
+    ASSERT_EQ(pget(rnd, ARACHNE_PLAN_SAMPLES_RUN), 512);
+    ASSERT_OK(arachne_plan_refine(&r1, fast, e.cm, 100, 0.0));
+    ASSERT_EQ(pget(r1, ARACHNE_PLAN_SAMPLES_RUN), 512);
+    ASSERT(pget(r1, ARACHNE_PLAN_ITER_PER_S) >= pget(exact, ARACHNE_PLAN_ITER_PER_S) * (1 - 1e-12));
+    arachne_plan_destroy(fast);
+    arachne_plan_destroy(exact);
+    arachne_plan_destroy(rnd);
+    arachne_plan_destroy(r1);
+    arachne_plan_destroy(r0);
+    env_close(&e);
+}
+
 TEST(refine_is_deterministic_and_capped_runs_say_so)
 {
     env e;
@@ -177,4 +216,5 @@ TEST(refine_arguments_are_checked)
 
 SUITE(refine, T(refine_improves_a_poor_start_and_never_loses), T(refine_reaches_the_exact_optimum_on_a_tiny_cluster),
       T(refine_stage_moves_reach_the_optimum_the_exact_share_cannot),
+      T(planners_rank_plans_that_run_the_batch_exactly_first),
       T(refine_is_deterministic_and_capped_runs_say_so), T(refine_arguments_are_checked));

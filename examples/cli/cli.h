@@ -119,7 +119,8 @@ typedef struct cli_costenv {
     "  --no-expert-tiling     MoE stages keep EP = 1, ETP = TP\n" \
     "  --no-context-parallel  planners keep every stage's GPU group as one TP group (cp = 1)\n" \
     "  --ep-hierarchical      expert dispatch across nodes crosses the network once per node (DeepEP)\n" \
-    "  --allow-batch-rounding run the batch the plan covers when it cannot split --global-batch exactly\n"
+    "  --allow-batch-rounding run the batch the plan covers when it cannot split --global-batch exactly;\n" \
+    "                         planners then rank by speed alone (default: plans that run it exactly first)\n"
 
 /* Writes the CLI_COSTENV_NOPTS option-table entries of the shared options
  * into opts[], pointing at o's fields (o is zeroed).  Returns the count. */

@@ -141,7 +141,9 @@ int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *e
         (rc = set_opt(env, ARACHNE_OPT_OPTIM_BYTES, obytes)) ||
         (rc = set_opt(env, ARACHNE_OPT_EXPERT_TILING, o->no_expert_tiling ? 0 : 1)) ||
         (rc = set_opt(env, ARACHNE_OPT_CONTEXT_PARALLEL, o->no_context_parallel ? 0 : 1)) ||
-        (rc = set_opt(env, ARACHNE_OPT_EP_HIERARCHICAL, o->ep_hierarchical ? 1 : 0)))
+        (rc = set_opt(env, ARACHNE_OPT_EP_HIERARCHICAL, o->ep_hierarchical ? 1 : 0)) ||
+        /* a user who lets the batch round also lets the planners rank by speed alone */
+        (rc = set_opt(env, ARACHNE_OPT_EXACT_BATCH, o->allow_batch_rounding ? 0 : 1)))
         goto fail;
     return CLI_OK;
 fail:

@@ -133,22 +133,22 @@ OPTIONS = {
     "dist_optimizer": 5, "recompute": 6, "headroom": 7, "expert_tiling": 8, "max_depth": 9,
     "overlap_grad_reduce": 10, "overlap_param_gather": 11, "tp_comm_overlap": 12,
     "recompute_norm_act": 13, "recompute_alt_mm": 14, "context_parallel": 15, "max_vp": 16,
-    "ep_hierarchical": 17,
+    "ep_hierarchical": 17, "exact_batch": 18,
 }
 _INT_OPTIONS = ("global_batch", "seq_len", "max_depth", "max_vp")
 _BOOL_OPTIONS = ("dist_optimizer", "expert_tiling", "overlap_grad_reduce", "overlap_param_gather",
                  "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm",
-                 "context_parallel", "ep_hierarchical")
+                 "context_parallel", "ep_hierarchical", "exact_batch")
 
 # Plan fields (arachne_plan_field, arachne_template_field, arachne_stage_field,
 # arachne_rank_field)
 PLAN_FIELDS = {
     "iteration_s": 0, "iter_per_s": 1, "samples_per_s": 2, "tokens_per_s": 3, "mfu": 4,
     "bubble": 5, "gpus_used": 6, "gpus_total": 7, "templates": 8, "ranks": 9,
-    "planning_s": 10, "evaluations": 11, "global_batch": 12, "seq_len": 13,
+    "planning_s": 10, "evaluations": 11, "global_batch": 12, "seq_len": 13, "samples_run": 14,
 }
 _PLAN_INT_FIELDS = ("gpus_used", "gpus_total", "templates", "ranks", "evaluations",
-                    "global_batch", "seq_len")
+                    "global_batch", "seq_len", "samples_run")
 TEMPLATE_FIELDS = {"depth": 0, "replicas": 1, "micro_batch": 2, "micro_batches": 3, "pipeline_s": 4, "cp": 5,
                    "vp": 6}
 _TEMPLATE_INT_FIELDS = ("depth", "replicas", "micro_batch", "micro_batches", "cp", "vp")

@@ -1,5 +1,5 @@
 """Plan.refine / Policy.plan(refine=...): never slower than the start, the same
-result twice, bad budgets raise."""
+result twice, plans that run the batch exactly ranked first, bad budgets raise."""
 import unittest
 
 from support import arachne, need
@@ -19,6 +19,22 @@ class RefineTest(unittest.TestCase):
         self.assertEqual(a.iter_per_s, b.iter_per_s)
         self.assertEqual(a.evaluations, b.evaluations)
         self.assertTrue(a.to_dict()["planner"]["method"].endswith("+refine"))
+
+    def test_exact_batches_rank_first(self):
+        # three 8-GPU nodes at batch 512: the fastest plans run 516 samples
+        with arachne.CostModel("llama3-8b", "h100:3x8") as cm:
+            cm.set("max_depth", 4)
+            self.assertEqual(cm.get("exact_batch"), 1)
+            exact = arachne.search_exhaustive(cm, max_templates=1)
+            self.assertEqual((exact.get("samples_run"), exact.get("global_batch")), (512, 512))
+            cm.set("exact_batch", 0)
+            fast = arachne.search_exhaustive(cm, max_templates=1)
+            self.assertGreater(fast.get("samples_run"), 512)
+            self.assertGreater(fast.iter_per_s, exact.iter_per_s)
+            cm.set("exact_batch", 1)
+            self.assertEqual(fast.refine(cm, 100).get("samples_run"), 512)
+            with self.assertRaises(arachne.Error):
+                cm.set("exact_batch", 2)
 
     def test_bad_budget_raises(self):
         start = self.pol.plan(self.cm)
