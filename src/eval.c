@@ -463,6 +463,10 @@ static int take(ar_eval_cell *cell, int st, arachne_plan *p)
         arachne_plan_get(p, ARACHNE_PLAN_EVALUATIONS, &v);
         cell->evaluations = (long)v;
         arachne_plan_get(p, ARACHNE_PLAN_PLANNING_S, &cell->planning_s);
+        arachne_plan_get(p, ARACHNE_PLAN_SAMPLES_RUN, &v);
+        cell->samples_run = (long)v;
+        arachne_plan_get(p, ARACHNE_PLAN_GLOBAL_BATCH, &v);
+        cell->exact = cell->samples_run == (long)v;
         if (arachne_plan_method(p, &m) == ARACHNE_OK && m) snprintf(cell->method, sizeof cell->method, "%s", m);
         arachne_plan_destroy(p);
         return ARACHNE_OK;
@@ -542,7 +546,7 @@ static void populations(ar_eval_result *res)
         for (k = 0; k < AR_EVAL_METHODS; k++) {
             ar_eval_pop *P = &res->pop[g][k];
             double s = 0.0;
-            int ok95 = 0;
+            int ok95 = 0, exact = 0;
             memset(P, 0, sizeof *P);
             for (i = 0; i < res->nrows; i++) {
                 const ar_eval_row *r = &res->rows[i];
@@ -555,9 +559,14 @@ static void populations(ar_eval_result *res)
                 s += log(rel);
                 if (P->rows == 0 || rel < P->min) P->min = rel;
                 if (rel >= 0.95) ok95++;
+                exact += c->exact;
                 P->rows++;
             }
-            if (P->rows) { P->geomean = exp(s / P->rows); P->share95 = (double)ok95 / P->rows; }
+            if (P->rows) {
+                P->geomean = exp(s / P->rows);
+                P->share95 = (double)ok95 / P->rows;
+                P->share_exact = (double)exact / P->rows;
+            }
         }
 }
 
@@ -734,6 +743,8 @@ void ar_eval_result_json(const ar_eval_config *cfg, const ar_eval_result *res, c
             ar_json_put_number(b, P->min);
             ar_buf_puts(b, ",\"share_ge_095\":");
             ar_json_put_number(b, P->share95);
+            ar_buf_puts(b, ",\"share_exact_batch\":");
+            ar_json_put_number(b, P->share_exact);
             ar_buf_puts(b, "}");
         }
         ar_buf_puts(b, "}");
@@ -769,6 +780,7 @@ void ar_eval_result_json(const ar_eval_config *cfg, const ar_eval_result *res, c
             ar_json_put_number(b, c->rel);
             ar_buf_printf(b, ",\"evaluations\":%ld,\"planning_s\":", c->evaluations);
             ar_json_put_number(b, c->planning_s);
+            ar_buf_printf(b, ",\"samples_run\":%ld", c->samples_run);
             ar_buf_puts(b, ",\"method\":");
             ar_json_put_string(b, c->method);
             ar_buf_puts(b, ",\"error\":");
@@ -825,17 +837,18 @@ static void header(ar_buf *b, const ar_eval_config *cfg, const int *cols, int nc
 }
 
 /* The population block: per group, geometric mean, minimum and share >= 0.95
- * of each method against the rows' references. */
+ * of each method against the rows' references, and the share of its plans
+ * that run the global batch exactly (the CLI refuses the others). */
 static void pop_table(const ar_eval_config *cfg, const ar_eval_result *res, const int *cols, int ncols, ar_buf *b)
 {
     static const char *const pop_names[AR_EVAL_POPS] = { "all", "dense", "moe" };
-    static const char *const what[3] = { "geomean", "min", "share>=0.95" };
+    static const char *const what[4] = { "geomean", "min", "share>=0.95", "exact-batch" };
     int g, w, o;
     ar_buf_printf(b, "population: relative to exhaustive search where it ran, else random-x%ld\n", cfg->random_factor);
     header(b, cfg, cols, ncols, "population");
     for (g = 0; g < AR_EVAL_POPS; g++) {
         const ar_eval_pop *P0 = &res->pop[g][AR_EVAL_POLICY_GREEDY];
-        for (w = 0; w < 3; w++) {
+        for (w = 0; w < 4; w++) {
             char head[64];
             if (w == 0) snprintf(head, sizeof head, "%s (%d)", pop_names[g], P0->rows + P0->missing);
             else head[0] = '\0';
@@ -843,7 +856,7 @@ static void pop_table(const ar_eval_config *cfg, const ar_eval_result *res, cons
             for (o = 0; o < ncols; o++) {
                 const ar_eval_pop *P = &res->pop[g][cols[o]];
                 char v[32];
-                double x = w == 0 ? P->geomean : w == 1 ? P->min : P->share95;
+                double x = w == 0 ? P->geomean : w == 1 ? P->min : w == 2 ? P->share95 : P->share_exact;
                 if (!P->rows) snprintf(v, sizeof v, "-");
                 else if (P->missing) snprintf(v, sizeof v, "%.3f (%d none)", x, P->missing);
                 else snprintf(v, sizeof v, "%.3f", x);

@@ -117,6 +117,8 @@ typedef struct ar_eval_cell {
     double rel;                  /* iter_per_s / best of the row (0 when no plan) */
     long evaluations;
     double planning_s;
+    long samples_run;            /* samples one iteration of the plan runs (ARACHNE_PLAN_SAMPLES_RUN) */
+    int exact;                   /* 1: samples_run is the composition's global batch */
     char method[32];             /* the plan's method ("exhaustive-partial", ...) */
     char note[200];              /* error message when status != OK */
 } ar_eval_cell;
@@ -138,6 +140,7 @@ typedef struct ar_eval_pop {
     int rows;                    /* rows with a reference and a plan of this method */
     int missing;                 /* rows with a reference where the method gave no plan */
     double geomean, min, share95;/* of rel; share95: fraction with rel >= 0.95 */
+    double share_exact;          /* fraction of those plans that run the global batch exactly */
 } ar_eval_pop;
 
 enum { AR_EVAL_POP_ALL = 0, AR_EVAL_POP_DENSE = 1, AR_EVAL_POP_MOE = 2, AR_EVAL_POPS = 3 };

@@ -122,7 +122,13 @@ TEST(tiny_run_has_every_method)
         ASSERT_MSG(cell->ran, "method %d did not run", k);
         ASSERT(cell->rel <= 1.0);
         ASSERT(cell->evaluations >= 1 || cell->status != ARACHNE_OK);
-        if (cell->status == ARACHNE_OK) ASSERT_GT(cell->rel, 0);
+        if (cell->status == ARACHNE_OK) {
+            ASSERT_GT(cell->rel, 0);
+            /* what the plan runs, and whether that is the asked batch */
+            ASSERT(cell->samples_run >= res.rows[0].comp.global_batch);
+            ASSERT_EQ(cell->exact, cell->samples_run == res.rows[0].comp.global_batch);
+            ASSERT_NEAR(res.pop[AR_EVAL_POP_ALL][k].share_exact, cell->exact, 0);
+        }
         ASSERT_EQ(res.ran[k], 1);
     }
     /* the random baseline gets as many evaluations as best-of-K used */
@@ -149,6 +155,7 @@ TEST(tiny_run_has_every_method)
     ASSERT_CONTAINS(b.data, "tiny");
     ASSERT_CONTAINS(b.data, "geometric mean");
     ASSERT_CONTAINS(b.data, "share>=0.95");
+    ASSERT_CONTAINS(b.data, "exact-batch");
     ar_buf_free(&b);
 
     ar_buf_init(&b);
@@ -168,6 +175,8 @@ TEST(tiny_run_has_every_method)
         ASSERT_OK(ar_json_obj(pop, "all", 1, &all));
         ASSERT(ar_json_get(all, "policy-best4+refine") != NULL);
         ASSERT(ar_json_get(pop, "dense") != NULL && ar_json_get(pop, "moe") != NULL);
+        ASSERT(ar_json_get(ar_json_get(all, "exhaustive"), "share_exact_batch") != NULL);
+        ASSERT(ar_json_get(ar_json_get(results, "exhaustive"), "samples_run") != NULL);
     }
     ar_json_free(j);
     ar_buf_free(&b);
