@@ -632,12 +632,15 @@ typedef enum arachne_option {
                                       *   remote node holding one of its experts, then fans out over
                                       *   NVLink; 0: one all-to-all message per expert (Megatron's
                                       *   alltoall dispatcher); 0 or 1 (default 0) */
-    ARACHNE_OPT_EXACT_BATCH = 18     /**< 1: planners (arachne_plan_build, arachne_plan_refine, the searches,
-                                      *   arachne_replan) rank a plan that runs the global batch exactly
-                                      *   (ARACHNE_PLAN_SAMPLES_RUN = GLOBAL_BATCH) above every plan that
-                                      *   runs more samples, and the faster first among plans alike in
-                                      *   this; 0: the fastest plan wins whatever batch it runs.  Pricing
-                                      *   is the same either way; 0 or 1 (default 1) */
+    ARACHNE_OPT_EXACT_BATCH = 18     /**< 1: aim for plans that run the global batch exactly
+                                      *   (ARACHNE_PLAN_SAMPLES_RUN = GLOBAL_BATCH): the division of the
+                                      *   batch over templates takes the fastest exact division when the
+                                      *   fastest one runs S > B samples and the exact one is slower by
+                                      *   less than S / B, and the planners (arachne_plan_build,
+                                      *   arachne_plan_refine, the searches, arachne_replan) rank a plan
+                                      *   by iterations per second x B / S (the rate of the asked samples;
+                                      *   1 for an exact plan); 0: the fastest division and the fastest
+                                      *   plan, whatever batch they run; 0 or 1 (default 1) */
 } arachne_option;
 
 /** Creates a cost model over model `m`, cluster `c` and profile `p`, with
@@ -714,8 +717,8 @@ typedef enum arachne_plan_field {
     ARACHNE_PLAN_SEQ_LEN = 13,      /**< tokens per sample */
     ARACHNE_PLAN_SAMPLES_RUN = 14   /**< samples one iteration runs: the sum over templates of replicas x
                                          micro-batch x micro-batches; GLOBAL_BATCH when the division is
-                                         exact, more when no micro-batch count per template adds up to it
-                                         (ARACHNE_OPT_EXACT_BATCH) */
+                                         exact, more when no exact one exists or every exact one is
+                                         slower than the surplus is worth (ARACHNE_OPT_EXACT_BATCH) */
 } arachne_plan_field;
 
 /** Per-template values for arachne_plan_template_get.  Numbers are pinned. */
@@ -947,8 +950,8 @@ ARACHNE_API int arachne_plan_export(const arachne_plan *p, int format, char *buf
  *  of every decision, until `budget` plans have been priced (budget >= 1)
  *  or `time_budget_s` seconds have passed (0: no time limit).  Returns the
  *  best plan seen (highest iterations per second; under
- *  ARACHNE_OPT_EXACT_BATCH, the default, a plan that runs the global batch
- *  exactly before any that runs more), including the plans
+ *  ARACHNE_OPT_EXACT_BATCH, the default, a plan that runs more samples than
+ *  the global batch is charged for the surplus), including the plans
  *  a rollout passes through before it stops.  Same cost model and seed give
  *  the same plan, byte for byte, unless the time budget cuts the search.
  *  On success *out is a new plan the caller releases with
@@ -961,8 +964,7 @@ ARACHNE_API int arachne_search_random(arachne_plan **out, const arachne_cost_mod
 
 /** Exhaustive search: every plan the construction can reach with at most
  *  `max_templates` templates (1..16; pipeline depth up to the cost model's
- *  maximum depth), returning the best in the order of arachne_search_random
- *  (the fastest, exact batches first).  The number of plans grows
+ *  maximum depth), returning the best as arachne_search_random ranks them.  The number of plans grows
  *  exponentially with depth and GPU count: it is practical on clusters up
  *  to about 64 GPUs (with a small max_templates).  `time_budget_s` > 0 stops
  *  the enumeration after that many seconds and returns the best plan so
@@ -1027,8 +1029,9 @@ ARACHNE_API int arachne_policy_set_metadata(arachne_policy *policy, const char *
  *  masks applied before every decision, every template filled and the plan
  *  priced.  samples <= 1: greedy decoding.  samples = K > 1: the greedy plan
  *  plus K-1 plans sampled with an RNG seeded by seed; the best priced plan
- *  is kept (the fastest; under ARACHNE_OPT_EXACT_BATCH, the default, the
- *  plans that run the global batch exactly first).  The plan records method, samples, evaluations (plans priced)
+ *  is kept (the fastest; under ARACHNE_OPT_EXACT_BATCH, the default, a
+ *  plan that runs more samples than the global batch is charged for the
+ *  surplus).  The plan records method, samples, evaluations (plans priced)
  *  and planning_s (wall time of this call).  Errors: ARACHNE_E_INVALID_ARGUMENT,
  *  ARACHNE_E_INFEASIBLE (no template fits: the message compares the memory
  *  the model needs with what the cluster has), ARACHNE_E_NO_MEMORY.
@@ -1053,14 +1056,13 @@ ARACHNE_API int arachne_plan_build(arachne_plan **out, const arachne_policy *pol
  *  joined, every stage's GPUs doubled or halved, a stage's GPU type, its
  *  TP x2 or /2, two templates joined into one pipeline, depth +1 or -1, a
  *  template dropped, two swapped, a one-type copy added on free GPUs),
- *  refills the plan and keeps a change when it ranks higher (faster; under
- *  ARACHNE_OPT_EXACT_BATCH, the default, a plan that runs the global batch
- *  exactly ranks above any that runs more); the budget left
+ *  refills the plan and keeps a change when it is faster; the budget left
  *  goes to climbs from randomly perturbed copies of the best plan (a
  *  fixed-seed RNG).  A structure met again is not refilled (it costs no
- *  budget).  Returns the best plan priced, never ranked below `start`
- *  repriced with cm: never slower, unless `start` runs more samples than the
- *  batch and an exact plan was found.
+ *  budget).  Returns the best plan priced, never slower than `start`
+ *  repriced with cm (under ARACHNE_OPT_EXACT_BATCH, the default, a plan that
+ *  runs more samples than the batch counts at iterations per second x
+ *  batch / samples run, and so may give way to a slower exact plan).
  *  evaluations: the budget in fills (>= 0; 0 returns `start` repriced;
  *  ARACHNE_REFINE_EVALUATIONS is the CLI default); it is checked before
  *  each candidate plan, so the last candidate can exceed it by fewer fills

@@ -156,6 +156,17 @@ double ar_pipe_memo_time(ar_pipe_memo *pm, int M, int depth, const double *fwd, 
 int ar_assign_microbatches(int global_batch, int n, const int *replicas, const int *mbs,
                            const double *tmax, const double *tsum, int *m_out, double *finish_out);
 
+/* The least max_j T_j(m_j) over the divisions that run the global batch
+ * exactly: whole m_j >= 0 with sum replicas*mbs*m = global_batch (a
+ * template may get none).  Same arguments as ar_assign_microbatches, whose
+ * checks the caller has passed.  Returns 1 and fills m_out / finish_out
+ * when such a division exists, 0 when none does or the batch is above
+ * AR_EXACT_MAX_BATCH (then m_out is untouched).  Allocation free (about
+ * 40 KB of stack). */
+#define AR_EXACT_MAX_BATCH 16384
+int ar_assign_microbatches_exact(int global_batch, int n, const int *replicas, const int *mbs,
+                                 const double *tmax, const double *tsum, int *m_out, double *finish_out);
+
 /* Ring all-reduce of `bytes` over `ranks` ranks: every rank sends
  * 2 (k-1)/k * bytes over a link of `bw` bytes/s, in 2 (k-1) steps of
  * latency `lat` seconds.  0 for ranks <= 1 or bytes <= 0. */

@@ -1,7 +1,6 @@
 /* plan.c -- the plan handle: initialisation bound to a cost model, deep
  * copy, finishing (canonical rank order + eager JSON), and the public
  * read-only getters. */
-#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,8 +182,9 @@ long ar_plan_samples_run(const arachne_plan *p)
 
 double ar_plan_rank(const arachne_plan *p)
 {
-    if (!p->setup.exact_batch || ar_plan_samples_run(p) == p->setup.global_batch) return p->iter_per_s;
-    return p->iter_per_s > 0.0 ? -1.0 / p->iter_per_s : -HUGE_VAL;
+    long run = ar_plan_samples_run(p);
+    if (!p->setup.exact_batch || run <= p->setup.global_batch) return p->iter_per_s;
+    return p->iter_per_s * ((double)p->setup.global_batch / (double)run);
 }
 
 int ar_plan_copy(arachne_plan *dst, const arachne_plan *src)

@@ -223,13 +223,12 @@ int ar_plan_init(arachne_plan *p, const arachne_cost_model *cm);
 /* Samples one iteration of a priced plan runs: the sum over templates of
  * replicas x micro-batch x micro-batches (>= the global batch). */
 long ar_plan_samples_run(const arachne_plan *p);
-/* The planners' order on priced plans as one number, so that keeping the
- * best and hill climbing stay scalar comparisons: iter/s for a plan that
- * runs its global batch exactly, or for any plan when setup.exact_batch is
- * 0; -1 / (iter/s) for a plan that runs more samples under exact_batch 1,
- * which puts every such plan below every exact one (negative against
- * positive) and keeps the faster first among them.  A plan priced at 0
- * iter/s ranks 0 (exact) or -HUGE_VAL. */
+/* The planners' order on priced plans as one number: iter/s for a plan
+ * that runs its global batch exactly, or for any plan when
+ * setup.exact_batch is 0; under exact_batch 1 a plan that runs S samples
+ * for a batch of B < S is charged for the surplus, iter/s x B / S (the
+ * rate of the asked samples, the surplus counted as wasted work), so an
+ * exact plan wins unless the other is faster by more than its surplus. */
 double ar_plan_rank(const arachne_plan *p);
 void ar_plan_clear(arachne_plan *p);   /* frees owned memory, keeps the struct */
 /* Marks p as owning nothing (its owned pointers NULL, no templates or

@@ -236,6 +236,105 @@ int ar_assign_microbatches(int global_batch, int n, const int *replicas, const i
     return ARACHNE_OK;
 }
 
+/* ---- the fastest exact division ------------------------------------------------ */
+
+#define EXACT_WORDS (AR_EXACT_MAX_BATCH / 64 + 1)
+
+static long gcd_l(long a, long b)
+{
+    while (b) { long t = a % b; a = b; b = t; }
+    return a;
+}
+
+/* reach[j]: the sums of w_i m_i over templates i < j with 0 <= m_i <= M[i]
+ * (bits 0..B).  Returns whether B itself is reachable with all n. */
+static int exact_reach(const asg_ctx *c, const long *M, uint64_t (*reach)[EXACT_WORDS])
+{
+    int nw = (int)(c->B / 64) + 1, i, j;
+    for (i = 0; i < nw; i++) reach[0][i] = 0;
+    reach[0][0] = 1u;
+    for (j = 0; j < c->n; j++) {
+        long left = M[j] < c->B / c->w[j] ? M[j] : c->B / c->w[j], chunk = 1;
+        uint64_t *cur = reach[j + 1];
+        for (i = 0; i < nw; i++) cur[i] = reach[j][i];
+        while (left > 0) { /* binary splitting of the bounded item, as in reduce_overshoot */
+            long k = chunk < left ? chunk : left;
+            shift_or(cur, cur, k * c->w[j], nw);
+            left -= k;
+            chunk *= 2;
+        }
+        if ((c->B + 1) % 64) cur[nw - 1] &= ((uint64_t)1 << ((c->B + 1) % 64)) - 1u;
+    }
+    return bit_get(reach[c->n], c->B);
+}
+
+static int exact_at(const asg_ctx *c, double T, long *M, uint64_t (*reach)[EXACT_WORDS])
+{
+    int j;
+    for (j = 0; j < c->n; j++) M[j] = m_at(c->tmax[j], c->tsum[j], c->mmax[j], T);
+    return exact_reach(c, M, reach);
+}
+
+int ar_assign_microbatches_exact(int global_batch, int n, const int *replicas, const int *mbs,
+                                 const double *tmax, const double *tsum, int *m_out, double *finish_out)
+{
+    uint64_t reach[AR_MAX_TEMPLATES + 1][EXACT_WORDS];
+    asg_ctx c;
+    long M[AR_MAX_TEMPLATES], g = 0, s;
+    double best = HUGE_VAL, f = 0.0;
+    int j;
+    if (global_batch < 1 || global_batch > AR_EXACT_MAX_BATCH || n < 1 || n > AR_MAX_TEMPLATES) return 0;
+    c.n = n;
+    c.B = global_batch;
+    for (j = 0; j < n; j++) {
+        c.w[j] = (long)replicas[j] * (long)mbs[j];
+        c.mmax[j] = c.B / c.w[j]; /* more would overshoot on its own */
+        c.tmax[j] = tmax[j];
+        c.tsum[j] = tsum[j];
+        g = gcd_l(c.w[j], g);
+    }
+    /* the sums are multiples of the gcd; then: is B reachable at all? */
+    if (c.B % g) return 0;
+    for (j = 0; j < n; j++) M[j] = c.mmax[j];
+    if (!exact_reach(&c, M, reach)) return 0;
+    /* Reachability is monotone in T (every bound M_j grows with T), so the
+     * least T is, over the templates, the least of each one's smallest
+     * feasible T_j(m), found by binary search as in ar_assign_microbatches. */
+    for (j = 0; j < n; j++) {
+        long lo = 1, hi = c.mmax[j];
+        if (hi < 1) continue;
+        if (best < HUGE_VAL) {
+            hi = m_at(c.tmax[j], c.tsum[j], c.mmax[j], best);
+            while (hi >= 1 && t_of(c.tmax[j], c.tsum[j], hi) >= best) hi--;
+            if (hi < 1 || !exact_at(&c, t_of(c.tmax[j], c.tsum[j], hi), M, reach)) continue;
+        } else if (!exact_at(&c, t_of(c.tmax[j], c.tsum[j], hi), M, reach)) {
+            continue; /* even its most micro-batches leave B out of reach with the others bounded by them */
+        }
+        while (lo < hi) {
+            long mid = lo + (hi - lo) / 2;
+            if (exact_at(&c, t_of(c.tmax[j], c.tsum[j], mid), M, reach)) hi = mid;
+            else lo = mid + 1;
+        }
+        {
+            double T = t_of(c.tmax[j], c.tsum[j], lo);
+            if (T < best) best = T;
+        }
+    }
+    if (!(best < HUGE_VAL) || !exact_at(&c, best, M, reach)) return 0;
+    /* reconstruct: last template first, the most micro-batches that leave
+     * the rest reachable by the templates before it */
+    s = c.B;
+    for (j = n - 1; j >= 0; j--) {
+        long d = M[j] < s / c.w[j] ? M[j] : s / c.w[j];
+        while (d > 0 && !bit_get(reach[j], s - d * c.w[j])) d--;
+        m_out[j] = (int)d;
+        s -= d * c.w[j];
+        if (d > 0 && t_of(c.tmax[j], c.tsum[j], d) > f) f = t_of(c.tmax[j], c.tsum[j], d);
+    }
+    if (finish_out) *finish_out = f;
+    return 1;
+}
+
 /* ---- exact 1F1B --------------------------------------------------------------- */
 
 /* Steady-state shortcut.  In the keys where every stage runs one forward

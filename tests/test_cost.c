@@ -74,6 +74,68 @@ TEST(assignment_matches_brute_force)
     }
 }
 
+/* The least max T over the divisions that run B exactly (every m_j >= 0),
+ * by enumeration; HUGE_VAL when none does. */
+static double brute_exact(int B, int n, const int *r, const int *b, const double *tmax, const double *tsum)
+{
+    long m[3], mmax[3];
+    double best = HUGE_VAL;
+    int j;
+    for (j = 0; j < n; j++) { m[j] = 0; mmax[j] = B / ((long)r[j] * b[j]); }
+    for (;;) {
+        long run = 0;
+        double T = 0.0;
+        for (j = 0; j < n; j++) { run += (long)r[j] * b[j] * m[j]; if (tj(tmax[j], tsum[j], m[j]) > T) T = tj(tmax[j], tsum[j], m[j]); }
+        if (run == B && T < best) best = T;
+        for (j = 0; j < n && ++m[j] > mmax[j]; j++) m[j] = 0;
+        if (j == n) break;
+    }
+    return best;
+}
+
+TEST(exact_assignment_matches_brute_force)
+{
+    ar_rng rng;
+    int it, found = 0, none = 0;
+    ar_rng_seed(&rng, 11);
+    for (it = 0; it < 600; it++) {
+        int n = 1 + ar_rng_int(&rng, 3), B = 1 + ar_rng_int(&rng, 60), r[3], b[3], m[3] = { -1, -1, -1 }, j, ok;
+        double tmax[3], tsum[3], T = -1.0, bT;
+        long run = 0;
+        for (j = 0; j < n; j++) {
+            r[j] = 1 + ar_rng_int(&rng, 6);
+            b[j] = 1 << ar_rng_int(&rng, 3);
+            tmax[j] = (double)(1 + ar_rng_int(&rng, 5));
+            if (it % 2) tmax[j] += ar_rng_uniform(&rng);
+            tsum[j] = tmax[j] * (1 + ar_rng_int(&rng, 4));
+        }
+        ok = ar_assign_microbatches_exact(B, n, r, b, tmax, tsum, m, &T);
+        bT = brute_exact(B, n, r, b, tmax, tsum);
+        ASSERT_EQ(ok, bT < HUGE_VAL);
+        if (!ok) { none++; ASSERT_EQ(m[0], -1); continue; }
+        found++;
+        for (j = 0; j < n; j++) {
+            ASSERT(m[j] >= 0);
+            run += (long)r[j] * b[j] * m[j];
+            ASSERT_LE(tj(tmax[j], tsum[j], m[j]), T);
+        }
+        ASSERT_EQ(run, B);
+        ASSERT_NEAR(T, bT, 1e-12);
+    }
+    /* both outcomes are exercised */
+    ASSERT_GT(found, 100);
+    ASSERT_GT(none, 20);
+    /* above the bitset's range: no answer, the caller keeps its division */
+    {
+        int r[2] = { 3, 5 }, b[2] = { 1, 1 }, m[2] = { -1, -1 };
+        double tmax[2] = { 1.0, 1.0 }, tsum[2] = { 2.0, 2.0 };
+        ASSERT_EQ(ar_assign_microbatches_exact(AR_EXACT_MAX_BATCH + 1, 2, r, b, tmax, tsum, m, NULL), 0);
+        ASSERT_EQ(m[0], -1);
+        ASSERT_EQ(ar_assign_microbatches_exact(AR_EXACT_MAX_BATCH, 2, r, b, tmax, tsum, m, NULL), 1);
+        ASSERT_EQ(3L * m[0] + 5L * m[1], AR_EXACT_MAX_BATCH);
+    }
+}
+
 TEST(assignment_idles_only_a_template_that_would_slow_the_iteration)
 {
     /* template 1 needs 100 s for a single micro-batch: it gets none */
@@ -818,7 +880,7 @@ TEST(fsdp_shards_experts_over_expert_data_parallel_ranks_only)
     fx_free(&f);
 }
 
-SUITE(cost, T(assignment_matches_brute_force), T(assignment_idles_only_a_template_that_would_slow_the_iteration),
+SUITE(cost, T(assignment_matches_brute_force), T(exact_assignment_matches_brute_force), T(assignment_idles_only_a_template_that_would_slow_the_iteration),
       T(assignment_large_overshoot_stays_feasible_and_minimal), T(assignment_rejects_bad_input),
       T(ring_allreduce_formula), T(stage_time_sums_profile_and_prices_the_send_over_the_real_link),
       T(full_recompute_adds_a_forward_and_scales_activations), T(memory_matches_hand_computation_llama3_8b),

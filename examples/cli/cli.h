@@ -120,7 +120,7 @@ typedef struct cli_costenv {
     "  --no-context-parallel  planners keep every stage's GPU group as one TP group (cp = 1)\n" \
     "  --ep-hierarchical      expert dispatch across nodes crosses the network once per node (DeepEP)\n" \
     "  --allow-batch-rounding run the batch the plan covers when it cannot split --global-batch exactly;\n" \
-    "                         planners then rank by speed alone (default: plans that run it exactly first)\n"
+    "                         planners then rank by speed alone (default: a surplus counts as lost time)\n"
 
 /* Writes the CLI_COSTENV_NOPTS option-table entries of the shared options
  * into opts[], pointing at o's fields (o is zeroed).  Returns the count. */
