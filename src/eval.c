@@ -313,7 +313,9 @@ int ar_eval_config_load(ar_eval_config **out, const char *path)
 
 typedef struct rnd_user {
     ar_rng rng;
+    const arachne_cost_model *cm;
     arachne_plan *best;
+    arachne_plan *split; /* scratch for a plan's exact split (ar_plan_keep_form) */
     int have;
 } rnd_user;
 
@@ -321,6 +323,7 @@ static int rnd_keep(rnd_user *u, const arachne_plan *p)
 {
     int st;
     if (p->ntemplates < 1) return ARACHNE_OK;
+    p = ar_plan_keep_form(u->cm, p, u->have ? ar_plan_rank(u->best) : -HUGE_VAL, u->split);
     if (u->have && !(ar_plan_rank(p) > ar_plan_rank(u->best))) return ARACHNE_OK;
     if ((st = ar_plan_copy(u->best, p))) return st;
     u->have = 1;
@@ -359,8 +362,10 @@ int ar_eval_random(arachne_plan **out, const arachne_cost_model *cm, long budget
     memset(&u, 0, sizeof u);
     memset(&cur, 0, sizeof cur);
     ar_rng_seed(&u.rng, seed);
+    u.cm = cm;
     u.best = ar_calloc(1, sizeof *u.best);
-    if (!u.best) { st = ARACHNE_E_NO_MEMORY; goto done; }
+    u.split = ar_calloc(1, sizeof *u.split);
+    if (!u.best || !u.split) { st = ARACHNE_E_NO_MEMORY; goto done; }
     if ((st = ar_plan_init(u.best, cm))) goto done;
     while (b.fills + b.check_fills < budget) {
         if ((st = ar_builder_run(&b, rnd_decide, &u, &cur, NULL))) goto done;
@@ -379,6 +384,7 @@ int ar_eval_random(arachne_plan **out, const arachne_cost_model *cm, long budget
     u.best = NULL;
 done:
     if (u.best) arachne_plan_destroy(u.best);
+    arachne_plan_destroy(u.split);
     ar_plan_clear(&cur);
     ar_builder_free(&b);
     return st;

@@ -230,6 +230,19 @@ long ar_plan_samples_run(const arachne_plan *p);
  * rate of the asked samples, the surplus counted as wasted work), so an
  * exact plan wins unless the other is faster by more than its surplus. */
 double ar_plan_rank(const arachne_plan *p);
+/* When p (priced with cm) runs S > B samples and cm's setup has
+ * exact_batch, tries to run B exactly at p's speed by splitting templates
+ * in two groups of replicas, one running a division step fewer
+ * (src/plan_exact.c).  Returns 1 with the split plan priced in q (a plan
+ * owning nothing, or one to be overwritten) when it ranks higher than p;
+ * 0 otherwise (q then holds anything; the error state is cleared). */
+int ar_plan_split_exact(const arachne_cost_model *cm, const arachne_plan *p, arachne_plan *q);
+/* What a planner keeping the best plan compares against its best, whose
+ * rank is `bar` (-HUGE_VAL: none yet): p, or p's exact split in *scratch
+ * when p runs a surplus, could beat bar were it exact, and the split ranks
+ * higher (ar_plan_split_exact).  scratch NULL: always p. */
+const arachne_plan *ar_plan_keep_form(const arachne_cost_model *cm, const arachne_plan *p, double bar,
+                                      arachne_plan *scratch);
 void ar_plan_clear(arachne_plan *p);   /* frees owned memory, keeps the struct */
 /* Marks p as owning nothing (its owned pointers NULL, no templates or
  * ranks) without touching the rest: a slot that ar_plan_clear and

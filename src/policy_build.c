@@ -57,6 +57,7 @@ typedef struct pb_worker {
     ar_policy_src src;
     ar_trace tr;
     arachne_plan *trial, *best; /* heap slots, swapped by pointer; the winner's best is handed out */
+    arachne_plan *spare;        /* a third slot: a rollout's exact split (ar_plan_keep_form) */
     int ready;          /* init succeeded */
     int have, best_k;   /* best holds rollout best_k */
     int st, st_k;       /* first error (other than a failed rollout) and its rollout */
@@ -83,9 +84,11 @@ static int pb_worker_init(pb_worker *w, const arachne_policy *policy, const arac
     ar_trace_init(&w->tr);
     w->trial = ar_malloc(sizeof *w->trial);
     w->best = ar_malloc(sizeof *w->best);
+    w->spare = ar_malloc(sizeof *w->spare);
     if (w->trial) ar_plan_empty(w->trial);
     if (w->best) ar_plan_empty(w->best);
-    if (!w->trial || !w->best) return ARACHNE_E_NO_MEMORY;
+    if (w->spare) ar_plan_empty(w->spare);
+    if (!w->trial || !w->best || !w->spare) return ARACHNE_E_NO_MEMORY;
     ar_policy_construct_opts(&opts);
     if ((st = ar_builder_init(&w->b, cm, &opts))) return st;
     w->ready = 1;
@@ -98,8 +101,10 @@ static void pb_worker_free(pb_worker *w)
     ar_trace_free(&w->tr);
     if (w->trial) ar_plan_clear(w->trial);
     if (w->best) ar_plan_clear(w->best);
+    if (w->spare) ar_plan_clear(w->spare);
     free(w->trial);
     free(w->best);
+    free(w->spare);
     if (w->ready) ar_builder_free(&w->b);
 }
 
@@ -124,6 +129,11 @@ static void pb_rollout(pb_worker *w, const arachne_cost_model *cm, int k, uint64
         w->st_k = k;
         snprintf(w->msg, sizeof w->msg, "%s", arachne_last_error());
         return;
+    }
+    if (ar_plan_keep_form(cm, w->trial, w->have ? ar_plan_rank(w->best) : -HUGE_VAL, w->spare) == w->spare) {
+        arachne_plan *tmp = w->trial; /* the rollout's plan is its exact split */
+        w->trial = w->spare;
+        w->spare = tmp;
     }
     if (!w->have || ar_plan_rank(w->trial) > ar_plan_rank(w->best)) {
         arachne_plan *tmp = w->best;

@@ -72,6 +72,7 @@ typedef struct rf_ctx {
     ar_builder b;            /* its fill work space and the free cluster */
     arachne_plan work;       /* the candidate being filled */
     arachne_plan *best;      /* fastest plan priced so far */
+    arachne_plan *split;     /* scratch for a candidate's exact split (ar_plan_keep_form) */
     int have;
     rf_spec best_spec;       /* structure of best (its prefix that was kept) */
     long budget, used;
@@ -136,6 +137,7 @@ static int rf_out_of_budget(rf_ctx *R)
 static int rf_keep(rf_ctx *R, const arachne_plan *p, const rf_spec *s, int k)
 {
     int st;
+    p = ar_plan_keep_form(R->cm, p, R->have ? ar_plan_rank(R->best) : -HUGE_VAL, R->split);
     if (R->have && !(ar_plan_rank(p) > ar_plan_rank(R->best))) return ARACHNE_OK;
     if ((st = ar_plan_copy(R->best, p))) return st;
     R->best_spec = *s;
@@ -455,9 +457,10 @@ int arachne_plan_refine(arachne_plan **out, const arachne_plan *start, const ara
     R.max_tp = 1;
     while (R.max_tp * 2 <= maxnode && R.max_tp * 2 <= (1 << AR_MAX_TP_LOG)) R.max_tp *= 2;
     R.best = ar_calloc(1, sizeof *R.best);
+    R.split = ar_calloc(1, sizeof *R.split);
     given = ar_calloc(1, sizeof *given);
     R.seen = ar_calloc(RF_SEEN_SLOTS, sizeof *R.seen);
-    if (!R.best || !given || !R.seen) { st = ARACHNE_E_NO_MEMORY; goto done; }
+    if (!R.best || !R.split || !given || !R.seen) { st = ARACHNE_E_NO_MEMORY; goto done; }
     if ((st = ar_plan_init(R.best, cm)) || (st = ar_plan_init(&R.work, cm))) goto done;
     /* the plan as given, priced with this cost model, is the first candidate */
     if ((st = ar_plan_copy(given, start))) goto done;
@@ -516,6 +519,7 @@ int arachne_plan_refine(arachne_plan **out, const arachne_plan *start, const ara
 done:
     if (R.best) arachne_plan_destroy(R.best);
     if (given) arachne_plan_destroy(given);
+    if (R.split) arachne_plan_destroy(R.split);
     free(R.seen);
     ar_plan_clear(&R.work);
     ar_builder_free(&R.b);

@@ -11,13 +11,16 @@
  * run the batch exactly): the plan after each placed template is
  * visible at the next depth decision, and the final plan after the run. */
 typedef struct best_keeper {
+    const arachne_cost_model *cm;
     arachne_plan *best;
+    arachne_plan *split; /* scratch for a plan's exact split (ar_plan_keep_form) */
     int have;
 } best_keeper;
 
 static int keep_if_better(best_keeper *k, const arachne_plan *p)
 {
     if (p->ntemplates < 1) return ARACHNE_OK;
+    p = ar_plan_keep_form(k->cm, p, k->have ? ar_plan_rank(k->best) : -HUGE_VAL, k->split);
     if (k->have && !(ar_plan_rank(p) > ar_plan_rank(k->best))) return ARACHNE_OK;
     {
         int st = ar_plan_copy(k->best, p);
@@ -99,9 +102,11 @@ int arachne_search_random(arachne_plan **out, const arachne_cost_model *cm, long
     if (st) return st;
     memset(&u, 0, sizeof u);
     ar_rng_seed(&u.rng, seed);
+    u.keep.cm = cm;
     u.keep.best = new_plan(cm);
+    u.keep.split = (arachne_plan *)ar_calloc(1, sizeof *u.keep.split);
     cur = (arachne_plan *)ar_calloc(1, sizeof *cur);
-    if (!u.keep.best || !cur) { st = ARACHNE_E_NO_MEMORY; goto done; }
+    if (!u.keep.best || !u.keep.split || !cur) { st = ARACHNE_E_NO_MEMORY; goto done; }
     while (evals < budget) {
         long before = b.fills;
         st = ar_builder_run(&b, rnd_decide, &u, cur, NULL);
@@ -124,6 +129,7 @@ int arachne_search_random(arachne_plan **out, const arachne_cost_model *cm, long
     st = ARACHNE_OK;
 done:
     free_plan(u.keep.best);
+    free_plan(u.keep.split);
     free_plan(cur);
     ar_builder_free(&b);
     return st;
@@ -157,9 +163,11 @@ int arachne_search_exhaustive(arachne_plan **out, const arachne_cost_model *cm,
     st = ar_builder_init(&b, cm, NULL);
     if (st) return st;
     memset(&keep, 0, sizeof keep);
+    keep.cm = cm;
     keep.best = new_plan(cm);
+    keep.split = (arachne_plan *)ar_calloc(1, sizeof *keep.split);
     cur = (arachne_plan *)ar_calloc(1, sizeof *cur);
-    if (!keep.best || !cur) { st = ARACHNE_E_NO_MEMORY; goto done; }
+    if (!keep.best || !keep.split || !cur) { st = ARACHNE_E_NO_MEMORY; goto done; }
     st = ar_builder_enumerate(&b, max_templates, time_budget_s > 0 ? t0 + time_budget_s : 0.0, exh_visit, &keep,
                               cur, &leaves);
     if (st == ARACHNE_E_CANCELLED) { complete = 0; st = ARACHNE_OK; }
@@ -180,6 +188,7 @@ int arachne_search_exhaustive(arachne_plan **out, const arachne_cost_model *cm,
     st = ARACHNE_OK;
 done:
     free_plan(keep.best);
+    free_plan(keep.split);
     free_plan(cur);
     ar_builder_free(&b);
     return st;

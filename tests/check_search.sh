@@ -28,10 +28,10 @@ if [ -n "$py" ]; then
         || fail "exhaustive --json is not a complete exhaustive plan: $out"
 fi
 "$bin" search --method random --budget 20 --model llama3-8b --cluster a100-40:2x4 | grep -q "planner: random" || fail "table output"
-# three H100 nodes, batch 64: the fastest plan runs 72 samples, a 3-stage
-# pipeline runs 64 and loses less than the surplus is worth: by default the
-# search returns it; --allow-batch-rounding lets speed alone decide (then the
-# batch becomes what the plan runs)
+# three H100 nodes, batch 64: the fastest plan (three replicas) runs 72
+# samples; by default the search splits it to run 64 exactly (one replica
+# runs a micro-batch fewer); --allow-batch-rounding lets speed alone decide
+# (then the batch becomes what the plan runs)
 ex="search --method exhaustive --max-depth 4 --model llama3-8b --cluster h100:3x8 --global-batch 64"
 "$bin" $ex > /dev/null || fail "exhaustive search at batch 64 on h100:3x8 found no exact plan"
 err=$("$bin" $ex --allow-batch-rounding 2>&1 >/dev/null) || fail "--allow-batch-rounding search failed"

@@ -1,0 +1,116 @@
+/* test_plan_exact.c -- ar_plan_split_exact: a plan that runs more samples
+ * than the global batch split into templates that run it exactly at the
+ * same speed (k replicas one micro-batch fewer), or with k replicas
+ * dropped when they run a single micro-batch; ranks stay dense and in
+ * order; nothing happens with ARACHNE_OPT_EXACT_BATCH off. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "fixture.h"
+#include "plan.h"
+
+/* Every rank number 0..n-1 once, in array order, and every rank's template
+ * and replica inside the plan. */
+static int ranks_dense(const arachne_plan *q)
+{
+    int r;
+    for (r = 0; r < q->nranks; r++) {
+        const ar_rank *R = &q->ranks[r];
+        if (R->rank != r || R->tmpl < 0 || R->tmpl >= q->ntemplates || R->replica < 0 ||
+            R->replica >= q->t[R->tmpl].replicas)
+            return 0;
+    }
+    return 1;
+}
+
+/* Three TP8 replicas of micro-batch 8 (built at a batch they divide, 48),
+ * priced at `batch`. */
+static arachne_plan *three_replicas(env *e, int batch)
+{
+    arachne_plan *p = NULL;
+    if (arachne_cost_model_set(e->cm, ARACHNE_OPT_GLOBAL_BATCH, 48) ||
+        arachne_plan_from_parallel(&p, e->cm, "tp=8,pp=1,dp=3,mbs=8") ||
+        arachne_cost_model_set(e->cm, ARACHNE_OPT_GLOBAL_BATCH, batch) || ar_plan_price(e->cm, p)) {
+        arachne_plan_destroy(p);
+        return NULL;
+    }
+    return p;
+}
+
+TEST(split_runs_the_batch_exactly_at_the_same_speed)
+{
+    env e;
+    arachne_plan *p, q;
+    ASSERT_OK(env_open(&e, "llama3-8b", "h100:3x8"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_EXACT_BATCH, 0));
+    p = three_replicas(&e, 64);
+    ASSERT(p != NULL);
+    ASSERT_EQ(ar_plan_samples_run(p), 72); /* 3 replicas x 8 x 3 */
+    memset(&q, 0, sizeof q);
+    ASSERT_EQ(ar_plan_split_exact(e.cm, p, &q), 0); /* the option is off */
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_EXACT_BATCH, 1));
+    ASSERT_OK(ar_plan_price(e.cm, p));
+    ASSERT_EQ(ar_plan_split_exact(e.cm, p, &q), 1);
+    ASSERT_EQ(ar_plan_samples_run(&q), 64);
+    ASSERT_EQ(q.ntemplates, 2);
+    ASSERT_EQ(q.t[0].replicas, 2);
+    ASSERT_EQ(q.t[0].micro_batches, 3);
+    ASSERT_EQ(q.t[1].replicas, 1);
+    ASSERT_EQ(q.t[1].micro_batches, 2);
+    ASSERT_EQ(q.nranks, 24);
+    ASSERT(ranks_dense(&q));
+    ASSERT_OK(ar_plan_validate(e.cm, &q));
+    /* the slowest replica runs what it ran: the iteration is no longer */
+    ASSERT(q.iteration_s <= p->iteration_s * (1 + 1e-12));
+    ASSERT(ar_plan_rank(&q) > ar_plan_rank(p));
+    ar_plan_clear(&q);
+    arachne_plan_destroy(p);
+    env_close(&e);
+}
+
+TEST(split_drops_replicas_that_run_one_micro_batch)
+{
+    env e;
+    arachne_plan *p, q;
+    ASSERT_OK(env_open(&e, "llama3-8b", "h100:3x8"));
+    p = three_replicas(&e, 16);
+    ASSERT(p != NULL);
+    ASSERT_EQ(ar_plan_samples_run(p), 24); /* one micro-batch of 8 each */
+    memset(&q, 0, sizeof q);
+    ASSERT_EQ(ar_plan_split_exact(e.cm, p, &q), 1);
+    ASSERT_EQ(q.ntemplates, 1);
+    ASSERT_EQ(q.t[0].replicas, 2);
+    ASSERT_EQ(ar_plan_samples_run(&q), 16);
+    ASSERT_EQ(q.nranks, 16);
+    ASSERT_EQ(q.gpus_used, 16);
+    ASSERT(ranks_dense(&q));
+    ASSERT_OK(ar_plan_validate(e.cm, &q));
+    ar_plan_clear(&q);
+    arachne_plan_destroy(p);
+    env_close(&e);
+}
+
+TEST(split_leaves_exact_and_unsplittable_plans)
+{
+    env e;
+    arachne_plan *p, q;
+    ASSERT_OK(env_open(&e, "llama3-8b", "h100:3x8"));
+    p = three_replicas(&e, 48); /* 3 x 8 x 2 = 48 */
+    ASSERT(p != NULL);
+    memset(&q, 0, sizeof q);
+    ASSERT_EQ(ar_plan_split_exact(e.cm, p, &q), 0);
+    arachne_plan_destroy(p);
+    /* a surplus of 4 with steps of 8 samples: no split reaches it */
+    p = three_replicas(&e, 44);
+    ASSERT(p != NULL);
+    ASSERT_EQ(ar_plan_samples_run(p), 48);
+    ASSERT_EQ(ar_plan_split_exact(e.cm, p, &q), 0);
+    ASSERT_STR(arachne_last_error(), "");
+    ar_plan_clear(&q);
+    arachne_plan_destroy(p);
+    env_close(&e);
+}
+
+SUITE(plan_exact, T(split_runs_the_batch_exactly_at_the_same_speed), T(split_drops_replicas_that_run_one_micro_batch),
+      T(split_leaves_exact_and_unsplittable_plans));
