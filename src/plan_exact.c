@@ -149,7 +149,10 @@ int ar_plan_split_exact(const arachne_cost_model *cm, const arachne_plan *p, ara
     if (!split_counts(n, w, cap, D, k)) return 0;
     for (j = 0; j < n; j++) splits += k[j] > 0 && steps_of(&p->t[j]) > 1;
     if (n + splits > AR_MAX_TEMPLATES) return 0;
-    if (ar_plan_copy(q, p) != ARACHNE_OK) return 0;
+    if (ar_plan_copy(q, p) != ARACHNE_OK) {
+        arachne_clear_error(); /* out of memory: the plan stays as it is */
+        return 0;
+    }
     for (j = n - 1; j >= 0; j--)
         if (k[j] > 0) split_template(q, j, (int)(k[j] * grain[j]), steps_of(&p->t[j]) <= 1);
     if (ar_plan_validate(cm, q) != ARACHNE_OK || ar_plan_price(cm, q) != ARACHNE_OK ||

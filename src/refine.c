@@ -128,12 +128,11 @@ static int rf_out_of_budget(rf_ctx *R)
     return 0;
 }
 
-/* Keeps p when it ranks above the best so far (ar_plan_rank).  The climbs
- * move by throughput alone (rf_eval's value): a plan that runs more samples
- * than the batch is still a step towards a faster exact one, and a climb
- * that may pass through such plans visits every plan it visited before the
- * ranking existed, so the plan kept is never slower than it was whenever
- * that plan ran the batch exactly. */
+/* Keeps p, or its exact split (ar_plan_keep_form), when it ranks above the
+ * best so far (ar_plan_rank).  The climbs move by throughput alone
+ * (rf_eval's value): a plan that runs more samples than the batch can be
+ * the step towards a faster exact one.  The kicks start from the structure
+ * of the plan kept, so what is kept steers the later climbs. */
 static int rf_keep(rf_ctx *R, const arachne_plan *p, const rf_spec *s, int k)
 {
     int st;
