@@ -276,8 +276,27 @@ void ar_xjob_rank_map(const xctx *x, ar_buf *b, int t, int pp_outer, const char 
     free(at);
 }
 
+/* 1 when templates a and b have one structure: the same stages (GPU type,
+ * TP, layers, expert group), micro-batch, CP, VP and FSDP; they may differ
+ * in replicas and micro-batch count (the exact split, plan_exact.c). */
+static int same_structure(const ar_template *a, const ar_template *b)
+{
+    int s;
+    if (a->depth != b->depth || a->micro_batch != b->micro_batch || ar_tmpl_cp(a) != ar_tmpl_cp(b) ||
+        a->vp != b->vp || a->fsdp != b->fsdp)
+        return 0;
+    for (s = 0; s < a->depth; s++) {
+        const ar_stage *x = &a->stages[s], *y = &b->stages[s];
+        if (x->type != y->type || x->tp != y->tp || x->first != y->first || x->end != y->end || x->ep != y->ep ||
+            x->etp != y->etp)
+            return 0;
+    }
+    return 1;
+}
+
 void ar_xmulti_template_note(const xctx *x, ar_buf *b, const char *tool)
 {
+    int t, one = 1;
     if (x->p->ntemplates < 2) return;
     ar_buf_printf(b, "# NOTE: this plan has %d templates and %s runs one structure per job: the %d argument sets below "
                      "are %d separate jobs that never share gradients (each trains its own copy of the model on its "
@@ -285,6 +304,13 @@ void ar_xmulti_template_note(const xctx *x, ar_buf *b, const char *tool)
                      "same layers; that needs a runtime that takes per-pipeline structures (the 'ranks' or "
                      "'flashflex' export), or a one-template plan.\n",
                   x->p->ntemplates, tool, x->p->ntemplates, x->p->ntemplates);
+    for (t = 1; t < x->p->ntemplates; t++) one &= same_structure(&x->p->t[0], &x->p->t[t]);
+    if (one)
+        ar_buf_printf(b, "# NOTE: the %d templates are one structure whose replicas run different micro-batch counts, "
+                         "so that together they run the global batch exactly (the exact split, docs/search.md); %s "
+                         "gives every data-parallel rank the same count: plan with --allow-batch-rounding "
+                         "(ARACHNE_OPT_EXACT_BATCH 0) for one template, one job, at the batch it runs.\n",
+                      x->p->ntemplates, tool);
 }
 
 void ar_xassumptions(const xctx *x, ar_buf *b)

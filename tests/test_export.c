@@ -171,6 +171,7 @@ TEST(megatron_export_says_where_per_stage_tp_cannot_be_expressed)
     ASSERT_CONTAINS(text, "job ranks in Megatron's tp-pp-dp (--use-tp-pp-dp-mapping) order: job rank = plan rank - 0");
     ASSERT_CONTAINS(text, "replace it with --decoder-first-pipeline-num-layers 16 --decoder-last-pipeline-num-layers 16");
     ASSERT_CONTAINS(text, "2 separate jobs that never share gradients");
+    ASSERT(strstr(text, "one structure whose replicas") == NULL); /* two structures, not an exact split */
     ASSERT_CONTAINS(text, "# NOTE: Megatron-LM cannot express this template: its stages use TP 4,2");
     ASSERT_CONTAINS(text, "--recompute-granularity selective --use-distributed-optimizer\n");
     ASSERT_CONTAINS(text, "#   stage 1: H100 x TP 2, blocks [20, 32), ranks 12,13@node2\n");

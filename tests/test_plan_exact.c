@@ -64,6 +64,19 @@ TEST(split_runs_the_batch_exactly_at_the_same_speed)
     /* the slowest replica runs what it ran: the iteration is no longer */
     ASSERT(q.iteration_s <= p->iteration_s * (1 + 1e-12));
     ASSERT(ar_plan_rank(&q) > ar_plan_rank(p));
+    /* a one-structure job runner is told what the split is and how to avoid it */
+    {
+        size_t need = 0;
+        char *text;
+        ASSERT_OK(ar_plan_finish(&q));
+        ASSERT_STATUS(arachne_plan_export(&q, ARACHNE_EXPORT_MEGATRON, NULL, 0, &need), ARACHNE_E_BUFFER_TOO_SMALL);
+        text = malloc(need);
+        ASSERT(text != NULL);
+        ASSERT_OK(arachne_plan_export(&q, ARACHNE_EXPORT_MEGATRON, text, need, NULL));
+        ASSERT_CONTAINS(text, "the 2 templates are one structure whose replicas run different micro-batch counts");
+        ASSERT_CONTAINS(text, "--allow-batch-rounding");
+        free(text);
+    }
     ar_plan_clear(&q);
     arachne_plan_destroy(p);
     env_close(&e);
