@@ -321,13 +321,9 @@ typedef struct rnd_user {
 
 static int rnd_keep(rnd_user *u, const arachne_plan *p)
 {
-    int st;
+    int kept;
     if (p->ntemplates < 1) return ARACHNE_OK;
-    p = ar_plan_keep_form(u->cm, p, u->have ? ar_plan_rank(u->best) : -HUGE_VAL, u->split);
-    if (u->have && !(ar_plan_rank(p) > ar_plan_rank(u->best))) return ARACHNE_OK;
-    if ((st = ar_plan_copy(u->best, p))) return st;
-    u->have = 1;
-    return ARACHNE_OK;
+    return ar_plan_keep_better(u->cm, p, u->best, &u->have, u->split, &kept);
 }
 
 static int rnd_decide(void *user, const ar_dec_ctx *c, int *choice)

@@ -221,7 +221,7 @@ int ar_plan_copy(arachne_plan *dst, const arachne_plan *src)
     return ARACHNE_OK;
 }
 
-static int rank_cmp(const void *a, const void *b)
+int ar_rank_cmp(const void *a, const void *b)
 {
     const ar_rank *x = a, *y = b;
     return (x->rank > y->rank) - (x->rank < y->rank);
@@ -232,7 +232,7 @@ int ar_plan_finish(arachne_plan *p)
     ar_buf b;
     int st;
     if (!p) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "plan finish: NULL plan");
-    if (p->nranks > 1) qsort(p->ranks, (size_t)p->nranks, sizeof *p->ranks, rank_cmp);
+    if (p->nranks > 1) qsort(p->ranks, (size_t)p->nranks, sizeof *p->ranks, ar_rank_cmp);
     if (p->bound_cm) {
         if ((st = record_inputs(p, p->bound_cm))) return st;
         p->bound_cm = NULL; /* the cost model may not outlive this call */

@@ -38,8 +38,9 @@ typedef struct ar_setup {
     int context_parallel;    /* 1: the fill may split a stage's GPU group into tp x cp */
     int max_vp;              /* most chunks per stage the fill tries (interleaved 1F1B); 1: off */
     int ep_hierarchical;     /* 1: EP dispatch crosses the network once per node (DeepEP) */
-    int exact_batch;         /* 1: planners rank plans that run the global batch exactly first
-                              * (ar_plan_rank); not a price, so plan files do not record it */
+    int exact_batch;         /* 1: the division prefers an exact split of the global batch and the
+                              * planners charge a surplus (ar_plan_rank, plan_exact.c); plan files
+                              * do not record it: repricing follows the cost model's setting */
 } ar_setup;
 
 void ar_setup_defaults(ar_setup *s);
@@ -243,6 +244,12 @@ int ar_plan_split_exact(const arachne_cost_model *cm, const arachne_plan *p, ara
  * higher (ar_plan_split_exact).  scratch NULL: always p. */
 const arachne_plan *ar_plan_keep_form(const arachne_cost_model *cm, const arachne_plan *p, double bar,
                                       arachne_plan *scratch);
+/* The keeper of the searches and the refinement: copies p, or its exact
+ * split (ar_plan_keep_form, built in *scratch), into *best when it ranks
+ * above *best or *have is 0; then *have = 1 and *kept = 1, else *kept = 0.
+ * ARACHNE_E_NO_MEMORY when the copy fails. */
+int ar_plan_keep_better(const arachne_cost_model *cm, const arachne_plan *p, arachne_plan *best, int *have,
+                        arachne_plan *scratch, int *kept);
 void ar_plan_clear(arachne_plan *p);   /* frees owned memory, keeps the struct */
 /* Marks p as owning nothing (its owned pointers NULL, no templates or
  * ranks) without touching the rest: a slot that ar_plan_clear and
@@ -258,6 +265,9 @@ int ar_plan_copy(arachne_plan *dst, const arachne_plan *src);
  * builds json_cache, so the public getters are pure reads.  Any later change
  * to the plan must be followed by ar_plan_finish again. */
 int ar_plan_finish(arachne_plan *p);
+/* qsort order of ar_rank by global rank number (the order ar_plan_finish
+ * leaves the ranks in). */
+int ar_rank_cmp(const void *a, const void *b);
 /* Binds p to cm so the next ar_plan_finish records cm's model, cluster and
  * profile as the plan's inputs (after repricing p with another cost model). */
 void ar_plan_bind(arachne_plan *p, const arachne_cost_model *cm);

@@ -9,8 +9,8 @@
  * the k_j replicas are dropped instead (their GPUs go free).  The plan
  * after the split is repriced and kept only when it ranks higher
  * (ar_plan_rank).  docs/search.md, "Which plan wins". */
+#include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "plan.h"
 
@@ -25,12 +25,6 @@ static long step_samples(const ar_template *t)
     return (long)t->micro_batch * (t->vp > 1 && t->depth > 1 ? t->depth : 1);
 }
 
-static long gcd_l(long a, long b)
-{
-    while (b) { long t = a % b; a = b; b = t; }
-    return a;
-}
-
 /* Replicas of template t that move together: an expert group (EP x ETP
  * GPUs) may span replicas, and both parts of a split must hold whole
  * groups; the least count g with g x a replica's GPUs a multiple of
@@ -40,8 +34,8 @@ static long split_grain(const ar_template *t)
     long g = 1;
     int s;
     for (s = 0; s < t->depth; s++) {
-        long grp = (long)t->stages[s].ep * t->stages[s].etp, need = grp / gcd_l(ar_stage_gpus(t, s), grp);
-        g = g / gcd_l(g, need) * need;
+        long grp = (long)t->stages[s].ep * t->stages[s].etp, need = grp / ar_gcd(ar_stage_gpus(t, s), grp);
+        g = g / ar_gcd(g, need) * need;
     }
     return g;
 }
@@ -82,12 +76,6 @@ static int split_counts(int n, const long *w, const int *cap, long D, int *k)
     }
     free(cnt);
     return found;
-}
-
-static int rank_order(const void *a, const void *b)
-{
-    const ar_rank *x = a, *y = b;
-    return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
 /* Division steps of template t: micro-batches, in groups of its depth when
@@ -131,7 +119,7 @@ static void split_template(arachne_plan *q, int j, int k, int drop)
     }
     if (n < q->nranks) { /* dense numbering in the old order */
         q->nranks = n;
-        qsort(q->ranks, (size_t)n, sizeof *q->ranks, rank_order);
+        qsort(q->ranks, (size_t)n, sizeof *q->ranks, ar_rank_cmp);
         for (i = 0; i < n; i++) q->ranks[i].rank = i;
     }
 }
@@ -168,4 +156,17 @@ const arachne_plan *ar_plan_keep_form(const arachne_cost_model *cm, const arachn
 {
     if (!scratch || !(ar_plan_rank(p) < p->iter_per_s) || !(p->iter_per_s > bar)) return p;
     return ar_plan_split_exact(cm, p, scratch) ? scratch : p;
+}
+
+int ar_plan_keep_better(const arachne_cost_model *cm, const arachne_plan *p, arachne_plan *best, int *have,
+                        arachne_plan *scratch, int *kept)
+{
+    int st;
+    *kept = 0;
+    p = ar_plan_keep_form(cm, p, *have ? ar_plan_rank(best) : -HUGE_VAL, scratch);
+    if (*have && !(ar_plan_rank(p) > ar_plan_rank(best))) return ARACHNE_OK;
+    if ((st = ar_plan_copy(best, p))) return st;
+    *have = 1;
+    *kept = 1;
+    return ARACHNE_OK;
 }

@@ -36,13 +36,12 @@ static int keep_prefix(const arachne_cost_model *cm, arachne_plan *p, int k)
 static int best_prefix(const ar_trace *tr, int ntemplates)
 {
     int i, placed = 0, best_k = ntemplates;
-    double best = -HUGE_VAL;
-    int have = 0;
+    double best = -1.0; /* below every rank (>= 0) */
     for (i = 0; i < tr->nsteps; i++) {
         const ar_step_rec *s = &tr->steps[i];
         if (s->depth <= 0 || !s->feasible) continue;
         placed++;
-        if (!have || s->rank_after > best) { best = s->rank_after; best_k = placed; have = 1; }
+        if (s->rank_after > best) { best = s->rank_after; best_k = placed; }
     }
     return best_k < 1 ? ntemplates : AR_MIN(best_k, ntemplates);
 }

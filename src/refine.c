@@ -39,7 +39,6 @@
  * `evaluations` everywhere), so the result depends only on the inputs; the
  * optional wall-clock cap only guards against a slow machine, and a plan it
  * cut says so in its method ("...+refine-capped"). */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,13 +134,10 @@ static int rf_out_of_budget(rf_ctx *R)
  * of the plan kept, so what is kept steers the later climbs. */
 static int rf_keep(rf_ctx *R, const arachne_plan *p, const rf_spec *s, int k)
 {
-    int st;
-    p = ar_plan_keep_form(R->cm, p, R->have ? ar_plan_rank(R->best) : -HUGE_VAL, R->split);
-    if (R->have && !(ar_plan_rank(p) > ar_plan_rank(R->best))) return ARACHNE_OK;
-    if ((st = ar_plan_copy(R->best, p))) return st;
+    int st, kept;
+    if ((st = ar_plan_keep_better(R->cm, p, R->best, &R->have, R->split, &kept)) || !kept) return st;
     R->best_spec = *s;
     R->best_spec.n = k;
-    R->have = 1;
     return ARACHNE_OK;
 }
 

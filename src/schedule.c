@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cost.h"
+#include "util.h"
 
 double ar_pipeline_time(int M, const double *t_s, int depth, double max_g)
 {
@@ -114,6 +115,45 @@ static void shift_or(uint64_t *dst, const uint64_t *src, long sh, int words)
 
 static int bit_get(const uint64_t *b, long i) { return (int)((b[i / 64] >> (i % 64)) & 1u); }
 
+/* Bounded knapsack over the templates' division steps as bitsets: row j of
+ * rows (stride words each) holds the sums w_i k_i, 0 <= k_i <= lim[i],
+ * reachable with templates i < j, bits 0..top (row n: all of them).  Row
+ * j+1 = row j + {0, w, 2w, ..., lim w} by binary splitting of the bounded
+ * item (chunks 1, 2, 4, ..., remainder). */
+static void knap_rows(const asg_ctx *c, const long *lim, long top, uint64_t *rows, int stride)
+{
+    int nw = (int)(top / 64) + 1, i, j;
+    for (i = 0; i < nw; i++) rows[i] = 0;
+    rows[0] = 1u;
+    for (j = 0; j < c->n; j++) {
+        long left = lim[j] < top / c->w[j] ? lim[j] : top / c->w[j], chunk = 1;
+        uint64_t *cur = rows + (size_t)(j + 1) * (size_t)stride;
+        for (i = 0; i < nw; i++) cur[i] = cur[i - stride];
+        while (left > 0) {
+            long k = chunk < left ? chunk : left;
+            shift_or(cur, cur, k * c->w[j], nw);
+            left -= k;
+            chunk *= 2;
+        }
+        /* bits above `top` are meaningless; clear them */
+        if ((top + 1) % 64) cur[nw - 1] &= ((uint64_t)1 << ((top + 1) % 64)) - 1u;
+    }
+}
+
+/* The steps k[j] of a sum s that row n of knap_rows reaches: last template
+ * first, the most steps that leave the rest reachable by the templates
+ * before it. */
+static void knap_take(const asg_ctx *c, const long *lim, long s, const uint64_t *rows, int stride, long *k)
+{
+    int j;
+    for (j = c->n - 1; j >= 0; j--) {
+        long d = lim[j] < s / c->w[j] ? lim[j] : s / c->w[j];
+        while (d > 0 && !bit_get(rows + (size_t)j * (size_t)stride, s - d * c->w[j])) d--;
+        k[j] = d;
+        s -= d * c->w[j];
+    }
+}
+
 static void reduce_overshoot(const asg_ctx *c, long *m, long over)
 {
     long lim[AR_MAX_TEMPLATES];
@@ -121,36 +161,13 @@ static void reduce_overshoot(const asg_ctx *c, long *m, long over)
     for (j = 0; j < c->n; j++) lim[j] = m[j] >= 1 ? m[j] - 1 : 0;  /* never cut a working template to 0 */
     if (over <= 0) return;
     if (over < AR_KNAP_BITS) {
-        uint64_t reach[AR_MAX_TEMPLATES + 1][AR_KNAP_WORDS];
-        long best, s, d;
-        int nw = (int)(over / 64) + 1, i;
-        for (i = 0; i < nw; i++) reach[0][i] = 0;
-        reach[0][0] = 1u;
-        for (j = 0; j < c->n; j++) {
-            /* reach[j+1] = reach[j] + {0, w, 2w, ..., lim w}: binary splitting
-             * of the bounded item (chunks 1, 2, 4, ..., remainder) */
-            long left = lim[j] < over / c->w[j] ? lim[j] : over / c->w[j], chunk = 1;
-            uint64_t *cur = reach[j + 1];
-            for (i = 0; i < nw; i++) cur[i] = reach[j][i];
-            while (left > 0) {
-                long k = chunk < left ? chunk : left;
-                shift_or(cur, cur, k * c->w[j], nw);
-                left -= k;
-                chunk *= 2;
-            }
-            /* bits above `over` are meaningless; clear them */
-            if ((over + 1) % 64) cur[nw - 1] &= ((uint64_t)1 << ((over + 1) % 64)) - 1u;
-        }
-        for (best = over; best > 0 && !bit_get(reach[c->n], best); best--) {}
-        /* reconstruct: last template first, largest cut that stays reachable */
-        s = best;
-        for (j = c->n - 1; j >= 0; j--) {
-            for (d = lim[j] < s / c->w[j] ? lim[j] : s / c->w[j]; d >= 0; d--)
-                if (bit_get(reach[j], s - d * c->w[j])) break;
-            if (d < 0) d = 0; /* unreachable: cannot happen */
-            m[j] -= d;
-            s -= d * c->w[j];
-        }
+        uint64_t reach[(AR_MAX_TEMPLATES + 1) * AR_KNAP_WORDS];
+        long best, d[AR_MAX_TEMPLATES];
+        knap_rows(c, lim, over, reach, AR_KNAP_WORDS);
+        for (best = over; best > 0 && !bit_get(reach + (size_t)c->n * AR_KNAP_WORDS, best); best--) {}
+        /* the largest cut that stays reachable */
+        knap_take(c, lim, best, reach, AR_KNAP_WORDS, d);
+        for (j = 0; j < c->n; j++) m[j] -= d[j];
         return;
     }
     /* greedy: cut the template that finishes last first */
@@ -240,47 +257,22 @@ int ar_assign_microbatches(int global_batch, int n, const int *replicas, const i
 
 #define EXACT_WORDS (AR_EXACT_MAX_BATCH / 64 + 1)
 
-static long gcd_l(long a, long b)
-{
-    while (b) { long t = a % b; a = b; b = t; }
-    return a;
-}
-
-/* reach[j]: the sums of w_i m_i over templates i < j with 0 <= m_i <= M[i]
- * (bits 0..B).  Returns whether B itself is reachable with all n. */
-static int exact_reach(const asg_ctx *c, const long *M, uint64_t (*reach)[EXACT_WORDS])
-{
-    int nw = (int)(c->B / 64) + 1, i, j;
-    for (i = 0; i < nw; i++) reach[0][i] = 0;
-    reach[0][0] = 1u;
-    for (j = 0; j < c->n; j++) {
-        long left = M[j] < c->B / c->w[j] ? M[j] : c->B / c->w[j], chunk = 1;
-        uint64_t *cur = reach[j + 1];
-        for (i = 0; i < nw; i++) cur[i] = reach[j][i];
-        while (left > 0) { /* binary splitting of the bounded item, as in reduce_overshoot */
-            long k = chunk < left ? chunk : left;
-            shift_or(cur, cur, k * c->w[j], nw);
-            left -= k;
-            chunk *= 2;
-        }
-        if ((c->B + 1) % 64) cur[nw - 1] &= ((uint64_t)1 << ((c->B + 1) % 64)) - 1u;
-    }
-    return bit_get(reach[c->n], c->B);
-}
-
-static int exact_at(const asg_ctx *c, double T, long *M, uint64_t (*reach)[EXACT_WORDS])
+/* Whether B is reachable with 0 <= m_j <= M[j] (every template's steps
+ * bounded), the rows left in reach for knap_take. */
+static int exact_at(const asg_ctx *c, double T, long *M, uint64_t *reach)
 {
     int j;
     for (j = 0; j < c->n; j++) M[j] = m_at(c->tmax[j], c->tsum[j], c->mmax[j], T);
-    return exact_reach(c, M, reach);
+    knap_rows(c, M, c->B, reach, EXACT_WORDS);
+    return bit_get(reach + (size_t)c->n * EXACT_WORDS, c->B);
 }
 
 int ar_assign_microbatches_exact(int global_batch, int n, const int *replicas, const int *mbs,
                                  const double *tmax, const double *tsum, int *m_out, double *finish_out)
 {
-    uint64_t reach[AR_MAX_TEMPLATES + 1][EXACT_WORDS];
+    uint64_t reach[(AR_MAX_TEMPLATES + 1) * EXACT_WORDS];
     asg_ctx c;
-    long M[AR_MAX_TEMPLATES], g = 0, s;
+    long M[AR_MAX_TEMPLATES], k[AR_MAX_TEMPLATES], g = 0;
     double best = HUGE_VAL, f = 0.0;
     int j;
     if (global_batch < 1 || global_batch > AR_EXACT_MAX_BATCH || n < 1 || n > AR_MAX_TEMPLATES) return 0;
@@ -291,12 +283,11 @@ int ar_assign_microbatches_exact(int global_batch, int n, const int *replicas, c
         c.mmax[j] = c.B / c.w[j]; /* more would overshoot on its own */
         c.tmax[j] = tmax[j];
         c.tsum[j] = tsum[j];
-        g = gcd_l(c.w[j], g);
+        g = ar_gcd(c.w[j], g);
     }
     /* the sums are multiples of the gcd; then: is B reachable at all? */
     if (c.B % g) return 0;
-    for (j = 0; j < n; j++) M[j] = c.mmax[j];
-    if (!exact_reach(&c, M, reach)) return 0;
+    if (!exact_at(&c, HUGE_VAL, M, reach)) return 0; /* every template at its most steps */
     /* Reachability is monotone in T (every bound M_j grows with T), so the
      * least T is, over the templates, the least of each one's smallest
      * feasible T_j(m), found by binary search as in ar_assign_microbatches. */
@@ -321,15 +312,10 @@ int ar_assign_microbatches_exact(int global_batch, int n, const int *replicas, c
         }
     }
     if (!(best < HUGE_VAL) || !exact_at(&c, best, M, reach)) return 0;
-    /* reconstruct: last template first, the most micro-batches that leave
-     * the rest reachable by the templates before it */
-    s = c.B;
-    for (j = n - 1; j >= 0; j--) {
-        long d = M[j] < s / c.w[j] ? M[j] : s / c.w[j];
-        while (d > 0 && !bit_get(reach[j], s - d * c.w[j])) d--;
-        m_out[j] = (int)d;
-        s -= d * c.w[j];
-        if (d > 0 && t_of(c.tmax[j], c.tsum[j], d) > f) f = t_of(c.tmax[j], c.tsum[j], d);
+    knap_take(&c, M, c.B, reach, EXACT_WORDS, k);
+    for (j = 0; j < n; j++) {
+        m_out[j] = (int)k[j];
+        if (k[j] > 0 && t_of(c.tmax[j], c.tsum[j], k[j]) > f) f = t_of(c.tmax[j], c.tsum[j], k[j]);
     }
     if (finish_out) *finish_out = f;
     return 1;

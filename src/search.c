@@ -1,7 +1,6 @@
 /* search.c -- the baseline planners: random search and exhaustive search,
  * both driving the construction loop (construct.c) with their own decision
  * callbacks, so they explore exactly the space the learned policy does. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,15 +18,9 @@ typedef struct best_keeper {
 
 static int keep_if_better(best_keeper *k, const arachne_plan *p)
 {
+    int kept;
     if (p->ntemplates < 1) return ARACHNE_OK;
-    p = ar_plan_keep_form(k->cm, p, k->have ? ar_plan_rank(k->best) : -HUGE_VAL, k->split);
-    if (k->have && !(ar_plan_rank(p) > ar_plan_rank(k->best))) return ARACHNE_OK;
-    {
-        int st = ar_plan_copy(k->best, p);
-        if (st) return st;
-    }
-    k->have = 1;
-    return ARACHNE_OK;
+    return ar_plan_keep_better(k->cm, p, k->best, &k->have, k->split, &kept);
 }
 
 static arachne_plan *new_plan(const arachne_cost_model *cm)

@@ -95,4 +95,11 @@ static inline int ar_ilog2(int v)
     return k;
 }
 
+/* Greatest common divisor of a and b >= 0 (gcd(a, 0) = a). */
+static inline long ar_gcd(long a, long b)
+{
+    while (b) { long t = a % b; a = b; b = t; }
+    return a;
+}
+
 #endif

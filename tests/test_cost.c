@@ -47,6 +47,21 @@ static void brute(int B, int n, const int *r, const int *b, const double *tmax, 
     }
 }
 
+/* n random templates for the assignment tests: 1..rmax replicas, micro-batch
+ * 1..4, 1F1B times with integer-valued stage times (ties, the hard case,
+ * are common) unless `fraction` adds a random fraction. */
+static void draw_templates(ar_rng *rng, int n, int rmax, int fraction, int *r, int *b, double *tmax, double *tsum)
+{
+    int j;
+    for (j = 0; j < n; j++) {
+        r[j] = 1 + ar_rng_int(rng, rmax);
+        b[j] = 1 << ar_rng_int(rng, 3);
+        tmax[j] = (double)(1 + ar_rng_int(rng, 5));
+        if (fraction) tmax[j] += ar_rng_uniform(rng);
+        tsum[j] = tmax[j] * (1 + ar_rng_int(rng, 4));
+    }
+}
+
 TEST(assignment_matches_brute_force)
 {
     ar_rng rng;
@@ -56,14 +71,7 @@ TEST(assignment_matches_brute_force)
         int n = 1 + ar_rng_int(&rng, 3), B = 1 + ar_rng_int(&rng, 40), r[3], b[3], m[3], j;
         double tmax[3], tsum[3], T, bT;
         long cap = 0, bover;
-        for (j = 0; j < n; j++) {
-            r[j] = 1 + ar_rng_int(&rng, 4);
-            b[j] = 1 << ar_rng_int(&rng, 3);
-            /* integer-valued times make ties (the hard case) common */
-            tmax[j] = (double)(1 + ar_rng_int(&rng, 5));
-            if (it % 2) tmax[j] += ar_rng_uniform(&rng);
-            tsum[j] = tmax[j] * (1 + ar_rng_int(&rng, 4));
-        }
+        draw_templates(&rng, n, 4, it % 2, r, b, tmax, tsum);
         ASSERT_OK(ar_assign_microbatches(B, n, r, b, tmax, tsum, m, &T));
         brute(B, n, r, b, tmax, tsum, &bT, &bover);
         for (j = 0; j < n; j++) { ASSERT(m[j] >= 0); cap += (long)r[j] * b[j] * m[j]; }
@@ -102,13 +110,7 @@ TEST(exact_assignment_matches_brute_force)
         int n = 1 + ar_rng_int(&rng, 3), B = 1 + ar_rng_int(&rng, 60), r[3], b[3], m[3] = { -1, -1, -1 }, j, ok;
         double tmax[3], tsum[3], T = -1.0, bT;
         long run = 0;
-        for (j = 0; j < n; j++) {
-            r[j] = 1 + ar_rng_int(&rng, 6);
-            b[j] = 1 << ar_rng_int(&rng, 3);
-            tmax[j] = (double)(1 + ar_rng_int(&rng, 5));
-            if (it % 2) tmax[j] += ar_rng_uniform(&rng);
-            tsum[j] = tmax[j] * (1 + ar_rng_int(&rng, 4));
-        }
+        draw_templates(&rng, n, 6, it % 2, r, b, tmax, tsum);
         ok = ar_assign_microbatches_exact(B, n, r, b, tmax, tsum, m, &T);
         bT = brute_exact(B, n, r, b, tmax, tsum);
         ASSERT_EQ(ok, bT < HUGE_VAL);
