@@ -1,0 +1,61 @@
+#!/bin/sh
+# examples/eval/validation_rule.py, the rule that chooses between policy
+# files (docs/evaluation.md, "Reproducing"): `config` writes a fast eval
+# config that arachne eval accepts (no exhaustive search, no refinement);
+# `compare` computes the geometric means of run / base per population and
+# pooled, matching hand-computed values, leaves out and counts a
+# composition one run did not plan, gives 1 for a run against itself, and
+# refuses results of other sets or other files (exit 2, naming the file).
+bin=${ARACHNE_BIN:-bin/arachne}
+py=${PYTHON:-python3}
+rule=examples/eval/validation_rule.py
+fail() { echo "$*"; exit 1; }
+command -v "$py" >/dev/null 2>&1 || { echo "check_validation_rule: no python"; exit 77; }
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/tiny_eval_config.sh"
+tiny_eval_config "$tmp"
+"$py" "$rule" config "$tmp/eval.json" > "$tmp/fast.json" || fail "config failed"
+"$bin" policy init --seed 3 --hidden 16 --layers 1 --out "$tmp/p.arpol" >/dev/null || fail "policy init failed"
+"$bin" eval --config "$tmp/fast.json" --policy "$tmp/p.arpol" --json --out "$tmp/a.json" >/dev/null \
+    || fail "eval of the fast config failed"
+"$py" - "$tmp/a.json" <<'PY' || fail "the fast config ran a baseline it should not"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["refine_evaluations"] == 0 and r["random_factor"] == 1, r
+c = r["compositions"][0]["results"]
+assert not c.get("exhaustive", {}).get("plan"), c.get("exhaustive")
+assert c["policy-best2+refine"]["evaluations"] == c["policy-best2"]["evaluations"], c
+assert r["flat"]["source"] == "none", r["flat"]
+PY
+out=$("$py" "$rule" compare "A=$tmp/a.json" "B=$tmp/a.json") || fail "compare of a run with itself failed"
+printf '%s\n' "$out" | grep -q '^B  *set1  *all  *1  *1.0000  *1.0000  *1.0000' || fail "self compare: $out"
+
+# hand-made results: greedy x2 on d1, best-of-16 x0.5 on m1, d2 unplanned by the run
+"$py" - "$tmp" <<'PY' || fail "writing the hand-made results failed"
+import json, sys
+def res(rows):
+    comps = [{"name": n, "moe": moe, "results": {"policy": {"plan": g is not None, "iter_per_s": g or 0},
+              "policy-best16": {"plan": True, "iter_per_s": b}}} for n, moe, g, b in rows]
+    return {"format": "arachne-eval-result", "version": 1, "samples": 16, "compositions": comps}
+base = [("d1", False, 1.0, 2.0), ("d2", False, 1.0, 1.0), ("m1", True, 4.0, 4.0)]
+run = [("d1", False, 2.0, 2.0), ("d2", False, None, 1.0), ("m1", True, 4.0, 2.0)]
+json.dump(res(base), open(sys.argv[1] + "/base.json", "w"))
+json.dump(res(run), open(sys.argv[1] + "/run.json", "w"))
+json.dump(res(run[:2]), open(sys.argv[1] + "/short.json", "w"))
+PY
+out=$("$py" "$rule" compare "E=$tmp/base.json" "R=$tmp/run.json") || fail "compare failed"
+# all: greedy sqrt(2 x 1) = 1.4142, best16 sqrt(1 x 0.5) = 0.7071, score 1; dense: d1 only
+printf '%s\n' "$out" | grep -q '^R  *set1  *all  *2  *1.4142  *0.7071  *1.0000  *1.000  *1$' || fail "all row: $out"
+printf '%s\n' "$out" | grep -q '^R  *set1  *dense  *1  *2.0000  *1.0000  *1.4142  *2.000  *1$' || fail "dense row: $out"
+printf '%s\n' "$out" | grep -q '^R  *set1  *moe  *1  *1.0000  *0.5000  *0.7071  *1.000  *0$' || fail "moe row: $out"
+printf '%s\n' "$out" | grep -q '^R  *pooled  *all  *2  *1.0000$' || fail "pooled row: $out"
+err=$("$py" "$rule" compare "E=$tmp/base.json" "R=$tmp/short.json" 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "other compositions: exit $rc, want 2"
+printf '%s' "$err" | grep -q "short.json" || fail "other compositions: message does not name the file: $err"
+err=$("$py" "$rule" compare "E=$tmp/base.json" "R=$tmp/eval.json" 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "a config as a result: exit $rc, want 2"
+printf '%s' "$err" | grep -q "eval.json: not an arachne-eval result" || fail "config as result: $err"
+err=$("$py" "$rule" compare "E=$tmp/base.json" "R=$tmp/base.json,$tmp/run.json" 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "file count mismatch: exit $rc, want 2"
+exit 0
