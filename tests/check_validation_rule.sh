@@ -5,7 +5,8 @@
 # `compare` computes the geometric means of run / base per population and
 # pooled, matching hand-computed values, leaves out and counts a
 # composition one run did not plan, gives 1 for a run against itself, and
-# refuses results of other sets or other files (exit 2, naming the file).
+# refuses results of other sets, other files or a composition without a
+# name (exit 2, naming the file).
 bin=${ARACHNE_BIN:-bin/arachne}
 py=${PYTHON:-python3}
 rule=examples/eval/validation_rule.py
@@ -43,6 +44,9 @@ run = [("d1", False, 2.0, 2.0), ("d2", False, None, 1.0), ("m1", True, 4.0, 2.0)
 json.dump(res(base), open(sys.argv[1] + "/base.json", "w"))
 json.dump(res(run), open(sys.argv[1] + "/run.json", "w"))
 json.dump(res(run[:2]), open(sys.argv[1] + "/short.json", "w"))
+nameless = res(run)
+del nameless["compositions"][1]["name"]
+json.dump(nameless, open(sys.argv[1] + "/nameless.json", "w"))
 PY
 out=$("$py" "$rule" compare "E=$tmp/base.json" "R=$tmp/run.json") || fail "compare failed"
 # all: greedy sqrt(2 x 1) = 1.4142, best16 sqrt(1 x 0.5) = 0.7071, score 1; dense: d1 only
@@ -56,6 +60,9 @@ printf '%s' "$err" | grep -q "short.json" || fail "other compositions: message d
 err=$("$py" "$rule" compare "E=$tmp/base.json" "R=$tmp/eval.json" 2>&1); rc=$?
 [ $rc -eq 2 ] || fail "a config as a result: exit $rc, want 2"
 printf '%s' "$err" | grep -q "eval.json: not an arachne-eval result" || fail "config as result: $err"
+err=$("$py" "$rule" compare "E=$tmp/base.json" "R=$tmp/nameless.json" 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "a composition without a name: exit $rc, want 2"
+printf '%s' "$err" | grep -q "nameless.json: composition 1 has no .name. or .results." || fail "nameless: $err"
 err=$("$py" "$rule" compare "E=$tmp/base.json" "R=$tmp/base.json,$tmp/run.json" 2>&1); rc=$?
 [ $rc -eq 2 ] || fail "file count mismatch: exit $rc, want 2"
 exit 0

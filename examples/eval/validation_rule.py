@@ -63,8 +63,13 @@ def plans(path):
         fail("%s: not an arachne-eval result (--json --out)" % path)
     best = "policy-best%d" % res.get("samples", 16)
     out = {}
-    for c in res.get("compositions", []):
-        r = c.get("results", {})
+    comps = res.get("compositions")
+    if not isinstance(comps, list):
+        fail("%s: no `compositions` list" % path)
+    for i, c in enumerate(comps):
+        if not isinstance(c, dict) or not isinstance(c.get("name"), str) or not isinstance(c.get("results"), dict):
+            fail("%s: composition %d has no `name` or `results`" % (path, i))
+        r = c["results"]
 
         def speed(m):
             x = r.get(m) or {}
@@ -79,20 +84,20 @@ def geo(logs):
 
 
 def ratios(base, run, where):
-    """(greedy logs, best-of-16 logs, score logs, skipped) per population."""
+    """population -> {"greedy", "best", "score": log ratios; "skipped": count}."""
     if list(base) != list(run):
         fail("%s: compositions differ from the base's" % where)
-    pops = {p: ([], [], [], 0) for p in ("all", "dense", "moe")}
+    pops = {p: {"greedy": [], "best": [], "score": [], "skipped": 0} for p in ("all", "dense", "moe")}
     for name, (moe, g0, b0) in base.items():
         _, g1, b1 = run[name]
         for p in ("all", "moe" if moe else "dense"):
-            lg, lb, ls, sk = pops[p]
+            pop = pops[p]
             if None in (g0, b0, g1, b1):
-                pops[p] = (lg, lb, ls, sk + 1)
+                pop["skipped"] += 1
                 continue
-            lg.append(math.log(g1 / g0))
-            lb.append(math.log(b1 / b0))
-            ls.append(0.5 * (lg[-1] + lb[-1]))
+            pop["greedy"].append(math.log(g1 / g0))
+            pop["best"].append(math.log(b1 / b0))
+            pop["score"].append(0.5 * (pop["greedy"][-1] + pop["best"][-1]))
     return pops
 
 
@@ -122,11 +127,11 @@ def compare(args):
             pops = ratios(base[k], plans(f), f)
             label = "set%d" % (k + 1)
             for p in ("all", "dense", "moe"):
-                lg, lb, ls, sk = pops[p]
+                lg, pop = pops[p]["greedy"], pops[p]
                 print("%-12s %-10s %-6s %5d %8.4f %8.4f %8.4f %8.3f %7d" % (
-                    name, label, p, len(lg), geo(lg), geo(lb), geo(ls), math.exp(min(lg)) if lg else float("nan"),
-                    sk))
-            pooled += pops["all"][2]
+                    name, label, p, len(lg), geo(lg), geo(pop["best"]), geo(pop["score"]),
+                    math.exp(min(lg)) if lg else float("nan"), pop["skipped"]))
+            pooled += pops["all"]["score"]
         print("%-12s %-10s %-6s %5d %8s %8s %8.4f" % (name, "pooled", "all", len(pooled), "", "", geo(pooled)))
 
 
