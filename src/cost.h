@@ -251,6 +251,13 @@ int ar_oom_error(const arachne_cost_model *cm, int tmpl, const ar_template *t, i
  * a rank is out of range or a (replica, stage, tp rank) has no GPU. */
 int ar_template_place(const arachne_plan *p, int tmpl, ar_stage_place *out);
 
+/* ar_template_place for every template, then twin templates (the same
+ * stages: type, TP, layers, expert tiling; the two halves of an exact
+ * split) counted as one data-parallel group: their stages' dp_local is the
+ * fewest peers per node over the union of their GPUs, as one gradient ring
+ * runs over all of them.  Allocates scratch; errors as ar_template_place. */
+int ar_plan_place(const arachne_plan *p, ar_stage_place (*place)[AR_MAX_DEPTH]);
+
 /* Fewest data-parallel peers per node of a stage whose w GPUs sit on nodes
  * nd[0..w) (ar_stage_place.dp_local); count[] is zero-filled scratch indexed
  * by node and is zero again on return. */

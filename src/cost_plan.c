@@ -131,6 +131,62 @@ int ar_template_place(const arachne_plan *p, int tmpl, ar_stage_place *out)
     return ARACHNE_OK;
 }
 
+/* Templates a and b run the same stages (a split's halves): their
+ * data-parallel replicas reduce gradients in one ring. */
+static int twin_templates(const ar_template *a, const ar_template *b)
+{
+    int s;
+    if (a->depth != b->depth || a->fsdp != b->fsdp || ar_tmpl_cp(a) != ar_tmpl_cp(b)) return 0;
+    for (s = 0; s < a->depth; s++) {
+        const ar_stage *x = &a->stages[s], *y = &b->stages[s];
+        if (x->type != y->type || x->tp != y->tp || x->first != y->first || x->end != y->end || x->ep != y->ep ||
+            x->etp != y->etp)
+            return 0;
+    }
+    return 1;
+}
+
+int ar_plan_place(const arachne_plan *p, ar_stage_place (*place)[AR_MAX_DEPTH])
+{
+    int cls[AR_MAX_TEMPLATES], j, k, s, i, st, maxnode = 0, *nd = NULL, *count = NULL;
+    for (j = 0; j < p->ntemplates; j++)
+        if ((st = ar_template_place(p, j, place[j])) != ARACHNE_OK) return st;
+    for (j = 0; j < p->ntemplates; j++) {
+        cls[j] = j;
+        for (k = 0; k < j; k++)
+            if (cls[k] == k && twin_templates(&p->t[k], &p->t[j])) { cls[j] = k; break; }
+    }
+    for (j = 0; j < p->ntemplates; j++) {
+        int twins = 0;
+        for (k = j + 1; k < p->ntemplates; k++) twins += cls[k] == j;
+        if (cls[j] != j || !twins) continue;
+        if (!nd) {
+            for (i = 0; i < p->nranks; i++)
+                if (p->ranks[i].node > maxnode) maxnode = p->ranks[i].node;
+            nd = ar_malloc((size_t)(p->nranks > 0 ? p->nranks : 1) * sizeof *nd);
+            count = ar_calloc((size_t)maxnode + 1, sizeof *count);
+            if (!nd || !count) {
+                free(nd);
+                free(count);
+                return ARACHNE_E_NO_MEMORY;
+            }
+        }
+        for (s = 0; s < p->t[j].depth; s++) {
+            int w = 0, kl;
+            for (i = 0; i < p->nranks; i++) {
+                const ar_rank *r = &p->ranks[i];
+                if (r->tmpl >= 0 && r->tmpl < p->ntemplates && cls[r->tmpl] == j && r->stage == s) nd[w++] = r->node;
+            }
+            kl = ar_stage_dp_local(nd, w, p->t[j].stages[s].tp, count);
+            for (k = j; k < p->ntemplates; k++)
+                if (cls[k] == j) place[k][s].dp_local = kl;
+        }
+    }
+    free(nd);
+    free(count);
+    return ARACHNE_OK;
+}
+
 /* ---- whole-plan pricing ------------------------------------------------------- */
 
 /* Per-block holder summary over every template (ar_holder, cost.h). */
@@ -670,8 +726,7 @@ int ar_plan_price(const arachne_cost_model *cm, arachne_plan *plan)
                             c->types[plan->t[r->tmpl].stages[r->stage].type].name);
         }
     }
-    for (j = 0; j < plan->ntemplates; j++)
-        if ((rc = ar_template_place(plan, j, place[j])) != ARACHNE_OK) { free(place); return rc; }
+    if ((rc = ar_plan_place(plan, place)) != ARACHNE_OK) { free(place); return rc; }
     rc = ar_plan_price_placed(cm, plan, (const ar_stage_place (*)[AR_MAX_DEPTH])place);
     free(place);
     return rc;

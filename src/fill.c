@@ -89,10 +89,8 @@ static int ws_sync(ar_fill_ws *ws, const arachne_plan *plan)
         return ar_error(ARACHNE_E_INVALID_PLAN, "fill: the plan holds %d ranks for a cluster of %d GPUs",
                         plan->nranks, ws->rank_cap);
     ar_price_prefix_reset(&ws->prefix);
-    for (j = 0; j < plan->ntemplates; j++) {
-        st = ar_template_place(plan, j, ws->place[j]);
-        if (st) return st;
-    }
+    st = ar_plan_place(plan, ws->place);
+    if (st) return st;
     for (j = 0; j < plan->ntemplates; j++) ar_template_copy(&ws->trial.t[j], &plan->t[j]);
     ws->trial.ntemplates = plan->ntemplates;
     memcpy((char *)&ws->trial + offsetof(arachne_plan, nranks), (const char *)plan + offsetof(arachne_plan, nranks),

@@ -8,6 +8,7 @@
 
 #include "harness.h"
 #include "fixture.h"
+#include "cost.h"
 #include "plan.h"
 
 /* Every rank number 0..n-1 once, in array order, and every rank's template
@@ -125,5 +126,41 @@ TEST(split_leaves_exact_and_unsplittable_plans)
     env_close(&e);
 }
 
+/* The two halves of a split reduce gradients in one ring: their per-node
+ * peer count is taken over both (4 TP4 replicas on two nodes: 2 per node),
+ * so the split prices the same gradient sync as the plan it came from.
+ * Counted per template, the moved replica (alone on its node) would read
+ * as 1 peer per node and a ring at half the bandwidth. */
+TEST(split_halves_share_one_gradient_ring)
+{
+    env e;
+    arachne_plan *p = NULL, q;
+    ar_stage_place place[2][AR_MAX_DEPTH], alone;
+    ASSERT_OK(env_open(&e, "llama3-8b", "h100:2x8"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 16));
+    ASSERT_OK(arachne_plan_from_parallel(&p, e.cm, "tp=4,pp=1,dp=4,mbs=2"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 14));
+    ASSERT_OK(ar_plan_price(e.cm, p));
+    ASSERT_EQ(ar_plan_samples_run(p), 16);
+    memset(&q, 0, sizeof q);
+    ASSERT_EQ(ar_plan_split_exact(e.cm, p, &q), 1);
+    ASSERT_EQ(q.ntemplates, 2);
+    ASSERT_EQ(q.t[0].replicas, 3);
+    ASSERT_EQ(q.t[1].replicas, 1);
+    ASSERT_OK(ar_template_place(&q, 1, &alone));
+    ASSERT_EQ(alone.dp_local, 1);
+    ASSERT_OK(ar_plan_place(&q, place));
+    ASSERT_EQ(place[0][0].dp_local, 2);
+    ASSERT_EQ(place[1][0].dp_local, 2);
+    ASSERT(p->t[0].stages[0].sync_s > 0);
+    ASSERT_NEAR(q.t[0].stages[0].sync_s, p->t[0].stages[0].sync_s, 1e-12);
+    ASSERT_NEAR(q.t[1].stages[0].sync_s, p->t[0].stages[0].sync_s, 1e-12);
+    ASSERT(q.iteration_s <= p->iteration_s * (1 + 1e-12));
+    ar_plan_clear(&q);
+    arachne_plan_destroy(p);
+    env_close(&e);
+}
+
 SUITE(plan_exact, T(split_runs_the_batch_exactly_at_the_same_speed), T(split_drops_replicas_that_run_one_micro_batch),
-      T(split_leaves_exact_and_unsplittable_plans));
+      T(split_leaves_exact_and_unsplittable_plans),
+      T(split_halves_share_one_gradient_ring));
