@@ -115,7 +115,7 @@ typedef struct cli_costenv {
     "  --optim-bytes B        bytes per parameter of optimizer state (default 12)\n" \
     "  --headroom F           fraction of GPU memory kept free, [0, 1) (default 0.08)\n" \
     "  --max-depth D          deepest pipeline searched, 1..32 (default 16)\n" \
-    "  --max-vp V             interleaved 1F1B: the fill tries up to V model chunks per stage, 1..16 (default 8; 1: off)\n" \
+    "  --max-vp V             interleaved 1F1B: the fill tries up to V model chunks per stage, 1..16 (default 1: off; the library's default is 8)\n" \
     "  --no-expert-tiling     MoE stages keep EP = 1, ETP = TP\n" \
     "  --no-context-parallel  planners keep every stage's GPU group as one TP group (cp = 1)\n" \
     "  --ep-hierarchical      expert dispatch across nodes crosses the network once per node (DeepEP)\n" \
