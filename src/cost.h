@@ -251,6 +251,11 @@ int ar_oom_error(const arachne_cost_model *cm, int tmpl, const ar_template *t, i
  * a rank is out of range or a (replica, stage, tp rank) has no GPU. */
 int ar_template_place(const arachne_plan *p, int tmpl, ar_stage_place *out);
 
+/* 1 when templates a and b run the same stages: depth, FSDP, CP, and per
+ * stage the GPU type, TP, layers and expert tiling (a split's halves;
+ * their replicas reduce gradients in one ring). */
+int ar_template_same_stages(const ar_template *a, const ar_template *b);
+
 /* ar_template_place for every template, then twin templates (the same
  * stages: type, TP, layers, expert tiling; the two halves of an exact
  * split) counted as one data-parallel group: their stages' dp_local is the

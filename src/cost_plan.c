@@ -131,9 +131,7 @@ int ar_template_place(const arachne_plan *p, int tmpl, ar_stage_place *out)
     return ARACHNE_OK;
 }
 
-/* Templates a and b run the same stages (a split's halves): their
- * data-parallel replicas reduce gradients in one ring. */
-static int twin_templates(const ar_template *a, const ar_template *b)
+int ar_template_same_stages(const ar_template *a, const ar_template *b)
 {
     int s;
     if (a->depth != b->depth || a->fsdp != b->fsdp || ar_tmpl_cp(a) != ar_tmpl_cp(b)) return 0;
@@ -154,7 +152,7 @@ int ar_plan_place(const arachne_plan *p, ar_stage_place (*place)[AR_MAX_DEPTH])
     for (j = 0; j < p->ntemplates; j++) {
         cls[j] = j;
         for (k = 0; k < j; k++)
-            if (cls[k] == k && twin_templates(&p->t[k], &p->t[j])) { cls[j] = k; break; }
+            if (cls[k] == k && ar_template_same_stages(&p->t[k], &p->t[j])) { cls[j] = k; break; }
     }
     for (j = 0; j < p->ntemplates; j++) {
         int twins = 0;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cost.h"
 #include "plan_export.h"
 
 static int order_cmp_rank(const arachne_plan *p, int a, int b) { return p->ranks[a].rank - p->ranks[b].rank; }
@@ -281,17 +282,7 @@ void ar_xjob_rank_map(const xctx *x, ar_buf *b, int t, int pp_outer, const char 
  * in replicas and micro-batch count (the exact split, plan_exact.c). */
 static int same_structure(const ar_template *a, const ar_template *b)
 {
-    int s;
-    if (a->depth != b->depth || a->micro_batch != b->micro_batch || ar_tmpl_cp(a) != ar_tmpl_cp(b) ||
-        a->vp != b->vp || a->fsdp != b->fsdp)
-        return 0;
-    for (s = 0; s < a->depth; s++) {
-        const ar_stage *x = &a->stages[s], *y = &b->stages[s];
-        if (x->type != y->type || x->tp != y->tp || x->first != y->first || x->end != y->end || x->ep != y->ep ||
-            x->etp != y->etp)
-            return 0;
-    }
-    return 1;
+    return a->micro_batch == b->micro_batch && a->vp == b->vp && ar_template_same_stages(a, b);
 }
 
 void ar_xmulti_template_note(const xctx *x, ar_buf *b, const char *tool)
