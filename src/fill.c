@@ -816,6 +816,16 @@ static int commit(fill_ctx *c, ar_avail *a, arachne_plan *plan, const fill_cand 
     for (q = 0; q < c->r; q++)
         for (s = 0; s < c->depth; s++) a->free[ws->node_of[q * c->depth + s]] -= c->tps[s];
     ar_avail_refresh(a, c->cm->cluster);
+    /* A template with the same stages as an earlier one shares its gradient
+     * ring, whose peers per node ar_plan_place counts over both; the trial
+     * priced the new one from its own placement (c->pl), so the plan is
+     * priced whole, and the work space re-syncs before the next fill. */
+    for (q = 0; q < c->n; q++)
+        if (ar_template_same_stages(&plan->t[q], &plan->t[c->n])) break;
+    if (q < c->n) {
+        ws->trial_synced = 0;
+        return ar_plan_price(c->cm, plan);
+    }
     /* the trial now mirrors the plan */
     ws->trial_synced = 1;
     return ARACHNE_OK;

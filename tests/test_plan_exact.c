@@ -161,6 +161,47 @@ TEST(split_halves_share_one_gradient_ring)
     env_close(&e);
 }
 
+/* The fill can place a template with the same stages as an earlier one (here
+ * the batch caps the first at 3 TP4 replicas on two 8-GPU nodes, then a
+ * larger batch leaves room for one more).  The two share one gradient ring,
+ * 2 peers per node over both; the price the fill records for the plan must
+ * count it so, the price repricing gives.  Before the fill counted the new
+ * template's ring from its own placement (its one replica alone on its node:
+ * 1 peer), so the plan it returned reprices faster than it said. */
+TEST(fill_prices_a_twin_template_with_the_shared_ring)
+{
+    env e;
+    arachne_plan p, q;
+    ar_avail a;
+    ar_stage_place place[2][AR_MAX_DEPTH];
+    int types[1] = { 0 }, tps[1] = { 4 };
+    ASSERT_OK(env_open(&e, "llama3-8b", "h100:2x8"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_CONTEXT_PARALLEL, 0));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 3));
+    memset(&p, 0, sizeof p);
+    memset(&q, 0, sizeof q);
+    ASSERT_OK(ar_plan_init(&p, e.cm));
+    ASSERT_OK(ar_avail_init(&a, e.c));
+    ASSERT_OK(ar_fill_template(e.cm, &a, &p, 1, types, tps));
+    ASSERT_EQ(p.t[0].replicas, 3);
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 4));
+    ASSERT_OK(ar_fill_template(e.cm, &a, &p, 1, types, tps));
+    ASSERT_EQ(p.ntemplates, 2);
+    ASSERT_EQ(p.t[1].replicas, 1);
+    ASSERT(ar_template_same_stages(&p.t[0], &p.t[1]));
+    ASSERT_OK(ar_plan_place(&p, place));
+    ASSERT_EQ(place[1][0].dp_local, 2);
+    ASSERT_OK(ar_plan_copy(&q, &p));
+    ASSERT_OK(ar_plan_price(e.cm, &q));
+    ASSERT_NEAR(p.t[1].stages[0].sync_s, q.t[1].stages[0].sync_s, 1e-12);
+    ASSERT_NEAR(p.t[0].stages[0].sync_s, q.t[0].stages[0].sync_s, 1e-12);
+    ASSERT_NEAR(p.iteration_s, q.iteration_s, 1e-12 * q.iteration_s);
+    ar_plan_clear(&q);
+    ar_plan_clear(&p);
+    ar_avail_free(&a);
+    env_close(&e);
+}
+
 SUITE(plan_exact, T(split_runs_the_batch_exactly_at_the_same_speed), T(split_drops_replicas_that_run_one_micro_batch),
       T(split_leaves_exact_and_unsplittable_plans),
-      T(split_halves_share_one_gradient_ring));
+      T(split_halves_share_one_gradient_ring), T(fill_prices_a_twin_template_with_the_shared_ring));
