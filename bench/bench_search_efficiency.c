@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "arachne.h"
+#include "bench_stats.h"
 #include "eval.h"
 #include "flat.h"
 #include "util.h"
@@ -62,22 +63,10 @@ static long reach(const curve *c, double target)
     return -1;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static int cmp_long(const void *a, const void *b)
 {
     long x = *(const long *)a, y = *(const long *)b;
     return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 typedef struct flat_user { curve *c; } flat_user;
@@ -267,7 +256,7 @@ int main(int argc, char **argv)
         for (i = 0; i < ncp; i++) {
             double v[16];
             for (s = 0; s < seeds; s++) v[s] = best_at(&curves[m][s], cps[i]);
-            med[m][i] = median(v, seeds);
+            med[m][i] = bench_median(v, seeds);
             if (med[m][i] > overall) overall = med[m][i];
         }
     printf("\n%-12s", "evaluations");
