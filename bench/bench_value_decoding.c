@@ -24,7 +24,9 @@
  *
  * The policy: --policy FILE, $ARACHNE_POLICY, else
  * examples/policies/default.arpol (the bundled one, from the source tree).
- * Usage: bench_value_decoding [--config EVAL.json] [--policy FILE] [--n N] [--first K]
+ * --margin M keeps the policy's own choice unless another choice's mean rank
+ * beats it by more than the fraction M (0: pure value greedy).
+ * Usage: bench_value_decoding [--config EVAL.json] [--policy FILE] [--n N] [--margin M] [--first K]
  * (default config examples/eval/quick.json: three compositions, minutes). */
 #include <math.h>
 #include <stdio.h>
@@ -49,6 +51,7 @@ typedef struct script {
     ar_policy_src *src;
     const int *choices;
     int n, idx, capture, nopt;
+    int policy_choice;                  /* capture: the choice greedy decoding makes there */
     unsigned char mask[AR_MAX_CHOICES];
 } script;
 
@@ -59,7 +62,9 @@ static int script_decide(void *user, const ar_dec_ctx *ctx, int *choice)
         *choice = s->choices[s->idx++];
         return ARACHNE_OK;
     }
-    if (s->capture) {
+    if (s->capture) { /* the policy's own (greedy) choice here, then stop */
+        int st = ar_policy_decide(s->src, ctx, &s->policy_choice);
+        if (st != ARACHNE_OK) return st;
         s->nopt = ctx->n;
         memcpy(s->mask, ctx->mask, (size_t)ctx->n);
         return STOP_HERE;
@@ -93,8 +98,10 @@ static double rollout(decoder *d, const int *choices, int n, int greedy, uint64_
 }
 
 /* Value greedy: decision by decision, the allowed choice whose N sampled
- * completions have the highest mean rank (ties: the lowest index). */
-static double value_greedy(decoder *d, int N, double *iter_per_s, int *decisions)
+ * completions have the highest mean rank (ties: the lowest index).  With
+ * margin > 0 it keeps the policy's own choice unless another's mean is
+ * above that choice's by more than the margin (a fraction). */
+static double value_greedy(decoder *d, int N, double margin, double *iter_per_s, int *decisions)
 {
     int choices[MAX_DECISIONS], n = 0, i, j;
     for (;;) {
@@ -120,14 +127,20 @@ static double value_greedy(decoder *d, int N, double *iter_per_s, int *decisions
             choices[n++] = only;
             continue;
         }
-        for (i = 0; i < s.nopt; i++) {
-            double q = 0.0;
-            if (!s.mask[i]) continue;
-            choices[n] = i;
-            for (j = 0; j < N; j++)
-                q += rollout(d, choices, n + 1, 0, (uint64_t)n * 1000003u + (uint64_t)i * 1009u + (uint64_t)j + 1u, NULL);
-            q /= N;
-            if (q > best_q) { best_q = q; best = i; }
+        {
+            double q_policy = 0.0;
+            for (i = 0; i < s.nopt; i++) {
+                double q = 0.0;
+                if (!s.mask[i]) continue;
+                choices[n] = i;
+                for (j = 0; j < N; j++)
+                    q += rollout(d, choices, n + 1, 0, (uint64_t)n * 1000003u + (uint64_t)i * 1009u + (uint64_t)j + 1u,
+                                 NULL);
+                q /= N;
+                if (i == s.policy_choice) q_policy = q;
+                if (q > best_q) { best_q = q; best = i; }
+            }
+            if (margin > 0.0 && best_q <= (1.0 + margin) * q_policy) best = s.policy_choice;
         }
         choices[n++] = best;
     }
@@ -168,6 +181,7 @@ int main(int argc, char **argv)
     arachne_policy *pol = NULL;
     row *rows = NULL;
     int N = 8, first = 0, i, k, st, nrows;
+    double margin = 0.0;
     static const char *pop_name[3] = { "all", "dense", "moe" };
     static const char *meth_name[3] = { "greedy", "best-of-16", "value greedy" };
     for (i = 1; i < argc; i++) {
@@ -175,13 +189,14 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--policy") && i + 1 < argc) policy_path = argv[++i];
         else if (!strcmp(argv[i], "--n") && i + 1 < argc) N = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--first") && i + 1 < argc) first = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--margin") && i + 1 < argc) margin = atof(argv[++i]);
         else {
-            fprintf(stderr, "usage: bench_value_decoding [--config EVAL.json] [--policy FILE] [--n N] [--first K]\n");
+            fprintf(stderr, "usage: bench_value_decoding [--config EVAL.json] [--policy FILE] [--n N] [--margin M] [--first K]\n");
             return 2;
         }
     }
-    if (N < 1) {
-        fprintf(stderr, "bench_value_decoding: --n must be >= 1\n");
+    if (N < 1 || !(margin >= 0.0)) {
+        fprintf(stderr, "bench_value_decoding: --n must be >= 1 and --margin >= 0\n");
         return 2;
     }
     if (!config) config = "examples/eval/quick.json"; /* `make bench` runs every benchmark without arguments */
@@ -208,7 +223,8 @@ int main(int argc, char **argv)
         arachne_policy_destroy(pol);
         return 1;
     }
-    printf("policy %s, config %s, %d compositions, %d completions per choice\n", policy_path, config, nrows, N);
+    printf("policy %s, config %s, %d compositions, %d completions per choice, margin %g\n", policy_path, config, nrows,
+           N, margin);
     for (i = 0; i < nrows; i++) {
         const ar_eval_row *er = &res.rows[i];
         ar_eval_env env;
@@ -239,7 +255,7 @@ int main(int argc, char **argv)
                 }
                 d->rollouts = 0;
                 t0 = ar_now();
-                value_greedy(d, N, &r->value, &r->decisions);
+                value_greedy(d, N, margin, &r->value, &r->decisions);
                 r->value_s = ar_now() - t0;
                 r->rollouts = d->rollouts;
             }
