@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "arachne.h"
+#include "bench_stats.h"
 #include "cost.h"
 
 #define RUNS 7
@@ -124,12 +125,6 @@ static long run(const arachne_cost_model *cm, arachne_plan *pl, ar_stage_place (
     return evals;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 int main(void)
 {
     static const pspec plans[] = {
@@ -202,7 +197,7 @@ int main(void)
                 fprintf(stderr, "bench_cost: plan %s: %s\n", ps->name, arachne_last_error());
                 return 1;
             }
-            qsort(per_run, RUNS, sizeof per_run[0], cmp_double);
+            qsort(per_run, RUNS, sizeof per_run[0], bench_cmp_double);
             rate[mode] = per_run[RUNS / 2];
         }
         printf("%-16s %5d %4d %10.4f %13.0f %13.0f %13.0f\n", ps->name, pl.gpus_used, pl.ntemplates,

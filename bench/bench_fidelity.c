@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "arachne.h"
+#include "bench_stats.h"
 #include "json.h"
 #include "plan.h"
 #include "profile.h"
@@ -92,18 +93,12 @@ static double source_flops_per_token(int paper2021, double l, double h, double h
     return 12.0 * l * h * h * ((1.0 + kv / heads + s / h) + ffn / h * (gated ? 1.5 : 1.0) + V / (2.0 * l * h));
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double percentile(double *v, int n, double q)
 {
     double pos;
     int i;
     if (n <= 0) return NAN;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
     pos = q * (n - 1);
     i = (int)floor(pos);
     if (i + 1 >= n) return v[n - 1];

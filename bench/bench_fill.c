@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "arachne.h"
+#include "bench_stats.h"
 #include "construct.h"
 
 #define RUNS 7
@@ -34,12 +35,6 @@ static int rnd_decide(void *user, const ar_dec_ctx *c, int *choice)
         else u->tps[c->stage] = 1 << *choice;
     }
     return ARACHNE_OK;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 int main(void)
@@ -105,8 +100,8 @@ int main(void)
                 if (ar_builder_run(&b, rnd_decide, &u, &pl, NULL)) { fprintf(stderr, "bench_fill: %s\n", arachne_last_error()); return 1; }
             rolls[run] = NROLL / (ar_now() - t0);
         }
-        qsort(fills, RUNS, sizeof fills[0], cmp_d);
-        qsort(rolls, RUNS, sizeof rolls[0], cmp_d);
+        qsort(fills, RUNS, sizeof fills[0], bench_cmp_double);
+        qsort(rolls, RUNS, sizeof rolls[0], bench_cmp_double);
         printf("%-14s %10d %12.0f %12.3f %14.1f\n", models[mi], n, fills[RUNS / 2], 1e3 / fills[RUNS / 2], rolls[RUNS / 2]);
         printf("{\"bench\":\"fill\",\"model\":\"%s\",\"cluster\":\"%s\",\"templates\":%d,\"runs\":%d,"
                "\"fills_per_s\":%.1f,\"ms_per_fill\":%.4f,\"rollouts_per_s\":%.2f}\n",

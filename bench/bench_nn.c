@@ -7,23 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_stats.h"
 #include "nn.h"
 #include "util.h"
 
 #define BATCHES 31
 #define PER_BATCH 200
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
 
 typedef struct bench_in {
     double x[128], c[16], cand[33 * 8], dl[33];
@@ -56,7 +45,7 @@ static double run_case(ar_nn *n, ar_nn_ws *ws, ar_head head, int K, const bench_
         }
         t[b] = (ar_now() - t0) / PER_BATCH / *per_rep;
     }
-    return median(t, BATCHES);
+    return bench_median(t, BATCHES);
 }
 
 int main(void)
@@ -115,12 +104,12 @@ int main(void)
     printf("%-36s %6s %14s\n", "case", "K", "median us/dec");
     for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++)
         printf("%-36s %6d %14.2f\n", cases[i].name, cases[i].mode == 2 ? 0 : cases[i].K, res[i] * 1e6);
-    printf("%-36s %6s %14.2f\n", "adam_step (per step)", "-", median(t_adam, BATCHES) * 1e6);
+    printf("%-36s %6s %14.2f\n", "adam_step (per step)", "-", bench_median(t_adam, BATCHES) * 1e6);
     for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++)
         printf("{\"bench\":\"nn\",\"case\":\"%s\",\"K\":%d,\"params\":%zu,\"median_us_per_decision\":%.3f}\n",
                cases[i].name, cases[i].mode == 2 ? 0 : cases[i].K, ar_nn_param_count(n), res[i] * 1e6);
     printf("{\"bench\":\"nn\",\"case\":\"adam_step\",\"params\":%zu,\"median_us_per_step\":%.3f}\n",
-           ar_nn_param_count(n), median(t_adam, BATCHES) * 1e6);
+           ar_nn_param_count(n), bench_median(t_adam, BATCHES) * 1e6);
     ar_nn_ws_destroy(ws);
     ar_nn_destroy(n);
     return 0;

@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "arachne.h"
+#include "bench_stats.h"
 #include "util.h"
 #ifdef _OPENMP
 #include <omp.h>
@@ -54,12 +55,6 @@ static const bcase cases[] = {
     { "mix-16384", "h100:512x8,a100-80:512x8,a100-40:512x4,l40s:256x8,a6000:256x4,rtx-pro-6000:256x4,"
                    "a5000:256x4,v100-16:256x4" },
 };
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv)
 {
@@ -143,8 +138,8 @@ int main(int argc, char **argv)
                 arachne_plan_get(plan, ARACHNE_PLAN_EVALUATIONS, &ev);
                 arachne_plan_destroy(plan);
             }
-            qsort(t, (size_t)n, sizeof *t, cmp_double);
-            qsort(cpu, (size_t)n, sizeof *cpu, cmp_double);
+            qsort(t, (size_t)n, sizeof *t, bench_cmp_double);
+            qsort(cpu, (size_t)n, sizeof *cpu, bench_cmp_double);
             {
                 double med = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
                 double cmed = n % 2 ? cpu[n / 2] : 0.5 * (cpu[n / 2 - 1] + cpu[n / 2]);

@@ -39,6 +39,7 @@
 #include <sys/stat.h>
 
 #include "arachne.h"
+#include "bench_stats.h"
 #include "json.h"
 #include "profile.h"
 
@@ -108,16 +109,9 @@ static double loss(const cell *cs, int n, const ar_gen_consts *k)
     return s / n;
 }
 
-static int cmpd(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double med(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, cmpd);
-    return n == 0 ? 0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
+    return n == 0 ? 0 : bench_median(v, n);
 }
 
 /* Deterministic random search over the free constants. */
