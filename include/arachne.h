@@ -632,7 +632,7 @@ typedef enum arachne_option {
                                       *   remote node holding one of its experts, then fans out over
                                       *   NVLink; 0: one all-to-all message per expert (Megatron's
                                       *   alltoall dispatcher); 0 or 1 (default 0) */
-    ARACHNE_OPT_EXACT_BATCH = 18     /**< 1: aim for plans that run the global batch exactly
+    ARACHNE_OPT_EXACT_BATCH = 18,    /**< 1: aim for plans that run the global batch exactly
                                       *   (ARACHNE_PLAN_SAMPLES_RUN = GLOBAL_BATCH): the division of the
                                       *   batch over templates takes the fastest exact division when the
                                       *   fastest one runs S > B samples and the exact one is slower by
@@ -641,6 +641,12 @@ typedef enum arachne_option {
                                       *   by iterations per second x B / S (the rate of the asked samples;
                                       *   1 for an exact plan); 0: the fastest division and the fastest
                                       *   plan, whatever batch they run; 0 or 1 (default 1) */
+    ARACHNE_OPT_STAGE_REVERSAL = 19 /**< 1: the planners' fill also prices each template with its stages in
+                                     *   reverse order and keeps the faster (the first stage holds the
+                                     *   embedding and the most in-flight activations, the last the output
+                                     *   layer, so the order of unequal stages matters); the exhaustive
+                                     *   search, which enumerates both orders itself, never does; 0: stages
+                                     *   in the order decided; 0 or 1 (default 1) */
 } arachne_option;
 
 /** Creates a cost model over model `m`, cluster `c` and profile `p`, with

@@ -57,6 +57,7 @@ int ar_fill_ws_init(ar_fill_ws *ws, const arachne_cost_model *cm)
     /* candidates that overflow are expected; find_oom describes the one
      * the fill reports, so pricing need not format a message per candidate */
     ws->prefix.quiet = 1;
+    ws->reverse_stages = cm->setup.stage_reversal;
     return ARACHNE_OK;
 }
 
@@ -67,6 +68,7 @@ void ar_fill_ws_free(ar_fill_ws *ws)
     free(ws->node_of);
     free(ws->gpu_of);
     free(ws->free_scratch);
+    free(ws->rev_ctx);
     ar_price_prefix_free(&ws->prefix);
     memset(ws, 0, sizeof *ws);
 }
@@ -831,14 +833,19 @@ static int commit(fill_ctx *c, ar_avail *a, arachne_plan *plan, const fill_cand 
     return ARACHNE_OK;
 }
 
-int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int depth,
-                        const int *types, const int *tps, int mode)
+/* The fill's search: every candidate of the template with the stages in
+ * the order given, into *best (mode BEST), or the first that fits (CHECK).
+ * Changes neither *a nor plan.  ARACHNE_OK (BEST: best->valid), or
+ * ARACHNE_E_INFEASIBLE with the reason in ws->why and the error message
+ * (CHECK: ws->why only), or another error. */
+static int fill_search(ar_fill_ws *ws, ar_avail *a, const arachne_plan *plan, int depth, const int *types,
+                       const int *tps, int mode, fill_ctx *cp_out, fill_cand *best_out)
 {
     const arachne_cost_model *cm = ws->cm;
     const arachne_cluster *cl = cm->cluster;
     const arachne_model *m = cm->model;
-    fill_ctx c;
-    fill_cand best;
+    fill_ctx *cx = cp_out;
+    fill_cand *bp = best_out;
     oom_info oom, small_oom = { -1, 0.0, 0.0, 0, 0, 0 };
     int s, k, rpack, batch_left, nmbs = 0, mbs_list[AR_MAX_MBS_LOG + 1], st, missing_stage = -1;
     int last_err = ARACHNE_OK, any_fit = 0, expert_fallback, cps[AR_MAX_TP_LOG + 2], ncp, ci;
@@ -858,11 +865,11 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
     if (a->nnodes != cl->nnodes)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "fill: availability has %d nodes, cluster %d", a->nnodes, cl->nnodes);
 
-    memset(&c, 0, offsetof(fill_ctx, sp));
-    c.ws = ws; c.cm = cm; c.plan = plan; c.n = plan->ntemplates;
-    c.depth = depth; c.types = types; c.tps = tps; c.mode = mode;
+    memset(cx, 0, offsetof(fill_ctx, sp));
+    cx->ws = ws; cx->cm = cm; cx->plan = plan; cx->n = plan->ntemplates;
+    cx->depth = depth; cx->types = types; cx->tps = tps; cx->mode = mode;
 
-    if (c.n >= AR_MAX_TEMPLATES) {
+    if (cx->n >= AR_MAX_TEMPLATES) {
         why(ws, mode, "the plan already holds %d templates (the most a plan can hold)", AR_MAX_TEMPLATES);
         goto infeasible;
     }
@@ -897,7 +904,7 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
     expert_fallback = cm->setup.expert_tiling && m->experts > 0;
     st = ws_sync(ws, plan);
     if (st) return st;
-    memset(&best, 0, sizeof best);
+    memset(bp, 0, sizeof *bp);
     small_oom.stage = -1;
     ncp = cp_choices(cm, depth, tps, cps);
     /* Context parallelism: the same GPU groups split into tp x cp.  CHECK
@@ -908,7 +915,7 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
         int cp = cps[ci], nml = 0, ml[AR_MAX_MBS_LOG + 1];
         if (cp > 1) {
             if (mode == AR_FILL_CHECK && any_fit) break;
-            if (mode != AR_FILL_CHECK && any_fit && !cp_may_pay(&c, cp, mbs_list[nmbs - 1])) continue;
+            if (mode != AR_FILL_CHECK && any_fit && !cp_may_pay(cx, cp, mbs_list[nmbs - 1])) continue;
             for (k = 0; k < nmbs; k++) {
                 int ok = 1;
                 for (s = 0; s < depth && ok; s++) {
@@ -922,7 +929,7 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
             memcpy(ml, mbs_list, (size_t)nmbs * sizeof(int));
             nml = nmbs;
         }
-        set_cp(&c, cp);
+        set_cp(cx, cp);
         /* CHECK mode tries the smallest (most likely to fit) first */
         for (k = 0; k < nml; k++) {
             int mbs = mode == AR_FILL_CHECK ? ml[nml - 1 - k] : ml[k];
@@ -939,14 +946,14 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
             }
             for (ri = 0; ri < nr; ri++) {
                 int r = rlist[ri];
-                c.mbs = mbs;
-                if (c.r != r) { c.r = r; c.tiles_w = 0; }
-                build_tiles(&c);
-                st = place(&c, a);
-                if (st) { ws->trial.ntemplates = c.n; ws->trial.nranks = plan->nranks; return st; }
-                for (s = 0; s < depth; s++) (void)ar_stage_speed_get(cm, types[s], c.ttp[s], mbs, &c.sp[s]);
+                cx->mbs = mbs;
+                if (cx->r != r) { cx->r = r; cx->tiles_w = 0; }
+                build_tiles(cx);
+                st = place(cx, a);
+                if (st) { ws->trial.ntemplates = cx->n; ws->trial.nranks = plan->nranks; return st; }
+                for (s = 0; s < depth; s++) (void)ar_stage_speed_get(cm, types[s], cx->ttp[s], mbs, &cx->sp[s]);
                 oom.stage = -1;
-                st = eval_mbs(&c, &best, &oom);
+                st = eval_mbs(cx, bp, &oom);
                 if (st == ARACHNE_OK) {
                     any_fit = fit_here = 1;
                     break; /* fewer replicas only when the most do not fit */
@@ -969,14 +976,14 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
         }
     }
     /* restore the trial to mirror the plan */
-    ws->trial.ntemplates = c.n;
+    ws->trial.ntemplates = cx->n;
     ws->trial.nranks = plan->nranks;
     if (mode == AR_FILL_CHECK) {
         if (any_fit) return ARACHNE_OK;
         ws->why[0] = '\0';
         return ARACHNE_E_INFEASIBLE;
     }
-    if (!best.valid) {
+    if (!bp->valid) {
         if (last_err == ARACHNE_E_OUT_OF_MEMORY_PLAN && small_oom.stage >= 0) {
             int so = small_oom.stage;
             why(ws, mode, "no split of %d blocks over %d stages fits in memory at any micro-batch size (%d..%d): "
@@ -994,11 +1001,6 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
         }
         goto infeasible;
     }
-    st = commit(&c, a, plan, &best);
-    if (st != ARACHNE_OK) {
-        ws->trial_synced = 0;
-        return st;
-    }
     return ARACHNE_OK;
 
 infeasible:
@@ -1012,6 +1014,78 @@ infeasible:
                                     cl->types[types[s]].name, tps[s]);
         return ar_error(ARACHNE_E_INFEASIBLE, "template [%s%s]: %s", desc, s < depth ? ", ..." : "", ws->why);
     }
+}
+
+/* The stages of a template in reverse order; 0 when that is the same
+ * sequence (a palindrome: nothing to try). */
+static int reversed_stages(int depth, const int *types, const int *tps, int *rt, int *rp)
+{
+    int s, differs = 0;
+    for (s = 0; s < depth; s++) {
+        rt[s] = types[depth - 1 - s];
+        rp[s] = tps[depth - 1 - s];
+        differs |= rt[s] != types[s] || rp[s] != tps[s];
+    }
+    return differs;
+}
+
+int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int depth,
+                        const int *types, const int *tps, int mode)
+{
+    fill_ctx c, *rc;
+    fill_cand best, rbest;
+    fill_ctx *pc = &c;
+    const fill_cand *pb = &best;
+    int rt[AR_MAX_DEPTH], rp[AR_MAX_DEPTH], st, rst;
+    if (!ws) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "fill: NULL work space");
+    /* the reversed search's context (tens of KB) lives in the work space,
+     * not on the stack next to the first one */
+    if (ws->reverse_stages && !ws->rev_ctx && !(ws->rev_ctx = ar_malloc(sizeof(fill_ctx)))) return ARACHNE_E_NO_MEMORY;
+    rc = (fill_ctx *)ws->rev_ctx;
+    st = fill_search(ws, a, plan, depth, types, tps, mode, &c, &best);
+    if (mode == AR_FILL_CHECK) {
+        /* feasible when either order fits, as BEST decides */
+        if (st == ARACHNE_E_INFEASIBLE && ws->reverse_stages && depth > 1 && depth <= AR_MAX_DEPTH &&
+            reversed_stages(depth, types, tps, rt, rp)) {
+            char why[sizeof ws->why];
+            memcpy(why, ws->why, sizeof why);
+            if (fill_search(ws, a, plan, depth, rt, rp, mode, rc, &rbest) == ARACHNE_OK) return ARACHNE_OK;
+            memcpy(ws->why, why, sizeof why); /* the order asked for explains why */
+        }
+        return st;
+    }
+    /* ARACHNE_OPT_STAGE_REVERSAL: the same stages reversed, when that is
+     * another sequence.  The pipeline's ends are not alike (the first stage
+     * holds the embedding and, in 1F1B, the most micro-batches in flight;
+     * the last the output layer and the loss), so a template whose weak
+     * stages the policy put last may run faster the other way round.  The
+     * faster of the two is kept; an error of the reversed search other than
+     * "nothing fits" is the fill's error. */
+    if (ws->reverse_stages && (st == ARACHNE_OK || st == ARACHNE_E_INFEASIBLE) && depth > 1 &&
+        depth <= AR_MAX_DEPTH && reversed_stages(depth, types, tps, rt, rp)) {
+        char msg[512], why[sizeof ws->why];
+        if (st) {
+            snprintf(msg, sizeof msg, "%s", arachne_last_error());
+            memcpy(why, ws->why, sizeof why);
+        }
+        rst = fill_search(ws, a, plan, depth, rt, rp, mode, rc, &rbest);
+        if (rst != ARACHNE_OK && rst != ARACHNE_E_INFEASIBLE) return rst;
+        if (rst == ARACHNE_OK && (st != ARACHNE_OK || rbest.iter_s < best.iter_s)) {
+            pc = rc;
+            pb = &rbest;
+            st = ARACHNE_OK;
+        } else if (st) {
+            /* neither order fits: the order asked for explains why */
+            memcpy(ws->why, why, sizeof why);
+            return ar_error(st, "%s", msg);
+        }
+        /* the work space's placement arrays hold the last search's replicas */
+        pc->placed_r = 0;
+    }
+    if (st) return st;
+    st = commit(pc, a, plan, pb);
+    if (st != ARACHNE_OK) ws->trial_synced = 0;
+    return st;
 }
 
 int ar_fill_template(const arachne_cost_model *cm, ar_avail *a, arachne_plan *plan,

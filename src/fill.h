@@ -96,6 +96,9 @@ typedef struct ar_fill_ws {
     ar_price_prefix prefix;  /* the plan's templates, kept between candidate pricings */
     long pricings;           /* ar_plan_price calls made through this workspace */
     char why[256];           /* reason of the last infeasible fill */
+    int reverse_stages;      /* BEST also tries each template's stages reversed (from the cost
+                              * model's ARACHNE_OPT_STAGE_REVERSAL; the exhaustive search clears it) */
+    void *rev_ctx;           /* the reversed search's context (fill.c), allocated at first use */
 } ar_fill_ws;
 
 int ar_fill_ws_init(ar_fill_ws *ws, const arachne_cost_model *cm);

@@ -41,6 +41,8 @@ typedef struct ar_setup {
     int exact_batch;         /* 1: the division prefers an exact split of the global batch and the
                               * planners charge a surplus (ar_plan_rank, plan_exact.c); plan files
                               * do not record it: repricing follows the cost model's setting */
+    int stage_reversal;      /* 1: the fill also tries each template's stages reversed (fill.c);
+                              * a planner setting, not recorded in plan files */
 } ar_setup;
 
 void ar_setup_defaults(ar_setup *s);

@@ -642,9 +642,11 @@ TEST(options_defaults_and_rejections)
     ASSERT_CONTAINS(arachne_last_error(), "ep_hierarchical");
     ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_EXACT_BATCH, 0.5), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "exact_batch");
-    ASSERT_STATUS(arachne_cost_model_set(f.cm, 19, 1), ARACHNE_E_INVALID_ARGUMENT);
-    ASSERT_CONTAINS(arachne_last_error(), "0..18");
-    ASSERT_STATUS(arachne_cost_model_get(f.cm, 19, &v), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_STAGE_REVERSAL, 2), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "stage_reversal");
+    ASSERT_STATUS(arachne_cost_model_set(f.cm, 20, 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "0..19");
+    ASSERT_STATUS(arachne_cost_model_get(f.cm, 20, &v), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_get(f.cm, -1, &v), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_set(NULL, 0, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_price(f.cm, NULL), ARACHNE_E_INVALID_ARGUMENT);

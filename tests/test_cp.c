@@ -254,7 +254,16 @@ TEST(cp_fill_check_agrees_with_best)
             if (best == ARACHNE_OK) {
                 fits++;
                 ASSERT_OK(ar_plan_validate(e.cm, &plan));
-                for (s = 0; s < depth; s++) ASSERT_EQ(tps[s], ar_stage_gpus(&plan.t[0], s));
+                {
+                    /* the stages as asked, or reversed (ARACHNE_OPT_STAGE_REVERSAL) */
+                    int fwd = 1, rev = 1;
+                    for (s = 0; s < depth; s++) {
+                        fwd &= tps[s] == ar_stage_gpus(&plan.t[0], s) && types[s] == plan.t[0].stages[s].type;
+                        rev &= tps[depth - 1 - s] == ar_stage_gpus(&plan.t[0], s) &&
+                               types[depth - 1 - s] == plan.t[0].stages[s].type;
+                    }
+                    ASSERT(fwd || rev);
+                }
                 if (!on) ASSERT(plan.t[0].cp <= 1);
                 cps += plan.t[0].cp > 1;
             }
