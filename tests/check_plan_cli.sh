@@ -147,6 +147,21 @@ out=$("$bin" price "$t/plan.json" --cluster a100-40:1x4,h100:1x8 2>&1); rc=$?
 [ $rc -eq 1 ] || fail "smaller cluster: exit $rc, want 1 ($out)"
 "$bin" price "$t/missing.json" 2>/dev/null; [ $? -eq 1 ] || fail "missing file must exit 1"
 
+# --no-stage-reversal: the bundled policy's greedy template for this
+# composition ends in four L40S stages, the last holding the output layer;
+# by default the fill runs it the other way round (docs/fill.md)
+args="--model qwen3-30b-a3b --cluster l40s:1x8,h200:2x4,b300:6x1 --global-batch 256 --samples 1 --refine 0 --json"
+"$bin" plan $args > "$t/rev.json" || fail "plan (stage reversal on) failed"
+"$bin" plan $args --no-stage-reversal > "$t/asis.json" || fail "plan --no-stage-reversal failed"
+python3 - "$t/rev.json" "$t/asis.json" <<'PY' || fail "the stage reversal did not run the template the faster way round"
+import json, sys
+rev, asis = (json.load(open(p)) for p in sys.argv[1:3])
+r, a = rev["iter_per_s"], asis["iter_per_s"]
+first = lambda p: p["templates"][0]["stages"][0]["gpu"]
+assert r > 1.5 * a, (r, a)
+assert first(rev) != first(asis), (first(rev), first(asis))
+PY
+
 # usage errors: exit 2
 "$bin" price 2>/dev/null; [ $? -eq 2 ] || fail "price without a file must exit 2"
 "$bin" export "$t/plan.json" 2>/dev/null; [ $? -eq 2 ] || fail "export without --format must exit 2"
