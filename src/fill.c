@@ -1032,57 +1032,47 @@ static int reversed_stages(int depth, const int *types, const int *tps, int *rt,
 int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int depth,
                         const int *types, const int *tps, int mode)
 {
-    fill_ctx c, *rc;
+    fill_ctx c, *pc = &c;
     fill_cand best, rbest;
-    fill_ctx *pc = &c;
     const fill_cand *pb = &best;
-    int rt[AR_MAX_DEPTH], rp[AR_MAX_DEPTH], st, rst;
+    int rt[AR_MAX_DEPTH], rp[AR_MAX_DEPTH], st, rst, retry;
     if (!ws) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "fill: NULL work space");
-    /* the reversed search's context (tens of KB) lives in the work space,
-     * not on the stack next to the first one */
-    if (ws->reverse_stages && !ws->rev_ctx && !(ws->rev_ctx = ar_malloc(sizeof(fill_ctx)))) return ARACHNE_E_NO_MEMORY;
-    rc = (fill_ctx *)ws->rev_ctx;
     st = fill_search(ws, a, plan, depth, types, tps, mode, &c, &best);
-    if (mode == AR_FILL_CHECK) {
-        /* feasible when either order fits, as BEST decides */
-        if (st == ARACHNE_E_INFEASIBLE && ws->reverse_stages && depth > 1 && depth <= AR_MAX_DEPTH &&
-            reversed_stages(depth, types, tps, rt, rp)) {
-            char why[sizeof ws->why];
-            memcpy(why, ws->why, sizeof why);
-            if (fill_search(ws, a, plan, depth, rt, rp, mode, rc, &rbest) == ARACHNE_OK) return ARACHNE_OK;
-            memcpy(ws->why, why, sizeof why); /* the order asked for explains why */
-        }
-        return st;
-    }
     /* ARACHNE_OPT_STAGE_REVERSAL: the same stages reversed, when that is
      * another sequence.  The pipeline's ends are not alike (the first stage
      * holds the embedding and, in 1F1B, the most micro-batches in flight;
      * the last the output layer and the loss), so a template whose weak
-     * stages the policy put last may run faster the other way round.  The
-     * faster of the two is kept; an error of the reversed search other than
-     * "nothing fits" is the fill's error. */
-    if (ws->reverse_stages && (st == ARACHNE_OK || st == ARACHNE_E_INFEASIBLE) && depth > 1 &&
-        depth <= AR_MAX_DEPTH && reversed_stages(depth, types, tps, rt, rp)) {
+     * stages the policy put last may run faster the other way round.  BEST
+     * keeps the faster of the two; CHECK calls the template feasible when
+     * either order fits, as BEST decides.  A status of OK or INFEASIBLE
+     * means the arguments (depth included) were valid. */
+    retry = mode == AR_FILL_CHECK ? st == ARACHNE_E_INFEASIBLE : st == ARACHNE_OK || st == ARACHNE_E_INFEASIBLE;
+    if (ws->reverse_stages && retry && depth > 1 && reversed_stages(depth, types, tps, rt, rp)) {
         char msg[512], why[sizeof ws->why];
         if (st) {
             snprintf(msg, sizeof msg, "%s", arachne_last_error());
             memcpy(why, ws->why, sizeof why);
         }
-        rst = fill_search(ws, a, plan, depth, rt, rp, mode, rc, &rbest);
+        /* its context (tens of KB) lives in the work space, not on the
+         * stack beside the first one */
+        if (!ws->rev_ctx && !(ws->rev_ctx = ar_malloc(sizeof(fill_ctx)))) return ARACHNE_E_NO_MEMORY;
+        rst = fill_search(ws, a, plan, depth, rt, rp, mode, (fill_ctx *)ws->rev_ctx, &rbest);
         if (rst != ARACHNE_OK && rst != ARACHNE_E_INFEASIBLE) return rst;
         if (rst == ARACHNE_OK && (st != ARACHNE_OK || rbest.iter_s < best.iter_s)) {
-            pc = rc;
+            if (mode == AR_FILL_CHECK) return ARACHNE_OK;
+            pc = (fill_ctx *)ws->rev_ctx;
             pb = &rbest;
             st = ARACHNE_OK;
         } else if (st) {
-            /* neither order fits: the order asked for explains why */
+            /* neither order fits: the order asked for explains why (CHECK
+             * sets no error message) */
             memcpy(ws->why, why, sizeof why);
-            return ar_error(st, "%s", msg);
+            return mode == AR_FILL_CHECK ? st : ar_error(st, "%s", msg);
         }
         /* the work space's placement arrays hold the last search's replicas */
         pc->placed_r = 0;
     }
-    if (st) return st;
+    if (st || mode == AR_FILL_CHECK) return st;
     st = commit(pc, a, plan, pb);
     if (st != ARACHNE_OK) ws->trial_synced = 0;
     return st;
