@@ -641,12 +641,18 @@ typedef enum arachne_option {
                                       *   by iterations per second x B / S (the rate of the asked samples;
                                       *   1 for an exact plan); 0: the fastest division and the fastest
                                       *   plan, whatever batch they run; 0 or 1 (default 1) */
-    ARACHNE_OPT_STAGE_REVERSAL = 19 /**< 1: the planners' fill also prices each template with its stages in
+    ARACHNE_OPT_STAGE_REVERSAL = 19, /**< 1: the planners' fill also prices each template with its stages in
                                      *   reverse order and keeps the faster (the first stage holds the
                                      *   embedding and the most in-flight activations, the last the output
                                      *   layer, so the order of unequal stages matters); the exhaustive
                                      *   search, which enumerates both orders itself, never does; 0: stages
                                      *   in the order decided; 0 or 1 (default 1) */
+    ARACHNE_OPT_PRICED_RESPLIT = 20 /**< 1: after a template's splits are priced, the planners' fill
+                                     *   splits its layers again on the priced stage times (the split is
+                                     *   first searched on profiled compute and TP times; the priced
+                                     *   stages add the expert all-to-all of the tiling chosen after it)
+                                     *   and keeps the new split when it prices faster; 0: the profiled
+                                     *   split only; 0 or 1 (default 1) */
 } arachne_option;
 
 /** Creates a cost model over model `m`, cluster `c` and profile `p`, with

@@ -13,6 +13,8 @@
  *      split shifted by 1..AR_FILL_MAX_SHIFT blocks off the overflowing
  *      stage towards either neighbour, the even split, the split in
  *      proportion to each stage's memory), keeping the fastest that fits;
+ *      then (ARACHNE_OPT_PRICED_RESPLIT) the balanced split again on the
+ *      priced stage times of the fastest, expert all-to-all included;
  *   4. expert tiling of MoE stages (fill_experts.c): start from the most
  *      sharded tiling of every stage (the least memory), take each stage's
  *      fastest candidate with the others fixed, then re-select stage by
@@ -58,6 +60,7 @@ int ar_fill_ws_init(ar_fill_ws *ws, const arachne_cost_model *cm)
      * the fill reports, so pricing need not format a message per candidate */
     ws->prefix.quiet = 1;
     ws->reverse_stages = cm->setup.stage_reversal;
+    ws->resplit = cm->setup.priced_resplit;
     return ARACHNE_OK;
 }
 
@@ -514,40 +517,110 @@ static void capacity_weights(const fill_ctx *c, double *w)
     }
 }
 
+/* The balanced split within the stages' block capacities caps[] (from
+ * capacity_weights), on per-block times sp: a cap the estimate set too
+ * high is lowered to what the overflowing stage held less one, and the
+ * split searched again.  Returns 1 when a split fitted. */
+static int eval_capped(fill_ctx *c, split_memo *mm, const ar_stage_speed *sp, int *caps, fill_cand *best)
+{
+    int alt[AR_MAX_DEPTH + 1], k, st;
+    oom_info oi;
+    for (k = 0; k < AR_FILL_MAX_CAPPED; k++) {
+        if (!ar_split_balanced_capped(c->cm->model, c->depth, sp, caps, alt)) break;
+        oi.stage = -1;
+        st = eval_split_once(c, mm, alt, best, &oi);
+        if (st == ARACHNE_OK) return 1;
+        if (st != ARACHNE_E_OUT_OF_MEMORY_PLAN || oi.stage < 0) break;
+        caps[oi.stage] = alt[oi.stage + 1] - alt[oi.stage] - 1;
+    }
+    return 0;
+}
+
+/* Block capacities from the capacity weights (at most the model's blocks). */
+static void caps_from_weights(const fill_ctx *c, const double *capw, int *caps)
+{
+    int s, nb = c->cm->model->blocks;
+    for (s = 0; s < c->depth; s++) caps[s] = capw[s] >= (double)nb ? nb : (int)capw[s];
+}
+
+/* The split on the priced stage times.  The split weighs each stage's
+ * blocks by the profile (compute and TP collectives), but the priced
+ * stage also pays what the split cannot see before the expert tiling is
+ * chosen: the expert all-to-all (across nodes when an EP group spans
+ * them) and the other terms of the cost model.  A stage the tiling made
+ * slow then sets the pipeline's pace while its neighbours wait.  So the
+ * best candidate of this micro-batch size is priced, each stage's blocks
+ * are scaled by priced / profiled time, and the balanced split (within
+ * the capacities when it does not fit) is searched again on those times;
+ * the new candidate is kept only when it prices faster.  Up to
+ * AR_FILL_RESPLIT_ROUNDS rounds, since the new split's tiling can differ. */
+static void resplit_on_prices(fill_ctx *c, split_memo *mm, fill_cand *loc, const double *capw)
+{
+    const arachne_model *m = c->cm->model;
+    ar_stage_speed sp2[AR_MAX_DEPTH];
+    int firsts[AR_MAX_DEPTH + 1], prev[AR_MAX_DEPTH + 1], caps[AR_MAX_DEPTH], round, s, k;
+    size_t len = (size_t)(c->depth + 1) * sizeof(int);
+    if (c->depth < 2) return;
+    for (round = 0; round < AR_FILL_RESPLIT_ROUNDS && loc->valid; round++) {
+        const ar_template *t = &c->ws->trial.t[c->n];
+        oom_info oi;
+        double it;
+        double fmin = 0.0, fmax = 0.0;
+        int st;
+        for (s = 0; s < c->depth; s++) c->moe[s] = stage_is_moe(m, loc->firsts[s], loc->firsts[s + 1]);
+        if (price(c, loc->firsts, loc->tile, &it, NULL) != ARACHNE_OK) return;
+        for (s = 0; s < c->depth; s++) {
+            const ar_stage *g = &t->stages[s];
+            double ends = (s == 0 ? c->sp[s].block_s[AR_LAYER_EMBED] : 0.0) +
+                          (s == c->depth - 1 ? c->sp[s].block_s[AR_LAYER_HEAD] : 0.0);
+            double prof = ar_split_range_s(m, &c->sp[s], g->first, g->end) + ends;
+            double real = g->compute_s + g->tp_comm_s + g->ep_comm_s, f;
+            f = prof > 0.0 && real > 0.0 ? real / prof : 1.0;
+            if (f < 1.0 / 64) f = 1.0 / 64;
+            if (f > 64.0) f = 64.0;
+            if (s == 0 || f < fmin) fmin = f;
+            if (s == 0 || f > fmax) fmax = f;
+            sp2[s] = c->sp[s];
+            for (k = 0; k < AR_LAYER_KINDS; k++)
+                if (sp2[s].block_s[k] > 0.0) sp2[s].block_s[k] *= f;
+        }
+        /* a factor common to every stage leaves the split as it is */
+        if (fmax <= fmin * (1.0 + AR_FILL_RESPLIT_SPREAD)) return;
+        memcpy(prev, loc->firsts, len);
+        ar_split_balanced(m, c->depth, sp2, firsts);
+        oi.stage = -1;
+        st = eval_split_once(c, mm, firsts, loc, &oi);
+        if (st == ARACHNE_E_OUT_OF_MEMORY_PLAN) {
+            caps_from_weights(c, capw, caps);
+            (void)eval_capped(c, mm, sp2, caps, loc);
+        } else if (st != ARACHNE_OK) {
+            return;
+        }
+        if (memcmp(prev, loc->firsts, len) == 0) return; /* no faster split: done */
+    }
+}
+
 /* All splits of one micro-batch size.  Returns OK when one fitted. */
-static int eval_mbs(fill_ctx *c, fill_cand *best, oom_info *first_oom)
+static int eval_mbs_splits(fill_ctx *c, split_memo *mm, const double *capw, fill_cand *best, oom_info *first_oom)
 {
     int base[AR_MAX_DEPTH + 1], alt[AR_MAX_DEPTH + 1], caps[AR_MAX_DEPTH];
-    double w[AR_MAX_DEPTH], capw[AR_MAX_DEPTH];
+    double w[AR_MAX_DEPTH];
     oom_info oi, oi2;
-    split_memo mm;
     int st, k, dir, s, fitted = 0;
     const arachne_model *m = c->cm->model;
 
-    mm.n = 0;
     memset(&oi2, 0, sizeof oi2);
     ar_split_balanced(m, c->depth, c->sp, base);
     oi.stage = -1;
-    st = eval_split_once(c, &mm, base, best, &oi);
+    st = eval_split_once(c, mm, base, best, &oi);
     if (st == ARACHNE_OK) return ARACHNE_OK;
     if (st != ARACHNE_E_OUT_OF_MEMORY_PLAN) return st;
     *first_oom = oi;
-    /* the balanced split within each stage's block capacity; a cap the
-     * estimate set too high is lowered to what the overflowing stage held
-     * less one, and the split searched again */
-    capacity_weights(c, capw);
-    for (s = 0; s < c->depth; s++) caps[s] = capw[s] >= (double)m->blocks ? m->blocks : (int)capw[s];
-    for (k = 0; k < AR_FILL_MAX_CAPPED; k++) {
-        if (!ar_split_balanced_capped(m, c->depth, c->sp, caps, alt)) break;
-        oi2.stage = -1;
-        st = eval_split_once(c, &mm, alt, best, &oi2);
-        if (st == ARACHNE_OK) {
-            fitted = 1;
-            if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
-            break;
-        }
-        if (st != ARACHNE_E_OUT_OF_MEMORY_PLAN || oi2.stage < 0) break;
-        caps[oi2.stage] = alt[oi2.stage + 1] - alt[oi2.stage] - 1;
+    /* the balanced split within each stage's block capacity */
+    caps_from_weights(c, capw, caps);
+    if (eval_capped(c, mm, c->sp, caps, best)) {
+        fitted = 1;
+        if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
     }
     /* fixed alternatives */
     if (oi.stage >= 0) {
@@ -560,27 +633,27 @@ static int eval_mbs(fill_ctx *c, fill_cand *best, oom_info *first_oom)
         for (k = 1; k <= kmax; k++)
             for (dir = -1; dir <= 1; dir += 2) {
                 if (!ar_split_shift(c->depth, base, oi.stage, dir, k, alt)) continue;
-                if (eval_split_once(c, &mm, alt, best, &oi2) == ARACHNE_OK) {
+                if (eval_split_once(c, mm, alt, best, &oi2) == ARACHNE_OK) {
                     fitted = 1;
                     if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
                 }
             }
     }
     ar_split_even(m->blocks, c->depth, alt);
-    if (eval_split_once(c, &mm, alt, best, &oi2) == ARACHNE_OK) {
+    if (eval_split_once(c, mm, alt, best, &oi2) == ARACHNE_OK) {
         fitted = 1;
         if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
     }
     for (s = 0; s < c->depth; s++)
         w[s] = c->cm->cluster->types[c->types[s]].mem_bytes * (double)c->tps[s];
     ar_split_weighted(m->blocks, c->depth, w, alt);
-    if (eval_split_once(c, &mm, alt, best, &oi2) == ARACHNE_OK) {
+    if (eval_split_once(c, mm, alt, best, &oi2) == ARACHNE_OK) {
         fitted = 1;
         if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
     }
     ar_split_weighted(m->blocks, c->depth, capw, base);
     oi2.stage = -1;
-    st = eval_split_once(c, &mm, base, best, &oi2);
+    st = eval_split_once(c, mm, base, best, &oi2);
     if (st == ARACHNE_OK) {
         fitted = 1;
         if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
@@ -588,13 +661,33 @@ static int eval_mbs(fill_ctx *c, fill_cand *best, oom_info *first_oom)
         /* rounding can leave one stage a block over: move it to a neighbour */
         for (dir = -1; dir <= 1; dir += 2) {
             if (!ar_split_shift(c->depth, base, oi2.stage, dir, 1, alt)) continue;
-            if (eval_split_once(c, &mm, alt, best, &oi) == ARACHNE_OK) {
+            if (eval_split_once(c, mm, alt, best, &oi) == ARACHNE_OK) {
                 fitted = 1;
                 if (c->mode == AR_FILL_CHECK) return ARACHNE_OK;
             }
         }
     }
     return fitted ? ARACHNE_OK : ARACHNE_E_OUT_OF_MEMORY_PLAN;
+}
+
+/* One micro-batch size: its splits, then (BEST mode with
+ * ARACHNE_OPT_PRICED_RESPLIT) the split on the priced stage times.  best
+ * keeps the fastest candidate of every size; a size's own best is gathered
+ * apart, so that the re-split starts from it (ties keep the earlier
+ * candidate, as before).  Returns OK when one fitted. */
+static int eval_mbs(fill_ctx *c, fill_cand *best, oom_info *first_oom)
+{
+    double capw[AR_MAX_DEPTH];
+    split_memo mm;
+    fill_cand loc;
+    int st;
+    mm.n = 0;
+    loc.valid = 0;
+    capacity_weights(c, capw);
+    st = eval_mbs_splits(c, &mm, capw, &loc, first_oom);
+    if (st == ARACHNE_OK && c->mode != AR_FILL_CHECK && c->ws->resplit) resplit_on_prices(c, &mm, &loc, capw);
+    if (loc.valid && (!best->valid || loc.iter_s < best->iter_s)) *best = loc;
+    return st;
 }
 
 /* 1 when the profile has any entry for GPU type gpu: a profile made for

@@ -19,6 +19,12 @@
 /* Searches of the balanced split within the stages' block capacities (each
  * retry lowers the cap of the stage that overflowed). */
 #define AR_FILL_MAX_CAPPED 4
+/* Rounds of the split searched again on the priced stage times (fill.c,
+ * resplit_on_prices): each can change the expert tiling and so the times. */
+#define AR_FILL_RESPLIT_ROUNDS 2
+/* The re-split runs only when the stages' priced / profiled factors differ
+ * by more than this fraction (a common factor leaves the split as it is). */
+#define AR_FILL_RESPLIT_SPREAD 0.05
 
 /* --- availability (avail.c) -------------------------------------------- */
 /* ar_avail_copy (plan.h) needs dst all-zero or initialised; it reuses dst's
@@ -57,6 +63,9 @@ int ar_stage_speed_get(const arachne_cost_model *cm, int type, int tp, int mbs, 
  * stage's per-block time (embedding on stage 0, head on the last stage);
  * every stage gets at least one block.  firsts[depth+1] gets block starts
  * (firsts[depth] = blocks). */
+/* Seconds the split charges blocks [b0, b1) on a stage (kinds per block;
+ * no embedding or head). */
+double ar_split_range_s(const arachne_model *m, const ar_stage_speed *sp, int b0, int b1);
 void ar_split_balanced(const arachne_model *m, int depth, const ar_stage_speed *sp, int *firsts);
 /* The same with at most caps[s] blocks on stage s (the blocks its memory
  * holds): the split that minimises the largest stage time among those
@@ -99,6 +108,7 @@ typedef struct ar_fill_ws {
     int reverse_stages;      /* BEST also tries each template's stages reversed (from the cost
                               * model's ARACHNE_OPT_STAGE_REVERSAL; the exhaustive search clears it) */
     void *rev_ctx;           /* the reversed search's context (fill.c), allocated at first use */
+    int resplit;             /* BEST also splits again on the priced stage times (PRICED_RESPLIT) */
 } ar_fill_ws;
 
 int ar_fill_ws_init(ar_fill_ws *ws, const arachne_cost_model *cm);

@@ -45,6 +45,11 @@ static double range_s(const arachne_model *m, const ar_stage_speed *sp, int b0, 
     return t;
 }
 
+double ar_split_range_s(const arachne_model *m, const ar_stage_speed *sp, int b0, int b1)
+{
+    return range_s(m, sp, b0, b1);
+}
+
 /* Narrow [*a, *b) to the values of T on the same side of v as T is. */
 static void keep_le(double v, double *a) { if (v > *a) *a = v; }
 static void keep_gt(double v, double *b) { if (v < *b) *b = v; }

@@ -43,6 +43,8 @@ typedef struct ar_setup {
                               * do not record it: repricing follows the cost model's setting */
     int stage_reversal;      /* 1: the fill also tries each template's stages reversed (fill.c);
                               * a planner setting, not recorded in plan files */
+    int priced_resplit;      /* 1: the fill splits again on the priced stage times (fill.c);
+                              * a planner setting, not recorded in plan files */
 } ar_setup;
 
 void ar_setup_defaults(ar_setup *s);

@@ -162,6 +162,23 @@ assert r > 1.5 * a, (r, a)
 assert first(rev) != first(asis), (first(rev), first(asis))
 PY
 
+# --no-priced-resplit: the bundled policy's greedy template for this
+# composition gives its H100-PCIe stage 11 blocks on profiled times; the
+# expert tiling its memory then needs (EP 2 across nodes) makes it the
+# slowest stage by twice, and by default the fill splits again on the
+# priced times (docs/fill.md)
+args="--model qwen3-30b-a3b --cluster h100-pcie:3x1+1x4,h200:1x8,a5000:2x4+1x8 --global-batch 256 --samples 1 --refine 0 --json"
+"$bin" plan $args > "$t/resplit.json" || fail "plan (priced re-split on) failed"
+"$bin" plan $args --no-priced-resplit > "$t/profiled.json" || fail "plan --no-priced-resplit failed"
+python3 - "$t/resplit.json" "$t/profiled.json" <<'PY' || fail "the priced re-split did not move blocks off the slow stage"
+import json, sys
+rs, pr = (json.load(open(p)) for p in sys.argv[1:3])
+r, a = rs["iter_per_s"], pr["iter_per_s"]
+assert r > 1.5 * a, (r, a)
+blocks = lambda p: max(s["layers"][1] - s["layers"][0] for s in p["templates"][0]["stages"] if s["gpu"] == "H100-PCIe")
+assert blocks(pr) == 11 and blocks(rs) < 11, (blocks(pr), blocks(rs))
+PY
+
 # usage errors: exit 2
 "$bin" price 2>/dev/null; [ $? -eq 2 ] || fail "price without a file must exit 2"
 "$bin" export "$t/plan.json" 2>/dev/null; [ $? -eq 2 ] || fail "export without --format must exit 2"

@@ -410,7 +410,7 @@ static int check_plan(const env *e, const arachne_plan *p, char *why, size_t cap
                 snprintf(why, cap, "template %d stage %d: blocks %d-%d", j, s, t->stages[s].first, t->stages[s].end);
                 return 0;
             }
-            total += t->replicas * t->stages[s].tp;
+            total += t->replicas * t->stages[s].tp * ar_tmpl_cp(t); /* a stage holds tp x cp GPUs */
         }
     }
     if (total != p->nranks) { snprintf(why, cap, "%d ranks for %d GPUs", p->nranks, total); return 0; }
@@ -423,11 +423,12 @@ static int check_plan(const env *e, const arachne_plan *p, char *why, size_t cap
                 return 0;
             }
         }
-    /* ranks numbered template, replica, stage, tp rank */
+    /* ranks numbered template, replica, stage, cp rank, tp rank */
     for (i = 1; i < p->nranks; i++) {
         const ar_rank *a = &p->ranks[i - 1], *b = &p->ranks[i];
         long ka = ((long)a->tmpl * 100000 + a->replica) * 1000 + a->stage, kb = ((long)b->tmpl * 100000 + b->replica) * 1000 + b->stage;
-        if (b->rank != i || kb < ka || (kb == ka && b->tp_rank != a->tp_rank + 1)) {
+        int next = b->cp_rank == a->cp_rank ? b->tp_rank == a->tp_rank + 1 : b->cp_rank == a->cp_rank + 1 && b->tp_rank == 0;
+        if (b->rank != i || kb < ka || (kb == ka && !next)) {
             snprintf(why, cap, "rank %d out of order", i); return 0;
         }
     }
@@ -523,6 +524,67 @@ TEST(fill_runs_a_template_the_faster_way_round)
         ASSERT(st1 == ARACHNE_OK || st1 == ARACHNE_E_INFEASIBLE);
         if (st0 == ARACHNE_OK) {
             ASSERT_EQ(st1, ARACHNE_OK); /* the order asked for is one of the two tried */
+            ASSERT_MSG(q1.iter_per_s >= q0.iter_per_s * (1 - 1e-12), "template %d: %.6f < %.6f", k, q1.iter_per_s,
+                       q0.iter_per_s);
+            ASSERT_MSG(check_plan(&e, &q1, why, sizeof why), "%s", why);
+            checked++;
+        }
+        ar_plan_clear(&q0);
+        ar_plan_clear(&q1);
+    }
+    ASSERT_GT(checked, 5);
+    env_close(&e);
+}
+
+/* Fills one template with ARACHNE_OPT_PRICED_RESPLIT set to on (the stages
+ * in the order given). */
+static int fill_with_resplit(env *e, int on, int depth, const int *types, const int *tps, arachne_plan *p)
+{
+    int st = arachne_cost_model_set(e->cm, ARACHNE_OPT_PRICED_RESPLIT, on);
+    return st ? st : fill_with_reversal(e, 0, depth, types, tps, p);
+}
+
+TEST(fill_splits_again_on_the_priced_stage_times)
+{
+    /* The greedy template of val-small-qwen3-30b-a3b-31: the profiled split
+     * gives the H100-PCIe stage 11 blocks, and the expert tiling its memory
+     * then needs (EP 2 across nodes) makes it twice as slow as the others. */
+    env e;
+    arachne_plan p0, p1, q0, q1;
+    int types[6] = { 1, 1, 0, 2, 2, 2 }, tps[6] = { 1, 1, 1, 1, 1, 2 }, k, checked = 0, s;
+    char why[200];
+    ar_rng rng;
+    double v, slow0 = 0.0, slow1 = 0.0;
+    ASSERT_OK(env_open(&e, "qwen3-30b-a3b", "h100-pcie:3x1+1x4,h200:1x8,a5000:2x4+1x8"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
+    ASSERT_OK(arachne_cost_model_get(e.cm, ARACHNE_OPT_PRICED_RESPLIT, &v));
+    ASSERT(v == 1.0); /* on by default */
+    ASSERT_OK(fill_with_resplit(&e, 0, 6, types, tps, &p0));
+    ASSERT_OK(fill_with_resplit(&e, 1, 6, types, tps, &p1));
+    for (s = 0; s < 6; s++) {
+        if (p0.t[0].stages[s].stage_s > slow0) slow0 = p0.t[0].stages[s].stage_s;
+        if (p1.t[0].stages[s].stage_s > slow1) slow1 = p1.t[0].stages[s].stage_s;
+    }
+    ASSERT_EQ(p0.t[0].stages[2].end - p0.t[0].stages[2].first, 11);
+    ASSERT_GT(11, p1.t[0].stages[2].end - p1.t[0].stages[2].first); /* blocks moved off the slow stage */
+    ASSERT_MSG(slow1 < 0.7 * slow0, "slowest stage %.4f s, profiled split %.4f s", slow1, slow0);
+    ASSERT_MSG(p1.iter_per_s > 1.4 * p0.iter_per_s, "re-split %.4f iter/s, profiled split %.4f", p1.iter_per_s,
+               p0.iter_per_s);
+    ASSERT_MSG(check_plan(&e, &p1, why, sizeof why), "%s", why);
+    ASSERT_OK(ar_plan_validate(e.cm, &p1));
+    ar_plan_clear(&p0);
+    ar_plan_clear(&p1);
+    /* never slower, and feasible exactly when the profiled split is, on
+     * random templates */
+    ar_rng_seed(&rng, 7);
+    for (k = 0; k < 40; k++) {
+        int d = 2 + ar_rng_int(&rng, 5), st0, st1;
+        for (s = 0; s < d; s++) { types[s] = ar_rng_int(&rng, 3); tps[s] = 1 << ar_rng_int(&rng, 2); }
+        st0 = fill_with_resplit(&e, 0, d, types, tps, &q0);
+        st1 = fill_with_resplit(&e, 1, d, types, tps, &q1);
+        ASSERT(st0 == ARACHNE_OK || st0 == ARACHNE_E_INFEASIBLE);
+        ASSERT_EQ(st1, st0);
+        if (st0 == ARACHNE_OK) {
             ASSERT_MSG(q1.iter_per_s >= q0.iter_per_s * (1 - 1e-12), "template %d: %.6f < %.6f", k, q1.iter_per_s,
                        q0.iter_per_s);
             ASSERT_MSG(check_plan(&e, &q1, why, sizeof why), "%s", why);
@@ -749,7 +811,8 @@ SUITE(fill, T(pack_max_replicas_matches_brute_force), T(pack_prefers_exact_node_
       T(splits_cover_every_block_once), T(capped_split_is_the_fastest_within_the_caps),
       T(balanced_split_is_the_plain_bisection_bit_for_bit),
       T(tiles_are_every_valid_factorisation),
-      T(fill_places_a_valid_maximal_template), T(fill_runs_a_template_the_faster_way_round), T(fill_replicas_match_brute_force_on_small_clusters),
+      T(fill_places_a_valid_maximal_template), T(fill_runs_a_template_the_faster_way_round), T(fill_splits_again_on_the_priced_stage_times),
+      T(fill_replicas_match_brute_force_on_small_clusters),
       T(fill_failure_changes_nothing_and_says_why), T(fill_micro_batch_is_the_fastest_profiled_one),
       T(expert_tiling_is_never_beaten_by_another_factorisation), T(no_expert_tiling_keeps_ep_one),
       T(avail_copy_is_independent));
