@@ -647,12 +647,18 @@ typedef enum arachne_option {
                                      *   layer, so the order of unequal stages matters); the exhaustive
                                      *   search, which enumerates both orders itself, never does; 0: stages
                                      *   in the order decided; 0 or 1 (default 1) */
-    ARACHNE_OPT_PRICED_RESPLIT = 20 /**< 1: after a template's splits are priced, the planners' fill
+    ARACHNE_OPT_PRICED_RESPLIT = 20, /**< 1: after a template's splits are priced, the planners' fill
                                      *   splits its layers again on the priced stage times (the split is
                                      *   first searched on profiled compute and TP times; the priced
                                      *   stages add the expert all-to-all of the tiling chosen after it)
                                      *   and keeps the new split when it prices faster; 0: the profiled
                                      *   split only; 0 or 1 (default 1) */
+    ARACHNE_OPT_STAGE_MOVES = 21    /**< 1: the planners' fill also prices each template with one stage
+                                     *   moved to the front or to the end of the faster of the decided and
+                                     *   the reversed order (every stage, one pass, templates of 3 to 16
+                                     *   stages) and keeps the fastest order; the exhaustive search and
+                                     *   arachne_plan_refine's climb, which reorder stages themselves, never
+                                     *   do; 0: only the orders STAGE_REVERSAL tries; 0 or 1 (default 1) */
 } arachne_option;
 
 /** Creates a cost model over model `m`, cluster `c` and profile `p`, with

@@ -1055,7 +1055,7 @@ int ar_builder_enumerate(ar_builder *b, int max_steps, double deadline, ar_plan_
                          arachne_plan *plan, long *leaves)
 {
     enum_ctx E;
-    int st, rev;
+    int st, rev, moves;
     if (leaves) *leaves = 0;
     if (!b || !b->cm || !fn || !plan) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "enumerate: NULL argument");
     if (max_steps < 1 || max_steps > AR_MAX_TEMPLATES)
@@ -1075,13 +1075,17 @@ int ar_builder_enumerate(ar_builder *b, int max_steps, double deadline, ar_plan_
         free(E.saved_free);
         return ARACHNE_E_NO_MEMORY;
     }
-    /* the enumeration visits both orders of every template itself, so the
-     * fill's stage reversal (ARACHNE_OPT_STAGE_REVERSAL) would only price
-     * each leaf twice and could make two leaves the same plan */
+    /* the enumeration visits every order of every template itself, so the
+     * fill's stage reversal and stage moves (ARACHNE_OPT_STAGE_REVERSAL,
+     * ARACHNE_OPT_STAGE_MOVES) would only price each leaf again and could
+     * make two leaves the same plan */
     rev = b->ws.reverse_stages;
+    moves = b->ws.move_stages;
     b->ws.reverse_stages = 0;
+    b->ws.move_stages = 0;
     st = enum_step(&E, 0);
     b->ws.reverse_stages = rev;
+    b->ws.move_stages = moves;
     free(E.saved_t);
     free(E.saved_free);
     if (leaves) *leaves = E.leaves;

@@ -61,6 +61,7 @@ int ar_fill_ws_init(ar_fill_ws *ws, const arachne_cost_model *cm)
     ws->prefix.quiet = 1;
     ws->reverse_stages = cm->setup.stage_reversal;
     ws->resplit = cm->setup.priced_resplit;
+    ws->move_stages = cm->setup.stage_moves;
     return ARACHNE_OK;
 }
 
@@ -1122,13 +1123,71 @@ static int reversed_stages(int depth, const int *types, const int *tps, int *rt,
     return differs;
 }
 
+/* Whether order (t, p) is one of the n orders in tried (depth each). */
+static int order_tried(int depth, const int *t, const int *p, int (*tried_t)[AR_FILL_MOVE_MAX_DEPTH],
+                       int (*tried_p)[AR_FILL_MOVE_MAX_DEPTH], int n)
+{
+    size_t len = (size_t)depth * sizeof(int);
+    int i;
+    for (i = 0; i < n; i++)
+        if (!memcmp(tried_t[i], t, len) && !memcmp(tried_p[i], p, len)) return 1;
+    return 0;
+}
+
+/* ARACHNE_OPT_STAGE_MOVES: from the faster of the asked and the reversed
+ * order (the winner: context *pc, candidate *pb), every stage moved to the
+ * front and to the end, one pass; each new order is searched whole and the
+ * fastest is kept.  The two contexts (the stack one and the work space's
+ * rev_ctx) and their candidates alternate: the loser's holds the next
+ * order tried.  ord_t[k] / ord_p[k] hold the order context k searched
+ * (k = 0: the stack one), since a context keeps pointers to its order
+ * until the commit.  Sets *searched when it ran a search. */
+static int move_stages(ar_fill_ws *ws, ar_avail *a, const arachne_plan *plan, int depth, const int *types,
+                       const int *tps, const int *rt, const int *rp, int have_rev, fill_ctx **pc, fill_cand **pb,
+                       fill_ctx *ctx0, fill_cand *cand0, fill_cand *cand1,
+                       int (*ord_t)[AR_MAX_DEPTH], int (*ord_p)[AR_MAX_DEPTH], int *searched)
+{
+    int tried_t[2 * AR_FILL_MOVE_MAX_DEPTH + 2][AR_FILL_MOVE_MAX_DEPTH];
+    int tried_p[2 * AR_FILL_MOVE_MAX_DEPTH + 2][AR_FILL_MOVE_MAX_DEPTH];
+    int start_t[AR_FILL_MOVE_MAX_DEPTH], start_p[AR_FILL_MOVE_MAX_DEPTH];
+    int ntried = 0, i, end, s, q, st;
+    size_t len = (size_t)depth * sizeof(int);
+    if (depth < 3 || depth > AR_FILL_MOVE_MAX_DEPTH) return ARACHNE_OK;
+    if (!ws->rev_ctx && !(ws->rev_ctx = ar_malloc(sizeof(fill_ctx)))) return ARACHNE_E_NO_MEMORY;
+    memcpy(tried_t[ntried], types, len); memcpy(tried_p[ntried++], tps, len);
+    if (have_rev) { memcpy(tried_t[ntried], rt, len); memcpy(tried_p[ntried++], rp, len); }
+    memcpy(start_t, (*pc)->types, len);
+    memcpy(start_p, (*pc)->tps, len);
+    for (i = 0; i < depth; i++)
+        for (end = 0; end <= 1; end++) {
+            int k = *pc == ctx0 ? 1 : 0; /* the context not holding the winner */
+            fill_ctx *cx = k ? (fill_ctx *)ws->rev_ctx : ctx0;
+            fill_cand *cb = k ? cand1 : cand0;
+            int *t = ord_t[k], *p = ord_p[k];
+            if ((end && i == depth - 1) || (!end && i == 0)) continue;
+            /* stage i of the start order moved to the front or the end */
+            q = 0;
+            if (!end) { t[q] = start_t[i]; p[q++] = start_p[i]; }
+            for (s = 0; s < depth; s++)
+                if (s != i) { t[q] = start_t[s]; p[q++] = start_p[s]; }
+            if (end) { t[q] = start_t[i]; p[q++] = start_p[i]; }
+            if (order_tried(depth, t, p, tried_t, tried_p, ntried)) continue;
+            memcpy(tried_t[ntried], t, len); memcpy(tried_p[ntried++], p, len);
+            *searched = 1;
+            st = fill_search(ws, a, plan, depth, t, p, AR_FILL_BEST, cx, cb);
+            if (st != ARACHNE_OK && st != ARACHNE_E_INFEASIBLE) return st;
+            if (st == ARACHNE_OK && cb->iter_s < (*pb)->iter_s) { *pc = cx; *pb = cb; }
+        }
+    return ARACHNE_OK;
+}
+
 int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int depth,
                         const int *types, const int *tps, int mode)
 {
     fill_ctx c, *pc = &c;
-    fill_cand best, rbest;
-    const fill_cand *pb = &best;
-    int rt[AR_MAX_DEPTH], rp[AR_MAX_DEPTH], st, rst, retry;
+    fill_cand best, rbest, *pb = &best;
+    int rt[AR_MAX_DEPTH], rp[AR_MAX_DEPTH], st, rst, retry, have_rev = 0, searched = 0;
+    int ord_t[2][AR_MAX_DEPTH], ord_p[2][AR_MAX_DEPTH];
     if (!ws) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "fill: NULL work space");
     st = fill_search(ws, a, plan, depth, types, tps, mode, &c, &best);
     /* ARACHNE_OPT_STAGE_REVERSAL: the same stages reversed, when that is
@@ -1142,6 +1201,7 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
     retry = mode == AR_FILL_CHECK ? st == ARACHNE_E_INFEASIBLE : st == ARACHNE_OK || st == ARACHNE_E_INFEASIBLE;
     if (ws->reverse_stages && retry && depth > 1 && reversed_stages(depth, types, tps, rt, rp)) {
         char msg[512], why[sizeof ws->why];
+        have_rev = 1;
         if (st) {
             snprintf(msg, sizeof msg, "%s", arachne_last_error());
             memcpy(why, ws->why, sizeof why);
@@ -1162,9 +1222,16 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
             memcpy(ws->why, why, sizeof why);
             return mode == AR_FILL_CHECK ? st : ar_error(st, "%s", msg);
         }
-        /* the work space's placement arrays hold the last search's replicas */
-        pc->placed_r = 0;
     }
+    /* ARACHNE_OPT_STAGE_MOVES (BEST only: it adds orders to one that fits,
+     * so CHECK's answer stays the same) */
+    if (st == ARACHNE_OK && mode != AR_FILL_CHECK && ws->move_stages) {
+        st = move_stages(ws, a, plan, depth, types, tps, rt, rp, have_rev, &pc, &pb, &c, &best, &rbest, ord_t,
+                         ord_p, &searched);
+        if (st != ARACHNE_OK) return st;
+    }
+    /* the work space's placement arrays hold the last search's replicas */
+    if (have_rev || searched) pc->placed_r = 0;
     if (st || mode == AR_FILL_CHECK) return st;
     st = commit(pc, a, plan, pb);
     if (st != ARACHNE_OK) ws->trial_synced = 0;

@@ -22,6 +22,8 @@
 /* Rounds of the split searched again on the priced stage times (fill.c,
  * resplit_on_prices): each can change the expert tiling and so the times. */
 #define AR_FILL_RESPLIT_ROUNDS 2
+/* Deepest template whose stages the fill tries moving (ARACHNE_OPT_STAGE_MOVES). */
+#define AR_FILL_MOVE_MAX_DEPTH 16
 /* The re-split runs only when the stages' priced / profiled factors differ
  * by more than this fraction (a common factor leaves the split as it is). */
 #define AR_FILL_RESPLIT_SPREAD 0.05
@@ -108,6 +110,7 @@ typedef struct ar_fill_ws {
     int reverse_stages;      /* BEST also tries each template's stages reversed (from the cost
                               * model's ARACHNE_OPT_STAGE_REVERSAL; the exhaustive search clears it) */
     void *rev_ctx;           /* the reversed search's context (fill.c), allocated at first use */
+    int move_stages;         /* BEST also tries each stage moved to the front and the end (STAGE_MOVES) */
     int resplit;             /* BEST also splits again on the priced stage times (PRICED_RESPLIT) */
 } ar_fill_ws;
 

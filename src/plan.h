@@ -45,6 +45,8 @@ typedef struct ar_setup {
                               * a planner setting, not recorded in plan files */
     int priced_resplit;      /* 1: the fill splits again on the priced stage times (fill.c);
                               * a planner setting, not recorded in plan files */
+    int stage_moves;         /* 1: the fill also tries each stage moved to the front and the end
+                              * (fill.c); a planner setting, not recorded in plan files */
 } ar_setup;
 
 void ar_setup_defaults(ar_setup *s);

@@ -150,7 +150,8 @@ out=$("$bin" price "$t/plan.json" --cluster a100-40:1x4,h100:1x8 2>&1); rc=$?
 # --no-stage-reversal: the bundled policy's greedy template for this
 # composition ends in four L40S stages, the last holding the output layer;
 # by default the fill runs it the other way round (docs/fill.md)
-args="--model qwen3-30b-a3b --cluster l40s:1x8,h200:2x4,b300:6x1 --global-batch 256 --samples 1 --refine 0 --json"
+# (stage moves off: they would find the faster order from either start)
+args="--model qwen3-30b-a3b --cluster l40s:1x8,h200:2x4,b300:6x1 --global-batch 256 --samples 1 --refine 0 --json --no-stage-moves"
 "$bin" plan $args > "$t/rev.json" || fail "plan (stage reversal on) failed"
 "$bin" plan $args --no-stage-reversal > "$t/asis.json" || fail "plan --no-stage-reversal failed"
 python3 - "$t/rev.json" "$t/asis.json" <<'PY' || fail "the stage reversal did not run the template the faster way round"
@@ -167,7 +168,8 @@ PY
 # expert tiling its memory then needs (EP 2 across nodes) makes it the
 # slowest stage by twice, and by default the fill splits again on the
 # priced times (docs/fill.md)
-args="--model qwen3-30b-a3b --cluster h100-pcie:3x1+1x4,h200:1x8,a5000:2x4+1x8 --global-batch 256 --samples 1 --refine 0 --json"
+# (stage moves off, as above)
+args="--model qwen3-30b-a3b --cluster h100-pcie:3x1+1x4,h200:1x8,a5000:2x4+1x8 --global-batch 256 --samples 1 --refine 0 --json --no-stage-moves"
 "$bin" plan $args > "$t/resplit.json" || fail "plan (priced re-split on) failed"
 "$bin" plan $args --no-priced-resplit > "$t/profiled.json" || fail "plan --no-priced-resplit failed"
 python3 - "$t/resplit.json" "$t/profiled.json" <<'PY' || fail "the priced re-split did not move blocks off the slow stage"
@@ -177,6 +179,22 @@ r, a = rs["iter_per_s"], pr["iter_per_s"]
 assert r > 1.5 * a, (r, a)
 blocks = lambda p: max(s["layers"][1] - s["layers"][0] for s in p["templates"][0]["stages"] if s["gpu"] == "H100-PCIe")
 assert blocks(pr) == 11 and blocks(rs) < 11, (blocks(pr), blocks(rs))
+PY
+
+# --no-stage-moves: the bundled policy's greedy template for this
+# composition puts the RTX-3090 TP-4 stage last, after two B200 stages;
+# by default the fill also tries each stage moved to either end and here
+# moves a B200 stage to the end (docs/fill.md)
+args="--model qwen3-30b-a3b --cluster b200:2x4,a100-40:7x1,rtx-3090:2x4 --global-batch 256 --samples 1 --refine 0 --json"
+"$bin" plan $args > "$t/moves.json" || fail "plan (stage moves on) failed"
+"$bin" plan $args --no-stage-moves > "$t/nomoves.json" || fail "plan --no-stage-moves failed"
+python3 - "$t/moves.json" "$t/nomoves.json" <<'PY' || fail "the stage moves did not find the faster order"
+import json, sys
+mv, no = (json.load(open(p)) for p in sys.argv[1:3])
+r, a = mv["iter_per_s"], no["iter_per_s"]
+assert r > 1.2 * a, (r, a)
+order = lambda p: [(s["gpu"], s["tp"]) for s in p["templates"][0]["stages"]]
+assert order(mv) != order(no) and sorted(order(mv)) == sorted(order(no)), (order(mv), order(no))
 PY
 
 # usage errors: exit 2

@@ -646,9 +646,11 @@ TEST(options_defaults_and_rejections)
     ASSERT_CONTAINS(arachne_last_error(), "stage_reversal");
     ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_PRICED_RESPLIT, -1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "priced_resplit");
-    ASSERT_STATUS(arachne_cost_model_set(f.cm, 21, 1), ARACHNE_E_INVALID_ARGUMENT);
-    ASSERT_CONTAINS(arachne_last_error(), "0..20");
-    ASSERT_STATUS(arachne_cost_model_get(f.cm, 21, &v), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_STAGE_MOVES, 3), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "stage_moves");
+    ASSERT_STATUS(arachne_cost_model_set(f.cm, 22, 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "0..21");
+    ASSERT_STATUS(arachne_cost_model_get(f.cm, 22, &v), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_get(f.cm, -1, &v), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_set(NULL, 0, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_price(f.cm, NULL), ARACHNE_E_INVALID_ARGUMENT);

@@ -474,13 +474,15 @@ TEST(fill_places_a_valid_maximal_template)
     env_close(&e);
 }
 
-/* Fills one template with ARACHNE_OPT_STAGE_REVERSAL set to rev. */
+/* Fills one template with ARACHNE_OPT_STAGE_REVERSAL set to rev (and no
+ * stage moves, which test fill_moves_a_stage_to_either_end covers). */
 static int fill_with_reversal(env *e, int rev, int depth, const int *types, const int *tps, arachne_plan *p)
 {
     ar_avail a;
     int st;
     memset(p, 0, sizeof *p);
-    if ((st = arachne_cost_model_set(e->cm, ARACHNE_OPT_STAGE_REVERSAL, rev)) || (st = ar_plan_init(p, e->cm)) ||
+    if ((st = arachne_cost_model_set(e->cm, ARACHNE_OPT_STAGE_MOVES, 0)) ||
+        (st = arachne_cost_model_set(e->cm, ARACHNE_OPT_STAGE_REVERSAL, rev)) || (st = ar_plan_init(p, e->cm)) ||
         (st = ar_avail_init(&a, e->c)))
         return st;
     st = ar_fill_template(e->cm, &a, p, depth, types, tps);
@@ -594,6 +596,86 @@ TEST(fill_splits_again_on_the_priced_stage_times)
         ar_plan_clear(&q1);
     }
     ASSERT_GT(checked, 5);
+    env_close(&e);
+}
+
+/* Fills one template with ARACHNE_OPT_STAGE_MOVES set to on (the reversal
+ * on, as by default). */
+static int fill_with_moves(env *e, int on, int depth, const int *types, const int *tps, arachne_plan *p)
+{
+    ar_avail a;
+    int st;
+    memset(p, 0, sizeof *p);
+    if ((st = arachne_cost_model_set(e->cm, ARACHNE_OPT_STAGE_MOVES, on)) ||
+        (st = arachne_cost_model_set(e->cm, ARACHNE_OPT_STAGE_REVERSAL, 1)) || (st = ar_plan_init(p, e->cm)) ||
+        (st = ar_avail_init(&a, e->c)))
+        return st;
+    st = ar_fill_template(e->cm, &a, p, depth, types, tps);
+    ar_avail_free(&a);
+    return st;
+}
+
+/* 1 when template 0 of p holds the asked stages (type, GPUs) in some order. */
+static int same_stages(const arachne_plan *p, int depth, const int *types, const int *tps)
+{
+    int used[AR_MAX_DEPTH] = { 0 }, s, k, matched = 0;
+    if (p->t[0].depth != depth) return 0;
+    for (s = 0; s < depth; s++)
+        for (k = 0; k < depth; k++)
+            if (!used[k] && types[k] == p->t[0].stages[s].type && tps[k] == ar_stage_gpus(&p->t[0], s)) {
+                used[k] = 1;
+                matched++;
+                break;
+            }
+    return matched == depth;
+}
+
+TEST(fill_moves_a_stage_to_either_end)
+{
+    /* The greedy template of val-small-qwen3-30b-a3b-23bbb: A100 stages
+     * around two B200 TP-2 stages, RTX-3090 TP-4 last. */
+    env e;
+    arachne_plan p0, p1, q0, q1;
+    int types[6] = { 1, 1, 0, 0, 1, 2 }, tps[6] = { 1, 1, 2, 2, 1, 4 }, k, checked = 0, s, moved = 0;
+    char why[200];
+    ar_rng rng;
+    double v;
+    ASSERT_OK(env_open(&e, "qwen3-30b-a3b", "b200:2x4,a100-40:7x1,rtx-3090:2x4"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
+    ASSERT_OK(arachne_cost_model_get(e.cm, ARACHNE_OPT_STAGE_MOVES, &v));
+    ASSERT(v == 1.0); /* on by default */
+    ASSERT_OK(fill_with_moves(&e, 0, 6, types, tps, &p0));
+    ASSERT_OK(fill_with_moves(&e, 1, 6, types, tps, &p1));
+    ASSERT_MSG(p1.iter_per_s > 1.2 * p0.iter_per_s, "moved %.4f iter/s, asked or reversed %.4f", p1.iter_per_s,
+               p0.iter_per_s);
+    ASSERT(same_stages(&p1, 6, types, tps));
+    ASSERT_MSG(check_plan(&e, &p1, why, sizeof why), "%s", why);
+    ASSERT_OK(ar_plan_validate(e.cm, &p1));
+    ar_plan_clear(&p0);
+    ar_plan_clear(&p1);
+    /* never slower, feasible exactly when the asked or the reversed order
+     * is, and always the asked stages, on random templates */
+    ar_rng_seed(&rng, 11);
+    for (k = 0; k < 40; k++) {
+        int d = 3 + ar_rng_int(&rng, 4), st0, st1;
+        for (s = 0; s < d; s++) { types[s] = ar_rng_int(&rng, 3); tps[s] = 1 << ar_rng_int(&rng, 2); }
+        st0 = fill_with_moves(&e, 0, d, types, tps, &q0);
+        st1 = fill_with_moves(&e, 1, d, types, tps, &q1);
+        ASSERT(st0 == ARACHNE_OK || st0 == ARACHNE_E_INFEASIBLE);
+        ASSERT_EQ(st1, st0);
+        if (st0 == ARACHNE_OK) {
+            ASSERT_MSG(q1.iter_per_s >= q0.iter_per_s * (1 - 1e-12), "template %d: %.6f < %.6f", k, q1.iter_per_s,
+                       q0.iter_per_s);
+            ASSERT(same_stages(&q1, d, types, tps));
+            ASSERT_MSG(check_plan(&e, &q1, why, sizeof why), "%s", why);
+            moved += q1.iter_per_s > q0.iter_per_s;
+            checked++;
+        }
+        ar_plan_clear(&q0);
+        ar_plan_clear(&q1);
+    }
+    ASSERT_GT(checked, 5);
+    ASSERT_GT(moved, 0);
     env_close(&e);
 }
 
@@ -811,7 +893,7 @@ SUITE(fill, T(pack_max_replicas_matches_brute_force), T(pack_prefers_exact_node_
       T(splits_cover_every_block_once), T(capped_split_is_the_fastest_within_the_caps),
       T(balanced_split_is_the_plain_bisection_bit_for_bit),
       T(tiles_are_every_valid_factorisation),
-      T(fill_places_a_valid_maximal_template), T(fill_runs_a_template_the_faster_way_round), T(fill_splits_again_on_the_priced_stage_times),
+      T(fill_places_a_valid_maximal_template), T(fill_runs_a_template_the_faster_way_round), T(fill_splits_again_on_the_priced_stage_times), T(fill_moves_a_stage_to_either_end),
       T(fill_replicas_match_brute_force_on_small_clusters),
       T(fill_failure_changes_nothing_and_says_why), T(fill_micro_batch_is_the_fastest_profiled_one),
       T(expert_tiling_is_never_beaten_by_another_factorisation), T(no_expert_tiling_keeps_ep_one),

@@ -34,6 +34,7 @@ int cli_costenv_options(cli_costenv_opts *o, cli_opt *opts)
         { "allow-batch-rounding", 0, NULL, &o->allow_batch_rounding },
         { "no-stage-reversal", 0, NULL, &o->no_stage_reversal },
         { "no-priced-resplit", 0, NULL, &o->no_priced_resplit },
+        { "no-stage-moves", 0, NULL, &o->no_stage_moves },
     };
     memset(o, 0, sizeof *o);
     memcpy(opts, table, sizeof table);
@@ -146,6 +147,7 @@ int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *e
         (rc = set_opt(env, ARACHNE_OPT_EP_HIERARCHICAL, o->ep_hierarchical ? 1 : 0)) ||
         (rc = set_opt(env, ARACHNE_OPT_STAGE_REVERSAL, o->no_stage_reversal ? 0 : 1)) ||
         (rc = set_opt(env, ARACHNE_OPT_PRICED_RESPLIT, o->no_priced_resplit ? 0 : 1)) ||
+        (rc = set_opt(env, ARACHNE_OPT_STAGE_MOVES, o->no_stage_moves ? 0 : 1)) ||
         /* a user who lets the batch round also lets the planners rank by speed alone */
         (rc = set_opt(env, ARACHNE_OPT_EXACT_BATCH, o->allow_batch_rounding ? 0 : 1)))
         goto fail;
