@@ -147,14 +147,22 @@ out=$("$bin" price "$t/plan.json" --cluster a100-40:1x4,h100:1x8 2>&1); rc=$?
 [ $rc -eq 1 ] || fail "smaller cluster: exit $rc, want 1 ($out)"
 "$bin" price "$t/missing.json" 2>/dev/null; [ $? -eq 1 ] || fail "missing file must exit 1"
 
+# plan_both NAME FLAG ARGS...: greedy-plans ARGS into $t/NAME-on.json and,
+# with FLAG added, $t/NAME-off.json (one fill option on and off)
+plan_both() {
+    name=$1 flag=$2
+    shift 2
+    "$bin" plan "$@" --samples 1 --refine 0 --json > "$t/$name-on.json" || fail "plan ($name on) failed"
+    "$bin" plan "$@" --samples 1 --refine 0 --json "$flag" > "$t/$name-off.json" || fail "plan $flag failed"
+}
+
 # --no-stage-reversal: the bundled policy's greedy template for this
 # composition ends in four L40S stages, the last holding the output layer;
 # by default the fill runs it the other way round (docs/fill.md)
 # (stage moves off: they would find the faster order from either start)
-args="--model qwen3-30b-a3b --cluster l40s:1x8,h200:2x4,b300:6x1 --global-batch 256 --samples 1 --refine 0 --json --no-stage-moves"
-"$bin" plan $args > "$t/rev.json" || fail "plan (stage reversal on) failed"
-"$bin" plan $args --no-stage-reversal > "$t/asis.json" || fail "plan --no-stage-reversal failed"
-python3 - "$t/rev.json" "$t/asis.json" <<'PY' || fail "the stage reversal did not run the template the faster way round"
+plan_both rev --no-stage-reversal --model qwen3-30b-a3b --cluster l40s:1x8,h200:2x4,b300:6x1 --global-batch 256 \
+    --no-stage-moves
+python3 - "$t/rev-on.json" "$t/rev-off.json" <<'PY' || fail "the stage reversal did not run the template the faster way round"
 import json, sys
 rev, asis = (json.load(open(p)) for p in sys.argv[1:3])
 r, a = rev["iter_per_s"], asis["iter_per_s"]
@@ -167,12 +175,10 @@ PY
 # composition gives its H100-PCIe stage 11 blocks on profiled times; the
 # expert tiling its memory then needs (EP 2 across nodes) makes it the
 # slowest stage by twice, and by default the fill splits again on the
-# priced times (docs/fill.md)
-# (stage moves off, as above)
-args="--model qwen3-30b-a3b --cluster h100-pcie:3x1+1x4,h200:1x8,a5000:2x4+1x8 --global-batch 256 --samples 1 --refine 0 --json --no-stage-moves"
-"$bin" plan $args > "$t/resplit.json" || fail "plan (priced re-split on) failed"
-"$bin" plan $args --no-priced-resplit > "$t/profiled.json" || fail "plan --no-priced-resplit failed"
-python3 - "$t/resplit.json" "$t/profiled.json" <<'PY' || fail "the priced re-split did not move blocks off the slow stage"
+# priced times (docs/fill.md; stage moves off, as above)
+plan_both resplit --no-priced-resplit --model qwen3-30b-a3b --cluster h100-pcie:3x1+1x4,h200:1x8,a5000:2x4+1x8 \
+    --global-batch 256 --no-stage-moves
+python3 - "$t/resplit-on.json" "$t/resplit-off.json" <<'PY' || fail "the priced re-split did not move blocks off the slow stage"
 import json, sys
 rs, pr = (json.load(open(p)) for p in sys.argv[1:3])
 r, a = rs["iter_per_s"], pr["iter_per_s"]
@@ -185,10 +191,8 @@ PY
 # composition puts the RTX-3090 TP-4 stage last, after two B200 stages;
 # by default the fill also tries each stage moved to either end and here
 # moves a B200 stage to the end (docs/fill.md)
-args="--model qwen3-30b-a3b --cluster b200:2x4,a100-40:7x1,rtx-3090:2x4 --global-batch 256 --samples 1 --refine 0 --json"
-"$bin" plan $args > "$t/moves.json" || fail "plan (stage moves on) failed"
-"$bin" plan $args --no-stage-moves > "$t/nomoves.json" || fail "plan --no-stage-moves failed"
-python3 - "$t/moves.json" "$t/nomoves.json" <<'PY' || fail "the stage moves did not find the faster order"
+plan_both moves --no-stage-moves --model qwen3-30b-a3b --cluster b200:2x4,a100-40:7x1,rtx-3090:2x4 --global-batch 256
+python3 - "$t/moves-on.json" "$t/moves-off.json" <<'PY' || fail "the stage moves did not find the faster order"
 import json, sys
 mv, no = (json.load(open(p)) for p in sys.argv[1:3])
 r, a = mv["iter_per_s"], no["iter_per_s"]

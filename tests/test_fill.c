@@ -474,20 +474,27 @@ TEST(fill_places_a_valid_maximal_template)
     env_close(&e);
 }
 
-/* Fills one template with ARACHNE_OPT_STAGE_REVERSAL set to rev (and no
- * stage moves, which test fill_moves_a_stage_to_either_end covers). */
-static int fill_with_reversal(env *e, int rev, int depth, const int *types, const int *tps, arachne_plan *p)
+/* Fills one template with ARACHNE_OPT_STAGE_REVERSAL set to rev and
+ * ARACHNE_OPT_STAGE_MOVES to moves. */
+static int fill_with_orders(env *e, int rev, int moves, int depth, const int *types, const int *tps, arachne_plan *p)
 {
     ar_avail a;
     int st;
     memset(p, 0, sizeof *p);
-    if ((st = arachne_cost_model_set(e->cm, ARACHNE_OPT_STAGE_MOVES, 0)) ||
+    if ((st = arachne_cost_model_set(e->cm, ARACHNE_OPT_STAGE_MOVES, moves)) ||
         (st = arachne_cost_model_set(e->cm, ARACHNE_OPT_STAGE_REVERSAL, rev)) || (st = ar_plan_init(p, e->cm)) ||
         (st = ar_avail_init(&a, e->c)))
         return st;
     st = ar_fill_template(e->cm, &a, p, depth, types, tps);
     ar_avail_free(&a);
     return st;
+}
+
+/* Fills one template with ARACHNE_OPT_STAGE_REVERSAL set to rev (and no
+ * stage moves, which test fill_moves_a_stage_to_either_end covers). */
+static int fill_with_reversal(env *e, int rev, int depth, const int *types, const int *tps, arachne_plan *p)
+{
+    return fill_with_orders(e, rev, 0, depth, types, tps, p);
 }
 
 TEST(fill_runs_a_template_the_faster_way_round)
@@ -546,76 +553,7 @@ static int fill_with_resplit(env *e, int on, int depth, const int *types, const 
     return st ? st : fill_with_reversal(e, 0, depth, types, tps, p);
 }
 
-TEST(fill_splits_again_on_the_priced_stage_times)
-{
-    /* The greedy template of val-small-qwen3-30b-a3b-31: the profiled split
-     * gives the H100-PCIe stage 11 blocks, and the expert tiling its memory
-     * then needs (EP 2 across nodes) makes it twice as slow as the others. */
-    env e;
-    arachne_plan p0, p1, q0, q1;
-    int types[6] = { 1, 1, 0, 2, 2, 2 }, tps[6] = { 1, 1, 1, 1, 1, 2 }, k, checked = 0, s;
-    char why[200];
-    ar_rng rng;
-    double v, slow0 = 0.0, slow1 = 0.0;
-    ASSERT_OK(env_open(&e, "qwen3-30b-a3b", "h100-pcie:3x1+1x4,h200:1x8,a5000:2x4+1x8"));
-    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
-    ASSERT_OK(arachne_cost_model_get(e.cm, ARACHNE_OPT_PRICED_RESPLIT, &v));
-    ASSERT(v == 1.0); /* on by default */
-    ASSERT_OK(fill_with_resplit(&e, 0, 6, types, tps, &p0));
-    ASSERT_OK(fill_with_resplit(&e, 1, 6, types, tps, &p1));
-    for (s = 0; s < 6; s++) {
-        if (p0.t[0].stages[s].stage_s > slow0) slow0 = p0.t[0].stages[s].stage_s;
-        if (p1.t[0].stages[s].stage_s > slow1) slow1 = p1.t[0].stages[s].stage_s;
-    }
-    ASSERT_EQ(p0.t[0].stages[2].end - p0.t[0].stages[2].first, 11);
-    ASSERT_GT(11, p1.t[0].stages[2].end - p1.t[0].stages[2].first); /* blocks moved off the slow stage */
-    ASSERT_MSG(slow1 < 0.7 * slow0, "slowest stage %.4f s, profiled split %.4f s", slow1, slow0);
-    ASSERT_MSG(p1.iter_per_s > 1.4 * p0.iter_per_s, "re-split %.4f iter/s, profiled split %.4f", p1.iter_per_s,
-               p0.iter_per_s);
-    ASSERT_MSG(check_plan(&e, &p1, why, sizeof why), "%s", why);
-    ASSERT_OK(ar_plan_validate(e.cm, &p1));
-    ar_plan_clear(&p0);
-    ar_plan_clear(&p1);
-    /* never slower, and feasible exactly when the profiled split is, on
-     * random templates */
-    ar_rng_seed(&rng, 7);
-    for (k = 0; k < 40; k++) {
-        int d = 2 + ar_rng_int(&rng, 5), st0, st1;
-        for (s = 0; s < d; s++) { types[s] = ar_rng_int(&rng, 3); tps[s] = 1 << ar_rng_int(&rng, 2); }
-        st0 = fill_with_resplit(&e, 0, d, types, tps, &q0);
-        st1 = fill_with_resplit(&e, 1, d, types, tps, &q1);
-        ASSERT(st0 == ARACHNE_OK || st0 == ARACHNE_E_INFEASIBLE);
-        ASSERT_EQ(st1, st0);
-        if (st0 == ARACHNE_OK) {
-            ASSERT_MSG(q1.iter_per_s >= q0.iter_per_s * (1 - 1e-12), "template %d: %.6f < %.6f", k, q1.iter_per_s,
-                       q0.iter_per_s);
-            ASSERT_MSG(check_plan(&e, &q1, why, sizeof why), "%s", why);
-            checked++;
-        }
-        ar_plan_clear(&q0);
-        ar_plan_clear(&q1);
-    }
-    ASSERT_GT(checked, 5);
-    env_close(&e);
-}
-
-/* Fills one template with ARACHNE_OPT_STAGE_MOVES set to on (the reversal
- * on, as by default). */
-static int fill_with_moves(env *e, int on, int depth, const int *types, const int *tps, arachne_plan *p)
-{
-    ar_avail a;
-    int st;
-    memset(p, 0, sizeof *p);
-    if ((st = arachne_cost_model_set(e->cm, ARACHNE_OPT_STAGE_MOVES, on)) ||
-        (st = arachne_cost_model_set(e->cm, ARACHNE_OPT_STAGE_REVERSAL, 1)) || (st = ar_plan_init(p, e->cm)) ||
-        (st = ar_avail_init(&a, e->c)))
-        return st;
-    st = ar_fill_template(e->cm, &a, p, depth, types, tps);
-    ar_avail_free(&a);
-    return st;
-}
-
-/* 1 when template 0 of p holds the asked stages (type, GPUs) in some order. */
+/* 1 when p's template 0 holds the asked stages (type, GPUs) in some order. */
 static int same_stages(const arachne_plan *p, int depth, const int *types, const int *tps)
 {
     int used[AR_MAX_DEPTH] = { 0 }, s, k, matched = 0;
@@ -630,52 +568,131 @@ static int same_stages(const arachne_plan *p, int depth, const int *types, const
     return matched == depth;
 }
 
+typedef int (*fill_option_fn)(env *e, int on, int depth, const int *types, const int *tps, arachne_plan *p);
+
+/* Fills 40 random templates of min_d .. min_d + span - 1 stages (3 GPU
+ * types, TP 1 or 2) with a fill option off and on: 1 when, for every one,
+ * both fit or neither does, the option is never slower, and its plan holds
+ * the asked stages and passes check_plan; else 0 with why filled.
+ * *checked counts the templates that fit, *faster those the option sped up. */
+static int random_templates_agree(env *e, fill_option_fn fill, unsigned seed, int min_d, int span, int *checked,
+                                  int *faster, char *why, size_t cap)
+{
+    int types[AR_MAX_DEPTH], tps[AR_MAX_DEPTH], k, s, ok = 1;
+    ar_rng rng;
+    ar_rng_seed(&rng, seed);
+    *checked = *faster = 0;
+    for (k = 0; k < 40 && ok; k++) {
+        arachne_plan q0, q1;
+        int d = min_d + ar_rng_int(&rng, span), st0, st1;
+        for (s = 0; s < d; s++) { types[s] = ar_rng_int(&rng, 3); tps[s] = 1 << ar_rng_int(&rng, 2); }
+        st0 = fill(e, 0, d, types, tps, &q0);
+        st1 = fill(e, 1, d, types, tps, &q1);
+        if ((st0 != ARACHNE_OK && st0 != ARACHNE_E_INFEASIBLE) || st1 != st0) {
+            snprintf(why, cap, "template %d: status %d off, %d on", k, st0, st1);
+            ok = 0;
+        } else if (st0 == ARACHNE_OK) {
+            if (q1.iter_per_s < q0.iter_per_s * (1 - 1e-12)) {
+                snprintf(why, cap, "template %d: %.6f < %.6f iter/s", k, q1.iter_per_s, q0.iter_per_s);
+                ok = 0;
+            } else if (!same_stages(&q1, d, types, tps)) {
+                snprintf(why, cap, "template %d: other stages than asked", k);
+                ok = 0;
+            } else if (!check_plan(e, &q1, why, cap)) {
+                ok = 0;
+            }
+            *faster += q1.iter_per_s > q0.iter_per_s;
+            ++*checked;
+        }
+        ar_plan_clear(&q0);
+        ar_plan_clear(&q1);
+    }
+    return ok;
+}
+
+/* Fills one template with a fill option off (*p0) and on (*p1): 1 when
+ * both fit, on runs more than ratio times as fast, and its plan passes
+ * check_plan and ar_plan_validate; else 0 with why filled (the plans are
+ * left for the caller to clear either way). */
+static int option_speeds_up(env *e, fill_option_fn fill, int depth, const int *types, const int *tps, double ratio,
+                            arachne_plan *p0, arachne_plan *p1, char *why, size_t cap)
+{
+    int st0 = fill(e, 0, depth, types, tps, p0), st1 = fill(e, 1, depth, types, tps, p1);
+    if (st0 || st1) {
+        snprintf(why, cap, "status %d off, %d on: %s", st0, st1, arachne_last_error());
+        return 0;
+    }
+    if (!(p1->iter_per_s > ratio * p0->iter_per_s)) {
+        snprintf(why, cap, "on %.4f iter/s, off %.4f", p1->iter_per_s, p0->iter_per_s);
+        return 0;
+    }
+    if (!check_plan(e, p1, why, cap)) return 0;
+    if (ar_plan_validate(e->cm, p1) != ARACHNE_OK) {
+        snprintf(why, cap, "%s", arachne_last_error());
+        return 0;
+    }
+    return 1;
+}
+
+TEST(fill_splits_again_on_the_priced_stage_times)
+{
+    /* The greedy template of val-small-qwen3-30b-a3b-31: the profiled split
+     * gives the H100-PCIe stage 11 blocks, and the expert tiling its memory
+     * then needs (EP 2 across nodes) makes it twice as slow as the others. */
+    env e;
+    arachne_plan p0, p1;
+    int types[6] = { 1, 1, 0, 2, 2, 2 }, tps[6] = { 1, 1, 1, 1, 1, 2 }, checked = 0, faster = 0, s;
+    char why[200];
+    double v, slow0 = 0.0, slow1 = 0.0;
+    ASSERT_OK(env_open(&e, "qwen3-30b-a3b", "h100-pcie:3x1+1x4,h200:1x8,a5000:2x4+1x8"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
+    ASSERT_OK(arachne_cost_model_get(e.cm, ARACHNE_OPT_PRICED_RESPLIT, &v));
+    ASSERT(v == 1.0); /* on by default */
+    ASSERT_MSG(option_speeds_up(&e, fill_with_resplit, 6, types, tps, 1.4, &p0, &p1, why, sizeof why), "%s", why);
+    for (s = 0; s < 6; s++) {
+        if (p0.t[0].stages[s].stage_s > slow0) slow0 = p0.t[0].stages[s].stage_s;
+        if (p1.t[0].stages[s].stage_s > slow1) slow1 = p1.t[0].stages[s].stage_s;
+    }
+    ASSERT_EQ(p0.t[0].stages[2].end - p0.t[0].stages[2].first, 11);
+    ASSERT_GT(11, p1.t[0].stages[2].end - p1.t[0].stages[2].first); /* blocks moved off the slow stage */
+    ASSERT_MSG(slow1 < 0.7 * slow0, "slowest stage %.4f s, profiled split %.4f s", slow1, slow0);
+    ar_plan_clear(&p0);
+    ar_plan_clear(&p1);
+    /* never slower, feasible exactly when the profiled split is */
+    ASSERT_MSG(random_templates_agree(&e, fill_with_resplit, 7, 2, 5, &checked, &faster, why, sizeof why), "%s", why);
+    ASSERT_GT(checked, 5);
+    env_close(&e);
+}
+
+/* Fills one template with ARACHNE_OPT_STAGE_MOVES set to on (the reversal
+ * on, as by default). */
+static int fill_with_moves(env *e, int on, int depth, const int *types, const int *tps, arachne_plan *p)
+{
+    return fill_with_orders(e, 1, on, depth, types, tps, p);
+}
+
 TEST(fill_moves_a_stage_to_either_end)
 {
     /* The greedy template of val-small-qwen3-30b-a3b-23bbb: A100 stages
      * around two B200 TP-2 stages, RTX-3090 TP-4 last. */
     env e;
-    arachne_plan p0, p1, q0, q1;
-    int types[6] = { 1, 1, 0, 0, 1, 2 }, tps[6] = { 1, 1, 2, 2, 1, 4 }, k, checked = 0, s, moved = 0;
+    arachne_plan p0, p1;
+    int types[6] = { 1, 1, 0, 0, 1, 2 }, tps[6] = { 1, 1, 2, 2, 1, 4 }, checked = 0, faster = 0;
     char why[200];
-    ar_rng rng;
     double v;
     ASSERT_OK(env_open(&e, "qwen3-30b-a3b", "b200:2x4,a100-40:7x1,rtx-3090:2x4"));
     ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
     ASSERT_OK(arachne_cost_model_get(e.cm, ARACHNE_OPT_STAGE_MOVES, &v));
     ASSERT(v == 1.0); /* on by default */
-    ASSERT_OK(fill_with_moves(&e, 0, 6, types, tps, &p0));
-    ASSERT_OK(fill_with_moves(&e, 1, 6, types, tps, &p1));
-    ASSERT_MSG(p1.iter_per_s > 1.2 * p0.iter_per_s, "moved %.4f iter/s, asked or reversed %.4f", p1.iter_per_s,
-               p0.iter_per_s);
+    ASSERT_MSG(option_speeds_up(&e, fill_with_moves, 6, types, tps, 1.2, &p0, &p1, why, sizeof why), "%s", why);
     ASSERT(same_stages(&p1, 6, types, tps));
-    ASSERT_MSG(check_plan(&e, &p1, why, sizeof why), "%s", why);
-    ASSERT_OK(ar_plan_validate(e.cm, &p1));
     ar_plan_clear(&p0);
     ar_plan_clear(&p1);
     /* never slower, feasible exactly when the asked or the reversed order
-     * is, and always the asked stages, on random templates */
-    ar_rng_seed(&rng, 11);
-    for (k = 0; k < 40; k++) {
-        int d = 3 + ar_rng_int(&rng, 4), st0, st1;
-        for (s = 0; s < d; s++) { types[s] = ar_rng_int(&rng, 3); tps[s] = 1 << ar_rng_int(&rng, 2); }
-        st0 = fill_with_moves(&e, 0, d, types, tps, &q0);
-        st1 = fill_with_moves(&e, 1, d, types, tps, &q1);
-        ASSERT(st0 == ARACHNE_OK || st0 == ARACHNE_E_INFEASIBLE);
-        ASSERT_EQ(st1, st0);
-        if (st0 == ARACHNE_OK) {
-            ASSERT_MSG(q1.iter_per_s >= q0.iter_per_s * (1 - 1e-12), "template %d: %.6f < %.6f", k, q1.iter_per_s,
-                       q0.iter_per_s);
-            ASSERT(same_stages(&q1, d, types, tps));
-            ASSERT_MSG(check_plan(&e, &q1, why, sizeof why), "%s", why);
-            moved += q1.iter_per_s > q0.iter_per_s;
-            checked++;
-        }
-        ar_plan_clear(&q0);
-        ar_plan_clear(&q1);
-    }
+     * is, and always the asked stages */
+    ASSERT_MSG(random_templates_agree(&e, fill_with_moves, 11, 3, 4, &checked, &faster, why, sizeof why), "%s", why);
     ASSERT_GT(checked, 5);
-    ASSERT_GT(moved, 0);
+    ASSERT_GT(faster, 0);
     env_close(&e);
 }
 
