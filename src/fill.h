@@ -61,13 +61,13 @@ typedef struct ar_stage_speed {
     double block_s[AR_LAYER_KINDS]; /* per layer kind; < 0 when absent */
 } ar_stage_speed;
 int ar_stage_speed_get(const arachne_cost_model *cm, int type, int tp, int mbs, ar_stage_speed *sp);
+/* Seconds the split charges blocks [b0, b1) on a stage (kinds per block;
+ * no embedding or head). */
+double ar_split_range_s(const arachne_model *m, const ar_stage_speed *sp, int b0, int b1);
 /* Balanced contiguous split: minimises the largest stage time given each
  * stage's per-block time (embedding on stage 0, head on the last stage);
  * every stage gets at least one block.  firsts[depth+1] gets block starts
  * (firsts[depth] = blocks). */
-/* Seconds the split charges blocks [b0, b1) on a stage (kinds per block;
- * no embedding or head). */
-double ar_split_range_s(const arachne_model *m, const ar_stage_speed *sp, int b0, int b1);
 void ar_split_balanced(const arachne_model *m, int depth, const ar_stage_speed *sp, int *firsts);
 /* The same with at most caps[s] blocks on stage s (the blocks its memory
  * holds): the split that minimises the largest stage time among those
