@@ -155,6 +155,10 @@ TEST(random_rollouts_never_reach_a_dead_end)
         ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_MAX_DEPTH, 2 + ar_rng_int(&r, 15)));
         if (ar_rng_int(&r, 3) == 0) ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE, ARACHNE_RECOMPUTE_FULL));
         if (ar_rng_int(&r, 4) == 0) ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_EXPERT_TILING, 0));
+        /* a quick run fills every other cluster without the stage moves:
+         * they multiply each commit's fill by up to 2 (d - 1) searches,
+         * and the sanitizer runs have a wall-clock budget */
+        if (th_quick() && cl % 2) ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_STAGE_MOVES, 0));
         ar_construct_opts_default(&o);
         o.max_steps = 1 + ar_rng_int(&r, e.c->total_gpus > 512 ? 3 : 6);
         o.replica_first = cl % 2; /* both constructions: the policy's (replica first) and the searches' */
@@ -741,6 +745,9 @@ TEST(price_prefix_prices_like_the_whole_plan)
     rnd u;
     int seed, k, j, i, compared = 0, kept = 0, quiet = 0;
     ASSERT_OK(env_open(&e, "mixtral-8x7b", "a100-80:3x8,h100:4x4+2x2,a6000:2x8+2x4"));
+    /* the random plans only feed the pricing comparison: no stage moves,
+     * which would make each fill several times as dear */
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_STAGE_MOVES, 0));
     ASSERT_OK(ar_builder_init(&b, e.cm, NULL));
     ASSERT_OK(ar_price_prefix_init(&pp, e.cm));
     memset(&p, 0, sizeof p);
