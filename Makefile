@@ -115,7 +115,7 @@ $(RUNNER): $(TEST_OBJ) $(STATIC)
 	$(CC) $(CFLAGS_ALL) -o $@ $(TEST_OBJ) $(STATIC) $(LDLIBS_ALL)
 
 # check: C suites + shell checks + Python tests, one summary line.
-check: all $(RUNNER) $(BINDIR)/bench_fidelity $(BINDIR)/bench_profile_calibration
+check: all $(RUNNER) $(BINDIR)/bench_fidelity $(BINDIR)/bench_profile_calibration $(BINDIR)/bench_profile_measured
 	@ARACHNE_BIN=$(CLI) ARACHNE_LIBDIR=$(LIBDIR) CC="$(CC)" PYTHON=$(PYTHON) sh tests/run.sh $(RUNNER)
 
 check-asan:
@@ -136,10 +136,11 @@ fidelity: all $(BINDIR)/bench_fidelity
 # docs-update: rerun every example marked <!-- doc-run --> in README.md and
 # docs/*.md against this build and rewrite the output shown under it (the
 # "..." trims and "~" marks stay); tests/check_docs_examples.sh checks them.
-# docs/profiles.md shows bench_profile_calibration's output, so check and
-# docs-update build that one benchmark; the fidelity summary of
+# docs/profiles.md shows the output of bench_profile_calibration and
+# bench_profile_measured, so check and docs-update build those two
+# benchmarks; the fidelity summary of
 # docs/cost-model.md has its own generator (tests/fidelity_doc_update.py).
-docs-update: all $(BINDIR)/bench_profile_calibration $(BINDIR)/bench_fidelity
+docs-update: all $(BINDIR)/bench_profile_calibration $(BINDIR)/bench_profile_measured $(BINDIR)/bench_fidelity
 	$(PYTHON) tools/docs_examples.py --update README.md docs/*.md
 	$(PYTHON) tests/fidelity_doc_update.py $(BINDIR)/bench_fidelity
 

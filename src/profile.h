@@ -106,6 +106,11 @@ void ar_gen_default_opts(ar_gen_opts *o);
  * ARACHNE_E_INVALID_ARGUMENT for a kind the model lacks or bad sizes. */
 int ar_profile_gen_entry(const arachne_model *m, const ar_gpu_spec *g, int kind, int tp, int mbs, int seq,
                          const ar_gen_consts *k, const ar_gen_opts *o, ar_profile_entry *out);
+/* Seconds of one BF16 GEMM (M x K) . (K x N) on GPU g as the generator
+ * prices it (the roofline of docs/profiles.md, "Method", with the library's
+ * constants); 0 for a g without flops or HBM bandwidth.  bench_profile_measured
+ * sets it beside measured products. */
+double ar_profile_gen_gemm_s(const ar_gpu_spec *g, double M, double N, double K);
 /* Adds the generated entries of GPU type g (TP up to max_tp) to p. */
 int ar_profile_gen_type(arachne_profile *p, const arachne_model *m, const ar_gpu_spec *g, int max_tp);
 /* The same for a run executed as o describes (NULL: the defaults); the

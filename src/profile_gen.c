@@ -206,6 +206,34 @@ static void mamba(const gen *x, const arachne_model *mo, double m, int t, parts 
     pt->attn_b += (2.5 * tc > 2.0 * tm) ? 2.5 * tc : 2.0 * tm;
 }
 
+/* The GEMM curve and rooflines of GPU g for a run executed as o describes. */
+static void gen_init(gen *x, const ar_gpu_spec *g, const ar_gen_consts *k, const ar_gen_opts *o)
+{
+    x->k = k;
+    /* 16-bit data runs on tensor cores (calib.h); 32-bit keeps the curve
+     * fitted on Sailor's FP32 / TF32 measurements */
+    if (o->elt_bytes <= 2.0) {
+        x->e_max = k->e_max * ar_gemm_eff_scale(g);
+        x->m_half = ar_tc_default_consts.m_half;
+    } else {
+        x->e_max = k->e_max;
+        x->m_half = k->m_half;
+    }
+    x->peak = o->flops > 0 ? o->flops : g->flops;
+    x->bw = g->hbm_bw * k->hbm_eff;
+    x->elt = o->elt_bytes;
+}
+
+double ar_profile_gen_gemm_s(const ar_gpu_spec *g, double M, double N, double K)
+{
+    ar_gen_opts o;
+    gen x;
+    if (!g || !(g->flops > 0) || !(g->hbm_bw > 0)) return 0.0;
+    ar_gen_default_opts(&o);
+    gen_init(&x, g, &ar_gen_default_consts, &o);
+    return gemm(&x, M, N, K);
+}
+
 int ar_profile_gen_entry(const arachne_model *m, const ar_gpu_spec *g, int kind, int tp, int mbs, int seq,
                          const ar_gen_consts *k, const ar_gen_opts *o, ar_profile_entry *out)
 {
@@ -229,19 +257,7 @@ int ar_profile_gen_entry(const arachne_model *m, const ar_gpu_spec *g, int kind,
     if (!(g->flops > 0) || !(g->hbm_bw > 0) || !(g->intra_bw > 0) || !(o->elt_bytes > 0))
         return ar_error(ARACHNE_E_INVALID_ARGUMENT,
                         "profile generator: GPU '%s' needs positive flops, hbm_bw and intra_bw", g->name);
-    x.k = k;
-    /* 16-bit data runs on tensor cores (calib.h); 32-bit keeps the curve
-     * fitted on Sailor's FP32 / TF32 measurements */
-    if (o->elt_bytes <= 2.0) {
-        x.e_max = k->e_max * ar_gemm_eff_scale(g);
-        x.m_half = ar_tc_default_consts.m_half;
-    } else {
-        x.e_max = k->e_max;
-        x.m_half = k->m_half;
-    }
-    x.peak = o->flops > 0 ? o->flops : g->flops;
-    x.bw = g->hbm_bw * k->hbm_eff;
-    x.elt = o->elt_bytes;
+    gen_init(&x, g, k, o);
     memset(&pt, 0, sizeof pt);
     T = (double)seq * mbs;
     h = m->hidden;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calib.h"
 #include "harness.h"
 #include "model.h"
 #include "profile.h"
@@ -640,6 +641,30 @@ TEST(generator_eager_elementwise_adds_the_counted_passes)
     arachne_model_destroy(m);
 }
 
+/* ar_profile_gen_gemm_s is the generator's GEMM roofline: a large product
+ * at the Hopper tensor-core ceiling of the efficiency curve, a small one at
+ * its traffic over the achieved HBM bandwidth (bench_profile_measured sets
+ * both beside measured H200 products). */
+TEST(generator_gemm_time_is_the_roofline)
+{
+    const ar_gpu_spec *g = ar_gpu_catalog_find("H200");
+    double M = 65536, N = 28672, K = 4096, e, want, prev = 0, m;
+    ASSERT(g != NULL);
+    e = ar_gen_default_consts.e_max * ar_gemm_eff_scale(g) * K / (K + ar_tc_default_consts.m_half);
+    want = 2.0 * M * N * K / (g->flops * e);
+    ASSERT_NEAR(ar_profile_gen_gemm_s(g, M, N, K) / want, 1.0, 1e-12);
+    M = 16, N = 6144;
+    want = (M * K + K * N + M * N) * 2.0 / (g->hbm_bw * ar_gen_default_consts.hbm_eff);
+    ASSERT_NEAR(ar_profile_gen_gemm_s(g, M, N, K) / want, 1.0, 1e-12);
+    for (m = 16; m <= 65536; m *= 2) {
+        double t = ar_profile_gen_gemm_s(g, m, N, K);
+        ASSERT_GT(t, prev);
+        prev = t;
+    }
+    ASSERT(ar_profile_gen_gemm_s(NULL, 1, 1, 1) == 0.0);
+    ASSERT(ar_profile_gen_gemm_s(g, 0, N, K) == 0.0);
+}
+
 /* Issue 27 items 7 and 8: a profile with zero forward times was
  * accepted (by add and by the reader) and broke planning later ("state
  * vector has a non-finite entry", MFU of 1500 %); a seq_len above the
@@ -690,4 +715,4 @@ SUITE(profile, T(zero_times_and_unreadable_seq_len_are_refused), T(add_lookup_ex
       T(sailor_import_all_models), T(sailor_import_bad_input),
       T(sailor_final_norm_folds_into_the_head), T(sailor_sequence_length_from_llm_info), T(profile_precision_fields), T(generator_covers_every_key),
       T(generator_is_monotone_and_orders_gpus), T(generator_moe_and_determinism),
-      T(generator_eager_elementwise_adds_the_counted_passes));
+      T(generator_eager_elementwise_adds_the_counted_passes), T(generator_gemm_time_is_the_roofline));

@@ -55,6 +55,8 @@ PRESETS = {
 }
 
 KINDS = ("embed", "dense", "moe", "head")
+SDPA_GQA = False  # set in main(): scaled_dot_product_attention takes enable_gqa (PyTorch >= 2.5)
+MOE_GROUPED = False  # set in main(): run the routed experts as grouped GEMMs (--moe-experts)
 MBS_LIST = (1, 2, 4, 8, 16, 32)
 
 
@@ -74,6 +76,9 @@ def parse_args(argv=None):
     ap.add_argument("--warmup", type=int, default=3, help="untimed iterations per point")
     ap.add_argument("--iters", type=int, default=10, help="timed iterations per point (median is kept)")
     ap.add_argument("--dtype", choices=("bf16", "fp16", "fp32"), default="bf16")
+    ap.add_argument("--moe-experts", choices=("auto", "grouped", "loop"), default="auto",
+                    help="routed experts as grouped GEMMs (torch._grouped_mm: PyTorch >= 2.8, compute capability "
+                         ">= 9.0) or as one GEMM chain per expert; auto: grouped where available (default)")
     ap.add_argument("--arachne", default=None, help="path of the arachne binary (for --model lookups)")
     args = ap.parse_args(argv)
     if args.seq_len < 1:
@@ -218,6 +223,11 @@ def build_layers(torch, cfg, tp, dtype, device):
                 q, k = self.qn(q), self.kn(k)
             q, k, v = rope(q.transpose(1, 2)), rope(k.transpose(1, 2)), v.transpose(1, 2)
             if self.kvl != self.hl:
+                if SDPA_GQA:
+                    # the kernel reads each KV head for its group of query
+                    # heads, as Megatron's fused attention does
+                    out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+                    return self.o(out.transpose(1, 2).reshape(b, s, self.hl * self.d))
                 rep = self.hl // self.kvl
                 k = k.repeat_interleave(rep, dim=1)
                 v = v.repeat_interleave(rep, dim=1)
@@ -239,6 +249,25 @@ def build_layers(torch, cfg, tp, dtype, device):
                 return self.down(F.silu(g) * u)
             return self.down(F.gelu(u))
 
+    def route(router, t, k, e):
+        """Top-k routing of the tokens t over e experts, as (token, slot)
+        pairs sorted by expert: the gate weight of each pair (a column), its
+        token row, and the pairs per expert (on the GPU)."""
+        probs = F.softmax(router(t).float(), dim=-1)
+        w, idx = probs.topk(k, dim=-1)
+        w = (w / w.sum(-1, keepdim=True)).to(t.dtype)
+        flat = idx.reshape(-1)
+        order = flat.argsort(stable=True)
+        return w.reshape(-1).index_select(0, order).unsqueeze(-1), order // k, torch.bincount(flat, minlength=e)
+
+    def combine(t, rows, y, shared):
+        """Adds each weighted expert output back to its token, then the
+        shared experts."""
+        out = torch.zeros_like(t).index_add(0, rows, y)
+        for s in shared:
+            out = out + s(t)
+        return out
+
     class MoE(nn.Module):
         def __init__(self):
             super().__init__()
@@ -248,28 +277,49 @@ def build_layers(torch, cfg, tp, dtype, device):
             self.k = cfg["top_k"]
 
         def forward(self, x):
-            shape = x.shape
-            t = x.reshape(-1, shape[-1])
-            probs = F.softmax(self.router(t).float(), dim=-1)
-            w, idx = probs.topk(self.k, dim=-1)
-            w = (w / w.sum(-1, keepdim=True)).to(t.dtype)
-            out = torch.zeros_like(t)
-            for e, expert in enumerate(self.experts):
-                rows, slot = (idx == e).nonzero(as_tuple=True)
-                if rows.numel() == 0:
-                    continue
-                y = expert(t.index_select(0, rows)) * w[rows, slot].unsqueeze(-1)
-                out = out.index_add(0, rows, y)
-            for s in self.shared:
-                out = out + s(t)
-            return out.view(shape)
+            t = x.reshape(-1, x.shape[-1])
+            ws, rows, counts = route(self.router, t, self.k, len(self.experts))
+            # one contiguous slice per expert; the token counts are read once
+            # (one host sync per layer, as a framework's dispatcher does)
+            ys = [expert(piece) for expert, piece in zip(self.experts, t.index_select(0, rows).split(counts.tolist()))
+                  if piece.shape[0] > 0]
+            return combine(t, rows, torch.cat(ys) * ws, self.shared).view(x.shape)
+
+    class GroupedMoE(nn.Module):
+        """The routed experts as two grouped GEMMs over expert-sorted tokens
+        (torch._grouped_mm), the way Megatron's and torchtitan's MoE layers
+        run them: one kernel per projection for all experts, no host sync."""
+
+        def __init__(self):
+            super().__init__()
+            e, fl = cfg["experts"], max(1, cfg["expert_ffn"] // tp)
+            self.gated = cfg["gated_mlp"]
+            self.router = nn.Linear(h, e, bias=False)
+            self.w_up = nn.Parameter(torch.randn(e, (2 if self.gated else 1) * fl, h) * 0.02)
+            self.w_down = nn.Parameter(torch.randn(e, h, fl) * 0.02)
+            self.shared = nn.ModuleList([MLP(cfg["expert_ffn"]) for _ in range(cfg["shared_experts"])])
+            self.k = cfg["top_k"]
+            self.e = e
+
+        def forward(self, x):
+            t = x.reshape(-1, x.shape[-1])
+            ws, rows, counts = route(self.router, t, self.k, self.e)
+            offs = torch.cumsum(counts, 0).to(torch.int32)
+            u = torch._grouped_mm(t.index_select(0, rows), self.w_up.transpose(-2, -1), offs=offs)
+            if self.gated:
+                g, u = u.chunk(2, dim=-1)
+                a = F.silu(g) * u
+            else:
+                a = F.gelu(u)
+            y = torch._grouped_mm(a, self.w_down.transpose(-2, -1), offs=offs)
+            return combine(t, rows, y * ws, self.shared).view(x.shape)
 
     class Block(nn.Module):
         def __init__(self, moe):
             super().__init__()
             self.n1, self.n2 = RMSNorm(h), RMSNorm(h)
             self.attn = Attention()
-            self.mlp = MoE() if moe else MLP(cfg["ffn"])
+            self.mlp = (GroupedMoE() if MOE_GROUPED else MoE()) if moe else MLP(cfg["ffn"])
 
         def forward(self, x):
             x = x + self.attn(self.n1(x))
@@ -371,6 +421,14 @@ def time_allreduce(torch, dist, numel, dtype, count, warmup, iters):
     return statistics.median(ts)
 
 
+def torch_at_least(torch, major, minor):
+    try:
+        v = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
+    except ValueError:
+        return False
+    return v >= (major, minor)
+
+
 def main(argv=None):
     args = parse_args(argv)
     try:
@@ -388,6 +446,14 @@ def main(argv=None):
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
         if tp & (tp - 1):
             raise SystemExit("the TP degree (world size) must be a power of two")
+    global SDPA_GQA
+    SDPA_GQA = torch_at_least(torch, 2, 5)
+    global MOE_GROUPED
+    grouped_ok = (torch_at_least(torch, 2, 8) and hasattr(torch, "_grouped_mm")
+                  and torch.cuda.get_device_capability()[0] >= 9)
+    if args.moe_experts == "grouped" and not grouped_ok:
+        raise SystemExit("--moe-experts grouped needs torch._grouped_mm (PyTorch >= 2.8) on compute capability >= 9.0")
+    MOE_GROUPED = args.moe_experts == "grouped" or (args.moe_experts == "auto" and grouped_ok)
     name, cfg = load_model_config(args.model, args.arachne)
     if cfg["heads"] % tp:
         raise SystemExit("%d heads do not split over TP %d" % (cfg["heads"], tp))
@@ -442,17 +508,18 @@ def main(argv=None):
         del layer
         torch.cuda.empty_cache()
     if rank == 0:
-        write_profile(args, name, entries, torch)
+        write_profile(args, name, cfg, entries, torch)
     if dist is not None:
         dist.barrier()
         dist.destroy_process_group()
     return 0
 
 
-def write_profile(args, name, entries, torch):
+def write_profile(args, name, cfg, entries, torch):
     doc = {"format": "arachne-profile", "version": 1, "model": name, "seq_len": args.seq_len,
-           "source": "profile_layers.py on %s, torch %s, %s" % (torch.cuda.get_device_name(), torch.__version__,
-                                                                 args.dtype),
+           "source": "profile_layers.py on %s, torch %s, %s%s" % (
+               torch.cuda.get_device_name(), torch.__version__, args.dtype,
+               (", grouped experts" if MOE_GROUPED else ", looped experts") if has_kind(cfg, "moe") else ""),
            "entries": []}
     keyed = {}
     if args.merge and os.path.exists(args.out):
