@@ -518,6 +518,25 @@ static void capacity_weights(const fill_ctx *c, double *w)
     }
 }
 
+/* One micro-batch size's capacity weights, computed when a split first
+ * needs them (the capped split, once the balanced one runs out of memory):
+ * a size whose balanced split fits, as most do in CHECK's lookahead fills
+ * too, never does.  They depend only on the size's replicas, CP degree and
+ * stages, which stay fixed while its splits are searched. */
+typedef struct cap_weights {
+    int have;
+    double w[AR_MAX_DEPTH];
+} cap_weights;
+
+static const double *cap_weights_get(const fill_ctx *c, cap_weights *cw)
+{
+    if (!cw->have) {
+        capacity_weights(c, cw->w);
+        cw->have = 1;
+    }
+    return cw->w;
+}
+
 /* The balanced split within the stages' block capacities caps[] (from
  * capacity_weights), on per-block times sp: a cap the estimate set too
  * high is lowered to what the overflowing stage held less one, and the
@@ -555,7 +574,7 @@ static void caps_from_weights(const fill_ctx *c, const double *capw, int *caps)
  * the capacities when it does not fit) is searched again on those times;
  * the new candidate is kept only when it prices faster.  Up to
  * AR_FILL_RESPLIT_ROUNDS rounds, since the new split's tiling can differ. */
-static void resplit_on_prices(fill_ctx *c, split_memo *mm, fill_cand *loc, const double *capw)
+static void resplit_on_prices(fill_ctx *c, split_memo *mm, fill_cand *loc, cap_weights *cw)
 {
     const arachne_model *m = c->cm->model;
     ar_stage_speed sp2[AR_MAX_DEPTH];
@@ -592,7 +611,7 @@ static void resplit_on_prices(fill_ctx *c, split_memo *mm, fill_cand *loc, const
         oi.stage = -1;
         st = eval_split_once(c, mm, firsts, loc, &oi);
         if (st == ARACHNE_E_OUT_OF_MEMORY_PLAN) {
-            caps_from_weights(c, capw, caps);
+            caps_from_weights(c, cap_weights_get(c, cw), caps);
             (void)eval_capped(c, mm, sp2, caps, loc);
         } else if (st != ARACHNE_OK) {
             return;
@@ -602,10 +621,11 @@ static void resplit_on_prices(fill_ctx *c, split_memo *mm, fill_cand *loc, const
 }
 
 /* All splits of one micro-batch size.  Returns OK when one fitted. */
-static int eval_mbs_splits(fill_ctx *c, split_memo *mm, const double *capw, fill_cand *best, oom_info *first_oom)
+static int eval_mbs_splits(fill_ctx *c, split_memo *mm, cap_weights *cw, fill_cand *best, oom_info *first_oom)
 {
     int base[AR_MAX_DEPTH + 1], alt[AR_MAX_DEPTH + 1], caps[AR_MAX_DEPTH];
     double w[AR_MAX_DEPTH];
+    const double *capw;
     oom_info oi, oi2;
     int st, k, dir, s, fitted = 0;
     const arachne_model *m = c->cm->model;
@@ -618,6 +638,7 @@ static int eval_mbs_splits(fill_ctx *c, split_memo *mm, const double *capw, fill
     if (st != ARACHNE_E_OUT_OF_MEMORY_PLAN) return st;
     *first_oom = oi;
     /* the balanced split within each stage's block capacity */
+    capw = cap_weights_get(c, cw);
     caps_from_weights(c, capw, caps);
     if (eval_capped(c, mm, c->sp, caps, best)) {
         fitted = 1;
@@ -678,15 +699,15 @@ static int eval_mbs_splits(fill_ctx *c, split_memo *mm, const double *capw, fill
  * candidate, as before).  Returns OK when one fitted. */
 static int eval_mbs(fill_ctx *c, fill_cand *best, oom_info *first_oom)
 {
-    double capw[AR_MAX_DEPTH];
+    cap_weights cw;
     split_memo mm;
     fill_cand loc;
     int st;
     mm.n = 0;
+    cw.have = 0;
     loc.valid = 0;
-    capacity_weights(c, capw);
-    st = eval_mbs_splits(c, &mm, capw, &loc, first_oom);
-    if (st == ARACHNE_OK && c->mode != AR_FILL_CHECK && c->ws->resplit) resplit_on_prices(c, &mm, &loc, capw);
+    st = eval_mbs_splits(c, &mm, &cw, &loc, first_oom);
+    if (st == ARACHNE_OK && c->mode != AR_FILL_CHECK && c->ws->resplit) resplit_on_prices(c, &mm, &loc, &cw);
     if (loc.valid && (!best->valid || loc.iter_s < best->iter_s)) *best = loc;
     return st;
 }
