@@ -5,7 +5,8 @@
  *   bench_profile_measured [--dir DIR]
  *
  * DIR (default tests/data/h200-measured) holds arachne-profile files, one
- * per model, and optionally gemm-*.jsonl files.  For every measured entry it
+ * per model, optionally gemm-*.jsonl files, and in DIR/models the model
+ * files of the measurements that were not of a preset.  For every measured entry it
  * generates the same key -- same GPU type from the catalog, same model
  * preset, TP, micro-batch and sequence length -- with the library's
  * constants, twice: as the library prices a plan (fused element-wise
@@ -74,11 +75,24 @@ static int load_profile(const char *dir, int fi)
     int cnt, seq, j;
     ar_gen_opts eager;
     snprintf(path, sizeof path, "%s/%s", dir, files[fi]);
-    if (arachne_profile_load(&p, path) != ARACHNE_OK || arachne_profile_model_name(p, &model) != ARACHNE_OK ||
-        arachne_model_preset(&m, model) != ARACHNE_OK) {
+    if (arachne_profile_load(&p, path) != ARACHNE_OK || arachne_profile_model_name(p, &model) != ARACHNE_OK) {
         fprintf(stderr, "bench_profile_measured: %s: %s\n", path, arachne_last_error());
         arachne_profile_destroy(p);
         return -1;
+    }
+    /* the model: DIR/models/NAME.json where the measurement used a model
+     * file (MLA ranks, custom shapes), else the preset of that name */
+    {
+        char mpath[700];
+        FILE *mf;
+        snprintf(mpath, sizeof mpath, "%s/models/%s.json", dir, model);
+        mf = fopen(mpath, "r");
+        if (mf) fclose(mf);
+        if ((mf ? arachne_model_load(&m, mpath) : arachne_model_preset(&m, model)) != ARACHNE_OK) {
+            fprintf(stderr, "bench_profile_measured: %s: model %s: %s\n", path, model, arachne_last_error());
+            arachne_profile_destroy(p);
+            return -1;
+        }
     }
     ar_gen_default_opts(&eager);
     eager.eager_elementwise = 1;
@@ -151,16 +165,16 @@ static void profiles_table(void)
 {
     char lb[256];
     int i, fi, kind;
-    printf("%-28s %-5s %4s %9s %9s %9s %9s %9s %9s\n", "profile", "kind", "mbs", "meas_fwd", "meas_bwd", "gen_fwd",
+    printf("%-32s %-5s %4s %9s %9s %9s %9s %9s %9s\n", "profile", "kind", "mbs", "meas_fwd", "meas_bwd", "gen_fwd",
            "gen_bwd", "gen/meas", "eager/m");
     for (i = 0; i < nrows; i++) {
         const row *r = &rows[i];
-        printf("%-28s %-5s %4d %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n", label(r->file, lb, sizeof lb),
+        printf("%-32s %-5s %4d %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n", label(r->file, lb, sizeof lb),
                ar_layer_kind_name(r->kind), r->mbs, 1e3 * r->mf, 1e3 * r->mb, 1e3 * r->gf, 1e3 * r->gb,
                (r->gf + r->gb) / (r->mf + r->mb), (r->ef + r->eb) / (r->mf + r->mb));
     }
     printf("\n(times in ms; ratios of forward + backward, generated / measured)\n");
-    printf("%-28s %-5s %4s %9s %9s %9s %9s %9s\n", "profile", "kind", "rows", "median", "min", "max", "eager_med",
+    printf("%-32s %-5s %4s %9s %9s %9s %9s %9s\n", "profile", "kind", "rows", "median", "min", "max", "eager_med",
            "act_med");
     for (fi = 0; fi < nfiles; fi++)
         for (kind = 0; kind < 4; kind++) {
@@ -170,7 +184,7 @@ static void profiles_table(void)
             ratios(fi, kind, 1, es);
             for (i = 0; i < nrows && na < 64; i++)
                 if (rows[i].file == fi && rows[i].kind == kind && rows[i].ma > 0) a[na++] = rows[i].ga / rows[i].ma;
-            printf("%-28s %-5s %4d %9.3f %9.3f %9.3f %9.3f", label(fi, lb, sizeof lb), ar_layer_kind_name(kind), n,
+            printf("%-32s %-5s %4d %9.3f %9.3f %9.3f %9.3f", label(fi, lb, sizeof lb), ar_layer_kind_name(kind), n,
                    st[0], st[1], st[2], es[0]);
             if (na) printf(" %9.3f\n", bench_median(a, na));
             else printf(" %9s\n", "-");

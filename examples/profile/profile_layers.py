@@ -295,8 +295,11 @@ def build_layers(torch, cfg, tp, dtype, device):
             e, fl = cfg["experts"], max(1, cfg["expert_ffn"] // tp)
             self.gated = cfg["gated_mlp"]
             self.router = nn.Linear(h, e, bias=False)
-            self.w_up = nn.Parameter(torch.randn(e, (2 if self.gated else 1) * fl, h) * 0.02)
-            self.w_down = nn.Parameter(torch.randn(e, h, fl) * 0.02)
+            # made on the GPU: the experts of a large MoE block are billions
+            # of weights, slow to draw on the host
+            self.w_up = nn.Parameter(torch.empty(e, (2 if self.gated else 1) * fl, h, device=device,
+                                                 dtype=dtype).normal_(0.0, 0.02))
+            self.w_down = nn.Parameter(torch.empty(e, h, fl, device=device, dtype=dtype).normal_(0.0, 0.02))
             self.shared = nn.ModuleList([MLP(cfg["expert_ffn"]) for _ in range(cfg["shared_experts"])])
             self.k = cfg["top_k"]
             self.e = e
