@@ -26,7 +26,12 @@
  * examples/policies/default.arpol (the bundled one, from the source tree).
  * --margin M keeps the policy's own choice unless another choice's mean rank
  * beats it by more than the fraction M (0: pure value greedy).
- * Usage: bench_value_decoding [--config EVAL.json] [--policy FILE] [--n N] [--margin M] [--first K]
+ * --greedy-completions values each choice by its one greedy completion
+ * instead: the library's rollout decoding (arachne_plan_rollout), whose
+ * plan, fills ("rollouts") and wall time the value-greedy columns then
+ * report.
+ * Usage: bench_value_decoding [--config EVAL.json] [--policy FILE] [--n N] [--margin M]
+ *                             [--greedy-completions] [--first K]
  * (default config examples/eval/quick.json: three compositions, minutes). */
 #include <math.h>
 #include <stdio.h>
@@ -180,7 +185,7 @@ int main(int argc, char **argv)
     ar_eval_result res;
     arachne_policy *pol = NULL;
     row *rows = NULL;
-    int N = 8, first = 0, i, k, st, nrows;
+    int N = 8, first = 0, i, k, st, nrows, greedy_completions = 0;
     double margin = 0.0;
     static const char *pop_name[3] = { "all", "dense", "moe" };
     static const char *meth_name[3] = { "greedy", "best-of-16", "value greedy" };
@@ -190,8 +195,10 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--n") && i + 1 < argc) N = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--first") && i + 1 < argc) first = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--margin") && i + 1 < argc) margin = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--greedy-completions")) greedy_completions = 1;
         else {
-            fprintf(stderr, "usage: bench_value_decoding [--config EVAL.json] [--policy FILE] [--n N] [--margin M] [--first K]\n");
+            fprintf(stderr, "usage: bench_value_decoding [--config EVAL.json] [--policy FILE] [--n N] [--margin M] "
+                            "[--greedy-completions] [--first K]\n");
             return 2;
         }
     }
@@ -223,8 +230,12 @@ int main(int argc, char **argv)
         arachne_policy_destroy(pol);
         return 1;
     }
-    printf("policy %s, config %s, %d compositions, %d completions per choice, margin %g\n", policy_path, config, nrows,
-           N, margin);
+    if (greedy_completions)
+        printf("policy %s, config %s, %d compositions, one greedy completion per choice, margin %g\n", policy_path,
+               config, nrows, margin);
+    else
+        printf("policy %s, config %s, %d compositions, %d completions per choice, margin %g\n", policy_path, config,
+               nrows, N, margin);
     for (i = 0; i < nrows; i++) {
         const ar_eval_row *er = &res.rows[i];
         ar_eval_env env;
@@ -255,9 +266,21 @@ int main(int argc, char **argv)
                 }
                 d->rollouts = 0;
                 t0 = ar_now();
-                value_greedy(d, N, margin, &r->value, &r->decisions);
-                r->value_s = ar_now() - t0;
-                r->rollouts = d->rollouts;
+                if (greedy_completions) {
+                    /* the library's rollout decoding (arachne_plan_rollout):
+                     * its plan, its fills and its wall time */
+                    arachne_plan *ro = NULL;
+                    if (arachne_plan_rollout(&ro, pol, env.cm, 0) == ARACHNE_OK) {
+                        r->value = ro->iter_per_s;
+                        r->rollouts = ro->evaluations;
+                        r->value_s = ro->planning_s;
+                    }
+                    arachne_plan_destroy(ro);
+                } else {
+                    value_greedy(d, N, margin, &r->value, &r->decisions);
+                    r->value_s = ar_now() - t0;
+                    r->rollouts = d->rollouts;
+                }
             }
         }
         printf("{\"bench\":\"value_decoding\",\"composition\":\"%s\",\"moe\":%d,\"reference\":%.6g,\"greedy\":%.6g,"

@@ -1062,6 +1062,33 @@ ARACHNE_API int arachne_policy_set_metadata(arachne_policy *policy, const char *
 ARACHNE_API int arachne_plan_build(arachne_plan **out, const arachne_policy *policy,
                                    const arachne_cost_model *cm, int samples, uint64_t seed);
 
+/** Plans the cost model's cluster with the policy by rollout decoding
+ *  (docs/search.md, "Rollout decoding"): decision by decision, every
+ *  allowed choice other than the policy's own is completed greedily by the
+ *  policy into a whole plan and priced, and the decoder goes on with the
+ *  choice whose completion ranks highest (the fastest; under
+ *  ARACHNE_OPT_EXACT_BATCH, the default, a surplus is charged); ties keep
+ *  the policy's choice, whose completion is the plan the decoder already
+ *  holds.  The plan is finished as greedy decoding finishes its own, and
+ *  is never slower than arachne_plan_build's greedy plan (samples <= 1)
+ *  for the same policy and cost model.  It costs about one greedy
+ *  construction per allowed choice of every decision (the bundled policy:
+ *  a median of 28 on small clusters, 122 on 16,384 GPUs).  evaluations:
+ *  a budget in fills (templates filled and priced, the unit of a plan's
+ *  `evaluations`), checked before each decision's completions; once it is
+ *  spent the policy makes the remaining decisions; 0: no budget.  No seed:
+ *  nothing is sampled.  The plan records method "policy-rollout", samples
+ *  1, evaluations and planning_s.  Errors: ARACHNE_E_INVALID_ARGUMENT
+ *  (NULL, negative evaluations), ARACHNE_E_INFEASIBLE (as
+ *  arachne_plan_build), ARACHNE_E_NO_MEMORY.  Threads: as
+ *  arachne_plan_build; in a library built with OpenMP the completions of a
+ *  decision run on omp_get_max_threads() threads and the best is chosen
+ *  by (rank, choice), so the plan does not depend on the thread count.
+ *  Same inputs give the same plan, bit for bit.  The caller owns *out
+ *  (arachne_plan_destroy); *out is NULL on failure. */
+ARACHNE_API int arachne_plan_rollout(arachne_plan **out, const arachne_policy *policy,
+                                     const arachne_cost_model *cm, long evaluations);
+
 /** Default budget of arachne_plan_refine and of `arachne plan`: fills
  *  (templates filled and priced), the unit of a plan's `evaluations`. */
 #define ARACHNE_REFINE_EVALUATIONS 500

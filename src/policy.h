@@ -70,6 +70,12 @@ int ar_policy_decide(void *user, const ar_dec_ctx *ctx, int *choice);
  * policy or replays its decisions builds with these. */
 void ar_policy_construct_opts(ar_construct_opts *o);
 
+/* The greedy decoder's first finishing pass on a constructed plan p whose
+ * construction trace is tr: p cut to the template prefix after which the
+ * construction's plan ranked highest, repriced (arachne_plan_build and
+ * arachne_plan_rollout both finish their plans so). */
+int ar_policy_keep_best_prefix(const arachne_cost_model *cm, arachne_plan *p, const ar_trace *tr);
+
 /* Fixed TP head width: options 1, 2, ..., 2^(AR_POLICY_TP-1). */
 #define AR_POLICY_TP 11
 

@@ -46,6 +46,11 @@ static int best_prefix(const ar_trace *tr, int ntemplates)
     return best_k < 1 ? ntemplates : AR_MIN(best_k, ntemplates);
 }
 
+int ar_policy_keep_best_prefix(const arachne_cost_model *cm, arachne_plan *p, const ar_trace *tr)
+{
+    return keep_prefix(cm, p, best_prefix(tr, p->ntemplates));
+}
+
 /* One worker of the best-of-K loop: its own builder, decision source,
  * trace and plans, so rollouts share nothing but the read-only policy and
  * cost model.  It keeps the best plan of the rollouts it ran and the index
@@ -122,7 +127,7 @@ static void pb_rollout(pb_worker *w, const arachne_cost_model *cm, int k, uint64
         }
         return;
     }
-    if (!st) st = keep_prefix(cm, w->trial, best_prefix(&w->tr, w->trial->ntemplates));
+    if (!st) st = ar_policy_keep_best_prefix(cm, w->trial, &w->tr);
     if (st) {
         w->st = st;
         w->st_k = k;

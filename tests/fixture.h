@@ -5,6 +5,7 @@
 #ifndef ARACHNE_TEST_FIXTURE_H
 #define ARACHNE_TEST_FIXTURE_H
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "arachne.h"
@@ -58,6 +59,28 @@ static inline double model_layer_params(const arachne_model *m, int kind)
     double v = -1;
     if (arachne_model_layer_params(m, kind, &v) != ARACHNE_OK) return -1;
     return v;
+}
+
+/* The plan JSON with its wall-clock planning_s number removed (owned by
+ * the caller; NULL on an error): what two runs of a deterministic planner
+ * must agree on byte for byte. */
+static inline char *plan_json_sans_time(const arachne_plan *p)
+{
+    const char *j = NULL, *k;
+    char *out;
+    if (arachne_plan_to_json(p, &j) != ARACHNE_OK) return NULL;
+    out = (char *)malloc(strlen(j) + 1);
+    if (!out) return NULL;
+    strcpy(out, j);
+    k = strstr(j, "\"planning_s\"");
+    if (k) {
+        /* drop the number (its length varies with the time) */
+        const char *r = k + strlen("\"planning_s\"");
+        char *w = out + (r - j);
+        while (*r && *r != ',' && *r != '}' && *r != '\n') r++;
+        memmove(w, r, strlen(r) + 1);
+    }
+    return out;
 }
 
 static inline void env_close(env *e)

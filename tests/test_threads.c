@@ -356,26 +356,6 @@ typedef struct plan_job {
     int st;
 } plan_job;
 
-/* The plan JSON with the wall-clock planning_s number blanked out. */
-static char *plan_json_sans_time(const arachne_plan *p)
-{
-    const char *j = NULL, *k;
-    char *out, *w;
-    if (arachne_plan_to_json(p, &j) != ARACHNE_OK) return NULL;
-    out = malloc(strlen(j) + 1);
-    if (!out) return NULL;
-    strcpy(out, j);
-    k = strstr(j, "\"planning_s\"");
-    if (k) {
-        /* drop the number (its length varies with the time) */
-        const char *r = k + strlen("\"planning_s\"");
-        w = out + (r - j);
-        while (*r && *r != ',' && *r != '}' && *r != '\n') r++;
-        memmove(w, r, strlen(r) + 1);
-    }
-    return out;
-}
-
 static void *plan_worker(void *arg)
 {
     plan_job *job = arg;

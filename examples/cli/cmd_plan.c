@@ -39,8 +39,8 @@ int cmd_plan(int argc, char **argv)
     cli_costenv env;
     cli_opt opts[CLI_COSTENV_NOPTS + 8];
     const char *policy_path = NULL, *samples_s = "16", *seed_s = "0", *svg = NULL, *compare = NULL, *pos[1];
-    const char *refine_s = NULL, *refine_ms_s = "0";
-    int json = 0, npos, rc, st, nopts;
+    const char *refine_s = NULL, *refine_ms_s = "0", *default_samples;
+    int json = 0, rollout = 0, npos, rc, st, nopts;
     long samples, seed, refine = ARACHNE_REFINE_EVALUATIONS, refine_ms;
     arachne_policy *pol = NULL;
     arachne_plan *plan = NULL;
@@ -53,7 +53,11 @@ int cmd_plan(int argc, char **argv)
     opts[nopts++] = (cli_opt){ "compare", 1, &compare, NULL };
     opts[nopts++] = (cli_opt){ "refine", 1, &refine_s, NULL };
     opts[nopts++] = (cli_opt){ "refine-ms", 1, &refine_ms_s, NULL };
+    opts[nopts++] = (cli_opt){ "rollout", 0, NULL, &rollout };
+    default_samples = samples_s;
     if ((rc = cli_parse("plan", argc, argv, opts, nopts, pos, 0, &npos))) return rc;
+    if (rollout && samples_s != default_samples)
+        return cli_usage_error("plan", "--rollout decodes once, deterministically: it takes no --samples");
     /* 1024: best-of-1024 stays interactive (about 2 s on a 48-GPU cluster,
      * 2.5 s on the 512-GPU paper mix); 100,000 took 143 s.  Programs that
      * want more call arachne_plan_build themselves. */
@@ -72,7 +76,9 @@ int cmd_plan(int argc, char **argv)
         st = arachne_policy_create(&pol, 1, 0, 0);
         if (st) { cli_costenv_free(&env); return cli_lib_fail(st, "plan"); }
     }
-    st = arachne_plan_build(&plan, pol, env.cm, (int)samples, (uint64_t)seed);
+    /* --rollout: rollout decoding (docs/search.md), else greedy or best-of-K */
+    st = rollout ? arachne_plan_rollout(&plan, pol, env.cm, 0)
+                 : arachne_plan_build(&plan, pol, env.cm, (int)samples, (uint64_t)seed);
     if (!st && refine > 0) {
         /* the policy's plan is the start of the refinement (docs/search.md) */
         arachne_plan *better = NULL;

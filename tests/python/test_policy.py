@@ -93,6 +93,25 @@ class PolicyPlanTest(unittest.TestCase):
         b["planner"].pop("planning_s", None)
         self.assertEqual(a, b)
 
+    def test_plan_rollout(self):
+        need("arachne_plan_rollout")
+        cm = arachne.CostModel(arachne.Model.preset("llama3-8b"), arachne.Cluster.parse(SMALL_SPEC),
+                               global_batch=64)
+        pol = arachne.Policy.create(seed=3)
+        greedy = pol.plan(cm)
+        ro = pol.plan_rollout(cm)
+        self.assertEqual(ro.method, "policy-rollout")
+        self.assertGreaterEqual(ro.iter_per_s, greedy.iter_per_s * (1 - 1e-12))  # never slower than greedy
+        self.assertGreater(ro.evaluations, greedy.evaluations)
+        capped = pol.plan_rollout(cm, evaluations=1)  # spent before the first decision: the greedy plan
+        self.assertEqual(capped.iter_per_s, greedy.iter_per_s)
+        with self.assertRaises(arachne.Error) as e:
+            pol.plan_rollout(cm, evaluations=-1)
+        self.assertEqual(e.exception.status, arachne.E_INVALID_ARGUMENT)
+        self.assertIn("evaluations", e.exception.message)
+        with self.assertRaises(TypeError):
+            pol.plan_rollout(cm, evaluations="many")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -1,0 +1,265 @@
+/* policy_rollout.c -- arachne_plan_rollout: rollout decoding of a policy.
+ *
+ * Greedy decoding takes, at every decision, the choice the policy rates
+ * most probable.  Rollout decoding (the rollout algorithm of approximate
+ * dynamic programming, with greedy decoding as its base policy) takes the
+ * choice whose greedy completion prices best: at each decision with more
+ * than one allowed choice, every other allowed choice is completed
+ * greedily into a whole plan and priced, and the decoder moves on with the
+ * best one.  The policy's own choice completes to the plan the decoder
+ * already holds, so it costs nothing, and ties keep it: the plan can only
+ * get better from decision to decision, and the result is never slower
+ * than greedy decoding (docs/search.md, "Rollout decoding").
+ *
+ * A decision's completions are independent; built with OpenMP they run on
+ * all threads, each worker with its own builder and decision source, and
+ * the best is chosen by (rank, choice index), so the plan does not depend
+ * on the thread count. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "policy.h"
+
+/* Ends a construction at the decision being studied (not a library status:
+ * the builder returns a callback's status as it is). */
+#define RO_STOP_HERE (-7777)
+/* Decisions of one plan at most: templates x (replicas, depth, a type and
+ * a TP degree per stage) with room to spare. */
+#define RO_MAX_DECISIONS ((AR_MAX_TEMPLATES + 1) * (2 + 2 * AR_MAX_DEPTH))
+
+/* A decision source that replays choices[0..n), then either stops at the
+ * next decision (capture: its mask and the policy's choice are kept) or
+ * lets the policy decide greedily. */
+typedef struct ro_script {
+    ar_policy_src *src;
+    const int *choices;
+    int n, idx, capture;
+    int policy_choice, nopt;
+    unsigned char mask[AR_MAX_CHOICES];
+} ro_script;
+
+static int ro_decide(void *user, const ar_dec_ctx *ctx, int *choice)
+{
+    ro_script *s = user;
+    if (s->idx < s->n) {
+        *choice = s->choices[s->idx++];
+        return ARACHNE_OK;
+    }
+    if (s->capture) {
+        int st = ar_policy_decide(s->src, ctx, &s->policy_choice);
+        if (st != ARACHNE_OK) return st;
+        s->nopt = ctx->n;
+        memcpy(s->mask, ctx->mask, (size_t)ctx->n);
+        return RO_STOP_HERE;
+    }
+    s->idx++;
+    return ar_policy_decide(s->src, ctx, choice);
+}
+
+typedef struct ro_worker {
+    ar_builder b;
+    ar_policy_src src;
+    ar_trace tr;
+    arachne_plan plan;
+    int ready;
+} ro_worker;
+
+static int ro_worker_init(ro_worker *w, const arachne_policy *policy, const arachne_cost_model *cm)
+{
+    ar_construct_opts opts;
+    int st;
+    memset(w, 0, sizeof *w);
+    ar_trace_init(&w->tr);
+    ar_plan_empty(&w->plan);
+    ar_policy_construct_opts(&opts);
+    if ((st = ar_builder_init(&w->b, cm, &opts))) return st;
+    w->ready = 1;
+    return ar_policy_src_init(&w->src, policy->nn, cm, 0, 1, 0);
+}
+
+static void ro_worker_free(ro_worker *w)
+{
+    ar_policy_src_free(&w->src);
+    ar_trace_free(&w->tr);
+    ar_plan_clear(&w->plan);
+    if (w->ready) ar_builder_free(&w->b);
+}
+
+static long ro_fills(const ro_worker *w) { return w->b.fills + w->b.check_fills; }
+
+/* Builds choices[0..n) and then the policy's greedy decisions into w->plan
+ * (capture 0), or stops at decision n (capture 1: *s holds its mask).
+ * Returns the builder's status (RO_STOP_HERE for a capture that stopped). */
+static int ro_run(ro_worker *w, const int *choices, int n, int capture, ro_script *s)
+{
+    memset(s, 0, sizeof *s);
+    s->src = &w->src;
+    s->choices = choices;
+    s->n = n;
+    s->capture = capture;
+    ar_policy_src_reset(&w->src, 0, 1, NULL);
+    return ar_builder_run(&w->b, ro_decide, s, &w->plan, &w->tr);
+}
+
+/* The greedy completion of choices[0..n) (a plan that ranks -1 when it
+ * does not fill).  Errors other than an infeasible construction abort. */
+static int ro_complete(ro_worker *w, const int *choices, int n, double *rank)
+{
+    ro_script s;
+    int st = ro_run(w, choices, n, 0, &s);
+    *rank = -1.0;
+    if (st == ARACHNE_E_INFEASIBLE) return ARACHNE_OK;
+    if (st) return st;
+    *rank = ar_plan_rank(&w->plan);
+    return ARACHNE_OK;
+}
+
+/* Threads for n completions: all the OpenMP threads, at most one each. */
+static int ro_threads(int n)
+{
+#ifdef _OPENMP
+    int t = omp_get_max_threads();
+    return t < 1 ? 1 : t > n ? n : t;
+#else
+    (void)n;
+    return 1;
+#endif
+}
+
+/* The greedy decoder's finishing passes (arachne_plan_build's): the
+ * completion of choices[0..n) on w, cut to its best template prefix and
+ * given its exact split when that ranks higher, copied into *out. */
+static int ro_finish(ro_worker *w, const arachne_cost_model *cm, const int *choices, int n, arachne_plan *out,
+                     double *raw_rank)
+{
+    arachne_plan spare;
+    const arachne_plan *kept;
+    ro_script s;
+    int st = ro_run(w, choices, n, 0, &s);
+    if (st) return st;
+    if (raw_rank) *raw_rank = ar_plan_rank(&w->plan); /* before the passes: what completions compare with */
+    if ((st = ar_policy_keep_best_prefix(cm, &w->plan, &w->tr))) return st;
+    ar_plan_empty(&spare);
+    kept = ar_plan_keep_form(cm, &w->plan, -HUGE_VAL, &spare);
+    st = ar_plan_copy(out, kept);
+    ar_plan_clear(&spare);
+    return st;
+}
+
+int arachne_plan_rollout(arachne_plan **out, const arachne_policy *policy, const arachne_cost_model *cm,
+                         long evaluations)
+{
+    double t0 = ar_now(), cur, rank[AR_MAX_CHOICES];
+    ro_worker *w = NULL;
+    arachne_plan *greedy = NULL, *best = NULL;
+    int *choices = NULL, cand[AR_MAX_CHOICES], cst[AR_MAX_CHOICES];
+    int st = ARACHNE_OK, n = 0, nw = 0, i, changed = 0;
+    long spent = 0;
+    if (!out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_rollout: out is NULL");
+    *out = NULL;
+    if (!policy || !cm)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_rollout: %s is NULL", policy ? "cost model" : "policy");
+    if (evaluations < 0)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_rollout: evaluations %ld is negative", evaluations);
+    nw = ro_threads(AR_MAX_CHOICES);
+    w = ar_malloc((size_t)nw * sizeof *w);
+    choices = ar_malloc(RO_MAX_DECISIONS * sizeof *choices);
+    greedy = ar_malloc(sizeof *greedy);
+    best = ar_malloc(sizeof *best);
+    if (greedy) ar_plan_empty(greedy);
+    if (best) ar_plan_empty(best);
+    if (!w || !choices || !greedy || !best) { nw = 0; st = ARACHNE_E_NO_MEMORY; goto done; }
+    for (i = 0; i < nw; i++) {
+        st = ro_worker_init(&w[i], policy, cm);
+        if (st) { nw = i + 1; goto done; }
+    }
+    /* the base: greedy decoding, as arachne_plan_build finishes it */
+    /* the incumbent: the raw greedy completion, as completions are ranked */
+    if ((st = ro_finish(&w[0], cm, choices, 0, greedy, &cur))) goto done;
+    for (;;) {
+        ro_script s;
+        int nc = 0, allowed = 0, pick, nt;
+        long used;
+        st = ro_run(&w[0], choices, n, 1, &s);
+        if (st != RO_STOP_HERE) { /* no decision left: the incumbent is complete */
+            if (st == ARACHNE_E_INFEASIBLE) st = ARACHNE_OK;
+            break;
+        }
+        st = ARACHNE_OK;
+        if (n == RO_MAX_DECISIONS) break;
+        for (i = 0; i < s.nopt; i++) {
+            if (!s.mask[i]) continue;
+            allowed++;
+            if (i != s.policy_choice) cand[nc++] = i;
+        }
+        pick = s.policy_choice;
+        /* the budget is checked before a decision's completions; once it is
+         * spent, the policy decides the rest: the incumbent's own path */
+        used = 0;
+        for (i = 0; i < nw; i++) used += ro_fills(&w[i]);
+        if (evaluations > 0 && used >= evaluations) break;
+        if (allowed > 1) {
+            nt = ro_threads(nc);
+            for (i = 0; i < nc; i++) cst[i] = ARACHNE_OK;
+            if (nt <= 1) {
+                for (i = 0; i < nc; i++) {
+                    choices[n] = cand[i];
+                    cst[i] = ro_complete(&w[0], choices, n + 1, &rank[i]);
+                }
+            } else {
+#ifdef _OPENMP
+                /* each completion copies the prefix: choices is shared */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+                for (i = 0; i < nc; i++) {
+                    int mine[RO_MAX_DECISIONS];
+                    memcpy(mine, choices, (size_t)n * sizeof *mine);
+                    mine[n] = cand[i];
+                    cst[i] = ro_complete(&w[omp_get_thread_num()], mine, n + 1, &rank[i]);
+                }
+#endif
+            }
+            /* the first error by choice index; else the best completion,
+             * ties to the policy's choice, then to the lowest index */
+            for (i = 0; i < nc; i++)
+                if (cst[i]) { st = cst[i]; goto done; }
+            for (i = 0; i < nc; i++)
+                if (rank[i] > cur) { cur = rank[i]; pick = cand[i]; }
+            if (pick != s.policy_choice) changed = 1;
+        }
+        choices[n++] = pick;
+    }
+    /* the incumbent, finished as greedy is; never below greedy itself */
+    if (changed) {
+        if ((st = ro_finish(&w[0], cm, choices, n, best, NULL))) goto done;
+        if (ar_plan_rank(best) < ar_plan_rank(greedy)) {
+            arachne_plan *tmp = best;
+            best = greedy;
+            greedy = tmp;
+        }
+    } else {
+        arachne_plan *tmp = best;
+        best = greedy;
+        greedy = tmp;
+    }
+    for (i = 0; i < nw; i++) spent += ro_fills(&w[i]);
+    snprintf(best->method, sizeof best->method, "%s", "policy-rollout");
+    best->samples = 1;
+    best->evaluations = spent;
+    best->planning_s = ar_now() - t0;
+    if ((st = ar_plan_finish(best))) goto done;
+    *out = best;
+    best = NULL;
+done:
+    if (w)
+        for (i = 0; i < nw; i++) ro_worker_free(&w[i]);
+    free(w);
+    free(choices);
+    if (greedy) arachne_plan_destroy(greedy);
+    if (best) arachne_plan_destroy(best);
+    return st;
+}
