@@ -28,9 +28,10 @@
 /* Ends a construction at the decision being studied (not a library status:
  * the builder returns a callback's status as it is). */
 #define RO_STOP_HERE (-7777)
-/* Decisions of one plan at most: templates x (replicas, depth, a type and
- * a TP degree per stage) with room to spare. */
-#define RO_MAX_DECISIONS ((AR_MAX_TEMPLATES + 1) * (2 + 2 * AR_MAX_DEPTH))
+/* Decisions of one plan at most: templates (and the STOP) x (replicas,
+ * depth, a type and a TP degree per stage of the deepest template the
+ * planners build). */
+#define RO_MAX_DECISIONS ((AR_MAX_TEMPLATES + 1) * (2 + 2 * AR_SEARCH_MAX_DEPTH))
 
 /* A decision source that replays choices[0..n), then either stops at the
  * next decision (capture: its mask and the policy's choice are kept) or
@@ -178,8 +179,8 @@ int arachne_plan_rollout(arachne_plan **out, const arachne_policy *policy, const
         st = ro_worker_init(&w[i], policy, cm);
         if (st) { nw = i + 1; goto done; }
     }
-    /* the base: greedy decoding, as arachne_plan_build finishes it */
-    /* the incumbent: the raw greedy completion, as completions are ranked */
+    /* the base, greedy decoding as arachne_plan_build finishes it; the
+     * incumbent's rank is its raw completion's, as completions are ranked */
     if ((st = ro_finish(&w[0], cm, choices, 0, greedy, &cur))) goto done;
     for (;;) {
         ro_script s;
@@ -187,7 +188,8 @@ int arachne_plan_rollout(arachne_plan **out, const arachne_policy *policy, const
         long used;
         st = ro_run(&w[0], choices, n, 1, &s);
         if (st != RO_STOP_HERE) { /* no decision left: the incumbent is complete */
-            if (st == ARACHNE_E_INFEASIBLE) st = ARACHNE_OK;
+            if (st != ARACHNE_OK && st != ARACHNE_E_INFEASIBLE) goto done;
+            st = ARACHNE_OK;
             break;
         }
         st = ARACHNE_OK;
@@ -223,10 +225,15 @@ int arachne_plan_rollout(arachne_plan **out, const arachne_policy *policy, const
                 }
 #endif
             }
-            /* the first error by choice index; else the best completion,
-             * ties to the policy's choice, then to the lowest index */
+            /* the first error by choice index (its message stayed with the
+             * thread that ran it); else the best completion, ties to the
+             * policy's choice, then to the lowest index */
             for (i = 0; i < nc; i++)
-                if (cst[i]) { st = cst[i]; goto done; }
+                if (cst[i]) {
+                    st = ar_error(cst[i], "arachne_plan_rollout: completing choice %d of decision %d failed (%s)",
+                                  cand[i], n, arachne_status_string(cst[i]));
+                    goto done;
+                }
             for (i = 0; i < nc; i++)
                 if (rank[i] > cur) { cur = rank[i]; pick = cand[i]; }
             if (pick != s.policy_choice) changed = 1;
