@@ -37,7 +37,7 @@ int cmd_plan(int argc, char **argv)
 {
     cli_costenv_opts co;
     cli_costenv env;
-    cli_opt opts[CLI_COSTENV_NOPTS + 8];
+    cli_opt opts[CLI_COSTENV_NOPTS + 9];
     const char *policy_path = NULL, *samples_s = "16", *seed_s = "0", *svg = NULL, *compare = NULL, *pos[1];
     const char *refine_s = NULL, *refine_ms_s = "0", *default_samples;
     int json = 0, rollout = 0, npos, rc, st, nopts;
