@@ -270,7 +270,7 @@ int main(int argc, char **argv)
                     /* the library's rollout decoding (arachne_plan_rollout):
                      * its plan, its fills and its wall time */
                     arachne_plan *ro = NULL;
-                    if (arachne_plan_rollout(&ro, pol, env.cm, 0) == ARACHNE_OK) {
+                    if (arachne_plan_rollout(&ro, pol, env.cm, 0, 0) == ARACHNE_OK) {
                         r->value = ro->iter_per_s;
                         r->rollouts = ro->evaluations;
                         r->value_s = ro->planning_s;

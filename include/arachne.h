@@ -1076,18 +1076,24 @@ ARACHNE_API int arachne_plan_build(arachne_plan **out, const arachne_policy *pol
  *  a median of 28 on small clusters, 122 on 16,384 GPUs).  evaluations:
  *  a budget in fills (templates filled and priced, the unit of a plan's
  *  `evaluations`), checked before each decision's completions; once it is
- *  spent the policy makes the remaining decisions; 0: no budget.  No seed:
- *  nothing is sampled.  The plan records method "policy-rollout", samples
- *  1, evaluations and planning_s.  Errors: ARACHNE_E_INVALID_ARGUMENT
- *  (NULL, negative evaluations), ARACHNE_E_INFEASIBLE (as
- *  arachne_plan_build), ARACHNE_E_NO_MEMORY.  Threads: as
+ *  spent the policy makes the remaining decisions; 0: no budget.
+ *  time_cap_s: a wall-clock cap in seconds, checked at the same points
+ *  (0: none; the bundled policy took up to 13 s on one thread for
+ *  DeepSeek-V3 on 1,495 GPUs).  No seed: nothing is sampled.  The plan
+ *  records method "policy-rollout" ("policy-rollout-capped" when the time
+ *  cap stopped the lookahead: the plan then depends on the machine),
+ *  samples 1, evaluations and planning_s.  Errors:
+ *  ARACHNE_E_INVALID_ARGUMENT (NULL, negative evaluations, a time cap
+ *  outside [0, 1e9]), ARACHNE_E_INFEASIBLE (as arachne_plan_build),
+ *  ARACHNE_E_NO_MEMORY.  Threads: as
  *  arachne_plan_build; in a library built with OpenMP the completions of a
  *  decision run on omp_get_max_threads() threads and the best is chosen
  *  by (rank, choice), so the plan does not depend on the thread count.
- *  Same inputs give the same plan, bit for bit.  The caller owns *out
- *  (arachne_plan_destroy); *out is NULL on failure. */
+ *  Same inputs give the same plan, bit for bit, unless the time cap stops
+ *  it.  The caller owns *out (arachne_plan_destroy); *out is NULL on
+ *  failure. */
 ARACHNE_API int arachne_plan_rollout(arachne_plan **out, const arachne_policy *policy,
-                                     const arachne_cost_model *cm, long evaluations);
+                                     const arachne_cost_model *cm, long evaluations, double time_cap_s);
 
 /** Default budget of arachne_plan_refine and of `arachne plan`: fills
  *  (templates filled and priced), the unit of a plan's `evaluations`. */

@@ -153,13 +153,13 @@ static int ro_finish(ro_worker *w, const arachne_cost_model *cm, const int *choi
 }
 
 int arachne_plan_rollout(arachne_plan **out, const arachne_policy *policy, const arachne_cost_model *cm,
-                         long evaluations)
+                         long evaluations, double time_cap_s)
 {
     double t0 = ar_now(), cur, rank[AR_MAX_CHOICES];
     ro_worker *w = NULL;
     arachne_plan *greedy = NULL, *best = NULL;
     int *choices = NULL, cand[AR_MAX_CHOICES], cst[AR_MAX_CHOICES];
-    int st = ARACHNE_OK, n = 0, nw = 0, i, changed = 0;
+    int st = ARACHNE_OK, n = 0, nw = 0, i, changed = 0, capped = 0;
     long spent = 0;
     if (!out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_rollout: out is NULL");
     *out = NULL;
@@ -167,6 +167,8 @@ int arachne_plan_rollout(arachne_plan **out, const arachne_policy *policy, const
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_rollout: %s is NULL", policy ? "cost model" : "policy");
     if (evaluations < 0)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_rollout: evaluations %ld is negative", evaluations);
+    if (!(time_cap_s >= 0.0) || time_cap_s > 1e9)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_rollout: time_cap_s %g outside [0, 1e9]", time_cap_s);
     nw = ro_threads(AR_MAX_CHOICES);
     w = ar_malloc((size_t)nw * sizeof *w);
     choices = ar_malloc(RO_MAX_DECISIONS * sizeof *choices);
@@ -200,11 +202,12 @@ int arachne_plan_rollout(arachne_plan **out, const arachne_policy *policy, const
             if (i != s.policy_choice) cand[nc++] = i;
         }
         pick = s.policy_choice;
-        /* the budget is checked before a decision's completions; once it is
-         * spent, the policy decides the rest: the incumbent's own path */
+        /* the budgets are checked before a decision's completions; once one
+         * is spent, the policy decides the rest: the incumbent's own path */
         used = 0;
         for (i = 0; i < nw; i++) used += ro_fills(&w[i]);
         if (evaluations > 0 && used >= evaluations) break;
+        if (time_cap_s > 0 && ar_now() - t0 >= time_cap_s) { capped = 1; break; }
         if (allowed > 1) {
             nt = ro_threads(nc);
             for (i = 0; i < nc; i++) cst[i] = ARACHNE_OK;
@@ -254,7 +257,8 @@ int arachne_plan_rollout(arachne_plan **out, const arachne_policy *policy, const
         greedy = tmp;
     }
     for (i = 0; i < nw; i++) spent += ro_fills(&w[i]);
-    snprintf(best->method, sizeof best->method, "%s", "policy-rollout");
+    /* a plan the wall-clock cap cut says so: it depends on the machine */
+    snprintf(best->method, sizeof best->method, "%s", capped ? "policy-rollout-capped" : "policy-rollout");
     best->samples = 1;
     best->evaluations = spent;
     best->planning_s = ar_now() - t0;

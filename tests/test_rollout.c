@@ -1,5 +1,6 @@
 /* test_rollout.c -- arachne_plan_rollout: rollout decoding of a policy
  * (src/policy_rollout.c, docs/search.md "Rollout decoding"). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,7 @@ TEST(rollout_is_never_slower_than_greedy_and_repeats_itself)
         ASSERT_OK(env_open(&e, cases[i].model, cases[i].cluster));
         ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, cases[i].batch));
         ASSERT_OK(arachne_plan_build(&g, pol, e.cm, 1, 0));
-        ASSERT_OK(arachne_plan_rollout(&r, pol, e.cm, 0));
+        ASSERT_OK(arachne_plan_rollout(&r, pol, e.cm, 0, 0));
         ASSERT_MSG(ar_plan_rank(r) >= ar_plan_rank(g), "%s on %s: rollout %.6g below greedy %.6g", cases[i].model,
                    cases[i].cluster, ar_plan_rank(r), ar_plan_rank(g));
         if (ar_plan_rank(r) > 1.05 * ar_plan_rank(g)) faster++;
@@ -54,7 +55,7 @@ TEST(rollout_is_never_slower_than_greedy_and_repeats_itself)
         ASSERT_EQ(1, r->samples);
         ASSERT(r->evaluations > g->evaluations);
         ASSERT_OK(ar_plan_validate(e.cm, r));
-        ASSERT_OK(arachne_plan_rollout(&again, pol, e.cm, 0));
+        ASSERT_OK(arachne_plan_rollout(&again, pol, e.cm, 0, 0));
         a = plan_json_sans_time(r);
         b = plan_json_sans_time(again);
         ASSERT(a && b);
@@ -84,14 +85,25 @@ TEST(rollout_budget_stops_the_lookahead)
     ASSERT_OK(env_open(&e, "mixtral-8x7b", "b200:2x2+1x8,h100:4x1,rtx-3090:1x4"));
     ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
     ASSERT_OK(arachne_plan_build(&g, pol, e.cm, 1, 0));
-    ASSERT_OK(arachne_plan_rollout(&full, pol, e.cm, 0));
-    ASSERT_OK(arachne_plan_rollout(&none, pol, e.cm, 1));
-    ASSERT_OK(arachne_plan_rollout(&part, pol, e.cm, full->evaluations / 3));
+    ASSERT_OK(arachne_plan_rollout(&full, pol, e.cm, 0, 0));
+    ASSERT_OK(arachne_plan_rollout(&none, pol, e.cm, 1, 0));
+    ASSERT_OK(arachne_plan_rollout(&part, pol, e.cm, full->evaluations / 3, 0));
     ASSERT(ar_plan_rank(none) == ar_plan_rank(g));
     ASSERT(ar_plan_rank(part) >= ar_plan_rank(g));
     ASSERT(ar_plan_rank(part) <= ar_plan_rank(full));
     ASSERT(none->evaluations < part->evaluations);
     ASSERT(part->evaluations <= full->evaluations);
+    {
+        /* a time cap that has passed before the first decision: the greedy
+         * plan, and the method says the cap cut it */
+        arachne_plan *cut = NULL;
+        const char *m = NULL;
+        ASSERT_OK(arachne_plan_rollout(&cut, pol, e.cm, 0, 1e-12));
+        ASSERT(ar_plan_rank(cut) == ar_plan_rank(g));
+        ASSERT_OK(arachne_plan_method(cut, &m));
+        ASSERT_STR(m, "policy-rollout-capped");
+        arachne_plan_destroy(cut);
+    }
     arachne_plan_destroy(g);
     arachne_plan_destroy(full);
     arachne_plan_destroy(none);
@@ -107,21 +119,24 @@ TEST(rollout_rejects_bad_arguments)
     env e;
     ASSERT_OK(arachne_policy_create(&pol, 1, 0, 0));
     ASSERT_OK(env_open(&e, "llama3-8b", "a100-40:2x4"));
-    ASSERT_STATUS(arachne_plan_rollout(NULL, pol, e.cm, 0), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_plan_rollout(NULL, pol, e.cm, 0, 0), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "arachne_plan_rollout: out is NULL");
-    ASSERT_STATUS(arachne_plan_rollout(&p, NULL, e.cm, 0), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_plan_rollout(&p, NULL, e.cm, 0, 0), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT(p == NULL);
     ASSERT_CONTAINS(arachne_last_error(), "policy is NULL");
     p = (arachne_plan *)&p;
-    ASSERT_STATUS(arachne_plan_rollout(&p, pol, NULL, 0), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_plan_rollout(&p, pol, NULL, 0, 0), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT(p == NULL);
     ASSERT_CONTAINS(arachne_last_error(), "cost model is NULL");
-    ASSERT_STATUS(arachne_plan_rollout(&p, pol, e.cm, -1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_plan_rollout(&p, pol, e.cm, -1, 0), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "evaluations -1");
+    ASSERT_STATUS(arachne_plan_rollout(&p, pol, e.cm, 0, -1.0), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "time_cap_s");
+    ASSERT_STATUS(arachne_plan_rollout(&p, pol, e.cm, 0, NAN), ARACHNE_E_INVALID_ARGUMENT);
     env_close(&e);
     /* a model that fits nowhere: infeasible, as arachne_plan_build says */
     ASSERT_OK(env_open(&e, "deepseek-v3", "a5000:1x2"));
-    ASSERT_STATUS(arachne_plan_rollout(&p, pol, e.cm, 0), ARACHNE_E_INFEASIBLE);
+    ASSERT_STATUS(arachne_plan_rollout(&p, pol, e.cm, 0, 0), ARACHNE_E_INFEASIBLE);
     ASSERT(p == NULL);
     env_close(&e);
     arachne_policy_destroy(pol);

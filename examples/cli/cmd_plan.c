@@ -77,7 +77,7 @@ int cmd_plan(int argc, char **argv)
         if (st) { cli_costenv_free(&env); return cli_lib_fail(st, "plan"); }
     }
     /* --rollout: rollout decoding (docs/search.md), else greedy or best-of-K */
-    st = rollout ? arachne_plan_rollout(&plan, pol, env.cm, 0)
+    st = rollout ? arachne_plan_rollout(&plan, pol, env.cm, 0, 0)
                  : arachne_plan_build(&plan, pol, env.cm, (int)samples, (uint64_t)seed);
     if (!st && refine > 0) {
         /* the policy's plan is the start of the refinement (docs/search.md) */

@@ -454,7 +454,7 @@ _SIGNATURES = {
     "arachne_policy_metadata": (_int, [_POLICY, _pstr]),
     "arachne_policy_set_metadata": (_int, [_POLICY, _str]),
     "arachne_plan_build": (_int, [_P(_PLAN), _POLICY, _COST, _int, _u64]),
-    "arachne_plan_rollout": (_int, [_P(_PLAN), _POLICY, _COST, _long]),
+    "arachne_plan_rollout": (_int, [_P(_PLAN), _POLICY, _COST, _long, _dbl]),
     "arachne_plan_refine": (_int, [_P(_PLAN), _PLAN, _COST, _long, _dbl]),
     "arachne_plan_to_svg": (_int, [_PLAN, _buf, _size, _psize]),
     "arachne_plan_save_svg": (_int, [_PLAN, _str]),
@@ -2135,14 +2135,15 @@ class Policy(_Handle):
             plan = plan.refine(cost_model, refine, refine_time_cap_s)
         return plan
 
-    def plan_rollout(self, cost_model, evaluations=0, refine=0, refine_time_cap_s=0.0):
-        # type: (CostModel, int, int, float) -> Plan
+    def plan_rollout(self, cost_model, evaluations=0, time_cap_s=0.0, refine=0, refine_time_cap_s=0.0):
+        # type: (CostModel, int, float, int, float) -> Plan
         """Plans the cost model's cluster by rollout decoding (arachne_plan_rollout):
         at every decision each allowed choice is completed greedily and priced, and
         the best is kept; never slower than the greedy plan.  evaluations > 0 caps
-        the fills it spends (0: no cap).  refine as in plan()."""
+        the fills it spends, time_cap_s > 0 its wall time (0: no cap).  refine as
+        in plan()."""
         plan = Plan(_make(_PLAN, "arachne_plan_rollout", self._h(), cost_model._h(),
-                          _iarg(evaluations, "evaluations")),
+                          _iarg(evaluations, "evaluations"), _farg(time_cap_s, "time_cap_s")),
                     cost_model)
         if refine:
             plan = plan.refine(cost_model, refine, refine_time_cap_s)

@@ -111,6 +111,12 @@ class PolicyPlanTest(unittest.TestCase):
         self.assertIn("evaluations", e.exception.message)
         with self.assertRaises(TypeError):
             pol.plan_rollout(cm, evaluations="many")
+        with self.assertRaises(arachne.Error) as e:
+            pol.plan_rollout(cm, time_cap_s=-1.0)
+        self.assertIn("time_cap_s", e.exception.message)
+        cut = pol.plan_rollout(cm, time_cap_s=1e-12)  # spent before the first decision
+        self.assertEqual(cut.method, "policy-rollout-capped")
+        self.assertEqual(cut.iter_per_s, greedy.iter_per_s)
 
 
 if __name__ == "__main__":
