@@ -46,37 +46,7 @@
 #include "policy.h"
 #include "util.h"
 
-#define STOP_HERE (-7777) /* the scripted source's way to end a construction at the decision it studies */
 #define MAX_DECISIONS 1024
-
-/* A decision source that replays a script of choices, then either stops
- * the construction at the next decision (capture: its mask is kept) or
- * hands the rest of the decisions to the policy. */
-typedef struct script {
-    ar_policy_src *src;
-    const int *choices;
-    int n, idx, capture, nopt;
-    int policy_choice;                  /* capture: the choice greedy decoding makes there */
-    unsigned char mask[AR_MAX_CHOICES];
-} script;
-
-static int script_decide(void *user, const ar_dec_ctx *ctx, int *choice)
-{
-    script *s = user;
-    if (s->idx < s->n) {
-        *choice = s->choices[s->idx++];
-        return ARACHNE_OK;
-    }
-    if (s->capture) { /* the policy's own (greedy) choice here, then stop */
-        int st = ar_policy_decide(s->src, ctx, &s->policy_choice);
-        if (st != ARACHNE_OK) return st;
-        s->nopt = ctx->n;
-        memcpy(s->mask, ctx->mask, (size_t)ctx->n);
-        return STOP_HERE;
-    }
-    s->idx++;
-    return ar_policy_decide(s->src, ctx, choice);
-}
 
 typedef struct decoder {
     ar_builder b;
@@ -90,14 +60,14 @@ typedef struct decoder {
  * or sampled from seed).  Returns the plan's rank, 0 when no plan. */
 static double rollout(decoder *d, const int *choices, int n, int greedy, uint64_t seed, double *iter_per_s)
 {
-    script s;
+    ar_policy_script s;
     memset(&s, 0, sizeof s);
     s.src = &d->src;
     s.choices = choices;
     s.n = n;
     ar_policy_src_reset(&d->src, seed, greedy, NULL);
     d->rollouts++;
-    if (ar_builder_run(&d->b, script_decide, &s, &d->plan, &d->tr) != ARACHNE_OK) return 0.0;
+    if (ar_builder_run(&d->b, ar_policy_script_decide, &s, &d->plan, &d->tr) != ARACHNE_OK) return 0.0;
     if (iter_per_s) *iter_per_s = d->plan.iter_per_s;
     return ar_plan_rank(&d->plan);
 }
@@ -110,7 +80,7 @@ static double value_greedy(decoder *d, int N, double margin, double *iter_per_s,
 {
     int choices[MAX_DECISIONS], n = 0, i, j;
     for (;;) {
-        script s;
+        ar_policy_script s;
         int st, allowed = 0, only = -1, best = -1;
         double best_q = -1.0;
         memset(&s, 0, sizeof s);
@@ -119,8 +89,8 @@ static double value_greedy(decoder *d, int N, double margin, double *iter_per_s,
         s.n = n;
         s.capture = 1;
         ar_policy_src_reset(&d->src, 0, 1, NULL);
-        st = ar_builder_run(&d->b, script_decide, &s, &d->plan, &d->tr);
-        if (st != STOP_HERE) { /* the script ran to the end of the construction */
+        st = ar_builder_run(&d->b, ar_policy_script_decide, &s, &d->plan, &d->tr);
+        if (st != AR_POLICY_SCRIPT_STOP) { /* the script ran to the end of the construction */
             *decisions = n;
             *iter_per_s = st == ARACHNE_OK ? d->plan.iter_per_s : 0.0;
             return st == ARACHNE_OK ? ar_plan_rank(&d->plan) : 0.0;

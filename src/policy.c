@@ -287,3 +287,21 @@ int ar_policy_decide(void *user, const ar_dec_ctx *ctx, int *choice)
     ar_nn_ws_reset(s->ws);
     return ARACHNE_OK;
 }
+
+int ar_policy_script_decide(void *user, const ar_dec_ctx *ctx, int *choice)
+{
+    ar_policy_script *s = user;
+    if (s->idx < s->n) {
+        *choice = s->choices[s->idx++];
+        return ARACHNE_OK;
+    }
+    if (s->capture) {
+        int st = ar_policy_decide(s->src, ctx, &s->policy_choice);
+        if (st != ARACHNE_OK) return st;
+        s->nopt = ctx->n;
+        memcpy(s->mask, ctx->mask, (size_t)ctx->n);
+        return AR_POLICY_SCRIPT_STOP;
+    }
+    s->idx++;
+    return ar_policy_decide(s->src, ctx, choice);
+}

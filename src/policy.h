@@ -70,6 +70,22 @@ int ar_policy_decide(void *user, const ar_dec_ctx *ctx, int *choice);
  * policy or replays its decisions builds with these. */
 void ar_policy_construct_opts(ar_construct_opts *o);
 
+/* A decision source that replays choices[0..n), then either stops the
+ * construction at the next decision (capture 1: the builder returns
+ * AR_POLICY_SCRIPT_STOP, and mask, nopt and the policy's own choice there
+ * are kept) or lets the policy decide the rest (capture 0).  Rollout
+ * decoding and bench_value_decoding study one decision at a time so. */
+#define AR_POLICY_SCRIPT_STOP (-7777) /* not a library status: the builder passes it through */
+typedef struct ar_policy_script {
+    ar_policy_src *src;
+    const int *choices;
+    int n, idx, capture;
+    int policy_choice, nopt;
+    unsigned char mask[AR_MAX_CHOICES];
+} ar_policy_script;
+/* The ar_decide_fn of a script (user = ar_policy_script *). */
+int ar_policy_script_decide(void *user, const ar_dec_ctx *ctx, int *choice);
+
 /* The greedy decoder's first finishing pass on a constructed plan p whose
  * construction trace is tr: p cut to the template prefix after which the
  * construction's plan ranked highest, repriced (arachne_plan_build and

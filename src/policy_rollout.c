@@ -25,42 +25,10 @@
 
 #include "policy.h"
 
-/* Ends a construction at the decision being studied (not a library status:
- * the builder returns a callback's status as it is). */
-#define RO_STOP_HERE (-7777)
 /* Decisions of one plan at most: templates (and the STOP) x (replicas,
  * depth, a type and a TP degree per stage of the deepest template the
  * planners build). */
 #define RO_MAX_DECISIONS ((AR_MAX_TEMPLATES + 1) * (2 + 2 * AR_SEARCH_MAX_DEPTH))
-
-/* A decision source that replays choices[0..n), then either stops at the
- * next decision (capture: its mask and the policy's choice are kept) or
- * lets the policy decide greedily. */
-typedef struct ro_script {
-    ar_policy_src *src;
-    const int *choices;
-    int n, idx, capture;
-    int policy_choice, nopt;
-    unsigned char mask[AR_MAX_CHOICES];
-} ro_script;
-
-static int ro_decide(void *user, const ar_dec_ctx *ctx, int *choice)
-{
-    ro_script *s = user;
-    if (s->idx < s->n) {
-        *choice = s->choices[s->idx++];
-        return ARACHNE_OK;
-    }
-    if (s->capture) {
-        int st = ar_policy_decide(s->src, ctx, &s->policy_choice);
-        if (st != ARACHNE_OK) return st;
-        s->nopt = ctx->n;
-        memcpy(s->mask, ctx->mask, (size_t)ctx->n);
-        return RO_STOP_HERE;
-    }
-    s->idx++;
-    return ar_policy_decide(s->src, ctx, choice);
-}
 
 typedef struct ro_worker {
     ar_builder b;
@@ -95,8 +63,8 @@ static long ro_fills(const ro_worker *w) { return w->b.fills + w->b.check_fills;
 
 /* Builds choices[0..n) and then the policy's greedy decisions into w->plan
  * (capture 0), or stops at decision n (capture 1: *s holds its mask).
- * Returns the builder's status (RO_STOP_HERE for a capture that stopped). */
-static int ro_run(ro_worker *w, const int *choices, int n, int capture, ro_script *s)
+ * Returns the builder's status (AR_POLICY_SCRIPT_STOP for a capture that stopped). */
+static int ro_run(ro_worker *w, const int *choices, int n, int capture, ar_policy_script *s)
 {
     memset(s, 0, sizeof *s);
     s->src = &w->src;
@@ -104,14 +72,14 @@ static int ro_run(ro_worker *w, const int *choices, int n, int capture, ro_scrip
     s->n = n;
     s->capture = capture;
     ar_policy_src_reset(&w->src, 0, 1, NULL);
-    return ar_builder_run(&w->b, ro_decide, s, &w->plan, &w->tr);
+    return ar_builder_run(&w->b, ar_policy_script_decide, s, &w->plan, &w->tr);
 }
 
 /* The greedy completion of choices[0..n) (a plan that ranks -1 when it
  * does not fill).  Errors other than an infeasible construction abort. */
 static int ro_complete(ro_worker *w, const int *choices, int n, double *rank)
 {
-    ro_script s;
+    ar_policy_script s;
     int st = ro_run(w, choices, n, 0, &s);
     *rank = -1.0;
     if (st == ARACHNE_E_INFEASIBLE) return ARACHNE_OK;
@@ -140,7 +108,7 @@ static int ro_finish(ro_worker *w, const arachne_cost_model *cm, const int *choi
 {
     arachne_plan spare;
     const arachne_plan *kept;
-    ro_script s;
+    ar_policy_script s;
     int st = ro_run(w, choices, n, 0, &s);
     if (st) return st;
     if (raw_rank) *raw_rank = ar_plan_rank(&w->plan); /* before the passes: what completions compare with */
@@ -185,11 +153,11 @@ int arachne_plan_rollout(arachne_plan **out, const arachne_policy *policy, const
      * incumbent's rank is its raw completion's, as completions are ranked */
     if ((st = ro_finish(&w[0], cm, choices, 0, greedy, &cur))) goto done;
     for (;;) {
-        ro_script s;
+        ar_policy_script s;
         int nc = 0, allowed = 0, pick, nt;
         long used;
         st = ro_run(&w[0], choices, n, 1, &s);
-        if (st != RO_STOP_HERE) { /* no decision left: the incumbent is complete */
+        if (st != AR_POLICY_SCRIPT_STOP) { /* no decision left: the incumbent is complete */
             if (st != ARACHNE_OK && st != ARACHNE_E_INFEASIBLE) goto done;
             st = ARACHNE_OK;
             break;
