@@ -35,8 +35,8 @@ TEST(rollout_is_never_slower_than_greedy_and_repeats_itself)
         { "qwen3-30b-a3b", "a100-80:2x4,h100:1x8", 256 },
     };
     arachne_policy *pol = bundled_policy();
-    /* a quick (sanitizer) run plans the two gaining cases only */
-    int i, faster = 0, n = th_quick() ? 2 : (int)(sizeof cases / sizeof cases[0]);
+    /* a quick (sanitizer) run plans the first, cheapest gaining case only */
+    int i, faster = 0, n = th_quick() ? 1 : (int)(sizeof cases / sizeof cases[0]);
     ASSERT(pol != NULL);
     for (i = 0; i < n; i++) {
         env e;
@@ -69,7 +69,8 @@ TEST(rollout_is_never_slower_than_greedy_and_repeats_itself)
     }
     /* the bundled policy gains on the first two; an untrained one (no
      * bundled file) need not */
-    if (pol->meta && strstr(pol->meta, "\"updates\"")) ASSERT_MSG(faster >= 2, "faster on %d of %d", faster, n);
+    if (pol->meta && strstr(pol->meta, "\"updates\""))
+        ASSERT_MSG(faster >= (n < 2 ? n : 2), "faster on %d of %d", faster, n);
     arachne_policy_destroy(pol);
 }
 
@@ -82,7 +83,9 @@ TEST(rollout_budget_stops_the_lookahead)
     arachne_plan *g = NULL, *full = NULL, *none = NULL, *part = NULL;
     env e;
     ASSERT(pol != NULL);
-    ASSERT_OK(env_open(&e, "mixtral-8x7b", "b200:2x2+1x8,h100:4x1,rtx-3090:1x4"));
+    /* a quick (sanitizer) run takes the cheaper composition of the two */
+    ASSERT_OK(th_quick() ? env_open(&e, "qwen3-8b", "a100-80:1x8,b300:1x8")
+                         : env_open(&e, "mixtral-8x7b", "b200:2x2+1x8,h100:4x1,rtx-3090:1x4"));
     ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
     ASSERT_OK(arachne_plan_build(&g, pol, e.cm, 1, 0));
     ASSERT_OK(arachne_plan_rollout(&full, pol, e.cm, 0, 0));
