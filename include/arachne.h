@@ -1072,8 +1072,8 @@ ARACHNE_API int arachne_plan_build(arachne_plan **out, const arachne_policy *pol
  *  holds.  The plan is finished as greedy decoding finishes its own, and
  *  is never slower than arachne_plan_build's greedy plan (samples <= 1)
  *  for the same policy and cost model.  It costs about one greedy
- *  construction per allowed choice of every decision (the bundled policy:
- *  a median of 28 on small clusters, 122 on 16,384 GPUs).  evaluations:
+ *  construction per allowed choice of every decision (docs/search.md has
+ *  the fills and times the bundled policy takes).  evaluations:
  *  a budget in fills (templates filled and priced, the unit of a plan's
  *  `evaluations`), checked before each decision's completions; once it is
  *  spent the policy makes the remaining decisions; 0: no budget.
