@@ -86,6 +86,11 @@ typedef struct ar_policy_script {
 /* The ar_decide_fn of a script (user = ar_policy_script *). */
 int ar_policy_script_decide(void *user, const ar_dec_ctx *ctx, int *choice);
 
+/* Threads for `runs` independent constructions (best-of-K's rollouts, a
+ * rollout decision's completions): all the OpenMP threads, at most one per
+ * run; 1 without OpenMP. */
+int ar_policy_threads(int runs);
+
 /* The greedy decoder's first finishing pass on a constructed plan p whose
  * construction trace is tr: p cut to the template prefix after which the
  * construction's plan ranked highest, repriced (arachne_plan_build and

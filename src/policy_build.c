@@ -148,8 +148,7 @@ static void pb_rollout(pb_worker *w, const arachne_cost_model *cm, int k, uint64
     }
 }
 
-/* Threads for K rollouts: all the OpenMP threads, at most one per rollout. */
-static int pb_threads(int runs)
+int ar_policy_threads(int runs)
 {
 #ifdef _OPENMP
     int n = omp_get_max_threads();
@@ -177,7 +176,7 @@ int arachne_plan_build(arachne_plan **out, const arachne_policy *policy, const a
     if (samples < 0 || samples > 1000000)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_build: samples %d outside 0..1000000", samples);
     runs = samples < 1 ? 1 : samples;
-    nw = pb_threads(runs);
+    nw = ar_policy_threads(runs);
     w = ar_malloc((size_t)nw * sizeof *w); /* pb_worker_init sets what is read */
     rseed = ar_calloc((size_t)runs, sizeof *rseed);
     if (!w || !rseed) { nw = 0; st = ARACHNE_E_NO_MEMORY; goto done; } /* no worker to free */

@@ -88,18 +88,6 @@ static int ro_complete(ro_worker *w, const int *choices, int n, double *rank)
     return ARACHNE_OK;
 }
 
-/* Threads for n completions: all the OpenMP threads, at most one each. */
-static int ro_threads(int n)
-{
-#ifdef _OPENMP
-    int t = omp_get_max_threads();
-    return t < 1 ? 1 : t > n ? n : t;
-#else
-    (void)n;
-    return 1;
-#endif
-}
-
 /* The greedy decoder's finishing passes (arachne_plan_build's): the
  * completion of choices[0..n) on w, cut to its best template prefix and
  * given its exact split when that ranks higher, copied into *out. */
@@ -137,7 +125,7 @@ int arachne_plan_rollout(arachne_plan **out, const arachne_policy *policy, const
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_rollout: evaluations %ld is negative", evaluations);
     if (!(time_cap_s >= 0.0) || time_cap_s > 1e9)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_rollout: time_cap_s %g outside [0, 1e9]", time_cap_s);
-    nw = ro_threads(AR_MAX_CHOICES);
+    nw = ar_policy_threads(AR_MAX_CHOICES);
     w = ar_malloc((size_t)nw * sizeof *w);
     choices = ar_malloc(RO_MAX_DECISIONS * sizeof *choices);
     greedy = ar_malloc(sizeof *greedy);
@@ -177,7 +165,7 @@ int arachne_plan_rollout(arachne_plan **out, const arachne_policy *policy, const
         if (evaluations > 0 && used >= evaluations) break;
         if (time_cap_s > 0 && ar_now() - t0 >= time_cap_s) { capped = 1; break; }
         if (allowed > 1) {
-            nt = ro_threads(nc);
+            nt = ar_policy_threads(nc);
             for (i = 0; i < nc; i++) cst[i] = ARACHNE_OK;
             if (nt <= 1) {
                 for (i = 0; i < nc; i++) {
