@@ -1208,8 +1208,16 @@ typedef enum arachne_train_option {
     ARACHNE_TRAIN_ENTROPY_END_SCALE = 25, /**< entropy bonus at update UPDATES and after, as a multiple of ENTROPY,
                                                [0, 1] [1: a constant bonus]; linear from update
                                                ENTROPY_DECAY_START (docs/training.md, "Entropy schedule") */
-    ARACHNE_TRAIN_ENTROPY_DECAY_START = 26 /**< update at which the bonus starts to fall towards
+    ARACHNE_TRAIN_ENTROPY_DECAY_START = 26, /**< update at which the bonus starts to fall towards
                                                ENTROPY_END_SCALE x ENTROPY, integer >= 0 [0] */
+    ARACHNE_TRAIN_ROLLOUT_INTERVAL = 27,  /**< updates between rollout-decoding rounds, integer >= 0 (0: off) [0]:
+                                               every INTERVAL updates each composition is planned by rollout
+                                               decoding of the current policy (arachne_plan_rollout's search) and
+                                               its decisions become an imitation target (approximate policy
+                                               iteration; docs/training.md, "Rollout targets") */
+    ARACHNE_TRAIN_ROLLOUT_EVALUATIONS = 28, /**< fill budget of each of those rollouts, integer >= 0 (0: none) [2000] */
+    ARACHNE_TRAIN_ROLLOUT_WEIGHT = 29     /**< self-imitation weight of a composition's rollout target, as a
+                                               multiple of SIL_WEIGHT, [0, 100] [1] */
 } arachne_train_option;
 
 /** Statistics for arachne_trainer_get.  Values are pinned.  "comp" fields

@@ -288,20 +288,32 @@ int ar_policy_decide(void *user, const ar_dec_ctx *ctx, int *choice)
     return ARACHNE_OK;
 }
 
+/* Keeps a choice made in the script's log (when it has one). */
+static int script_log(ar_policy_script *s, int choice)
+{
+    if (!s->taken) return ARACHNE_OK;
+    if (s->ntaken >= s->cap_taken)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "policy: construction ran past %d decisions", s->cap_taken);
+    s->taken[s->ntaken++] = choice;
+    return ARACHNE_OK;
+}
+
 int ar_policy_script_decide(void *user, const ar_dec_ctx *ctx, int *choice)
 {
     ar_policy_script *s = user;
+    int st;
     if (s->idx < s->n) {
         *choice = s->choices[s->idx++];
-        return ARACHNE_OK;
+        return script_log(s, *choice);
     }
     if (s->capture) {
-        int st = ar_policy_decide(s->src, ctx, &s->policy_choice);
+        st = ar_policy_decide(s->src, ctx, &s->policy_choice);
         if (st != ARACHNE_OK) return st;
         s->nopt = ctx->n;
         memcpy(s->mask, ctx->mask, (size_t)ctx->n);
         return AR_POLICY_SCRIPT_STOP;
     }
     s->idx++;
-    return ar_policy_decide(s->src, ctx, choice);
+    st = ar_policy_decide(s->src, ctx, choice);
+    return st ? st : script_log(s, *choice);
 }

@@ -82,9 +82,22 @@ typedef struct ar_policy_script {
     int n, idx, capture;
     int policy_choice, nopt;
     unsigned char mask[AR_MAX_CHOICES];
+    int *taken;             /* optional: every choice made, scripted or the policy's */
+    int ntaken, cap_taken;  /* (a construction with more than cap_taken decisions fails) */
 } ar_policy_script;
 /* The ar_decide_fn of a script (user = ar_policy_script *). */
 int ar_policy_script_decide(void *user, const ar_dec_ctx *ctx, int *choice);
+
+/* Rollout decoding's search without its finishing passes, on one thread
+ * (training runs compositions in parallel): the choices of the decoded
+ * construction, every decision from the first, into choices[0..*n) (cap:
+ * its length), built with opts (NULL: ar_policy_construct_opts).  At most
+ * `evaluations` fills are spent on lookahead (0: no cap; the policy decides
+ * the rest once spent); *fills receives the fills spent.  Errors: those of
+ * the construction; ARACHNE_E_INFEASIBLE when no plan fills. */
+int ar_policy_rollout_choices(const arachne_policy *policy, const arachne_cost_model *cm,
+                              const ar_construct_opts *opts, long evaluations, int *choices, int cap, int *n,
+                              long *fills);
 
 /* Threads for `runs` independent constructions (best-of-K's rollouts, a
  * rollout decision's completions): all the OpenMP threads, at most one per

@@ -38,14 +38,16 @@ typedef struct ro_worker {
     int ready;
 } ro_worker;
 
-static int ro_worker_init(ro_worker *w, const arachne_policy *policy, const arachne_cost_model *cm)
+static int ro_worker_init(ro_worker *w, const arachne_policy *policy, const arachne_cost_model *cm,
+                          const ar_construct_opts *o)
 {
     ar_construct_opts opts;
     int st;
     memset(w, 0, sizeof *w);
     ar_trace_init(&w->tr);
     ar_plan_empty(&w->plan);
-    ar_policy_construct_opts(&opts);
+    if (o) opts = *o;
+    else ar_policy_construct_opts(&opts);
     if ((st = ar_builder_init(&w->b, cm, &opts))) return st;
     w->ready = 1;
     return ar_policy_src_init(&w->src, policy->nn, cm, 0, 1, 0);
@@ -108,50 +110,36 @@ static int ro_finish(ro_worker *w, const arachne_cost_model *cm, const int *choi
     return st;
 }
 
-int arachne_plan_rollout(arachne_plan **out, const arachne_policy *policy, const arachne_cost_model *cm,
-                         long evaluations, double time_cap_s)
+/* The search: from the incumbent choices[0..*n) (ranked *cur), decision by
+ * decision, every other allowed choice completed greedily on the workers
+ * and the best completion taken.  Sets *changed when a choice differs from
+ * the policy's and *capped when the time cap stopped it. */
+typedef struct ro_search {
+    ro_worker *w;
+    int nw;
+    long evaluations;
+    double time_cap_s, t0;
+    int *choices, n;
+    double cur;
+    int changed, capped;
+} ro_search;
+
+static int ro_search_run(ro_search *R)
 {
-    double t0 = ar_now(), cur, rank[AR_MAX_CHOICES];
-    ro_worker *w = NULL;
-    arachne_plan *greedy = NULL, *best = NULL;
-    int *choices = NULL, cand[AR_MAX_CHOICES], cst[AR_MAX_CHOICES];
-    int st = ARACHNE_OK, n = 0, nw = 0, i, changed = 0, capped = 0;
-    long spent = 0;
-    if (!out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_rollout: out is NULL");
-    *out = NULL;
-    if (!policy || !cm)
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_rollout: %s is NULL", policy ? "cost model" : "policy");
-    if (evaluations < 0)
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_rollout: evaluations %ld is negative", evaluations);
-    if (!(time_cap_s >= 0.0) || time_cap_s > 1e9)
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_rollout: time_cap_s %g outside [0, 1e9]", time_cap_s);
-    nw = ar_policy_threads(AR_MAX_CHOICES);
-    w = ar_malloc((size_t)nw * sizeof *w);
-    choices = ar_malloc(RO_MAX_DECISIONS * sizeof *choices);
-    greedy = ar_malloc(sizeof *greedy);
-    best = ar_malloc(sizeof *best);
-    if (greedy) ar_plan_empty(greedy);
-    if (best) ar_plan_empty(best);
-    if (!w || !choices || !greedy || !best) { nw = 0; st = ARACHNE_E_NO_MEMORY; goto done; }
-    for (i = 0; i < nw; i++) {
-        st = ro_worker_init(&w[i], policy, cm);
-        if (st) { nw = i + 1; goto done; }
-    }
-    /* the base, greedy decoding as arachne_plan_build finishes it; the
-     * incumbent's rank is its raw completion's, as completions are ranked */
-    if ((st = ro_finish(&w[0], cm, choices, 0, greedy, &cur))) goto done;
+    ro_worker *w = R->w;
+    int *choices = R->choices, cand[AR_MAX_CHOICES], cst[AR_MAX_CHOICES];
+    double rank[AR_MAX_CHOICES];
+    int st, i;
     for (;;) {
         ar_policy_script s;
-        int nc = 0, allowed = 0, pick, nt;
+        int nc = 0, allowed = 0, pick, nt, n = R->n;
         long used;
         st = ro_run(&w[0], choices, n, 1, &s);
         if (st != AR_POLICY_SCRIPT_STOP) { /* no decision left: the incumbent is complete */
-            if (st != ARACHNE_OK && st != ARACHNE_E_INFEASIBLE) goto done;
-            st = ARACHNE_OK;
-            break;
+            if (st != ARACHNE_OK && st != ARACHNE_E_INFEASIBLE) return st;
+            return ARACHNE_OK;
         }
-        st = ARACHNE_OK;
-        if (n == RO_MAX_DECISIONS) break;
+        if (n == RO_MAX_DECISIONS) return ARACHNE_OK;
         for (i = 0; i < s.nopt; i++) {
             if (!s.mask[i]) continue;
             allowed++;
@@ -161,11 +149,14 @@ int arachne_plan_rollout(arachne_plan **out, const arachne_policy *policy, const
         /* the budgets are checked before a decision's completions; once one
          * is spent, the policy decides the rest: the incumbent's own path */
         used = 0;
-        for (i = 0; i < nw; i++) used += ro_fills(&w[i]);
-        if (evaluations > 0 && used >= evaluations) break;
-        if (time_cap_s > 0 && ar_now() - t0 >= time_cap_s) { capped = 1; break; }
+        for (i = 0; i < R->nw; i++) used += ro_fills(&w[i]);
+        if (R->evaluations > 0 && used >= R->evaluations) return ARACHNE_OK;
+        if (R->time_cap_s > 0 && ar_now() - R->t0 >= R->time_cap_s) {
+            R->capped = 1;
+            return ARACHNE_OK;
+        }
         if (allowed > 1) {
-            nt = ar_policy_threads(nc);
+            nt = R->nw > 1 ? ar_policy_threads(nc) : 1;
             for (i = 0; i < nc; i++) cst[i] = ARACHNE_OK;
             if (nt <= 1) {
                 for (i = 0; i < nc; i++) {
@@ -188,20 +179,99 @@ int arachne_plan_rollout(arachne_plan **out, const arachne_policy *policy, const
              * thread that ran it); else the best completion, ties to the
              * policy's choice, then to the lowest index */
             for (i = 0; i < nc; i++)
-                if (cst[i]) {
-                    st = ar_error(cst[i], "arachne_plan_rollout: completing choice %d of decision %d failed (%s)",
-                                  cand[i], n, arachne_status_string(cst[i]));
-                    goto done;
-                }
+                if (cst[i])
+                    return ar_error(cst[i], "arachne_plan_rollout: completing choice %d of decision %d failed (%s)",
+                                    cand[i], n, arachne_status_string(cst[i]));
             for (i = 0; i < nc; i++)
-                if (rank[i] > cur) { cur = rank[i]; pick = cand[i]; }
-            if (pick != s.policy_choice) changed = 1;
+                if (rank[i] > R->cur) { R->cur = rank[i]; pick = cand[i]; }
+            if (pick != s.policy_choice) R->changed = 1;
         }
-        choices[n++] = pick;
+        choices[R->n++] = pick;
     }
+}
+
+int ar_policy_rollout_choices(const arachne_policy *policy, const arachne_cost_model *cm,
+                              const ar_construct_opts *opts, long evaluations, int *choices, int cap, int *n,
+                              long *fills)
+{
+    ro_worker w;
+    ro_search R;
+    ar_policy_script s;
+    int *pre = ar_malloc(RO_MAX_DECISIONS * sizeof *pre), st;
+    *n = 0;
+    *fills = 0;
+    if (!pre) return ARACHNE_E_NO_MEMORY;
+    memset(&R, 0, sizeof R);
+    st = ro_worker_init(&w, policy, cm, opts);
+    R.w = &w;
+    R.nw = 1;
+    R.evaluations = evaluations;
+    R.t0 = ar_now();
+    R.choices = pre;
+    if (!st) st = ro_complete(&w, pre, 0, &R.cur);
+    if (!st) st = ro_search_run(&R);
+    /* the decided prefix and the policy's greedy rest, every choice logged */
+    if (!st) {
+        memset(&s, 0, sizeof s);
+        s.src = &w.src;
+        s.choices = pre;
+        s.n = R.n;
+        s.taken = choices;
+        s.cap_taken = cap;
+        ar_policy_src_reset(&w.src, 0, 1, NULL);
+        st = ar_builder_run(&w.b, ar_policy_script_decide, &s, &w.plan, &w.tr);
+        *n = s.ntaken;
+    }
+    *fills = ro_fills(&w);
+    ro_worker_free(&w);
+    free(pre);
+    return st;
+}
+
+int arachne_plan_rollout(arachne_plan **out, const arachne_policy *policy, const arachne_cost_model *cm,
+                         long evaluations, double time_cap_s)
+{
+    double t0 = ar_now();
+    ro_worker *w = NULL;
+    ro_search R;
+    arachne_plan *greedy = NULL, *best = NULL;
+    int *choices = NULL;
+    int st = ARACHNE_OK, nw = 0, i;
+    long spent = 0;
+    if (!out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_rollout: out is NULL");
+    *out = NULL;
+    if (!policy || !cm)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_rollout: %s is NULL", policy ? "cost model" : "policy");
+    if (evaluations < 0)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_rollout: evaluations %ld is negative", evaluations);
+    if (!(time_cap_s >= 0.0) || time_cap_s > 1e9)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_rollout: time_cap_s %g outside [0, 1e9]", time_cap_s);
+    nw = ar_policy_threads(AR_MAX_CHOICES);
+    w = ar_malloc((size_t)nw * sizeof *w);
+    choices = ar_malloc(RO_MAX_DECISIONS * sizeof *choices);
+    greedy = ar_malloc(sizeof *greedy);
+    best = ar_malloc(sizeof *best);
+    if (greedy) ar_plan_empty(greedy);
+    if (best) ar_plan_empty(best);
+    if (!w || !choices || !greedy || !best) { nw = 0; st = ARACHNE_E_NO_MEMORY; goto done; }
+    for (i = 0; i < nw; i++) {
+        st = ro_worker_init(&w[i], policy, cm, NULL);
+        if (st) { nw = i + 1; goto done; }
+    }
+    memset(&R, 0, sizeof R);
+    R.w = w;
+    R.nw = nw;
+    R.evaluations = evaluations;
+    R.time_cap_s = time_cap_s;
+    R.t0 = t0;
+    R.choices = choices;
+    /* the base, greedy decoding as arachne_plan_build finishes it; the
+     * incumbent's rank is its raw completion's, as completions are ranked */
+    if ((st = ro_finish(&w[0], cm, choices, 0, greedy, &R.cur))) goto done;
+    if ((st = ro_search_run(&R))) goto done;
     /* the incumbent, finished as greedy is; never below greedy itself */
-    if (changed) {
-        if ((st = ro_finish(&w[0], cm, choices, n, best, NULL))) goto done;
+    if (R.changed) {
+        if ((st = ro_finish(&w[0], cm, choices, R.n, best, NULL))) goto done;
         if (ar_plan_rank(best) < ar_plan_rank(greedy)) {
             arachne_plan *tmp = best;
             best = greedy;
@@ -214,7 +284,7 @@ int arachne_plan_rollout(arachne_plan **out, const arachne_policy *policy, const
     }
     for (i = 0; i < nw; i++) spent += ro_fills(&w[i]);
     /* a plan the wall-clock cap cut says so: it depends on the machine */
-    snprintf(best->method, sizeof best->method, "%s", capped ? "policy-rollout-capped" : "policy-rollout");
+    snprintf(best->method, sizeof best->method, "%s", R.capped ? "policy-rollout-capped" : "policy-rollout");
     best->samples = 1;
     best->evaluations = spent;
     best->planning_s = ar_now() - t0;

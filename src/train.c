@@ -47,6 +47,9 @@ static const opt_spec OPTS[AR_TRAIN_NOPT] = {
     { "REFINE_EVALUATIONS", 1, 1e6, 0, 1, ARACHNE_REFINE_EVALUATIONS },
     { "ENTROPY_END_SCALE", 0, 1, 0, 0, 1 },
     { "ENTROPY_DECAY_START", 0, 1e9, 0, 1, 0 },
+    { "ROLLOUT_INTERVAL", 0, 1e9, 0, 1, 0 },
+    { "ROLLOUT_EVALUATIONS", 0, 1e7, 0, 1, 2000 },
+    { "ROLLOUT_WEIGHT", 0, 100, 0, 0, 1 },
 };
 
 int arachne_trainer_create(arachne_trainer **out, arachne_policy *policy, uint64_t seed)
@@ -108,6 +111,7 @@ void ar_train_comp_clear_plans(ar_train_comp *c)
         c->nbuf[d] = 0;
     }
     ar_sil_plan_free(&c->best);
+    ar_sil_plan_free(&c->roll);
 }
 
 void arachne_trainer_destroy(arachne_trainer *t)
@@ -518,6 +522,7 @@ static int one_update(arachne_trainer *t, int nthreads)
     int per_depth = (int)t->opt[ARACHNE_TRAIN_SIL_PER_DEPTH];
     int sil_iv = (int)t->opt[ARACHNE_TRAIN_SIL_INTERVAL];
     int refine_iv = (int)t->opt[ARACHNE_TRAIN_REFINE_INTERVAL];
+    int roll_iv = (int)t->opt[ARACHNE_TRAIN_ROLLOUT_INTERVAL];
     size_t P = ar_nn_param_count(t->policy->nn);
     double force_p = ar_train_force_p(t), norm_sum = 0;
     int nactive = 0;
@@ -628,6 +633,21 @@ static int one_update(arachne_trainer *t, int nthreads)
             t->refined_plans += t->comp[i].refine_gain;
             t->refine_misses += t->comp[i].refine_miss;
         }
+    }
+
+    /* 4b. rollout targets at a fixed interval: each composition planned by
+     * rollout decoding of the current policy; its decisions are imitated
+     * (the policy improvement step of approximate policy iteration) */
+    if (roll_iv > 0 && (t->updates_done + 1) % roll_iv == 0) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+#endif
+        for (i = 0; i < n; i++) {
+            ar_train_comp *c = &t->comp[i];
+            cstat[i] = c->active ? ar_sil_rollout_target(t, i, &t->slots[(size_t)i * G]) : 0;
+            if (cstat[i]) snprintf(cerr[i], sizeof cerr[i], "%s: %s", c->name, arachne_last_error());
+        }
+        if ((st = first_error(cstat, cerr, n))) goto done;
     }
 
     /* 5. self-imitation at a fixed interval */

@@ -7,7 +7,8 @@
 
 #include "policy.h"
 
-#define AR_TRAIN_NOPT 27          /* arachne_train_option values 0..26 */
+#define AR_TRAIN_NOPT 30          /* arachne_train_option values 0..29 */
+#define AR_TRAIN_NOPT_V5 27       /* options in a checkpoint written before the rollout targets */
 #define AR_TRAIN_NOPT_V1 20       /* options in a checkpoint written before SIL_TOP and GREEDY_ROLLOUTS */
 #define AR_TRAIN_NOPT_V2 22       /* options in a checkpoint written before SIZE_CURRICULUM */
 #define AR_TRAIN_NOPT_V3 23       /* options in a checkpoint written before REFINE_INTERVAL */
@@ -49,6 +50,7 @@ typedef struct ar_train_comp {
     ar_sil_plan *buf[AR_SEARCH_MAX_DEPTH];
     int nbuf[AR_SEARCH_MAX_DEPTH];
     ar_sil_plan best;          /* ndec == 0: none yet */
+    ar_sil_plan roll;          /* the last rollout-decoding round's plan (ndec == 0: none) */
     /* statistics */
     double mean_return, std_return; /* last update's group, iter/s */
     double evaluations;
@@ -166,6 +168,14 @@ int ar_sil_replay(const arachne_cost_model *cm, const ar_sil_plan *p, int max_st
  * c->refine_miss (a choice of it is masked: not imitated).  Skips a best
  * plan it already refined.  Errors: ARACHNE_E_NO_MEMORY. */
 int ar_sil_refine_best(arachne_trainer *t, int ci, ar_train_slot *s);
+
+/* Rollout targets (ROLLOUT_INTERVAL): plans composition ci by rollout
+ * decoding of the current policy (ROLLOUT_EVALUATIONS fills of lookahead)
+ * with the training's construction options, replays its choices through
+ * the recording policy source of slot s into c->roll (the imitation target)
+ * and offers it to the buffers.  A composition with no plan that fills
+ * keeps no target.  Errors: ARACHNE_E_NO_MEMORY and the construction's. */
+int ar_sil_rollout_target(arachne_trainer *t, int ci, ar_train_slot *s);
 
 /* ---- checkpoints (train_ckpt.c) ----------------------------------------- */
 

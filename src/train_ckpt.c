@@ -106,7 +106,8 @@ static int encode_check(const arachne_trainer *t)
                         t->last_norm_reward, t->last_entropy, t->last_grad_norm);
     for (i = 0; i < t->ncomp; i++) {
         const ar_train_comp *c = &t->comp[i];
-        int ok = comp_stats_ok(c->mean_return, c->std_return, c->evaluations) && plan_floats_ok(&c->best);
+        int ok = comp_stats_ok(c->mean_return, c->std_return, c->evaluations) && plan_floats_ok(&c->best) &&
+                 plan_floats_ok(&c->roll);
         for (d = 0; d < AR_SEARCH_MAX_DEPTH && ok; d++)
             for (k = 0; k < c->nbuf[d] && ok; k++) ok = plan_floats_ok(&c->buf[d][k]);
         if (!ok)
@@ -162,6 +163,8 @@ int ar_train_ckpt_encode(const arachne_trainer *t, ar_buf *b)
             for (k = 0; k < c->nbuf[d]; k++) put_plan(b, &c->buf[d][k]);
         }
     }
+    /* since the rollout targets (30 options): each composition's target */
+    for (i = 0; i < t->ncomp; i++) put_plan(b, &t->comp[i].roll);
     if (ar_buf_status(b)) return ARACHNE_E_NO_MEMORY;
     put_u32(b, ar_crc32(b->data, b->len));
     return ar_buf_status(b);
@@ -299,7 +302,7 @@ trunc:
 typedef struct ckpt_comp {
     double mean_return, std_return, evaluations;
     int have_group;
-    ar_sil_plan best;
+    ar_sil_plan best, roll;
     ar_sil_plan *buf[AR_SEARCH_MAX_DEPTH];
     int nbuf[AR_SEARCH_MAX_DEPTH];
 } ckpt_comp;
@@ -308,6 +311,7 @@ static void ckpt_comp_free(ckpt_comp *c)
 {
     int d, k;
     ar_sil_plan_free(&c->best);
+    ar_sil_plan_free(&c->roll);
     for (d = 0; d < AR_SEARCH_MAX_DEPTH; d++) {
         if (c->buf[d])
             for (k = 0; k < AR_TRAIN_MAX_SIL; k++) ar_sil_plan_free(&c->buf[d][k]);
@@ -402,12 +406,13 @@ int arachne_trainer_load_checkpoint(arachne_trainer *t, const char *path)
     if (r.bad) goto trunc;
     nopt = get_u32(&r);
     if (nopt != AR_TRAIN_NOPT && nopt != AR_TRAIN_NOPT_V1 && nopt != AR_TRAIN_NOPT_V2 && nopt != AR_TRAIN_NOPT_V3 &&
-        nopt != AR_TRAIN_NOPT_V4) {
+        nopt != AR_TRAIN_NOPT_V4 && nopt != AR_TRAIN_NOPT_V5) {
         st = ar_error(ARACHNE_E_CORRUPT,
                       "%s: option count is %u, not %d (or %d in files written before SIL_TOP, %d before "
-                      "SIZE_CURRICULUM, %d before REFINE_INTERVAL, %d before the entropy schedule)",
+                      "SIZE_CURRICULUM, %d before REFINE_INTERVAL, %d before the entropy schedule, %d before "
+                      "the rollout targets)",
                       path, nopt, AR_TRAIN_NOPT, AR_TRAIN_NOPT_V1, AR_TRAIN_NOPT_V2, AR_TRAIN_NOPT_V3,
-                      AR_TRAIN_NOPT_V4);
+                      AR_TRAIN_NOPT_V4, AR_TRAIN_NOPT_V5);
         goto done;
     }
     for (i = 0; i < (int)nopt; i++) opt[i] = get_f64(&r);
@@ -494,6 +499,9 @@ int arachne_trainer_load_checkpoint(arachne_trainer *t, const char *path)
             }
         }
     }
+    /* files written before the rollout targets have none */
+    for (i = 0; i < t->ncomp && nopt == AR_TRAIN_NOPT; i++)
+        if ((st = get_plan(&r, &cc[i].roll, path))) goto done;
     if (r.pos != r.len) {
         st = ar_error(ARACHNE_E_CORRUPT, "%s: %zu unexpected bytes before the checksum", path, r.len - r.pos);
         goto done;
@@ -520,6 +528,8 @@ int arachne_trainer_load_checkpoint(arachne_trainer *t, const char *path)
         c->have_group = cc[i].have_group;
         c->best = cc[i].best;
         memset(&cc[i].best, 0, sizeof cc[i].best);
+        c->roll = cc[i].roll;
+        memset(&cc[i].roll, 0, sizeof cc[i].roll);
         for (d = 0; d < AR_SEARCH_MAX_DEPTH; d++) {
             c->buf[d] = cc[i].buf[d];
             c->nbuf[d] = cc[i].nbuf[d];

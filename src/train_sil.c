@@ -174,11 +174,23 @@ int ar_sil_grad(const arachne_trainer *t, int ci, ar_nn_ws *ws, double *grad, in
 {
     const ar_nn *nn = t->policy->nn;
     double clip = t->opt[ARACHNE_TRAIN_SIL_CLIP], weight = t->opt[ARACHNE_TRAIN_SIL_WEIGHT];
-    double top = t->opt[ARACHNE_TRAIN_SIL_TOP];
+    double top = t->opt[ARACHNE_TRAIN_SIL_TOP], roll_w = t->opt[ARACHNE_TRAIN_ROLLOUT_WEIGHT];
+    const ar_sil_plan *roll = &t->comp[ci].roll;
     int pass, n = 0, used = 0, j, d, k, st;
     *nplans = 0;
     /* pass 0 counts the plans with a positive weight, pass 1 adds them */
     for (pass = 0; pass < 2; pass++) {
+        /* the composition's rollout target, at a fixed weight: its choices
+         * are the lookahead's corrections of the current policy */
+        if (roll->ndec > 0 && roll_w > 0 && t->comp[ci].have_group) {
+            if (pass == 0) {
+                n++;
+            } else {
+                st = plan_grad(nn, ws, roll, roll_w * weight / n, grad);
+                if (st) return st;
+                used++;
+            }
+        }
         for (j = -1; j < t->comp[ci].nneighbours; j++) {
             int cj = j < 0 ? ci : t->comp[ci].neighbours[j];
             const ar_train_comp *c = &t->comp[cj];
@@ -248,6 +260,69 @@ int ar_sil_replay(const arachne_cost_model *cm, const ar_sil_plan *p, int max_st
     st = ar_builder_init(&b, cm, &o);
     if (!st) st = replay_with(&b, p, out);
     ar_builder_free(&b);
+    return st;
+}
+
+/* ---- rollout targets (approximate policy iteration) ---------------------- */
+
+/* Decision source of a rollout target's replay: its choices in order. */
+typedef struct seq_teach {
+    const int *choices;
+    int n, i;
+} seq_teach;
+
+static int seq_decide(void *user, const ar_dec_ctx *ctx, int *choice)
+{
+    seq_teach *q = user;
+    (void)ctx;
+    *choice = q->i < q->n ? q->choices[q->i] : -1;
+    q->i++;
+    return ARACHNE_OK;
+}
+
+int ar_sil_rollout_target(arachne_trainer *t, int ci, ar_train_slot *s)
+{
+    enum { CAP = (AR_MAX_TEMPLATES + 1) * (2 + 2 * AR_SEARCH_MAX_DEPTH) };
+    ar_train_comp *c = &t->comp[ci];
+    ar_construct_opts o;
+    seq_teach q;
+    long fills = 0;
+    int *choices = ar_malloc(CAP * sizeof *choices), n = 0, st;
+    if (!choices) return ARACHNE_E_NO_MEMORY;
+    s->b.opts.max_steps = (int)t->opt[ARACHNE_TRAIN_MAX_STEPS];
+    s->b.opts.penalty = c->penalty;
+    o = s->b.opts;
+    st = ar_policy_rollout_choices(t->policy, c->cm, &o, (long)t->opt[ARACHNE_TRAIN_ROLLOUT_EVALUATIONS], choices, CAP,
+                                   &n, &fills);
+    c->evaluations += (double)fills;
+    if (st) goto done;
+    /* the same choices through the recording source: the inputs the policy
+     * saw at each of them, as a rollout of the trainer records them */
+    q.choices = choices;
+    q.n = n;
+    q.i = 0;
+    ar_policy_src_reset(&s->src, 0, 1, NULL);
+    s->src.teach = seq_decide;
+    s->src.teach_user = &q;
+    st = ar_builder_run(&s->b, ar_policy_decide, &s->src, &s->plan, NULL);
+    s->src.teach = NULL;
+    s->src.teach_user = NULL;
+    if (st) goto done;
+    if (q.i != n || s->plan.ntemplates < 1) {
+        ar_sil_plan_free(&c->roll);
+        goto done;
+    }
+    st = ar_sil_plan_from_src(&c->roll, &s->src, s->plan.iter_per_s, s->plan.t[0].depth);
+    if (!st)
+        st = ar_sil_offer(c, &s->src, s->plan.iter_per_s, s->plan.t[0].depth, (int)t->opt[ARACHNE_TRAIN_SIL_PER_DEPTH]);
+done:
+    free(choices);
+    /* a composition with no plan that fills has no target: no error of training's */
+    if (st == ARACHNE_E_INFEASIBLE || st == ARACHNE_E_INVALID_PLAN) {
+        ar_sil_plan_free(&c->roll);
+        st = ARACHNE_OK;
+    }
+    if (st == ARACHNE_OK) arachne_clear_error();
     return st;
 }
 

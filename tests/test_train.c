@@ -561,24 +561,22 @@ TEST(checkpoint_without_sil_top_loads_with_the_old_share)
     env e1, e2;
     arachne_policy *pol = NULL;
     arachne_trainer *t = NULL;
-    char ck[512], old[4][512];
+    char ck[512], old[5][512];
     unsigned char *x = NULL, *y;
-    size_t n = 0, off, m;
+    size_t n = 0, off, m, tail;
     double v = 0;
     int k;
-    const int cut[4] = { AR_TRAIN_NOPT_V1, AR_TRAIN_NOPT_V2, AR_TRAIN_NOPT_V3, AR_TRAIN_NOPT_V4 };
+    const int cut[5] = { AR_TRAIN_NOPT_V1, AR_TRAIN_NOPT_V2, AR_TRAIN_NOPT_V3, AR_TRAIN_NOPT_V4, AR_TRAIN_NOPT_V5 };
     const char *dir = th_tmpdir();
     snprintf(ck, sizeof ck, "%s/top.ckpt", dir);
-    snprintf(old[0], sizeof old[0], "%s/top-v1.ckpt", dir);
-    snprintf(old[1], sizeof old[1], "%s/top-v2.ckpt", dir);
-    snprintf(old[2], sizeof old[2], "%s/top-v3.ckpt", dir);
-    snprintf(old[3], sizeof old[3], "%s/top-v4.ckpt", dir);
+    for (k = 0; k < 5; k++) snprintf(old[k], sizeof old[k], "%s/top-v%d.ckpt", dir, k + 1);
     ASSERT_OK(open_pair(&e1, &e2));
     ASSERT_OK(setup_small(&t, &pol, &e1, &e2));
     ASSERT_OK(arachne_trainer_set(t, ARACHNE_TRAIN_SIL_TOP, 0.5));
     ASSERT_OK(arachne_trainer_set(t, ARACHNE_TRAIN_SIZE_CURRICULUM, 3));
     ASSERT_OK(arachne_trainer_set(t, ARACHNE_TRAIN_REFINE_INTERVAL, 4));
     ASSERT_OK(arachne_trainer_set(t, ARACHNE_TRAIN_ENTROPY_END_SCALE, 0.5));
+    ASSERT_OK(arachne_trainer_set(t, ARACHNE_TRAIN_ROLLOUT_EVALUATIONS, 300));
     ASSERT_OK(arachne_trainer_run(t, 1, NULL, NULL));
     ASSERT_OK(arachne_trainer_save_checkpoint(t, ck));
     /* magic, version, reserved, network config, parameter count, weights
@@ -587,16 +585,19 @@ TEST(checkpoint_without_sil_top_loads_with_the_old_share)
     ASSERT_EQ(file_bytes(ck, &x, &n), 0);
     ASSERT_GT(n, off + 4 + 8 * AR_TRAIN_NOPT + 4);
     ASSERT_EQ(x[off] | x[off + 1] << 8 | x[off + 2] << 16 | (uint32_t)x[off + 3] << 24, AR_TRAIN_NOPT);
-    /* the same file with the options newer than each older format cut out */
+    /* the same file with the options newer than each older format cut out,
+     * and the rollout targets after the compositions (two empty plans of 32
+     * bytes: no round has run) */
+    tail = 2 * 32;
     y = malloc(n);
     ASSERT(y != NULL);
-    for (k = 0; k < 4; k++) {
+    for (k = 0; k < 5; k++) {
         memcpy(y, x, off);
         put_le32(y + off, (uint32_t)cut[k]);
         memcpy(y + off + 4, x + off + 4, 8 * (size_t)cut[k]);
         m = off + 4 + 8 * (size_t)cut[k];
-        memcpy(y + m, x + off + 4 + 8 * AR_TRAIN_NOPT, n - 4 - (off + 4 + 8 * AR_TRAIN_NOPT));
-        m += n - 4 - (off + 4 + 8 * AR_TRAIN_NOPT);
+        memcpy(y + m, x + off + 4 + 8 * AR_TRAIN_NOPT, n - 4 - tail - (off + 4 + 8 * AR_TRAIN_NOPT));
+        m += n - 4 - tail - (off + 4 + 8 * AR_TRAIN_NOPT);
         put_le32(y + m, ar_crc32(y, m));
         ASSERT_EQ(write_bytes(old[k], y, m + 4), 0);
     }
@@ -613,6 +614,16 @@ TEST(checkpoint_without_sil_top_loads_with_the_old_share)
     ASSERT_EQ(v, 4);
     ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_ENTROPY_END_SCALE, &v));
     ASSERT_NEAR(v, 0.5, 1e-15);
+    ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_ROLLOUT_EVALUATIONS, &v));
+    ASSERT_EQ(v, 300);
+    /* 27 options: the entropy schedule kept, no rollout targets */
+    ASSERT_OK(arachne_trainer_load_checkpoint(t, old[4]));
+    ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_ENTROPY_END_SCALE, &v));
+    ASSERT_NEAR(v, 0.5, 1e-15);
+    ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_ROLLOUT_EVALUATIONS, &v));
+    ASSERT_EQ(v, 2000);
+    ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_ROLLOUT_INTERVAL, &v));
+    ASSERT_EQ(v, 0);
     /* 25 options: the refinement rounds kept, a constant entropy bonus */
     ASSERT_OK(arachne_trainer_load_checkpoint(t, old[3]));
     ASSERT_OK(arachne_trainer_get_option(t, ARACHNE_TRAIN_REFINE_INTERVAL, &v));
@@ -881,7 +892,7 @@ TEST(trainer_rejects_bad_options_and_calls)
     ASSERT_NEAR(v, 0.9, 1e-15);
     /* bad keys and values */
     ASSERT_STATUS(arachne_trainer_set(t, -1, 1), ARACHNE_E_INVALID_ARGUMENT);
-    ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_ENTROPY_DECAY_START + 1, 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_ROLLOUT_WEIGHT + 1, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_SIL_TOP, 1.01), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "SIL_TOP");
     ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_SIL_TOP, -0.1), ARACHNE_E_INVALID_ARGUMENT);
@@ -944,6 +955,121 @@ TEST(a_composition_with_no_feasible_plan_is_refused)
     env_close(&e);
 }
 
+/* ROLLOUT_INTERVAL: a round plans each composition by rollout decoding of
+ * the current policy; the target is never slower than the policy's greedy
+ * plan, faster on a composition a barely trained policy leaves room on, its
+ * recorded choices rebuild it, it enters the buffers, it is imitated (the
+ * weight changes the trained network) and it survives a checkpoint.  On
+ * ROOMY a once-updated policy's greedy plans leave 59-64 % to the
+ * lookahead; on the pair of the other tests greedy is already the best. */
+#define ROOMY "l40s:6x4,h100:2x8,rtx-3090:8x2"
+TEST(rollout_interval_imitates_the_rollout_plan)
+{
+    env e1, e2, e3, e4;
+    arachne_policy *pol[3] = { NULL, NULL, NULL };
+    arachne_trainer *t[3] = { NULL, NULL, NULL };
+    arachne_plan again;
+    char pa[512], pb[512], ck[512];
+    double v = 0, greedy = 0;
+    int k, ci, gains = 0, n = 0, *ch;
+    long fills = 0;
+    ar_construct_opts o;
+    const char *dir = th_tmpdir();
+    snprintf(pa, sizeof pa, "%s/roll-a.arpol", dir);
+    snprintf(pb, sizeof pb, "%s/roll-b.arpol", dir);
+    snprintf(ck, sizeof ck, "%s/roll.ckpt", dir);
+    ch = malloc(4096 * sizeof *ch);
+    ASSERT(ch != NULL);
+    ASSERT_OK(open_pair(&e1, &e2));
+    for (k = 0; k < 3; k++) {
+        ASSERT_OK(setup_small(&t[k], &pol[k], &e1, &e2));
+        ASSERT_OK(arachne_trainer_set(t[k], ARACHNE_TRAIN_SIL_INTERVAL, 1));
+    }
+    ASSERT_OK(arachne_trainer_get_option(t[0], ARACHNE_TRAIN_ROLLOUT_INTERVAL, &v));
+    ASSERT_EQ(v, 0);                          /* off by default */
+    ASSERT_OK(arachne_trainer_get_option(t[0], ARACHNE_TRAIN_ROLLOUT_EVALUATIONS, &v));
+    ASSERT_EQ(v, 2000);
+    ASSERT_OK(arachne_trainer_get_option(t[0], ARACHNE_TRAIN_ROLLOUT_WEIGHT, &v));
+    ASSERT_EQ(v, 1);
+    /* t[0]: one update on two compositions with room for the lookahead */
+    arachne_trainer_destroy(t[0]);
+    arachne_policy_destroy(pol[0]);
+    ASSERT_OK(env_open(&e3, "llama3-8b", ROOMY));
+    ASSERT_OK(env_open(&e4, "qwen3-30b-a3b", ROOMY));
+    ASSERT_OK(setup_small(&t[0], &pol[0], &e3, &e4));
+    ASSERT_OK(arachne_trainer_run(t[0], 1, NULL, NULL));
+    ar_policy_construct_opts(&o);
+    for (ci = 0; ci < 2; ci++) {
+        ar_train_comp *c = &t[0]->comp[ci];
+        /* the policy's greedy plan: a lookahead budget of one fill is spent
+         * by the greedy completion itself */
+        ASSERT_OK(ar_policy_rollout_choices(pol[0], c->cm, &o, 1, ch, 4096, &n, &fills));
+        ASSERT_GT(n, 0);
+        ASSERT_OK(ar_sil_rollout_target(t[0], ci, &t[0]->slots[(size_t)ci * t[0]->slots_g]));
+        greedy = t[0]->slots[(size_t)ci * t[0]->slots_g].plan.iter_per_s; /* overwritten below: keep the target's */
+        ASSERT_GT(c->roll.ndec, 0);
+        ASSERT_NEAR(c->roll.iter_per_s, greedy, 1e-12);
+        ASSERT_LE(c->roll.iter_per_s, c->best.iter_per_s);
+        /* the greedy plan's throughput, rebuilt from its choices */
+        {
+            ar_sil_plan g;
+            memset(&g, 0, sizeof g);
+            g.ndec = n;
+            g.dec = calloc((size_t)n, sizeof *g.dec);
+            ASSERT(g.dec != NULL);
+            for (k = 0; k < n; k++) g.dec[k].choice = ch[k];
+            ar_plan_empty(&again);
+            ASSERT_OK(ar_sil_replay(c->cm, &g, 16, &again));
+            greedy = again.iter_per_s;
+            ar_plan_clear(&again);
+            free(g.dec);
+        }
+        ASSERT_LE(greedy, c->roll.iter_per_s);
+        gains += c->roll.iter_per_s > greedy * 1.0001;
+        /* the target's recorded choices rebuild it */
+        ar_plan_empty(&again);
+        ASSERT_OK(ar_sil_replay(c->cm, &c->roll, 16, &again));
+        ASSERT_NEAR(again.iter_per_s, c->roll.iter_per_s, 1e-12);
+        ar_plan_clear(&again);
+    }
+    ASSERT_GT(gains, 0);
+    /* imitated: weight 1 and weight 0 train different networks */
+    for (k = 1; k < 3; k++) {
+        ASSERT_OK(arachne_trainer_set(t[k], ARACHNE_TRAIN_ROLLOUT_INTERVAL, 1));
+        ASSERT_OK(arachne_trainer_set(t[k], ARACHNE_TRAIN_ROLLOUT_EVALUATIONS, 400));
+    }
+    ASSERT_OK(arachne_trainer_set(t[2], ARACHNE_TRAIN_ROLLOUT_WEIGHT, 0));
+    for (k = 1; k < 3; k++) ASSERT_OK(arachne_trainer_run(t[k], 2, NULL, NULL));
+    ASSERT_GT(t[1]->comp[0].roll.ndec + t[1]->comp[1].roll.ndec, 0);
+    ASSERT_MSG(same_policy_bytes(pol[1], pol[2], pa, pb) == 0, "the rollout target's weight changed nothing");
+    /* a checkpoint keeps the targets: a resumed run equals the straight one */
+    ASSERT_OK(arachne_trainer_save_checkpoint(t[1], ck));
+    arachne_trainer_destroy(t[2]);
+    arachne_policy_destroy(pol[2]);
+    ASSERT_OK(setup_small(&t[2], &pol[2], &e1, &e2));
+    ASSERT_OK(arachne_trainer_load_checkpoint(t[2], ck));
+    for (ci = 0; ci < 2; ci++) {
+        ASSERT_EQ(t[2]->comp[ci].roll.ndec, t[1]->comp[ci].roll.ndec);
+        ASSERT_EQ(t[2]->comp[ci].roll.iter_per_s == t[1]->comp[ci].roll.iter_per_s, 1);
+    }
+    ASSERT_OK(arachne_trainer_set(t[2], ARACHNE_TRAIN_ROLLOUT_INTERVAL, 2)); /* the file's value wins */
+    ASSERT_OK(arachne_trainer_load_checkpoint(t[2], ck));
+    for (k = 1; k < 3; k++) ASSERT_OK(arachne_trainer_run(t[k], 1, NULL, NULL));
+    ASSERT_MSG(same_policy_bytes(pol[1], pol[2], pa, pb) == 1, "resumed run with rollout targets differs");
+    ASSERT_STATUS(arachne_trainer_set(t[1], ARACHNE_TRAIN_ROLLOUT_INTERVAL, 1.5), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_trainer_set(t[1], ARACHNE_TRAIN_ROLLOUT_WEIGHT, -1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_trainer_set(t[1], ARACHNE_TRAIN_ROLLOUT_EVALUATIONS, -1), ARACHNE_E_INVALID_ARGUMENT);
+    for (k = 0; k < 3; k++) {
+        arachne_trainer_destroy(t[k]);
+        arachne_policy_destroy(pol[k]);
+    }
+    free(ch);
+    env_close(&e1);
+    env_close(&e2);
+    env_close(&e3);
+    env_close(&e4);
+}
+
 SUITE(train, T(tiny_training_run_improves_the_greedy_plan), T(best_plan_replays_to_the_recorded_throughput),
       T(advantages_are_group_relative_returns_to_go), T(pcgrad_removes_conflicts_and_keeps_agreeing_gradients),
       T(self_imitation_weight_counts_only_better_plans), T(checkpoint_resume_is_bit_identical),
@@ -951,6 +1077,6 @@ SUITE(train, T(tiny_training_run_improves_the_greedy_plan), T(best_plan_replays_
       T(checkpoint_with_extreme_adam_moments_is_refused), T(checkpoint_before_any_update_round_trips), T(sil_top_selects_the_plans_imitated),
       T(checkpoint_without_sil_top_loads_with_the_old_share), T(greedy_rollouts_put_the_greedy_plan_in_every_group),
       T(size_curriculum_lets_large_clusters_in_late), T(refine_interval_puts_the_refined_plan_in_the_buffers),
-      T(entropy_schedule_scales_the_bonus_the_updates_use),
+      T(entropy_schedule_scales_the_bonus_the_updates_use), T(rollout_interval_imitates_the_rollout_plan),
       T(trainer_rejects_bad_options_and_calls),
       T(a_composition_with_no_feasible_plan_is_refused));

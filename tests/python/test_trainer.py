@@ -50,6 +50,14 @@ class TrainerTest(unittest.TestCase):
                 t.set(entropy_end_scale=2)                        # above 1
             with self.assertRaises(arachne.Error):
                 t.set(entropy_decay_start=0.5)                    # not an integer
+            self.assertEqual(t.options["rollout_interval"], 0)  # default: off
+            self.assertEqual(t.options["rollout_evaluations"], 2000)
+            self.assertEqual(t.options["rollout_weight"], 1)
+            t.set(rollout_interval=10, rollout_evaluations=0, rollout_weight=0.5)
+            self.assertEqual(t.get_option("rollout_interval"), 10)
+            self.assertAlmostEqual(t.get_option("rollout_weight"), 0.5)
+            with self.assertRaises(arachne.Error):
+                t.set(rollout_weight=-1)                          # below 0
             self.assertAlmostEqual(t.get_option("sil_top"), 0.97)
             self.assertEqual(t.get_option(arachne.TRAIN_OPTIONS["greedy_rollouts"]), 1)
             with self.assertRaises(arachne.Error):
