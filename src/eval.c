@@ -13,7 +13,7 @@
 const char *ar_eval_method_name(int method, int samples, int random_factor)
 {
     static const char *fixed[AR_EVAL_METHODS] = { "policy", "policy-best", "random-same", "random-many", "exhaustive",
-                                                  "flat", "flat-best", "policy-best+refine" };
+                                                  "flat", "flat-best", "policy-best+refine", "policy-rollout" };
     static _Thread_local char buf[AR_EVAL_METHODS][32];
     if (method < 0 || method >= AR_EVAL_METHODS) return "?";
     switch (method) {
@@ -26,8 +26,8 @@ const char *ar_eval_method_name(int method, int samples, int random_factor)
 }
 
 const int ar_eval_method_order[AR_EVAL_METHODS] = { AR_EVAL_POLICY_GREEDY, AR_EVAL_POLICY_BEST, AR_EVAL_POLICY_REFINED,
-                                                    AR_EVAL_RANDOM_SAME,   AR_EVAL_RANDOM_MANY, AR_EVAL_EXHAUSTIVE,
-                                                    AR_EVAL_FLAT_GREEDY,   AR_EVAL_FLAT_BEST };
+                                                    AR_EVAL_POLICY_ROLLOUT, AR_EVAL_RANDOM_SAME, AR_EVAL_RANDOM_MANY,
+                                                    AR_EVAL_EXHAUSTIVE,     AR_EVAL_FLAT_GREEDY, AR_EVAL_FLAT_BEST };
 
 /* ---------------------------------------------------------------------- */
 /* config                                                                  */
@@ -151,7 +151,7 @@ static int parse_root(ar_eval_config *c, const ar_json *root, const char *base)
 {
     static const char *const keys[] = { "format", "version", "policy", "samples", "seed", "random_factor",
                                         "random_time_budget_s", "refine_evaluations", "refine_time_cap_s",
-                                        "exhaustive", "flat", "compositions", NULL };
+                                        "exhaustive", "flat", "rollout", "rollout_evaluations", "compositions", NULL };
     static const char *const exh_keys[] = { "max_gpus", "max_templates", "max_depth", "time_budget_s", NULL };
     static const char *const flat_keys[] = { "policy", "save", "train", "evaluations", "group", "hidden", "layers",
                                              "seed", NULL };
@@ -192,6 +192,8 @@ static int parse_root(ar_eval_config *c, const ar_json *root, const char *base)
             return ar_json_error_at(ar_json_get(root, "refine_time_cap_s"), "refine_time_cap_s: %g is outside [0, 1e7]",
                                     c->refine_time_cap_s);
     }
+    if ((st = ar_json_bool(root, "rollout", 0, &c->rollout))) return st;
+    if ((st = ar_json_int(root, "rollout_evaluations", 0, 0, 100000000L, &c->rollout_evaluations))) return st;
     o = NULL;
     if ((st = ar_json_obj(root, "exhaustive", 0, &o))) return st;
     if (o) {
@@ -628,6 +630,10 @@ int ar_eval_run(const ar_eval_config *cfg, const arachne_policy *policy, ar_eval
         }
         st = take(&row->cell[AR_EVAL_POLICY_BEST], st, p);
         if (st) { ar_eval_env_free(&env); goto done; }
+        if (cfg->rollout) {
+            STEP("policy rollout decoding");
+            TAKE(AR_EVAL_POLICY_ROLLOUT, arachne_plan_rollout(&p, policy, env.cm, cfg->rollout_evaluations, 0.0));
+        }
         same = row->cell[AR_EVAL_POLICY_BEST].evaluations;
         if (same < 1) same = cfg->samples;
         STEP("random search, same evaluations");

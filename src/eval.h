@@ -19,7 +19,8 @@ enum {
     AR_EVAL_FLAT_GREEDY = 5,   /* flat policy, greedy */
     AR_EVAL_FLAT_BEST = 6,     /* flat policy, best of `samples` */
     AR_EVAL_POLICY_REFINED = 7,/* POLICY_BEST's plan after arachne_plan_refine */
-    AR_EVAL_METHODS = 8
+    AR_EVAL_POLICY_ROLLOUT = 8,/* structured policy, rollout decoding (arachne_plan_rollout) */
+    AR_EVAL_METHODS = 9
 };
 
 /* The methods in the order tables and JSON list them. */
@@ -53,6 +54,8 @@ typedef struct ar_eval_config {
     double random_time_budget_s; /* cap on each random search, 0 none [0] */
     long refine_evaluations;     /* budget of policy-best+refine [ARACHNE_REFINE_EVALUATIONS] */
     double refine_time_cap_s;    /* its wall-clock cap, 0 none [0] */
+    int rollout;                 /* 1: run policy-rollout [0] */
+    long rollout_evaluations;    /* its fill budget, 0 none [0] */
     /* exhaustive */
     int exh_max_gpus;            /* [64] */
     int exh_max_templates;       /* [1] */

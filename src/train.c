@@ -515,6 +515,25 @@ static int first_error(const int *status, char (*err)[256], int n)
     return ARACHNE_OK;
 }
 
+/* Runs fn on every active composition with its first rollout slot (free
+ * once the PPO gradients are taken), in parallel, one writer each; the
+ * first error by composition index. */
+static int slot_round(arachne_trainer *t, int nthreads, int (*fn)(arachne_trainer *, int, ar_train_slot *), int *cstat,
+                      char (*cerr)[256])
+{
+    int i, n = t->ncomp;
+    (void)nthreads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+#endif
+    for (i = 0; i < n; i++) {
+        ar_train_comp *c = &t->comp[i];
+        cstat[i] = c->active ? fn(t, i, &t->slots[(size_t)i * t->slots_g]) : 0;
+        if (cstat[i]) snprintf(cerr[i], sizeof cerr[i], "%s: %s", c->name, arachne_last_error());
+    }
+    return first_error(cstat, cerr, n);
+}
+
 static int one_update(arachne_trainer *t, int nthreads)
 {
     int G = t->slots_g, n = t->ncomp, k, i, g, st, ep;
@@ -619,16 +638,8 @@ static int one_update(arachne_trainer *t, int nthreads)
      * policy's decisions into the buffers the self-imitation step reads; a
      * composition's first slot is free once its PPO gradients are taken */
     if (refine_iv > 0 && (t->updates_done + 1) % refine_iv == 0) {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
-#endif
-        for (i = 0; i < n; i++) {
-            ar_train_comp *c = &t->comp[i];
-            /* (a composition the curriculum has not let in was never refined: its counts are 0) */
-            cstat[i] = c->active ? ar_sil_refine_best(t, i, &t->slots[(size_t)i * G]) : 0;
-            if (cstat[i]) snprintf(cerr[i], sizeof cerr[i], "%s: %s", c->name, arachne_last_error());
-        }
-        if ((st = first_error(cstat, cerr, n))) goto done;
+        /* (a composition the curriculum has not let in was never refined: its counts are 0) */
+        if ((st = slot_round(t, nthreads, ar_sil_refine_best, cstat, cerr))) goto done;
         for (i = 0; i < n; i++) {
             t->refined_plans += t->comp[i].refine_gain;
             t->refine_misses += t->comp[i].refine_miss;
@@ -638,17 +649,9 @@ static int one_update(arachne_trainer *t, int nthreads)
     /* 4b. rollout targets at a fixed interval: each composition planned by
      * rollout decoding of the current policy; its decisions are imitated
      * (the policy improvement step of approximate policy iteration) */
-    if (roll_iv > 0 && (t->updates_done + 1) % roll_iv == 0) {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
-#endif
-        for (i = 0; i < n; i++) {
-            ar_train_comp *c = &t->comp[i];
-            cstat[i] = c->active ? ar_sil_rollout_target(t, i, &t->slots[(size_t)i * G]) : 0;
-            if (cstat[i]) snprintf(cerr[i], sizeof cerr[i], "%s: %s", c->name, arachne_last_error());
-        }
-        if ((st = first_error(cstat, cerr, n))) goto done;
-    }
+    if (roll_iv > 0 && (t->updates_done + 1) % roll_iv == 0 &&
+        (st = slot_round(t, nthreads, ar_sil_rollout_target, cstat, cerr)))
+        goto done;
 
     /* 5. self-imitation at a fixed interval */
     if (sil_iv > 0 && (t->updates_done + 1) % sil_iv == 0 && t->opt[ARACHNE_TRAIN_SIL_WEIGHT] > 0) {

@@ -20,7 +20,7 @@ static const char *write_cfg(const char *name, const char *text)
 
 /* A tiny config: 8 GPUs, depth <= 4, a flat policy trained for 64 evaluations. */
 static const char *tiny =
-    "{\"format\": \"arachne-eval\", \"version\": 1, \"samples\": 4, \"random_factor\": 3,\n"
+    "{\"format\": \"arachne-eval\", \"version\": 1, \"samples\": 4, \"random_factor\": 3, \"rollout\": true,\n"
     " \"exhaustive\": {\"max_gpus\": 16, \"max_templates\": 1, \"max_depth\": 2, \"time_budget_s\": 30},\n"
     " \"flat\": {\"train\": [{\"model\": \"llama3-8b\", \"cluster\": \"a100-40:2x4\", \"max_depth\": 4}],\n"
     "          \"evaluations\": 64, \"group\": 4, \"hidden\": 16, \"layers\": 1},\n"
@@ -78,6 +78,11 @@ TEST(bad_configs_are_rejected_with_positions)
           "[{\"name\": \"x\", \"model\": \"m\", \"cluster\": \"c\"}]}", ARACHNE_E_PARSE, ":1:", "flat" },
         { "{\"format\": \"arachne-eval\", \"version\": 1, \"exhaustive\": {\"max_depth\": 99}, \"compositions\": "
           "[{\"name\": \"x\", \"model\": \"m\", \"cluster\": \"c\"}]}", ARACHNE_E_PARSE, ":1:", "max_depth" },
+        { "{\"format\": \"arachne-eval\", \"version\": 1, \"rollout\": 1, \"compositions\": "
+          "[{\"name\": \"x\", \"model\": \"m\", \"cluster\": \"c\"}]}", ARACHNE_E_PARSE, ":1:", "rollout" },
+        { "{\"format\": \"arachne-eval\", \"version\": 1, \"rollout_evaluations\": -1, \"compositions\": "
+          "[{\"name\": \"x\", \"model\": \"m\", \"cluster\": \"c\"}]}", ARACHNE_E_PARSE, ":1:",
+          "rollout_evaluations" },
         { "{\"format\": \"arachne-eval\",, }", ARACHNE_E_PARSE, ":1:", "" },
     };
     size_t i;
@@ -137,6 +142,9 @@ TEST(tiny_run_has_every_method)
     /* refinement starts from the best-of-K plan and never loses */
     ASSERT(res.rows[0].cell[AR_EVAL_POLICY_REFINED].iter_per_s >= res.rows[0].cell[AR_EVAL_POLICY_BEST].iter_per_s);
     ASSERT(res.rows[0].cell[AR_EVAL_POLICY_REFINED].evaluations > res.rows[0].cell[AR_EVAL_POLICY_BEST].evaluations);
+    /* rollout decoding never plans slower than greedy decoding */
+    ASSERT(res.rows[0].cell[AR_EVAL_POLICY_ROLLOUT].iter_per_s >= res.rows[0].cell[AR_EVAL_POLICY_GREEDY].iter_per_s);
+    ASSERT_STR(res.rows[0].cell[AR_EVAL_POLICY_ROLLOUT].method, "policy-rollout");
     /* the reference of a small row is the exhaustive search; populations count it */
     ASSERT_EQ(res.rows[0].ref, AR_EVAL_EXHAUSTIVE);
     ASSERT_EQ(res.pop[AR_EVAL_POP_ALL][AR_EVAL_EXHAUSTIVE].rows, 1);
@@ -169,6 +177,7 @@ TEST(tiny_run_has_every_method)
     ASSERT(ar_json_get(results, "random-x3") != NULL);
     ASSERT(ar_json_get(results, "flat-best4") != NULL);
     ASSERT(ar_json_get(results, "policy-best4+refine") != NULL);
+    ASSERT(ar_json_get(results, "policy-rollout") != NULL);
     {
         const ar_json *pop = NULL, *all = NULL;
         ASSERT_OK(ar_json_obj(j, "population", 1, &pop));
