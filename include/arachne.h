@@ -1216,8 +1216,9 @@ typedef enum arachne_train_option {
                                                its decisions become an imitation target (approximate policy
                                                iteration; docs/training.md, "Rollout targets") */
     ARACHNE_TRAIN_ROLLOUT_EVALUATIONS = 28, /**< fill budget of each of those rollouts, integer >= 0 (0: none) [2000] */
-    ARACHNE_TRAIN_ROLLOUT_WEIGHT = 29     /**< self-imitation weight of a composition's rollout target, as a
+    ARACHNE_TRAIN_ROLLOUT_WEIGHT = 29,    /**< self-imitation weight of a composition's rollout target, as a
                                                multiple of SIL_WEIGHT, [0, 100] [1] */
+    ARACHNE_TRAIN_SIL_EPOCHS = 30         /**< optimizer steps of each self-imitation step, integer 1..64 [1] */
 } arachne_train_option;
 
 /** Statistics for arachne_trainer_get.  Values are pinned.  "comp" fields

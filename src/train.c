@@ -50,6 +50,7 @@ static const opt_spec OPTS[AR_TRAIN_NOPT] = {
     { "ROLLOUT_INTERVAL", 0, 1e9, 0, 1, 0 },
     { "ROLLOUT_EVALUATIONS", 0, 1e7, 0, 1, 2000 },
     { "ROLLOUT_WEIGHT", 0, 100, 0, 0, 1 },
+    { "SIL_EPOCHS", 1, 64, 0, 1, 1 },
 };
 
 int arachne_trainer_create(arachne_trainer **out, arachne_policy *policy, uint64_t seed)
@@ -653,8 +654,11 @@ static int one_update(arachne_trainer *t, int nthreads)
         (st = slot_round(t, nthreads, ar_sil_rollout_target, cstat, cerr)))
         goto done;
 
-    /* 5. self-imitation at a fixed interval */
-    if (sil_iv > 0 && (t->updates_done + 1) % sil_iv == 0 && t->opt[ARACHNE_TRAIN_SIL_WEIGHT] > 0) {
+    /* 5. self-imitation at a fixed interval: SIL_EPOCHS optimizer steps,
+     * each on the gradients of the weights the previous one left */
+    for (ep = 0; sil_iv > 0 && (t->updates_done + 1) % sil_iv == 0 && t->opt[ARACHNE_TRAIN_SIL_WEIGHT] > 0 &&
+                 ep < (int)t->opt[ARACHNE_TRAIN_SIL_EPOCHS];
+         ep++) {
         int total = 0;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
@@ -668,7 +672,8 @@ static int one_update(arachne_trainer *t, int nthreads)
         }
         if ((st = first_error(cstat, cerr, n))) goto done;
         for (i = 0; i < n; i++) total += (int)cdec[i];
-        if (total > 0 && (st = combine_and_step(t, nthreads))) goto done;
+        if (total == 0) break;
+        if ((st = combine_and_step(t, nthreads))) goto done;
     }
     t->updates_done++;
     st = ARACHNE_OK;

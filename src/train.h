@@ -7,8 +7,8 @@
 
 #include "policy.h"
 
-#define AR_TRAIN_NOPT 30          /* arachne_train_option values 0..29 */
-#define AR_TRAIN_NOPT_V5 27       /* options in a checkpoint written before the rollout targets */
+#define AR_TRAIN_NOPT 31          /* arachne_train_option values 0..30 */
+#define AR_TRAIN_NOPT_V5 27       /* options in a checkpoint written before the rollout targets and SIL_EPOCHS */
 #define AR_TRAIN_NOPT_V1 20       /* options in a checkpoint written before SIL_TOP and GREEDY_ROLLOUTS */
 #define AR_TRAIN_NOPT_V2 22       /* options in a checkpoint written before SIZE_CURRICULUM */
 #define AR_TRAIN_NOPT_V3 23       /* options in a checkpoint written before REFINE_INTERVAL */

@@ -892,7 +892,7 @@ TEST(trainer_rejects_bad_options_and_calls)
     ASSERT_NEAR(v, 0.9, 1e-15);
     /* bad keys and values */
     ASSERT_STATUS(arachne_trainer_set(t, -1, 1), ARACHNE_E_INVALID_ARGUMENT);
-    ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_ROLLOUT_WEIGHT + 1, 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_SIL_EPOCHS + 1, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_SIL_TOP, 1.01), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "SIL_TOP");
     ASSERT_STATUS(arachne_trainer_set(t, ARACHNE_TRAIN_SIL_TOP, -0.1), ARACHNE_E_INVALID_ARGUMENT);
@@ -962,6 +962,45 @@ TEST(a_composition_with_no_feasible_plan_is_refused)
  * weight changes the trained network) and it survives a checkpoint.  On
  * ROOMY a once-updated policy's greedy plans leave 59-64 % to the
  * lookahead; on the pair of the other tests greedy is already the best. */
+/* SIL_EPOCHS: each self-imitation step takes that many optimizer steps
+ * (the Adam step count says so) and trains a different network. */
+TEST(sil_epochs_take_more_imitation_steps)
+{
+    env e1, e2;
+    arachne_policy *pol[2] = { NULL, NULL };
+    arachne_trainer *t[2] = { NULL, NULL };
+    double v = 0;
+    long steps[2];
+    int k;
+    char pa[512], pb[512];
+    snprintf(pa, sizeof pa, "%s/sil1.arpol", th_tmpdir());
+    snprintf(pb, sizeof pb, "%s/sil3.arpol", th_tmpdir());
+    ASSERT_OK(open_pair(&e1, &e2));
+    for (k = 0; k < 2; k++) {
+        ASSERT_OK(setup_small(&t[k], &pol[k], &e1, &e2));
+        ASSERT_OK(arachne_trainer_set(t[k], ARACHNE_TRAIN_SIL_INTERVAL, 1));
+    }
+    ASSERT_OK(arachne_trainer_get_option(t[0], ARACHNE_TRAIN_SIL_EPOCHS, &v));
+    ASSERT_EQ(v, 1);
+    ASSERT_OK(arachne_trainer_set(t[1], ARACHNE_TRAIN_SIL_EPOCHS, 3));
+    for (k = 0; k < 2; k++) {
+        ASSERT_OK(arachne_trainer_run(t[k], 2, NULL, NULL));
+        steps[k] = ar_nn_adam_steps(pol[k]->nn);
+    }
+    /* 2 updates x (2 PPO epochs + 1 or 3 imitation steps) */
+    ASSERT_EQ(steps[0], 2 * (2 + 1));
+    ASSERT_EQ(steps[1], 2 * (2 + 3));
+    ASSERT_MSG(same_policy_bytes(pol[0], pol[1], pa, pb) == 0, "SIL_EPOCHS changed nothing");
+    ASSERT_STATUS(arachne_trainer_set(t[1], ARACHNE_TRAIN_SIL_EPOCHS, 0), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_trainer_set(t[1], ARACHNE_TRAIN_SIL_EPOCHS, 65), ARACHNE_E_INVALID_ARGUMENT);
+    for (k = 0; k < 2; k++) {
+        arachne_trainer_destroy(t[k]);
+        arachne_policy_destroy(pol[k]);
+    }
+    env_close(&e1);
+    env_close(&e2);
+}
+
 #define ROOMY "l40s:6x4,h100:2x8,rtx-3090:8x2"
 TEST(rollout_interval_imitates_the_rollout_plan)
 {
@@ -1078,5 +1117,6 @@ SUITE(train, T(tiny_training_run_improves_the_greedy_plan), T(best_plan_replays_
       T(checkpoint_without_sil_top_loads_with_the_old_share), T(greedy_rollouts_put_the_greedy_plan_in_every_group),
       T(size_curriculum_lets_large_clusters_in_late), T(refine_interval_puts_the_refined_plan_in_the_buffers),
       T(entropy_schedule_scales_the_bonus_the_updates_use), T(rollout_interval_imitates_the_rollout_plan),
+      T(sil_epochs_take_more_imitation_steps),
       T(trainer_rejects_bad_options_and_calls),
       T(a_composition_with_no_feasible_plan_is_refused));

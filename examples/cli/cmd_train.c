@@ -62,7 +62,8 @@ static const char *const HYPER_KEYS[] = {
     "force_depth_end", "sil_interval", "sil_weight", "penalty", "max_grad_norm", "sil_neighbours", "sil_per_depth",
     "max_steps", "weight_decay", "sil_clip", "uniform_type_rollouts", "threads", "pcgrad",
     "sil_top", "greedy_rollouts", "size_curriculum", "refine_interval", "refine_evaluations",
-    "entropy_end_scale", "entropy_decay_start", "rollout_interval", "rollout_evaluations", "rollout_weight", NULL
+    "entropy_end_scale", "entropy_decay_start", "rollout_interval", "rollout_evaluations", "rollout_weight",
+    "sil_epochs", NULL
 };
 
 static int parse_setup(const ar_json *o, setup *s)

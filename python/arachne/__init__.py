@@ -186,12 +186,13 @@ TRAIN_OPTIONS = {
     "sil_clip": 16, "uniform_type_rollouts": 17, "threads": 18, "pcgrad": 19,
     "sil_top": 20, "greedy_rollouts": 21, "size_curriculum": 22, "refine_interval": 23,
     "refine_evaluations": 24, "entropy_end_scale": 25, "entropy_decay_start": 26,
-    "rollout_interval": 27, "rollout_evaluations": 28, "rollout_weight": 29,
+    "rollout_interval": 27, "rollout_evaluations": 28, "rollout_weight": 29, "sil_epochs": 30,
 }
 _TRAIN_INT_OPTIONS = ("updates", "group_size", "ppo_epochs", "sil_interval", "sil_neighbours",
                       "sil_per_depth", "max_steps", "uniform_type_rollouts", "threads", "pcgrad",
                       "greedy_rollouts", "size_curriculum", "refine_interval", "refine_evaluations",
-                      "entropy_decay_start", "rollout_interval", "rollout_evaluations")
+                      "entropy_decay_start", "rollout_interval", "rollout_evaluations",
+                      "sil_epochs")
 
 # Trainer statistics (arachne_train_stat); the first four are per composition
 TRAIN_STATS = {
