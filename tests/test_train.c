@@ -960,8 +960,9 @@ TEST(a_composition_with_no_feasible_plan_is_refused)
  * plan, faster on a composition a barely trained policy leaves room on, its
  * recorded choices rebuild it, it enters the buffers, it is imitated (the
  * weight changes the trained network) and it survives a checkpoint.  On
- * ROOMY a once-updated policy's greedy plans leave 59-64 % to the
- * lookahead; on the pair of the other tests greedy is already the best. */
+ * ROOMY the rollout plans of a once-updated policy run about four times
+ * as fast as its greedy plans; on the pair of the other tests greedy is
+ * already the best plan the lookahead finds. */
 /* SIL_EPOCHS: each self-imitation step takes that many optimizer steps
  * (the Adam step count says so) and trains a different network. */
 TEST(sil_epochs_take_more_imitation_steps)
@@ -1034,7 +1035,7 @@ TEST(rollout_interval_imitates_the_rollout_plan)
     arachne_trainer_destroy(t[0]);
     arachne_policy_destroy(pol[0]);
     ASSERT_OK(env_open(&e3, "llama3-8b", ROOMY));
-    ASSERT_OK(env_open(&e4, "qwen3-30b-a3b", ROOMY));
+    ASSERT_OK(env_open(&e4, "qwen3-8b", ROOMY));
     ASSERT_OK(setup_small(&t[0], &pol[0], &e3, &e4));
     ASSERT_OK(arachne_trainer_run(t[0], 1, NULL, NULL));
     ar_policy_construct_opts(&o);
