@@ -3,7 +3,9 @@
 # OpenMP threads, and twice in a row.  The config covers a 1,616-GPU MoE
 # composition with NVL72 racks that the size curriculum (SIZE_CURRICULUM)
 # lets in at update 1, refinement rounds (REFINE_INTERVAL) whose refined
-# plans must enter the buffers, and model selection after every update.  Only src/train.c and src/train_ppo.c use OpenMP, so they
+# plans must enter the buffers, rollout targets (ROLLOUT_INTERVAL) planned
+# in parallel over the compositions, two imitation steps per update
+# (SIL_EPOCHS), and model selection after every update.  Only src/train.c and src/train_ppo.c use OpenMP, so they
 # are compiled with -fopenmp into a temporary directory and linked with the
 # CLI objects and the static library of the current build (exit 77 = skip
 # when the compiler has no OpenMP, or for sanitizer builds).
@@ -15,7 +17,8 @@ cat > "$tmp/cfg.json" <<JSON
   "name": "determinism", "seed": 3, "updates": 3, "log_every": 1,
   "policy": { "hidden": 32, "layers": 1, "init_seed": 2 },
   "hyper": { "group_size": 4, "ppo_epochs": 2, "sil_interval": 2, "size_curriculum": 2,
-             "refine_interval": 2, "refine_evaluations": 40 },
+             "refine_interval": 2, "refine_evaluations": 40, "rollout_interval": 2, "rollout_evaluations": 200,
+             "sil_epochs": 2 },
   "compositions": [
     { "model": "llama3-8b", "clusters": ["a100-40:2x4,h100:1x8", "a6000:4x2,h100:1x8"] },
     { "model": "qwen3-8b", "cluster": "a6000:2x4,h100:1x8", "setup": { "global_batch": 256 } },
