@@ -88,13 +88,20 @@ typedef struct ar_policy_script {
 /* The ar_decide_fn of a script (user = ar_policy_script *). */
 int ar_policy_script_decide(void *user, const ar_dec_ctx *ctx, int *choice);
 
+/* Decisions of one construction at most: templates (and the STOP) x
+ * (replicas, depth, a type and a TP degree per stage of the deepest
+ * template the planners build). */
+#define AR_POLICY_MAX_DECISIONS ((AR_MAX_TEMPLATES + 1) * (2 + 2 * AR_SEARCH_MAX_DEPTH))
+
 /* Rollout decoding's search without its finishing passes, on one thread
  * (training runs compositions in parallel): the choices of the decoded
  * construction, every decision from the first, into choices[0..*n) (cap:
- * its length), built with opts (NULL: ar_policy_construct_opts).  At most
- * `evaluations` fills are spent on lookahead (0: no cap; the policy decides
- * the rest once spent); *fills receives the fills spent.  Errors: those of
- * the construction; ARACHNE_E_INFEASIBLE when no plan fills. */
+ * its length, at least AR_POLICY_MAX_DECISIONS), built with opts (NULL:
+ * ar_policy_construct_opts).  At most `evaluations` fills are spent on
+ * lookahead (0: no cap; the policy decides the rest once spent); *fills
+ * receives the fills spent.  Errors: ARACHNE_E_INVALID_ARGUMENT (cap too
+ * small), those of the construction; ARACHNE_E_INFEASIBLE when no plan
+ * fills. */
 int ar_policy_rollout_choices(const arachne_policy *policy, const arachne_cost_model *cm,
                               const ar_construct_opts *opts, long evaluations, int *choices, int cap, int *n,
                               long *fills);

@@ -25,10 +25,6 @@
 
 #include "policy.h"
 
-/* Decisions of one plan at most: templates (and the STOP) x (replicas,
- * depth, a type and a TP degree per stage of the deepest template the
- * planners build). */
-#define RO_MAX_DECISIONS ((AR_MAX_TEMPLATES + 1) * (2 + 2 * AR_SEARCH_MAX_DEPTH))
 
 typedef struct ro_worker {
     ar_builder b;
@@ -110,10 +106,11 @@ static int ro_finish(ro_worker *w, const arachne_cost_model *cm, const int *choi
     return st;
 }
 
-/* The search: from the incumbent choices[0..*n) (ranked *cur), decision by
+/* The search: from the incumbent choices[0..n) (ranked cur), decision by
  * decision, every other allowed choice completed greedily on the workers
- * and the best completion taken.  Sets *changed when a choice differs from
- * the policy's and *capped when the time cap stopped it. */
+ * and the best completion taken.  Sets changed when a choice differs from
+ * the policy's, capped when the time cap stopped it and complete when no
+ * decision was left (choices[0..n) is then the whole construction). */
 typedef struct ro_search {
     ro_worker *w;
     int nw;
@@ -121,7 +118,7 @@ typedef struct ro_search {
     double time_cap_s, t0;
     int *choices, n;
     double cur;
-    int changed, capped;
+    int changed, capped, complete;
 } ro_search;
 
 static int ro_search_run(ro_search *R)
@@ -137,9 +134,10 @@ static int ro_search_run(ro_search *R)
         st = ro_run(&w[0], choices, n, 1, &s);
         if (st != AR_POLICY_SCRIPT_STOP) { /* no decision left: the incumbent is complete */
             if (st != ARACHNE_OK && st != ARACHNE_E_INFEASIBLE) return st;
+            R->complete = 1;
             return ARACHNE_OK;
         }
-        if (n == RO_MAX_DECISIONS) return ARACHNE_OK;
+        if (n == AR_POLICY_MAX_DECISIONS) return ARACHNE_OK;
         for (i = 0; i < s.nopt; i++) {
             if (!s.mask[i]) continue;
             allowed++;
@@ -168,7 +166,7 @@ static int ro_search_run(ro_search *R)
                 /* each completion copies the prefix: choices is shared */
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
                 for (i = 0; i < nc; i++) {
-                    int mine[RO_MAX_DECISIONS];
+                    int mine[AR_POLICY_MAX_DECISIONS];
                     memcpy(mine, choices, (size_t)n * sizeof *mine);
                     mine[n] = cand[i];
                     cst[i] = ro_complete(&w[omp_get_thread_num()], mine, n + 1, &rank[i]);
@@ -197,24 +195,28 @@ int ar_policy_rollout_choices(const arachne_policy *policy, const arachne_cost_m
     ro_worker w;
     ro_search R;
     ar_policy_script s;
-    int *pre = ar_malloc(RO_MAX_DECISIONS * sizeof *pre), st;
+    int st;
     *n = 0;
     *fills = 0;
-    if (!pre) return ARACHNE_E_NO_MEMORY;
+    if (cap < AR_POLICY_MAX_DECISIONS)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "ar_policy_rollout_choices: room for %d decisions, %d needed", cap,
+                        AR_POLICY_MAX_DECISIONS);
     memset(&R, 0, sizeof R);
     st = ro_worker_init(&w, policy, cm, opts);
     R.w = &w;
     R.nw = 1;
     R.evaluations = evaluations;
     R.t0 = ar_now();
-    R.choices = pre;
-    if (!st) st = ro_complete(&w, pre, 0, &R.cur);
+    R.choices = choices;
+    if (!st) st = ro_complete(&w, choices, 0, &R.cur);
     if (!st) st = ro_search_run(&R);
-    /* the decided prefix and the policy's greedy rest, every choice logged */
-    if (!st) {
+    *n = R.n;
+    /* a budget stopped the search: the policy's greedy rest, logged after
+     * the prefix (the log rewrites each prefix choice with itself) */
+    if (!st && !R.complete) {
         memset(&s, 0, sizeof s);
         s.src = &w.src;
-        s.choices = pre;
+        s.choices = choices;
         s.n = R.n;
         s.taken = choices;
         s.cap_taken = cap;
@@ -224,7 +226,6 @@ int ar_policy_rollout_choices(const arachne_policy *policy, const arachne_cost_m
     }
     *fills = ro_fills(&w);
     ro_worker_free(&w);
-    free(pre);
     return st;
 }
 
@@ -248,7 +249,7 @@ int arachne_plan_rollout(arachne_plan **out, const arachne_policy *policy, const
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_rollout: time_cap_s %g outside [0, 1e9]", time_cap_s);
     nw = ar_policy_threads(AR_MAX_CHOICES);
     w = ar_malloc((size_t)nw * sizeof *w);
-    choices = ar_malloc(RO_MAX_DECISIONS * sizeof *choices);
+    choices = ar_malloc(AR_POLICY_MAX_DECISIONS * sizeof *choices);
     greedy = ar_malloc(sizeof *greedy);
     best = ar_malloc(sizeof *best);
     if (greedy) ar_plan_empty(greedy);

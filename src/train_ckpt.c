@@ -163,7 +163,7 @@ int ar_train_ckpt_encode(const arachne_trainer *t, ar_buf *b)
             for (k = 0; k < c->nbuf[d]; k++) put_plan(b, &c->buf[d][k]);
         }
     }
-    /* since the rollout targets (30 options): each composition's target */
+    /* since the rollout targets (31 options): each composition's target */
     for (i = 0; i < t->ncomp; i++) put_plan(b, &t->comp[i].roll);
     if (ar_buf_status(b)) return ARACHNE_E_NO_MEMORY;
     put_u32(b, ar_crc32(b->data, b->len));

@@ -282,18 +282,14 @@ static int seq_decide(void *user, const ar_dec_ctx *ctx, int *choice)
 
 int ar_sil_rollout_target(arachne_trainer *t, int ci, ar_train_slot *s)
 {
-    enum { CAP = (AR_MAX_TEMPLATES + 1) * (2 + 2 * AR_SEARCH_MAX_DEPTH) };
     ar_train_comp *c = &t->comp[ci];
-    ar_construct_opts o;
     seq_teach q;
     long fills = 0;
-    int *choices = ar_malloc(CAP * sizeof *choices), n = 0, st;
-    if (!choices) return ARACHNE_E_NO_MEMORY;
+    int choices[AR_POLICY_MAX_DECISIONS], n = 0, st;
     s->b.opts.max_steps = (int)t->opt[ARACHNE_TRAIN_MAX_STEPS];
     s->b.opts.penalty = c->penalty;
-    o = s->b.opts;
-    st = ar_policy_rollout_choices(t->policy, c->cm, &o, (long)t->opt[ARACHNE_TRAIN_ROLLOUT_EVALUATIONS], choices, CAP,
-                                   &n, &fills);
+    st = ar_policy_rollout_choices(t->policy, c->cm, &s->b.opts, (long)t->opt[ARACHNE_TRAIN_ROLLOUT_EVALUATIONS],
+                                   choices, AR_POLICY_MAX_DECISIONS, &n, &fills);
     c->evaluations += (double)fills;
     if (st) goto done;
     /* the same choices through the recording source: the inputs the policy
@@ -316,7 +312,6 @@ int ar_sil_rollout_target(arachne_trainer *t, int ci, ar_train_slot *s)
     if (!st)
         st = ar_sil_offer(c, &s->src, s->plan.iter_per_s, s->plan.t[0].depth, (int)t->opt[ARACHNE_TRAIN_SIL_PER_DEPTH]);
 done:
-    free(choices);
     /* a composition with no plan that fills has no target: no error of training's */
     if (st == ARACHNE_E_INFEASIBLE || st == ARACHNE_E_INVALID_PLAN) {
         ar_sil_plan_free(&c->roll);

@@ -1010,7 +1010,7 @@ TEST(rollout_interval_imitates_the_rollout_plan)
     arachne_trainer *t[3] = { NULL, NULL, NULL };
     arachne_plan again;
     char pa[512], pb[512], ck[512];
-    double v = 0, greedy = 0;
+    double v = 0, greedy = 0, built = 0;
     int k, ci, gains = 0, n = 0, *ch;
     long fills = 0;
     ar_construct_opts o;
@@ -1018,7 +1018,7 @@ TEST(rollout_interval_imitates_the_rollout_plan)
     snprintf(pa, sizeof pa, "%s/roll-a.arpol", dir);
     snprintf(pb, sizeof pb, "%s/roll-b.arpol", dir);
     snprintf(ck, sizeof ck, "%s/roll.ckpt", dir);
-    ch = malloc(4096 * sizeof *ch);
+    ch = malloc(AR_POLICY_MAX_DECISIONS * sizeof *ch);
     ASSERT(ch != NULL);
     ASSERT_OK(open_pair(&e1, &e2));
     for (k = 0; k < 3; k++) {
@@ -1043,12 +1043,15 @@ TEST(rollout_interval_imitates_the_rollout_plan)
         ar_train_comp *c = &t[0]->comp[ci];
         /* the policy's greedy plan: a lookahead budget of one fill is spent
          * by the greedy completion itself */
-        ASSERT_OK(ar_policy_rollout_choices(pol[0], c->cm, &o, 1, ch, 4096, &n, &fills));
+        ASSERT_STATUS(ar_policy_rollout_choices(pol[0], c->cm, &o, 1, ch, AR_POLICY_MAX_DECISIONS - 1, &n, &fills),
+                      ARACHNE_E_INVALID_ARGUMENT);
+        ASSERT_CONTAINS(arachne_last_error(), "room for");
+        ASSERT_OK(ar_policy_rollout_choices(pol[0], c->cm, &o, 1, ch, AR_POLICY_MAX_DECISIONS, &n, &fills));
         ASSERT_GT(n, 0);
         ASSERT_OK(ar_sil_rollout_target(t[0], ci, &t[0]->slots[(size_t)ci * t[0]->slots_g]));
-        greedy = t[0]->slots[(size_t)ci * t[0]->slots_g].plan.iter_per_s; /* overwritten below: keep the target's */
+        built = t[0]->slots[(size_t)ci * t[0]->slots_g].plan.iter_per_s; /* the plan the target recorded */
         ASSERT_GT(c->roll.ndec, 0);
-        ASSERT_NEAR(c->roll.iter_per_s, greedy, 1e-12);
+        ASSERT_NEAR(c->roll.iter_per_s, built, 1e-12);
         ASSERT_LE(c->roll.iter_per_s, c->best.iter_per_s);
         /* the greedy plan's throughput, rebuilt from its choices */
         {
