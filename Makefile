@@ -226,6 +226,12 @@ $(OMP_DIR)/arachne: src/train.c src/train_ppo.c $(wildcard src/*.h) $(HDR) $(CLI
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -fopenmp -c src/train_ppo.c -o $(OMP_DIR)/train_ppo.o
 	$(CC) $(CFLAGS_ALL) -fopenmp -o $@ $(CLI_OBJ) $(OMP_DIR)/train.o $(OMP_DIR)/train_ppo.o $(STATIC) $(LDLIBS_ALL)
 
+# bench_distill labels its compositions in parallel when built with OpenMP
+# (the library's own passes stay single-threaded, as in the plain build).
+$(OMP_DIR)/bench_distill: bench/bench_distill.c $(wildcard src/*.h) $(HDR) $(STATIC)
+	@mkdir -p $(OMP_DIR)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -fopenmp -Ibench -o $@ $< $(STATIC) $(LDLIBS_ALL) -fopenmp
+
 policy: all
 	@if $(MAKE) --no-print-directory $(OMP_DIR)/arachne; then bin=$(OMP_DIR)/arachne; \
 	 else echo "make policy: no OpenMP build; training on one thread"; bin=$(CLI); fi; \

@@ -157,6 +157,19 @@ int ar_sil_offer(ar_train_comp *c, const ar_policy_src *src, double iter_per_s, 
  * weight, each decision's -w log pi(a|s) scaled by weight / plans.  Writes the
  * number of plans imitated into *nplans.  Reads only. */
 int ar_sil_grad(const arachne_trainer *t, int ci, ar_nn_ws *ws, double *grad, int *nplans);
+/* Adds the gradient of -w log pi(a|s) over the decisions of kept plan p
+ * into grad (ws: a workspace of nn); *nll (may be NULL) is decreased by
+ * each decision's log-probability, so it accumulates the negative log
+ * likelihood.  Reads nn only.  Errors: ARACHNE_E_INVALID_ARGUMENT (a
+ * decision the network cannot take), ARACHNE_E_NO_MEMORY. */
+int ar_sil_plan_grad(const ar_nn *nn, ar_nn_ws *ws, const ar_sil_plan *p, double w, double *grad, double *nll);
+/* Builds choices[0..n) with builder b while the policy source src only
+ * records (a teacher makes every choice) into plan, and the recording into
+ * *out: the inputs the policy saw at each choice.  ARACHNE_E_INVALID_PLAN
+ * when the construction ended before using every choice or placed no
+ * template; the construction's errors. */
+int ar_sil_record_choices(ar_builder *b, ar_policy_src *src, const int *choices, int n, arachne_plan *plan,
+                          ar_sil_plan *out);
 /* Rebuilds a plan by replaying its choices through the construction. */
 int ar_sil_replay(const arachne_cost_model *cm, const ar_sil_plan *p, int max_steps, arachne_plan *out);
 /* Expert iteration (REFINE_INTERVAL): improves composition ci's best plan

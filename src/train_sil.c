@@ -143,17 +143,18 @@ double ar_train_sil_weight(double R, double b, double s, double clip)
     return w < clip ? w : clip;
 }
 
-/* Gradient of -w log pi(a|s) over the decisions of one kept plan. */
-static int plan_grad(const ar_nn *nn, ar_nn_ws *ws, const ar_sil_plan *p, double w, double *grad)
+int ar_sil_plan_grad(const ar_nn *nn, ar_nn_ws *ws, const ar_sil_plan *p, double w, double *grad, double *nll)
 {
-    double x[AR_STATE_DIM], c[AR_STATE_COMP], cand[(AR_SEARCH_MAX_DEPTH + 1) * AR_STATE_CAND];
-    double logp[AR_SEARCH_MAX_DEPTH + 1], dl[AR_SEARCH_MAX_DEPTH + 1];
+    double x[AR_STATE_DIM], c[AR_STATE_COMP], cand[AR_MAX_CHOICES * AR_STATE_CAND];
+    double logp[AR_MAX_CHOICES], dl[AR_MAX_CHOICES];
     int i, k, rec, st;
     for (i = 0; i < p->ndec; i++) {
         const ar_sil_dec *d = &p->dec[i];
         const float *in = p->in + d->in_off;
         const unsigned char *mask = p->masks + d->mask_off;
         int has_cand = d->head != AR_HEAD_TP;
+        if (d->K < 1 || d->K > AR_MAX_CHOICES)
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT, "trainer: a kept decision has %d candidates", d->K);
         for (k = 0; k < AR_STATE_DIM; k++) x[k] = in[k];
         for (k = 0; k < AR_STATE_COMP; k++) c[k] = in[AR_STATE_DIM + k];
         if (has_cand)
@@ -161,6 +162,7 @@ static int plan_grad(const ar_nn *nn, ar_nn_ws *ws, const ar_sil_plan *p, double
         ar_nn_ws_reset(ws);
         rec = ar_nn_forward(nn, ws, (ar_head)d->head, x, c, has_cand ? cand : NULL, d->K, mask, logp);
         if (rec < 0) return rec;
+        if (nll) *nll -= logp[d->choice];
         st = ar_cat_grad(logp, mask, d->K, d->choice, -w, 0.0, dl);
         if (st) return st;
         st = ar_nn_backward_into(nn, ws, rec, dl, grad);
@@ -186,7 +188,7 @@ int ar_sil_grad(const arachne_trainer *t, int ci, ar_nn_ws *ws, double *grad, in
             if (pass == 0) {
                 n++;
             } else {
-                st = plan_grad(nn, ws, roll, roll_w * weight / n, grad);
+                st = ar_sil_plan_grad(nn, ws, roll, roll_w * weight / n, grad, NULL);
                 if (st) return st;
                 used++;
             }
@@ -207,7 +209,7 @@ int ar_sil_grad(const arachne_trainer *t, int ci, ar_nn_ws *ws, double *grad, in
                     if (pass == 0) {
                         n++;
                     } else {
-                        st = plan_grad(nn, ws, p, w * weight / n, grad);
+                        st = ar_sil_plan_grad(nn, ws, p, w * weight / n, grad, NULL);
                         if (st) return st;
                         used++;
                     }
@@ -280,10 +282,28 @@ static int seq_decide(void *user, const ar_dec_ctx *ctx, int *choice)
     return ARACHNE_OK;
 }
 
+int ar_sil_record_choices(ar_builder *b, ar_policy_src *src, const int *choices, int n, arachne_plan *plan,
+                          ar_sil_plan *out)
+{
+    seq_teach q;
+    int st;
+    q.choices = choices;
+    q.n = n;
+    q.i = 0;
+    ar_policy_src_reset(src, 0, 1, NULL);
+    src->teach = seq_decide;
+    src->teach_user = &q;
+    st = ar_builder_run(b, ar_policy_decide, src, plan, NULL);
+    src->teach = NULL;
+    src->teach_user = NULL;
+    if (st) return st;
+    if (q.i != n || plan->ntemplates < 1) return ARACHNE_E_INVALID_PLAN;
+    return ar_sil_plan_from_src(out, src, plan->iter_per_s, plan->t[0].depth);
+}
+
 int ar_sil_rollout_target(arachne_trainer *t, int ci, ar_train_slot *s)
 {
     ar_train_comp *c = &t->comp[ci];
-    seq_teach q;
     long fills = 0;
     int choices[AR_POLICY_MAX_DECISIONS], n = 0, st;
     s->b.opts.max_steps = (int)t->opt[ARACHNE_TRAIN_MAX_STEPS];
@@ -291,27 +311,11 @@ int ar_sil_rollout_target(arachne_trainer *t, int ci, ar_train_slot *s)
     st = ar_policy_rollout_choices(t->policy, c->cm, &s->b.opts, (long)t->opt[ARACHNE_TRAIN_ROLLOUT_EVALUATIONS],
                                    choices, AR_POLICY_MAX_DECISIONS, &n, &fills);
     c->evaluations += (double)fills;
-    if (st) goto done;
     /* the same choices through the recording source: the inputs the policy
      * saw at each of them, as a rollout of the trainer records them */
-    q.choices = choices;
-    q.n = n;
-    q.i = 0;
-    ar_policy_src_reset(&s->src, 0, 1, NULL);
-    s->src.teach = seq_decide;
-    s->src.teach_user = &q;
-    st = ar_builder_run(&s->b, ar_policy_decide, &s->src, &s->plan, NULL);
-    s->src.teach = NULL;
-    s->src.teach_user = NULL;
-    if (st) goto done;
-    if (q.i != n || s->plan.ntemplates < 1) {
-        ar_sil_plan_free(&c->roll);
-        goto done;
-    }
-    st = ar_sil_plan_from_src(&c->roll, &s->src, s->plan.iter_per_s, s->plan.t[0].depth);
+    if (!st) st = ar_sil_record_choices(&s->b, &s->src, choices, n, &s->plan, &c->roll);
     if (!st)
         st = ar_sil_offer(c, &s->src, s->plan.iter_per_s, s->plan.t[0].depth, (int)t->opt[ARACHNE_TRAIN_SIL_PER_DEPTH]);
-done:
     /* a composition with no plan that fills has no target: no error of training's */
     if (st == ARACHNE_E_INFEASIBLE || st == ARACHNE_E_INVALID_PLAN) {
         ar_sil_plan_free(&c->roll);

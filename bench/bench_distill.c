@@ -1,0 +1,390 @@
+/* bench_distill.c -- can greedy decoding learn, from many compositions,
+ * the choices rollout decoding makes?  (docs/evaluation.md, "Distillation
+ * experiment")
+ *
+ * Rollout decoding (arachne_plan_rollout) corrects the policy's greedy
+ * choices with the cost model and lands well above greedy decoding.
+ * Imitating its choices in training (ROLLOUT_INTERVAL) on the 128
+ * training compositions did not carry over to the validation draw, and a
+ * training run on many more compositions does not fit the make-policy
+ * budget.  This bench asks the question without the reinforcement part:
+ * it labels every composition of the configs with the rollout decoding of
+ * the starting policy (its whole choice sequence, recorded with the inputs
+ * the policy saw), holds out every K-th composition, and fits the policy
+ * to the others' labels by behaviour cloning (the negative
+ * log-likelihood of each label's choices, mini-batches, Adam with the
+ * gradient norm clipped to 1).  Each variant (epochs:learning-rate) starts
+ * from the same file.  For the trained and the held-out compositions it
+ * prints the geometric means of the greedy construction's iter/s before
+ * training over the label, after over before, and after over the label
+ * (all, dense, MoE), and the labels' negative log-likelihood per decision
+ * under the trained policy (nats).  The greedy construction is the policy's greedy
+ * choices through the construction, without arachne_plan_build's
+ * finishing passes: the same path the labels were built on.
+ *
+ * Deterministic for any thread count: labels come from single-threaded
+ * rollout decoding, the mini-batch order from --seed, and each
+ * mini-batch's gradient is summed over AR_DISTILL_CHUNKS fixed chunks in
+ * chunk order.  Built with OpenMP (make build/omp/bench_distill) the
+ * compositions are labelled in parallel.
+ *
+ * Usage: bench_distill [--config EVAL.json]... [--policy FILE]
+ *                      [--evaluations N] [--variants E:LR[,E:LR...]]
+ *                      [--batch N] [--holdout K] [--holdout-below M]
+ *                      [--seed S] [--out FILE]
+ * (defaults: examples/eval/quick.json, the bundled policy, 2000, "5:0.001",
+ * 32, 8, all, 1; --out saves the last variant's policy). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arachne.h"
+#include "construct.h"
+#include "eval.h"
+#include "plan.h"
+#include "policy.h"
+#include "train.h"
+#include "util.h"
+
+#define AR_DISTILL_CHUNKS 8
+#define MAX_VARIANTS 16
+
+typedef struct item {
+    ar_eval_comp comp;
+    ar_eval_env env;
+    ar_sil_plan label;
+    int ok, moe, held_out, status;
+    double before, rollout, after; /* greedy before, label, greedy after (iter/s) */
+    double nll;                    /* the label's negative log-likelihood under the trained policy (nats) */
+} item;
+
+typedef struct variant {
+    int epochs;
+    double lr;
+} variant;
+
+/* The policy's greedy construction on cm: its iter/s, 0 when no plan. */
+static double greedy_iter_per_s(const arachne_policy *pol, const arachne_cost_model *cm)
+{
+    ar_builder b;
+    ar_policy_src s;
+    arachne_plan p;
+    ar_construct_opts o;
+    double r = 0.0;
+    ar_policy_construct_opts(&o);
+    ar_plan_empty(&p);
+    if (ar_builder_init(&b, cm, &o)) return 0.0;
+    if (ar_policy_src_init(&s, pol->nn, cm, 0, 1, 0) == ARACHNE_OK &&
+        ar_builder_run(&b, ar_policy_decide, &s, &p, NULL) == ARACHNE_OK)
+        r = p.iter_per_s;
+    ar_policy_src_free(&s);
+    ar_plan_clear(&p);
+    ar_builder_free(&b);
+    return r;
+}
+
+/* The negative log-likelihood of it's label under pol (nats; -1 when out
+ * of memory or the network refuses a decision). */
+static double label_nll(const arachne_policy *pol, const item *it)
+{
+    double *scratch = calloc(ar_nn_param_count(pol->nn), sizeof *scratch), nll = 0.0;
+    ar_nn_ws *ws = NULL;
+    if (!scratch || ar_nn_ws_create(&ws, pol->nn) || ar_sil_plan_grad(pol->nn, ws, &it->label, 0.0, scratch, &nll))
+        nll = -1.0;
+    ar_nn_ws_destroy(ws);
+    free(scratch);
+    return nll;
+}
+
+/* Labels one composition: rollout decoding's choices, recorded. */
+static int label_one(const arachne_policy *pol, item *it, long evaluations)
+{
+    const arachne_cost_model *cm = it->env.cm;
+    int choices[AR_POLICY_MAX_DECISIONS], n = 0, st;
+    long fills = 0;
+    ar_builder b;
+    ar_policy_src s;
+    arachne_plan p;
+    ar_construct_opts o;
+    ar_policy_construct_opts(&o);
+    st = ar_policy_rollout_choices(pol, cm, &o, evaluations, choices, AR_POLICY_MAX_DECISIONS, &n, &fills);
+    if (st) return st;
+    ar_plan_empty(&p);
+    if ((st = ar_builder_init(&b, cm, &o))) return st;
+    st = ar_policy_src_init(&s, pol->nn, cm, 0, 1, 1);
+    if (!st) st = ar_sil_record_choices(&b, &s, choices, n, &p, &it->label);
+    if (!st) {
+        it->rollout = p.iter_per_s;
+        it->ok = 1;
+    }
+    ar_policy_src_free(&s);
+    ar_plan_clear(&p);
+    ar_builder_free(&b);
+    return st;
+}
+
+/* One behaviour-cloning run over the trained items' labels. */
+static int fit(arachne_policy *pol, item *its, int nit, const variant *v, int batch, uint64_t seed)
+{
+    ar_nn *nn = pol->nn;
+    size_t P = ar_nn_param_count(nn), p;
+    double *g[AR_DISTILL_CHUNKS] = { 0 };
+    ar_nn_ws *ws[AR_DISTILL_CHUNKS] = { 0 };
+    int *idx = malloc((size_t)(nit > 0 ? nit : 1) * sizeof *idx), n = 0, i, c, ep, a, st = ARACHNE_OK;
+    ar_adam_config ac;
+    ar_rng rng;
+    if (!idx) return ARACHNE_E_NO_MEMORY;
+    for (i = 0; i < nit; i++)
+        if (its[i].ok && !its[i].held_out) idx[n++] = i;
+    for (c = 0; c < AR_DISTILL_CHUNKS && !st; c++) {
+        g[c] = malloc(P * sizeof(double));
+        if (!g[c]) st = ARACHNE_E_NO_MEMORY;
+        else st = ar_nn_ws_create(&ws[c], nn);
+    }
+    ar_rng_seed(&rng, seed);
+    ar_nn_adam_reset(nn);
+    ar_adam_config_default(&ac);
+    ac.lr = v->lr;
+    ac.clip_norm = 1.0;
+    for (ep = 0; ep < v->epochs && !st; ep++) {
+        for (i = n - 1; i > 0; i--) {
+            int r = ar_rng_int(&rng, i + 1), tmp = idx[i];
+            idx[i] = idx[r];
+            idx[r] = tmp;
+        }
+        for (a = 0; a < n && !st; a += batch) {
+            int m = AR_MIN(batch, n - a), cst[AR_DISTILL_CHUNKS];
+            double *grad = ar_nn_grads(nn);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static, 1)
+#endif
+            for (c = 0; c < AR_DISTILL_CHUNKS; c++) {
+                int q;
+                memset(g[c], 0, P * sizeof(double));
+                cst[c] = ARACHNE_OK;
+                for (q = c; q < m && !cst[c]; q += AR_DISTILL_CHUNKS)
+                    cst[c] = ar_sil_plan_grad(nn, ws[c], &its[idx[a + q]].label, 1.0 / m, g[c], NULL);
+            }
+            for (c = 0; c < AR_DISTILL_CHUNKS && !st; c++) st = cst[c];
+            if (st) break;
+            for (p = 0; p < P; p++) {
+                double sum = 0.0;
+                for (c = 0; c < AR_DISTILL_CHUNKS; c++) sum += g[c][p];
+                grad[p] = sum;
+            }
+            st = ar_nn_adam_step(nn, &ac, NULL);
+        }
+    }
+    for (c = 0; c < AR_DISTILL_CHUNKS; c++) {
+        free(g[c]);
+        ar_nn_ws_destroy(ws[c]);
+    }
+    free(idx);
+    return st;
+}
+
+/* Geometric mean of num/den over one population of one side (held_out
+ * 0/1; pop 0 all, 1 dense, 2 MoE); a missing plan counts as 1e-9 of the
+ * denominator.  *count receives the compositions. */
+static double geo(const item *its, int nit, int held_out, int pop, int num, int den, int *count)
+{
+    double s = 0.0;
+    int i, k = 0;
+    for (i = 0; i < nit; i++) {
+        const item *it = &its[i];
+        const double v[3] = { it->before, it->rollout, it->after };
+        if (!it->ok || it->held_out != held_out || (pop == 1 && it->moe) || (pop == 2 && !it->moe)) continue;
+        s += log(v[den] > 0.0 ? AR_MAX(v[num], 1e-9 * v[den]) / v[den] : 1.0);
+        k++;
+    }
+    *count = k;
+    return k ? exp(s / k) : 0.0;
+}
+
+/* Negative log-likelihood per decision of the labels of one population. */
+static double nll_per_decision(const item *its, int nit, int held_out, int pop)
+{
+    double s = 0.0;
+    long d = 0;
+    int i;
+    for (i = 0; i < nit; i++) {
+        const item *it = &its[i];
+        if (!it->ok || it->held_out != held_out || (pop == 1 && it->moe) || (pop == 2 && !it->moe)) continue;
+        s += it->nll;
+        d += it->label.ndec;
+    }
+    return d ? s / (double)d : 0.0;
+}
+
+static int parse_variants(const char *text, variant *v, int *n)
+{
+    const char *p = text;
+    *n = 0;
+    while (*p) {
+        char *end;
+        long e = strtol(p, &end, 10);
+        double lr;
+        if (end == p || *end != ':' || e < 0 || e > 100000 || *n == MAX_VARIANTS) return -1;
+        p = end + 1;
+        lr = strtod(p, &end);
+        if (end == p || !(lr > 0.0 && lr <= 1.0)) return -1;
+        v[*n].epochs = (int)e;
+        v[*n].lr = lr;
+        (*n)++;
+        p = end;
+        if (*p == ',') p++;
+        else if (*p) return -1;
+    }
+    return *n ? 0 : -1;
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: bench_distill [--config EVAL.json]... [--policy FILE] [--evaluations N] "
+                    "[--variants E:LR[,E:LR...]] [--batch N] [--holdout K] [--holdout-below M] [--seed S] "
+                    "[--out FILE]\n");
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    const char *policy_path = getenv("ARACHNE_POLICY"), *out = NULL, *configs[64];
+    static const char *const pop_name[3] = { "all", "dense", "moe" };
+    variant vars[MAX_VARIANTS];
+    int nconfigs = 0, nvars = 0, batch = 32, holdout = 8, nit = 0, i, k, st = 0, v;
+    long evaluations = 2000, holdout_below = -1;
+    uint64_t seed = 1;
+    item *its = NULL;
+    arachne_policy *start = NULL;
+    double t0, t_label;
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--config") && i + 1 < argc && nconfigs < 64) configs[nconfigs++] = argv[++i];
+        else if (!strcmp(argv[i], "--policy") && i + 1 < argc) policy_path = argv[++i];
+        else if (!strcmp(argv[i], "--evaluations") && i + 1 < argc) evaluations = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--variants") && i + 1 < argc) {
+            if (parse_variants(argv[++i], vars, &nvars)) return usage();
+        } else if (!strcmp(argv[i], "--batch") && i + 1 < argc) batch = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--holdout") && i + 1 < argc) holdout = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--holdout-below") && i + 1 < argc) holdout_below = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = (uint64_t)strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
+        else return usage();
+    }
+    if (evaluations < 0 || batch < 1 || holdout < 0) return usage();
+    if (!nvars) parse_variants("5:0.001", vars, &nvars);
+    if (!nconfigs) configs[nconfigs++] = "examples/eval/quick.json"; /* `make bench` runs it without arguments */
+    if (!policy_path || !policy_path[0]) policy_path = "examples/policies/default.arpol";
+    if (arachne_policy_load(&start, policy_path)) {
+        fprintf(stderr, "bench_distill: %s\n", arachne_last_error());
+        return 1;
+    }
+    for (k = 0; k < nconfigs; k++) {
+        ar_eval_config *cfg = NULL;
+        item *grown;
+        if (ar_eval_config_load(&cfg, configs[k])) {
+            fprintf(stderr, "bench_distill: %s\n", arachne_last_error());
+            st = 1;
+            goto done;
+        }
+        grown = realloc(its, (size_t)(nit + cfg->ncomps) * sizeof *its);
+        if (!grown) {
+            ar_eval_config_free(cfg);
+            fprintf(stderr, "bench_distill: out of memory\n");
+            st = 1;
+            goto done;
+        }
+        its = grown;
+        for (i = 0; i < cfg->ncomps; i++, nit++) {
+            memset(&its[nit], 0, sizeof its[nit]);
+            its[nit].comp = cfg->comps[i];
+            its[nit].held_out = holdout > 0 && nit % holdout == 0 && (holdout_below < 0 || nit < holdout_below);
+        }
+        ar_eval_config_free(cfg);
+    }
+
+    /* 1. labels: every composition's rollout decoding, in parallel (one
+     * writer per item; each rollout on one thread) */
+    t0 = ar_now();
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1)
+#endif
+    for (i = 0; i < nit; i++) {
+        item *it = &its[i];
+        it->status = ar_eval_env_build(&it->env, &it->comp);
+        if (it->status) continue;
+        it->moe = it->env.model->experts > 0;
+        it->before = greedy_iter_per_s(start, it->env.cm);
+        it->status = label_one(start, it, evaluations);
+    }
+    t_label = ar_now() - t0;
+    for (i = 0; i < nit; i++)
+        if (its[i].status && its[i].status != ARACHNE_E_INFEASIBLE) {
+            fprintf(stderr, "bench_distill: %s: status %d\n", its[i].comp.name, its[i].status);
+            st = 1;
+            goto done;
+        }
+
+    printf("bench_distill: %d compositions labelled by rollout decoding (%ld fills of lookahead at most) in %.1f s\n",
+           nit, evaluations, t_label);
+    printf("%-14s %-9s %-6s %5s %13s %13s %13s %8s\n", "variant", "side", "pop", "n", "before/label",
+           "after/before", "after/label", "nll");
+    /* 2. each variant from the starting file */
+    for (v = 0; v < nvars && !st; v++) {
+        arachne_policy *pol = NULL;
+        int side, pop;
+        char name[32];
+        if (arachne_policy_load(&pol, policy_path) ||
+            fit(pol, its, nit, &vars[v], batch, seed)) {
+            fprintf(stderr, "bench_distill: %s\n", arachne_last_error());
+            arachne_policy_destroy(pol);
+            st = 1;
+            break;
+        }
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1)
+#endif
+        for (i = 0; i < nit; i++)
+            if (its[i].ok) {
+                its[i].after = greedy_iter_per_s(pol, its[i].env.cm);
+                its[i].nll = label_nll(pol, &its[i]);
+            }
+        for (i = 0; i < nit && !st; i++)
+            if (its[i].ok && its[i].nll < 0) {
+                fprintf(stderr, "bench_distill: %s: the label's likelihood failed\n", its[i].comp.name);
+                st = 1;
+            }
+        if (st) {
+            arachne_policy_destroy(pol);
+            break;
+        }
+        snprintf(name, sizeof name, "%d:%g", vars[v].epochs, vars[v].lr);
+        for (side = 0; side < 2; side++)
+            for (pop = 0; pop < 3; pop++) {
+                int n0, n1, n2;
+                double bl = geo(its, nit, side, pop, 0, 1, &n0), ab = geo(its, nit, side, pop, 2, 0, &n1),
+                       al = geo(its, nit, side, pop, 2, 1, &n2), nll = nll_per_decision(its, nit, side, pop);
+                if (!n0) continue;
+                printf("%-14s %-9s %-6s %5d %13.4f %13.4f %13.4f %8.4f\n", name, side ? "held-out" : "trained",
+                       pop_name[pop], n0, bl, ab, al, nll);
+                printf("{\"bench\":\"distill\",\"epochs\":%d,\"lr\":%g,\"batch\":%d,\"side\":\"%s\",\"pop\":\"%s\","
+                       "\"n\":%d,\"before_over_label\":%.6f,\"after_over_before\":%.6f,\"after_over_label\":%.6f,"
+                       "\"label_nll_per_decision\":%.6f}\n",
+                       vars[v].epochs, vars[v].lr, batch, side ? "held-out" : "trained", pop_name[pop], n0, bl, ab,
+                       al, nll);
+            }
+        if (v == nvars - 1 && out && arachne_policy_save(pol, out)) {
+            fprintf(stderr, "bench_distill: %s\n", arachne_last_error());
+            st = 1;
+        }
+        arachne_policy_destroy(pol);
+    }
+done:
+    for (i = 0; i < nit; i++) {
+        ar_sil_plan_free(&its[i].label);
+        ar_eval_env_free(&its[i].env);
+    }
+    free(its);
+    arachne_policy_destroy(start);
+    return st;
+}
