@@ -10,7 +10,8 @@
  * budget.  This bench asks the question without the reinforcement part:
  * it labels every composition of the configs with the rollout decoding of
  * the starting policy (its whole choice sequence, recorded with the inputs
- * the policy saw), holds out every K-th composition, and fits the policy
+ * the policy saw), holds out every K-th pair of compositions (the drawn
+ * sets alternate dense and MoE), and fits the policy
  * to the others' labels by behaviour cloning (the negative
  * log-likelihood of each label's choices, mini-batches, Adam with the
  * gradient norm clipped to 1).  Each variant (epochs:learning-rate) starts
@@ -298,7 +299,8 @@ int main(int argc, char **argv)
         for (i = 0; i < cfg->ncomps; i++, nit++) {
             memset(&its[nit], 0, sizeof its[nit]);
             its[nit].comp = cfg->comps[i];
-            its[nit].held_out = holdout > 0 && nit % holdout == 0 && (holdout_below < 0 || nit < holdout_below);
+            /* pairs, since the drawn sets alternate dense and MoE */
+            its[nit].held_out = holdout > 0 && (nit / 2) % holdout == 0 && (holdout_below < 0 || nit < holdout_below);
         }
         ar_eval_config_free(cfg);
     }

@@ -548,6 +548,83 @@ TEST(sil_top_selects_the_plans_imitated)
     env_close(&e2);
 }
 
+/* A choice sequence recorded through the policy (ar_sil_record_choices)
+ * rebuilds its plan, a sequence cut short is refused, and the imitation
+ * gradient of the recording (ar_sil_plan_grad, weight 1) is the gradient
+ * of the negative log-likelihood it reports: central differences on the
+ * weights with the largest gradients agree (kann's kad_check_grad idea). */
+TEST(recorded_choices_give_the_gradient_of_their_likelihood)
+{
+    env e;
+    arachne_policy *pol = NULL;
+    ar_builder b;
+    ar_policy_src src;
+    ar_construct_opts o;
+    arachne_plan plan, replayed;
+    ar_sil_plan rec, cut;
+    ar_nn_ws *ws = NULL;
+    int choices[AR_POLICY_MAX_DECISIONS], n = 0, k, checked = 0;
+    long fills = 0;
+    double *grad, *scratch, *w, nll = 0.0;
+    size_t P, p, top[4] = { 0, 0, 0, 0 };
+    memset(&rec, 0, sizeof rec);
+    memset(&cut, 0, sizeof cut);
+    ar_plan_empty(&plan);
+    ar_plan_empty(&replayed);
+    ASSERT_OK(env_open(&e, "llama3-8b", SMALL));
+    ASSERT_OK(arachne_policy_create(&pol, 9, 32, 1));
+    ar_policy_construct_opts(&o);
+    ASSERT_OK(ar_policy_rollout_choices(pol, e.cm, &o, 0, choices, AR_POLICY_MAX_DECISIONS, &n, &fills));
+    ASSERT_GT(n, 2);
+    ASSERT_OK(ar_builder_init(&b, e.cm, &o));
+    ASSERT_OK(ar_policy_src_init(&src, pol->nn, e.cm, 0, 1, 1));
+    ASSERT_OK(ar_sil_record_choices(&b, &src, choices, n, &plan, &rec));
+    ASSERT_EQ(rec.ndec, n);
+    ASSERT_OK(ar_sil_replay(e.cm, &rec, o.max_steps, &replayed));
+    ASSERT_NEAR(replayed.iter_per_s, plan.iter_per_s, 1e-12);
+    ASSERT(ar_sil_record_choices(&b, &src, choices, n - 1, &plan, &cut) != ARACHNE_OK);
+    ASSERT_EQ(cut.ndec, 0);
+
+    P = ar_nn_param_count(pol->nn);
+    grad = calloc(P, sizeof *grad);
+    scratch = calloc(P, sizeof *scratch);
+    ASSERT(grad != NULL && scratch != NULL);
+    ASSERT_OK(ar_nn_ws_create(&ws, pol->nn));
+    ASSERT_OK(ar_sil_plan_grad(pol->nn, ws, &rec, 1.0, grad, &nll));
+    ASSERT_GT(nll, 0.0);
+    for (p = 0; p < P; p++) /* the four largest |gradient| entries */
+        for (k = 0; k < 4; k++)
+            if (fabs(grad[p]) > fabs(grad[top[k]])) {
+                memmove(&top[k + 1], &top[k], (size_t)(3 - k) * sizeof *top);
+                top[k] = p;
+                break;
+            }
+    w = ar_nn_params(pol->nn);
+    for (k = 0; k < 4; k++) {
+        double h = 1e-6, keep = w[top[k]], up = 0.0, down = 0.0, fd;
+        w[top[k]] = keep + h;
+        ASSERT_OK(ar_sil_plan_grad(pol->nn, ws, &rec, 0.0, scratch, &up));
+        w[top[k]] = keep - h;
+        ASSERT_OK(ar_sil_plan_grad(pol->nn, ws, &rec, 0.0, scratch, &down));
+        w[top[k]] = keep;
+        fd = (up - down) / (2 * h);
+        ASSERT_MSG(fabs(fd - grad[top[k]]) <= 1e-5 * fabs(grad[top[k]]) + 1e-8,
+                   "weight %zu: analytic %.9g, central difference %.9g", top[k], grad[top[k]], fd);
+        checked += grad[top[k]] != 0.0;
+    }
+    ASSERT_EQ(checked, 4);
+    ar_nn_ws_destroy(ws);
+    free(grad);
+    free(scratch);
+    ar_sil_plan_free(&rec);
+    ar_plan_clear(&plan);
+    ar_plan_clear(&replayed);
+    ar_policy_src_free(&src);
+    ar_builder_free(&b);
+    arachne_policy_destroy(pol);
+    env_close(&e);
+}
+
 static void put_le32(unsigned char *p, uint32_t v)
 {
     int i;
@@ -1122,6 +1199,7 @@ SUITE(train, T(tiny_training_run_improves_the_greedy_plan), T(best_plan_replays_
       T(checkpoint_without_sil_top_loads_with_the_old_share), T(greedy_rollouts_put_the_greedy_plan_in_every_group),
       T(size_curriculum_lets_large_clusters_in_late), T(refine_interval_puts_the_refined_plan_in_the_buffers),
       T(entropy_schedule_scales_the_bonus_the_updates_use), T(rollout_interval_imitates_the_rollout_plan),
+      T(recorded_choices_give_the_gradient_of_their_likelihood),
       T(sil_epochs_take_more_imitation_steps),
       T(trainer_rejects_bad_options_and_calls),
       T(a_composition_with_no_feasible_plan_is_refused));
