@@ -156,4 +156,20 @@ assert dense * 2 == len(comps), "dense and MoE alternate"
 assert set(NEW) <= types_seen, "every new part is trained on"
 assert shapes >= {1, 2, 4, 8, 72}, shapes
 ' || fail "training compositions"
+# The same draw as eval configs (make_train_set.py --eval, bench_distill's
+# input): chunks of 256 in draw order, the compositions of the plain draw.
+tmpd=$(mktemp -d) || fail "mktemp"
+python3 -B examples/train/make_train_set.py --eval 300 7 "$tmpd/d" || fail "make_train_set.py --eval"
+python3 -B -c '
+import json, subprocess, sys
+d = sys.argv[1]
+drawn = json.loads(subprocess.check_output([sys.executable, "-B", "examples/train/make_train_set.py", "300", "7"]))["compositions"]
+chunks = [json.load(open("%s/d-%d.json" % (d, k))) for k in (0, 1)]
+assert [len(c["compositions"]) for c in chunks] == [256, 44], "chunk sizes"
+got = [c for ch in chunks for c in ch["compositions"]]
+assert all(ch["format"] == "arachne-eval" for ch in chunks)
+assert [(c["name"], c["model"], c["cluster"], c["global_batch"]) for c in got] == \
+    [(c["name"], c["model"], c["cluster"], c["setup"]["global_batch"]) for c in drawn], "eval chunks differ from the draw"
+' "$tmpd" || { rm -rf "$tmpd"; fail "make_train_set.py --eval chunks"; }
+rm -rf "$tmpd"
 exit 0

@@ -33,6 +33,11 @@ The rule, fixed before any planner was run on its output:
 Usage: make_train_set.py [COUNT SEED] > examples/train/default.json
 (default: COUNT and SEED below, the draw of the bundled config).  The output
 is the whole config: HEADER below, then the compositions, then OUTPUT.
+       make_train_set.py --eval COUNT SEED PREFIX
+writes the same draw as arachne-eval configs PREFIX-0.json, PREFIX-1.json,
+... of EVAL_CHUNK compositions each (the most an eval config holds), in
+draw order: the input of bench_distill (docs/evaluation.md, "Distillation
+experiment").
 """
 import glob
 import json
@@ -55,6 +60,7 @@ LARGE_FROM = 1024
 RACK_MIN = 288
 MAX_NODES = 256
 COUNT, SEED = 128, 7
+EVAL_CHUNK = 256
 
 HEADER = {
     "name": "default",
@@ -126,9 +132,23 @@ def draw(count, seed):
     return out
 
 
+def write_eval_chunks(count, seed, prefix):
+    comps = draw(count, seed)
+    for k in range(0, len(comps), EVAL_CHUNK):
+        cfg = {"format": "arachne-eval", "version": 1,
+               "compositions": [{"name": c["name"], "model": c["model"], "cluster": c["cluster"],
+                                 "global_batch": c["setup"]["global_batch"]} for c in comps[k:k + EVAL_CHUNK]]}
+        with open("%s-%d.json" % (prefix, k // EVAL_CHUNK), "w") as f:
+            json.dump(cfg, f, indent=1)
+            f.write("\n")
+
+
 def main():
+    if len(sys.argv) == 5 and sys.argv[1] == "--eval":
+        write_eval_chunks(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
+        return
     if len(sys.argv) not in (1, 3):
-        sys.exit("usage: make_train_set.py [COUNT SEED]")
+        sys.exit("usage: make_train_set.py [COUNT SEED] | --eval COUNT SEED PREFIX")
     count, seed = (int(sys.argv[1]), int(sys.argv[2])) if len(sys.argv) == 3 else (COUNT, SEED)
     comps = draw(count, seed)
     # one composition a line, so a diff of the file shows which changed
