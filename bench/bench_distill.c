@@ -56,6 +56,7 @@ typedef struct item {
     ar_eval_env env;
     ar_sil_plan label;
     int ok, moe, held_out, status;
+    char err[256];                 /* arachne_last_error() of a failed label (the worker's thread) */
     double before, rollout, after; /* greedy before, label, greedy after (iter/s) */
     double nll;                    /* the label's negative log-likelihood under the trained policy (nats) */
 } item;
@@ -314,15 +315,19 @@ int main(int argc, char **argv)
     for (i = 0; i < nit; i++) {
         item *it = &its[i];
         it->status = ar_eval_env_build(&it->env, &it->comp);
-        if (it->status) continue;
+        if (it->status) {
+            snprintf(it->err, sizeof it->err, "%s", arachne_last_error());
+            continue;
+        }
         it->moe = it->env.model->experts > 0;
         it->before = greedy_iter_per_s(start, it->env.cm);
         it->status = label_one(start, it, evaluations);
+        if (it->status) snprintf(it->err, sizeof it->err, "%s", arachne_last_error());
     }
     t_label = ar_now() - t0;
     for (i = 0; i < nit; i++)
         if (its[i].status && its[i].status != ARACHNE_E_INFEASIBLE) {
-            fprintf(stderr, "bench_distill: %s: status %d\n", its[i].comp.name, its[i].status);
+            fprintf(stderr, "bench_distill: %s: %s\n", its[i].comp.name, its[i].err);
             st = 1;
             goto done;
         }
