@@ -230,7 +230,7 @@ $(OMP_DIR)/arachne: src/train.c src/train_ppo.c $(wildcard src/*.h) $(HDR) $(CLI
 # (the library's own passes stay single-threaded, as in the plain build).
 $(OMP_DIR)/bench_distill: bench/bench_distill.c $(wildcard src/*.h) $(HDR) $(STATIC)
 	@mkdir -p $(OMP_DIR)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -fopenmp -Ibench -o $@ $< $(STATIC) $(LDLIBS_ALL) -fopenmp
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -fopenmp -Ibench -o $@ $< $(STATIC) $(LDLIBS_ALL)
 
 policy: all
 	@if $(MAKE) --no-print-directory $(OMP_DIR)/arachne; then bin=$(OMP_DIR)/arachne; \

@@ -55,7 +55,7 @@ typedef struct item {
     ar_eval_comp comp;
     ar_eval_env env;
     ar_sil_plan label;
-    int ok, moe, held_out, status;
+    int moe, held_out, status;     /* status ARACHNE_OK: labelled */
     char err[256];                 /* arachne_last_error() of a failed label (the worker's thread) */
     double before, rollout, after; /* greedy before, label, greedy after (iter/s) */
     double nll;                    /* the label's negative log-likelihood under the trained policy (nats) */
@@ -116,10 +116,7 @@ static int label_one(const arachne_policy *pol, item *it, long evaluations)
     if ((st = ar_builder_init(&b, cm, &o))) return st;
     st = ar_policy_src_init(&s, pol->nn, cm, 0, 1, 1);
     if (!st) st = ar_sil_record_choices(&b, &s, choices, n, &p, &it->label);
-    if (!st) {
-        it->rollout = p.iter_per_s;
-        it->ok = 1;
-    }
+    if (!st) it->rollout = p.iter_per_s;
     ar_policy_src_free(&s);
     ar_plan_clear(&p);
     ar_builder_free(&b);
@@ -138,7 +135,7 @@ static int fit(arachne_policy *pol, item *its, int nit, const variant *v, int ba
     ar_rng rng;
     if (!idx) return ARACHNE_E_NO_MEMORY;
     for (i = 0; i < nit; i++)
-        if (its[i].ok && !its[i].held_out) idx[n++] = i;
+        if (its[i].status == ARACHNE_OK && !its[i].held_out) idx[n++] = i;
     for (c = 0; c < AR_DISTILL_CHUNKS && !st; c++) {
         g[c] = malloc(P * sizeof(double));
         if (!g[c]) st = ARACHNE_E_NO_MEMORY;
@@ -186,6 +183,13 @@ static int fit(arachne_policy *pol, item *its, int nit, const variant *v, int ba
     return st;
 }
 
+/* A labelled item of one side (held_out 0/1) and population (0 all,
+ * 1 dense, 2 MoE). */
+static int in_population(const item *it, int held_out, int pop)
+{
+    return it->status == ARACHNE_OK && it->held_out == held_out && !(pop == 1 && it->moe) && !(pop == 2 && !it->moe);
+}
+
 /* Geometric mean of num/den over one population of one side (held_out
  * 0/1; pop 0 all, 1 dense, 2 MoE); a missing plan counts as 1e-9 of the
  * denominator.  *count receives the compositions. */
@@ -196,7 +200,7 @@ static double geo(const item *its, int nit, int held_out, int pop, int num, int 
     for (i = 0; i < nit; i++) {
         const item *it = &its[i];
         const double v[3] = { it->before, it->rollout, it->after };
-        if (!it->ok || it->held_out != held_out || (pop == 1 && it->moe) || (pop == 2 && !it->moe)) continue;
+        if (!in_population(it, held_out, pop)) continue;
         s += log(v[den] > 0.0 ? AR_MAX(v[num], 1e-9 * v[den]) / v[den] : 1.0);
         k++;
     }
@@ -212,7 +216,7 @@ static double nll_per_decision(const item *its, int nit, int held_out, int pop)
     int i;
     for (i = 0; i < nit; i++) {
         const item *it = &its[i];
-        if (!it->ok || it->held_out != held_out || (pop == 1 && it->moe) || (pop == 2 && !it->moe)) continue;
+        if (!in_population(it, held_out, pop)) continue;
         s += it->nll;
         d += it->label.ndec;
     }
@@ -352,12 +356,12 @@ int main(int argc, char **argv)
 #pragma omp parallel for schedule(dynamic, 1)
 #endif
         for (i = 0; i < nit; i++)
-            if (its[i].ok) {
+            if (its[i].status == ARACHNE_OK) {
                 its[i].after = greedy_iter_per_s(pol, its[i].env.cm);
                 its[i].nll = label_nll(pol, &its[i]);
             }
         for (i = 0; i < nit && !st; i++)
-            if (its[i].ok && its[i].nll < 0) {
+            if (its[i].status == ARACHNE_OK && its[i].nll < 0) {
                 fprintf(stderr, "bench_distill: %s: the label's likelihood failed\n", its[i].comp.name);
                 st = 1;
             }

@@ -297,7 +297,9 @@ int ar_sil_record_choices(ar_builder *b, ar_policy_src *src, const int *choices,
     src->teach = NULL;
     src->teach_user = NULL;
     if (st) return st;
-    if (q.i != n || plan->ntemplates < 1) return ARACHNE_E_INVALID_PLAN;
+    if (q.i != n || plan->ntemplates < 1)
+        return ar_error(ARACHNE_E_INVALID_PLAN, "trainer: %d of %d recorded choices taken, %d templates placed", q.i, n,
+                        plan->ntemplates);
     return ar_sil_plan_from_src(out, src, plan->iter_per_s, plan->t[0].depth);
 }
 
