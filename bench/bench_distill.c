@@ -29,12 +29,22 @@
  * chunk order.  Built with OpenMP (make build/omp/bench_distill) the
  * compositions are labelled in parallel.
  *
+ * With --dagger R each variant goes on for R rounds of DAgger (Ross,
+ * Gordon and Bagnell 2011): the fitted student's own greedy construction
+ * of every trained composition is relabelled by the teacher, decision by
+ * decision (the choice rollout decoding of the starting policy would take
+ * in the state the student reached: ar_policy_rollout_relabel), the
+ * relabelled constructions join the labels, and the student is fitted
+ * again on all of them.  Behaviour cloning sees only the states of the
+ * teacher's own constructions; after one wrong choice the student is in
+ * states no label covers.  The table is printed after every round.
+ *
  * Usage: bench_distill [--config EVAL.json]... [--policy FILE]
  *                      [--evaluations N] [--variants E:LR[,E:LR...]]
  *                      [--batch N] [--holdout K] [--holdout-below M]
- *                      [--seed S] [--out FILE]
+ *                      [--seed S] [--out FILE] [--dagger R]
  * (defaults: examples/eval/quick.json, the bundled policy, 2000, "5:0.001",
- * 32, 8, all, 1; --out saves the last variant's policy). */
+ * 32, 8, all, 1, no file, 0; --out saves the last variant's policy). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,7 +65,10 @@ typedef struct item {
     ar_eval_comp comp;
     ar_eval_env env;
     ar_sil_plan label;
+    ar_sil_plan *extra;            /* DAgger: the student's constructions relabelled by the teacher */
+    int nextra;
     int moe, held_out, status;     /* status ARACHNE_OK: labelled */
+    int dagger_status;             /* the last DAgger round's relabelling */
     char err[256];                 /* arachne_last_error() of a failed label (the worker's thread) */
     double before, rollout, after; /* greedy before, label, greedy after (iter/s) */
     double nll;                    /* the label's negative log-likelihood under the trained policy (nats) */
@@ -123,19 +136,98 @@ static int label_one(const arachne_policy *pol, item *it, long evaluations)
     return st;
 }
 
-/* One behaviour-cloning run over the trained items' labels. */
+/* One DAgger round for one item: the student's greedy construction,
+ * every decision relabelled with the teacher's rollout decoding
+ * (ar_policy_rollout_relabel, at most `evaluations` fills), recorded with
+ * the inputs the student saw and added to the item's extra labels. */
+static int dagger_one(const arachne_policy *teacher, const arachne_policy *student, item *it, long evaluations)
+{
+    const arachne_cost_model *cm = it->env.cm;
+    int choices[AR_POLICY_MAX_DECISIONS], labels[AR_POLICY_MAX_DECISIONS], n, nl = 0, i, st;
+    long fills = 0;
+    ar_builder b;
+    ar_policy_src s;
+    ar_policy_script sc;
+    arachne_plan p;
+    ar_construct_opts o;
+    ar_sil_plan rec, *grown;
+    memset(&rec, 0, sizeof rec);
+    ar_policy_construct_opts(&o);
+    ar_plan_empty(&p);
+    if ((st = ar_builder_init(&b, cm, &o))) return st;
+    st = ar_policy_src_init(&s, student->nn, cm, 0, 1, 0);
+    memset(&sc, 0, sizeof sc);
+    sc.src = &s;
+    sc.taken = choices;
+    sc.cap_taken = AR_POLICY_MAX_DECISIONS;
+    if (!st) st = ar_builder_run(&b, ar_policy_script_decide, &sc, &p, NULL);
+    ar_policy_src_free(&s);
+    n = sc.ntaken;
+    if (!st) st = ar_policy_rollout_relabel(teacher, cm, &o, evaluations, choices, n, labels, &nl, &fills);
+    if (!st && nl > 0) {
+        st = ar_policy_src_init(&s, student->nn, cm, 0, 1, 1);
+        if (!st) st = ar_sil_record_choices(&b, &s, choices, n, &p, &rec);
+        ar_policy_src_free(&s);
+        if (!st) {
+            rec.ndec = nl; /* the decisions labelled; their choices become the teacher's */
+            for (i = 0; i < nl; i++) rec.dec[i].choice = labels[i];
+            grown = realloc(it->extra, (size_t)(it->nextra + 1) * sizeof *grown);
+            if (!grown) st = ARACHNE_E_NO_MEMORY;
+            else {
+                it->extra = grown;
+                it->extra[it->nextra++] = rec;
+                memset(&rec, 0, sizeof rec);
+            }
+        }
+    } else if (st == ARACHNE_E_INFEASIBLE) {
+        st = ARACHNE_OK; /* the student's construction placed nothing: no label this round */
+    }
+    ar_sil_plan_free(&rec);
+    ar_plan_clear(&p);
+    ar_builder_free(&b);
+    return st;
+}
+
+static void drop_extra(item *it)
+{
+    int k;
+    for (k = 0; k < it->nextra; k++) ar_sil_plan_free(&it->extra[k]);
+    free(it->extra);
+    it->extra = NULL;
+    it->nextra = 0;
+}
+
+/* One behaviour-cloning run over the trained items' labels (and their
+ * DAgger labels). */
 static int fit(arachne_policy *pol, item *its, int nit, const variant *v, int batch, uint64_t seed)
 {
     ar_nn *nn = pol->nn;
     size_t P = ar_nn_param_count(nn), p;
     double *g[AR_DISTILL_CHUNKS] = { 0 };
     ar_nn_ws *ws[AR_DISTILL_CHUNKS] = { 0 };
-    int *idx = malloc((size_t)(nit > 0 ? nit : 1) * sizeof *idx), n = 0, i, c, ep, a, st = ARACHNE_OK;
+    const ar_sil_plan **lab;
+    int *idx, n = 0, nlab = 0, i, k, c, ep, a, st = ARACHNE_OK;
     ar_adam_config ac;
     ar_rng rng;
-    if (!idx) return ARACHNE_E_NO_MEMORY;
-    for (i = 0; i < nit; i++)
-        if (its[i].status == ARACHNE_OK && !its[i].held_out) idx[n++] = i;
+    for (i = 0; i < nit; i++) nlab += 1 + its[i].nextra;
+    idx = malloc((size_t)(nlab > 0 ? nlab : 1) * sizeof *idx);
+    lab = malloc((size_t)(nlab > 0 ? nlab : 1) * sizeof *lab);
+    if (!idx || !lab) {
+        free(idx);
+        free(lab);
+        return ARACHNE_E_NO_MEMORY;
+    }
+    for (i = 0; i < nit; i++) {
+        if (its[i].status != ARACHNE_OK || its[i].held_out) continue;
+        lab[n] = &its[i].label;
+        idx[n] = n;
+        n++;
+        for (k = 0; k < its[i].nextra; k++) {
+            lab[n] = &its[i].extra[k];
+            idx[n] = n;
+            n++;
+        }
+    }
     for (c = 0; c < AR_DISTILL_CHUNKS && !st; c++) {
         g[c] = malloc(P * sizeof(double));
         if (!g[c]) st = ARACHNE_E_NO_MEMORY;
@@ -163,7 +255,7 @@ static int fit(arachne_policy *pol, item *its, int nit, const variant *v, int ba
                 memset(g[c], 0, P * sizeof(double));
                 cst[c] = ARACHNE_OK;
                 for (q = c; q < m && !cst[c]; q += AR_DISTILL_CHUNKS)
-                    cst[c] = ar_sil_plan_grad(nn, ws[c], &its[idx[a + q]].label, 1.0 / m, g[c], NULL);
+                    cst[c] = ar_sil_plan_grad(nn, ws[c], lab[idx[a + q]], 1.0 / m, g[c], NULL);
             }
             for (c = 0; c < AR_DISTILL_CHUNKS && !st; c++) st = cst[c];
             if (st) break;
@@ -180,6 +272,7 @@ static int fit(arachne_policy *pol, item *its, int nit, const variant *v, int ba
         ar_nn_ws_destroy(ws[c]);
     }
     free(idx);
+    free(lab);
     return st;
 }
 
@@ -223,6 +316,45 @@ static double nll_per_decision(const item *its, int nit, int held_out, int pop)
     return d ? s / (double)d : 0.0;
 }
 
+/* The greedy construction of pol on every item and its labels' NLL,
+ * printed as the table rows (and JSON lines) of one variant after DAgger
+ * round `round`.  Returns 0, or 1 after a message. */
+static int report(const arachne_policy *pol, item *its, int nit, const variant *var, int round, int batch,
+                  const char *name)
+{
+    static const char *const pop_name[3] = { "all", "dense", "moe" };
+    int i, side, pop;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1)
+#endif
+    for (i = 0; i < nit; i++)
+        if (its[i].status == ARACHNE_OK) {
+            its[i].after = greedy_iter_per_s(pol, its[i].env.cm);
+            its[i].nll = label_nll(pol, &its[i]);
+        }
+    for (i = 0; i < nit; i++)
+        if (its[i].status == ARACHNE_OK && its[i].nll < 0) {
+            fprintf(stderr, "bench_distill: %s: the label's likelihood failed\n", its[i].comp.name);
+            return 1;
+        }
+    for (side = 0; side < 2; side++)
+        for (pop = 0; pop < 3; pop++) {
+            int n0, n1, n2;
+            double bl = geo(its, nit, side, pop, 0, 1, &n0), ab = geo(its, nit, side, pop, 2, 0, &n1),
+                   al = geo(its, nit, side, pop, 2, 1, &n2), nll = nll_per_decision(its, nit, side, pop);
+            if (!n0) continue;
+            printf("%-14s %-9s %-6s %5d %13.4f %13.4f %13.4f %8.4f\n", name, side ? "held-out" : "trained",
+                   pop_name[pop], n0, bl, ab, al, nll);
+            printf("{\"bench\":\"distill\",\"epochs\":%d,\"lr\":%g,\"batch\":%d,\"dagger_round\":%d,"
+                   "\"side\":\"%s\",\"pop\":\"%s\",\"n\":%d,\"before_over_label\":%.6f,"
+                   "\"after_over_before\":%.6f,\"after_over_label\":%.6f,\"label_nll_per_decision\":%.6f}\n",
+                   var->epochs, var->lr, batch, round, side ? "held-out" : "trained", pop_name[pop], n0, bl, ab,
+                   al, nll);
+        }
+    fflush(stdout);
+    return 0;
+}
+
 static int parse_variants(const char *text, variant *v, int *n)
 {
     const char *p = text;
@@ -249,16 +381,15 @@ static int usage(void)
 {
     fprintf(stderr, "usage: bench_distill [--config EVAL.json]... [--policy FILE] [--evaluations N] "
                     "[--variants E:LR[,E:LR...]] [--batch N] [--holdout K] [--holdout-below M] [--seed S] "
-                    "[--out FILE]\n");
+                    "[--out FILE] [--dagger R]\n");
     return 2;
 }
 
 int main(int argc, char **argv)
 {
     const char *policy_path = getenv("ARACHNE_POLICY"), *out = NULL, *configs[64];
-    static const char *const pop_name[3] = { "all", "dense", "moe" };
     variant vars[MAX_VARIANTS];
-    int nconfigs = 0, nvars = 0, batch = 32, holdout = 8, nit = 0, i, k, st = 0, v;
+    int nconfigs = 0, nvars = 0, batch = 32, holdout = 8, nit = 0, i, k, st = 0, v, dagger = 0;
     long evaluations = 2000, holdout_below = -1;
     uint64_t seed = 1;
     item *its = NULL;
@@ -275,9 +406,10 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--holdout-below") && i + 1 < argc) holdout_below = atol(argv[++i]);
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = (uint64_t)strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
+        else if (!strcmp(argv[i], "--dagger") && i + 1 < argc) dagger = atoi(argv[++i]);
         else return usage();
     }
-    if (evaluations < 0 || batch < 1 || holdout < 0) return usage();
+    if (evaluations < 0 || batch < 1 || holdout < 0 || dagger < 0 || dagger > 100) return usage();
     if (!nvars) parse_variants("5:0.001", vars, &nvars);
     if (!nconfigs) configs[nconfigs++] = "examples/eval/quick.json"; /* `make bench` runs it without arguments */
     if (!policy_path || !policy_path[0]) policy_path = "examples/policies/default.arpol";
@@ -340,51 +472,48 @@ int main(int argc, char **argv)
            nit, evaluations, t_label);
     printf("%-14s %-9s %-6s %5s %13s %13s %13s %8s\n", "variant", "side", "pop", "n", "before/label",
            "after/before", "after/label", "nll");
-    /* 2. each variant from the starting file */
+    /* 2. each variant from the starting file; with --dagger R, R rounds
+     * of relabelling the student's own constructions and fitting again */
     for (v = 0; v < nvars && !st; v++) {
         arachne_policy *pol = NULL;
-        int side, pop;
-        char name[32];
-        if (arachne_policy_load(&pol, policy_path) ||
-            fit(pol, its, nit, &vars[v], batch, seed)) {
+        int r;
+        if (arachne_policy_load(&pol, policy_path)) {
             fprintf(stderr, "bench_distill: %s\n", arachne_last_error());
-            arachne_policy_destroy(pol);
             st = 1;
             break;
         }
+        for (i = 0; i < nit; i++) drop_extra(&its[i]);
+        for (r = 0; r <= dagger && !st; r++) {
+            char name[48];
+            if (r > 0) {
+                t0 = ar_now();
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1)
 #endif
-        for (i = 0; i < nit; i++)
-            if (its[i].status == ARACHNE_OK) {
-                its[i].after = greedy_iter_per_s(pol, its[i].env.cm);
-                its[i].nll = label_nll(pol, &its[i]);
+                for (i = 0; i < nit; i++)
+                    if (its[i].status == ARACHNE_OK && !its[i].held_out) {
+                        int dst = dagger_one(start, pol, &its[i], evaluations);
+                        if (dst) snprintf(its[i].err, sizeof its[i].err, "%s", arachne_last_error());
+                        its[i].dagger_status = dst;
+                    }
+                for (i = 0; i < nit && !st; i++)
+                    if (its[i].dagger_status) {
+                        fprintf(stderr, "bench_distill: %s: relabelling: %s\n", its[i].comp.name, its[i].err);
+                        st = 1;
+                    }
+                if (st) break;
+                printf("bench_distill: DAgger round %d relabelled the student's constructions in %.1f s\n", r,
+                       ar_now() - t0);
             }
-        for (i = 0; i < nit && !st; i++)
-            if (its[i].status == ARACHNE_OK && its[i].nll < 0) {
-                fprintf(stderr, "bench_distill: %s: the label's likelihood failed\n", its[i].comp.name);
+            if (fit(pol, its, nit, &vars[v], batch, seed + (uint64_t)r)) {
+                fprintf(stderr, "bench_distill: %s\n", arachne_last_error());
                 st = 1;
+                break;
             }
-        if (st) {
-            arachne_policy_destroy(pol);
-            break;
+            snprintf(name, sizeof name, dagger ? "%d:%g/d%d" : "%d:%g", vars[v].epochs, vars[v].lr, r);
+            st = report(pol, its, nit, &vars[v], r, batch, name);
         }
-        snprintf(name, sizeof name, "%d:%g", vars[v].epochs, vars[v].lr);
-        for (side = 0; side < 2; side++)
-            for (pop = 0; pop < 3; pop++) {
-                int n0, n1, n2;
-                double bl = geo(its, nit, side, pop, 0, 1, &n0), ab = geo(its, nit, side, pop, 2, 0, &n1),
-                       al = geo(its, nit, side, pop, 2, 1, &n2), nll = nll_per_decision(its, nit, side, pop);
-                if (!n0) continue;
-                printf("%-14s %-9s %-6s %5d %13.4f %13.4f %13.4f %8.4f\n", name, side ? "held-out" : "trained",
-                       pop_name[pop], n0, bl, ab, al, nll);
-                printf("{\"bench\":\"distill\",\"epochs\":%d,\"lr\":%g,\"batch\":%d,\"side\":\"%s\",\"pop\":\"%s\","
-                       "\"n\":%d,\"before_over_label\":%.6f,\"after_over_before\":%.6f,\"after_over_label\":%.6f,"
-                       "\"label_nll_per_decision\":%.6f}\n",
-                       vars[v].epochs, vars[v].lr, batch, side ? "held-out" : "trained", pop_name[pop], n0, bl, ab,
-                       al, nll);
-            }
-        if (v == nvars - 1 && out && arachne_policy_save(pol, out)) {
+        if (!st && v == nvars - 1 && out && arachne_policy_save(pol, out)) {
             fprintf(stderr, "bench_distill: %s\n", arachne_last_error());
             st = 1;
         }
@@ -393,6 +522,7 @@ int main(int argc, char **argv)
 done:
     for (i = 0; i < nit; i++) {
         ar_sil_plan_free(&its[i].label);
+        drop_extra(&its[i]);
         ar_eval_env_free(&its[i].env);
     }
     free(its);

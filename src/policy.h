@@ -106,6 +106,23 @@ int ar_policy_rollout_choices(const arachne_policy *policy, const arachne_cost_m
                               const ar_construct_opts *opts, long evaluations, int *choices, int cap, int *n,
                               long *fills);
 
+/* Rollout decoding as an expert for another decoder's construction
+ * (DAgger's relabelling): for the construction choices[0..n) (a student's
+ * greedy choices, say), labels[i] is the choice rollout decoding of
+ * `policy` would take at decision i after choices[0..i): the allowed
+ * choice whose greedy completion under `policy` prices best, ties to the
+ * policy's own choice, then to the lowest index.  A decision with one
+ * allowed choice is labelled with it.  On rollout decoding's own choices
+ * (no budget) the labels are those choices.  Labelling stops before a
+ * decision once `evaluations` fills are spent (0: no cap); *nlabels
+ * receives the decisions labelled and *fills the fills spent.  One thread.
+ * Errors: ARACHNE_E_INVALID_ARGUMENT (n outside 0..AR_POLICY_MAX_DECISIONS,
+ * or the construction ends before decision n-1), those of the
+ * construction. */
+int ar_policy_rollout_relabel(const arachne_policy *policy, const arachne_cost_model *cm,
+                              const ar_construct_opts *opts, long evaluations, const int *choices, int n,
+                              int *labels, int *nlabels, long *fills);
+
 /* Threads for `runs` independent constructions (best-of-K's rollouts, a
  * rollout decision's completions): all the OpenMP threads, at most one per
  * run; 1 without OpenMP. */

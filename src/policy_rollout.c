@@ -229,6 +229,55 @@ int ar_policy_rollout_choices(const arachne_policy *policy, const arachne_cost_m
     return st;
 }
 
+int ar_policy_rollout_relabel(const arachne_policy *policy, const arachne_cost_model *cm,
+                              const ar_construct_opts *opts, long evaluations, const int *choices, int n,
+                              int *labels, int *nlabels, long *fills)
+{
+    ro_worker w;
+    int pre[AR_POLICY_MAX_DECISIONS];
+    int st, i, c;
+    *nlabels = 0;
+    *fills = 0;
+    if (n < 0 || n > AR_POLICY_MAX_DECISIONS)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "ar_policy_rollout_relabel: %d decisions, at most %d", n,
+                        AR_POLICY_MAX_DECISIONS);
+    if (n) memcpy(pre, choices, (size_t)n * sizeof *pre);
+    st = ro_worker_init(&w, policy, cm, opts);
+    for (i = 0; i < n && !st; i++) {
+        ar_policy_script s;
+        double best = 0.0, rank;
+        int pick, allowed;
+        if (evaluations > 0 && ro_fills(&w) >= evaluations) break;
+        st = ro_run(&w, pre, i, 1, &s);
+        if (st != AR_POLICY_SCRIPT_STOP) {
+            if (st == ARACHNE_OK || st == ARACHNE_E_INFEASIBLE)
+                st = ar_error(ARACHNE_E_INVALID_ARGUMENT,
+                              "ar_policy_rollout_relabel: the construction ended at decision %d of %d", i, n);
+            break;
+        }
+        st = ARACHNE_OK;
+        for (c = 0, allowed = 0; c < s.nopt; c++) allowed += s.mask[c] != 0;
+        /* the policy's own choice first, so that ties keep it */
+        pick = s.policy_choice;
+        for (c = -1; c < s.nopt && allowed > 1 && !st; c++) {
+            int cand = c < 0 ? s.policy_choice : c;
+            if (c >= 0 && (c == s.policy_choice || !s.mask[c])) continue;
+            pre[i] = cand;
+            st = ro_complete(&w, pre, i + 1, &rank);
+            if (!st && (c < 0 || rank > best)) {
+                best = rank;
+                pick = cand;
+            }
+        }
+        pre[i] = choices[i];
+        labels[i] = pick;
+        *nlabels = i + 1;
+    }
+    *fills = ro_fills(&w);
+    ro_worker_free(&w);
+    return st;
+}
+
 int arachne_plan_rollout(arachne_plan **out, const arachne_policy *policy, const arachne_cost_model *cm,
                          long evaluations, double time_cap_s)
 {

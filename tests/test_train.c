@@ -625,6 +625,67 @@ TEST(recorded_choices_give_the_gradient_of_their_likelihood)
     env_close(&e);
 }
 
+/* DAgger's expert (ar_policy_rollout_relabel): on rollout decoding's own
+ * choices it labels every decision with the choice rollout decoding took;
+ * on the greedy construction its first label is rollout decoding's first
+ * choice (the same state); a fill budget stops it early; a sequence the
+ * construction does not take to its end is refused. */
+TEST(rollout_relabelling_agrees_with_rollout_decoding)
+{
+    env e;
+    arachne_policy *pol = NULL;
+    ar_builder b;
+    ar_policy_src src;
+    ar_policy_script s;
+    ar_construct_opts o;
+    arachne_plan plan;
+    int choices[AR_POLICY_MAX_DECISIONS], greedy[AR_POLICY_MAX_DECISIONS], labels[AR_POLICY_MAX_DECISIONS];
+    int n = 0, ng, nl = 0, i, differ = 0;
+    long fills = 0, f2 = 0;
+    ar_plan_empty(&plan);
+    ASSERT_OK(env_open(&e, "llama3-8b", SMALL));
+    ASSERT_OK(arachne_policy_create(&pol, 9, 32, 1));
+    ar_policy_construct_opts(&o);
+    ASSERT_OK(ar_policy_rollout_choices(pol, e.cm, &o, 0, choices, AR_POLICY_MAX_DECISIONS, &n, &fills));
+    ASSERT_GT(n, 2);
+    ASSERT_OK(ar_policy_rollout_relabel(pol, e.cm, &o, 0, choices, n, labels, &nl, &f2));
+    ASSERT_EQ(nl, n);
+    ASSERT_GT(f2, 0);
+    for (i = 0; i < n; i++) ASSERT_MSG(labels[i] == choices[i], "decision %d: label %d, rollout %d", i, labels[i],
+                                       choices[i]);
+
+    /* the greedy construction's choices, logged */
+    ASSERT_OK(ar_builder_init(&b, e.cm, &o));
+    ASSERT_OK(ar_policy_src_init(&src, pol->nn, e.cm, 0, 1, 0));
+    memset(&s, 0, sizeof s);
+    s.src = &src;
+    s.taken = greedy;
+    s.cap_taken = AR_POLICY_MAX_DECISIONS;
+    ASSERT_OK(ar_builder_run(&b, ar_policy_script_decide, &s, &plan, NULL));
+    ng = s.ntaken;
+    ASSERT_GT(ng, 2);
+    ASSERT_OK(ar_policy_rollout_relabel(pol, e.cm, &o, 0, greedy, ng, labels, &nl, &f2));
+    ASSERT_EQ(nl, ng);
+    ASSERT_EQ(labels[0], choices[0]);
+    for (i = 0; i < ng; i++) differ += labels[i] != greedy[i];
+    for (i = 0; i < n && i < ng && choices[i] == greedy[i]; i++) {}
+    ASSERT_MSG(differ > 0 || (n == ng && i == n), "greedy and rollout differ, yet every label is greedy's");
+
+    ASSERT_OK(ar_policy_rollout_relabel(pol, e.cm, &o, 1, greedy, ng, labels, &nl, &f2));
+    ASSERT(nl >= 1 && nl < ng);
+    greedy[ng] = 0; /* one decision more than the construction has */
+    ASSERT_STATUS(ar_policy_rollout_relabel(pol, e.cm, &o, 0, greedy, ng + 1, labels, &nl, &f2),
+                  ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_EQ(nl, ng);
+    ASSERT_STATUS(ar_policy_rollout_relabel(pol, e.cm, &o, 0, greedy, AR_POLICY_MAX_DECISIONS + 1, labels, &nl, &f2),
+                  ARACHNE_E_INVALID_ARGUMENT);
+    ar_plan_clear(&plan);
+    ar_policy_src_free(&src);
+    ar_builder_free(&b);
+    arachne_policy_destroy(pol);
+    env_close(&e);
+}
+
 static void put_le32(unsigned char *p, uint32_t v)
 {
     int i;
@@ -1200,6 +1261,7 @@ SUITE(train, T(tiny_training_run_improves_the_greedy_plan), T(best_plan_replays_
       T(size_curriculum_lets_large_clusters_in_late), T(refine_interval_puts_the_refined_plan_in_the_buffers),
       T(entropy_schedule_scales_the_bonus_the_updates_use), T(rollout_interval_imitates_the_rollout_plan),
       T(recorded_choices_give_the_gradient_of_their_likelihood),
+      T(rollout_relabelling_agrees_with_rollout_decoding),
       T(sil_epochs_take_more_imitation_steps),
       T(trainer_rejects_bad_options_and_calls),
       T(a_composition_with_no_feasible_plan_is_refused));
