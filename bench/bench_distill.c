@@ -38,11 +38,16 @@
  * again on all of them.  Behaviour cloning sees only the states of the
  * teacher's own constructions; after one wrong choice the student is in
  * states no label covers.  The table is printed after every round.
+ * Round r fits on r + 1 labels per composition; --dagger-same-steps gives
+ * it 1/(r + 1) of the variant's epochs, so that every round takes as many
+ * gradient steps as the first.  --out-each PREFIX saves the last variant's
+ * policy after every round as PREFIX-dR.arpol.
  *
  * Usage: bench_distill [--config EVAL.json]... [--policy FILE]
  *                      [--evaluations N] [--variants E:LR[,E:LR...]]
  *                      [--batch N] [--holdout K] [--holdout-below M]
  *                      [--seed S] [--out FILE] [--dagger R]
+ *                      [--dagger-same-steps] [--out-each PREFIX]
  * (defaults: examples/eval/quick.json, the bundled policy, 2000, "5:0.001",
  * 32, 8, all, 1, no file, 0; --out saves the last variant's policy). */
 #include <math.h>
@@ -381,15 +386,15 @@ static int usage(void)
 {
     fprintf(stderr, "usage: bench_distill [--config EVAL.json]... [--policy FILE] [--evaluations N] "
                     "[--variants E:LR[,E:LR...]] [--batch N] [--holdout K] [--holdout-below M] [--seed S] "
-                    "[--out FILE] [--dagger R]\n");
+                    "[--out FILE] [--dagger R] [--dagger-same-steps] [--out-each PREFIX]\n");
     return 2;
 }
 
 int main(int argc, char **argv)
 {
-    const char *policy_path = getenv("ARACHNE_POLICY"), *out = NULL, *configs[64];
+    const char *policy_path = getenv("ARACHNE_POLICY"), *out = NULL, *out_each = NULL, *configs[64];
     variant vars[MAX_VARIANTS];
-    int nconfigs = 0, nvars = 0, batch = 32, holdout = 8, nit = 0, i, k, st = 0, v, dagger = 0;
+    int nconfigs = 0, nvars = 0, batch = 32, holdout = 8, nit = 0, i, k, st = 0, v, dagger = 0, same_steps = 0;
     long evaluations = 2000, holdout_below = -1;
     uint64_t seed = 1;
     item *its = NULL;
@@ -407,6 +412,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = (uint64_t)strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
         else if (!strcmp(argv[i], "--dagger") && i + 1 < argc) dagger = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--dagger-same-steps")) same_steps = 1;
+        else if (!strcmp(argv[i], "--out-each") && i + 1 < argc) out_each = argv[++i];
         else return usage();
     }
     if (evaluations < 0 || batch < 1 || holdout < 0 || dagger < 0 || dagger > 100) return usage();
@@ -476,6 +483,7 @@ int main(int argc, char **argv)
      * of relabelling the student's own constructions and fitting again */
     for (v = 0; v < nvars && !st; v++) {
         arachne_policy *pol = NULL;
+        variant vr;
         int r;
         if (arachne_policy_load(&pol, policy_path)) {
             fprintf(stderr, "bench_distill: %s\n", arachne_last_error());
@@ -505,13 +513,25 @@ int main(int argc, char **argv)
                 printf("bench_distill: DAgger round %d relabelled the student's constructions in %.1f s\n", r,
                        ar_now() - t0);
             }
-            if (fit(pol, its, nit, &vars[v], batch, seed + (uint64_t)r)) {
+            /* round r fits on r + 1 labels per composition: with
+             * --dagger-same-steps, 1 / (r + 1) of the epochs (rounded) */
+            vr = vars[v];
+            if (same_steps) vr.epochs = AR_MAX(1, (2 * vr.epochs + r + 1) / (2 * (r + 1)));
+            if (fit(pol, its, nit, &vr, batch, seed + (uint64_t)r)) {
                 fprintf(stderr, "bench_distill: %s\n", arachne_last_error());
                 st = 1;
                 break;
             }
-            snprintf(name, sizeof name, dagger ? "%d:%g/d%d" : "%d:%g", vars[v].epochs, vars[v].lr, r);
-            st = report(pol, its, nit, &vars[v], r, batch, name);
+            snprintf(name, sizeof name, dagger ? "%d:%g/d%d" : "%d:%g", vr.epochs, vr.lr, r);
+            st = report(pol, its, nit, &vr, r, batch, name);
+            if (!st && v == nvars - 1 && out_each) {
+                char path[4096];
+                snprintf(path, sizeof path, "%s-d%d.arpol", out_each, r);
+                if (arachne_policy_save(pol, path)) {
+                    fprintf(stderr, "bench_distill: %s\n", arachne_last_error());
+                    st = 1;
+                }
+            }
         }
         if (!st && v == nvars - 1 && out && arachne_policy_save(pol, out)) {
             fprintf(stderr, "bench_distill: %s\n", arachne_last_error());
