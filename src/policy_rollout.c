@@ -270,6 +270,7 @@ int ar_policy_rollout_relabel(const arachne_policy *policy, const arachne_cost_m
             }
         }
         pre[i] = choices[i];
+        if (st) break; /* a failed completion labels nothing */
         labels[i] = pick;
         *nlabels = i + 1;
     }
