@@ -84,24 +84,67 @@ typedef struct variant {
     double lr;
 } variant;
 
-/* The policy's greedy construction on cm: its iter/s, 0 when no plan. */
+/* The policy's greedy construction on cm, its choices logged into
+ * choices[0..*n) (room for AR_POLICY_MAX_DECISIONS) and its iter/s into
+ * *iter_per_s.  The construction's status. */
+static int greedy_choices(const arachne_policy *pol, const arachne_cost_model *cm, int *choices, int *n,
+                          double *iter_per_s)
+{
+    ar_builder b;
+    ar_policy_src s;
+    ar_policy_script sc;
+    arachne_plan p;
+    ar_construct_opts o;
+    int st;
+    *n = 0;
+    *iter_per_s = 0.0;
+    ar_policy_construct_opts(&o);
+    ar_plan_empty(&p);
+    if ((st = ar_builder_init(&b, cm, &o))) return st;
+    memset(&sc, 0, sizeof sc);
+    sc.src = &s;
+    sc.taken = choices;
+    sc.cap_taken = AR_POLICY_MAX_DECISIONS;
+    st = ar_policy_src_init(&s, pol->nn, cm, 0, 1, 0);
+    if (!st) st = ar_builder_run(&b, ar_policy_script_decide, &sc, &p, NULL);
+    if (!st) {
+        *n = sc.ntaken;
+        *iter_per_s = p.iter_per_s;
+    }
+    ar_policy_src_free(&s);
+    ar_plan_clear(&p);
+    ar_builder_free(&b);
+    return st;
+}
+
+/* The greedy construction's iter/s, 0 when no plan. */
 static double greedy_iter_per_s(const arachne_policy *pol, const arachne_cost_model *cm)
+{
+    int choices[AR_POLICY_MAX_DECISIONS], n;
+    double r;
+    return greedy_choices(pol, cm, choices, &n, &r) ? 0.0 : r;
+}
+
+/* choices[0..n) built through pol's recording source: the inputs pol saw
+ * at each choice into *out, the plan's iter/s into *iter_per_s. */
+static int record(const arachne_policy *pol, const arachne_cost_model *cm, const int *choices, int n,
+                  ar_sil_plan *out, double *iter_per_s)
 {
     ar_builder b;
     ar_policy_src s;
     arachne_plan p;
     ar_construct_opts o;
-    double r = 0.0;
+    int st;
     ar_policy_construct_opts(&o);
     ar_plan_empty(&p);
-    if (ar_builder_init(&b, cm, &o)) return 0.0;
-    if (ar_policy_src_init(&s, pol->nn, cm, 0, 1, 0) == ARACHNE_OK &&
-        ar_builder_run(&b, ar_policy_decide, &s, &p, NULL) == ARACHNE_OK)
-        r = p.iter_per_s;
+    if ((st = ar_builder_init(&b, cm, &o))) return st;
+    st = ar_policy_src_init(&s, pol->nn, cm, 0, 1, 1);
+    if (!st) st = ar_sil_record_choices(&b, &s, choices, n, &p, out);
+    if (!st) *iter_per_s = p.iter_per_s;
     ar_policy_src_free(&s);
     ar_plan_clear(&p);
     ar_builder_free(&b);
-    return r;
+    return st;
 }
 
 /* The negative log-likelihood of it's label under pol (nats; -1 when out
@@ -120,25 +163,12 @@ static double label_nll(const arachne_policy *pol, const item *it)
 /* Labels one composition: rollout decoding's choices, recorded. */
 static int label_one(const arachne_policy *pol, item *it, long evaluations)
 {
-    const arachne_cost_model *cm = it->env.cm;
     int choices[AR_POLICY_MAX_DECISIONS], n = 0, st;
     long fills = 0;
-    ar_builder b;
-    ar_policy_src s;
-    arachne_plan p;
     ar_construct_opts o;
     ar_policy_construct_opts(&o);
-    st = ar_policy_rollout_choices(pol, cm, &o, evaluations, choices, AR_POLICY_MAX_DECISIONS, &n, &fills);
-    if (st) return st;
-    ar_plan_empty(&p);
-    if ((st = ar_builder_init(&b, cm, &o))) return st;
-    st = ar_policy_src_init(&s, pol->nn, cm, 0, 1, 1);
-    if (!st) st = ar_sil_record_choices(&b, &s, choices, n, &p, &it->label);
-    if (!st) it->rollout = p.iter_per_s;
-    ar_policy_src_free(&s);
-    ar_plan_clear(&p);
-    ar_builder_free(&b);
-    return st;
+    st = ar_policy_rollout_choices(pol, it->env.cm, &o, evaluations, choices, AR_POLICY_MAX_DECISIONS, &n, &fills);
+    return st ? st : record(pol, it->env.cm, choices, n, &it->label, &it->rollout);
 }
 
 /* One DAgger round for one item: the student's greedy construction,
@@ -150,47 +180,26 @@ static int dagger_one(const arachne_policy *teacher, const arachne_policy *stude
     const arachne_cost_model *cm = it->env.cm;
     int choices[AR_POLICY_MAX_DECISIONS], labels[AR_POLICY_MAX_DECISIONS], n, nl = 0, i, st;
     long fills = 0;
-    ar_builder b;
-    ar_policy_src s;
-    ar_policy_script sc;
-    arachne_plan p;
+    double thr;
     ar_construct_opts o;
     ar_sil_plan rec, *grown;
     memset(&rec, 0, sizeof rec);
     ar_policy_construct_opts(&o);
-    ar_plan_empty(&p);
-    if ((st = ar_builder_init(&b, cm, &o))) return st;
-    st = ar_policy_src_init(&s, student->nn, cm, 0, 1, 0);
-    memset(&sc, 0, sizeof sc);
-    sc.src = &s;
-    sc.taken = choices;
-    sc.cap_taken = AR_POLICY_MAX_DECISIONS;
-    if (!st) st = ar_builder_run(&b, ar_policy_script_decide, &sc, &p, NULL);
-    ar_policy_src_free(&s);
-    n = sc.ntaken;
+    st = greedy_choices(student, cm, choices, &n, &thr);
+    if (st == ARACHNE_E_INFEASIBLE) return ARACHNE_OK; /* the student placed nothing: no label this round */
     if (!st) st = ar_policy_rollout_relabel(teacher, cm, &o, evaluations, choices, n, labels, &nl, &fills);
-    if (!st && nl > 0) {
-        st = ar_policy_src_init(&s, student->nn, cm, 0, 1, 1);
-        if (!st) st = ar_sil_record_choices(&b, &s, choices, n, &p, &rec);
-        ar_policy_src_free(&s);
-        if (!st) {
-            rec.ndec = nl; /* the decisions labelled; their choices become the teacher's */
-            for (i = 0; i < nl; i++) rec.dec[i].choice = labels[i];
-            grown = realloc(it->extra, (size_t)(it->nextra + 1) * sizeof *grown);
-            if (!grown) st = ARACHNE_E_NO_MEMORY;
-            else {
-                it->extra = grown;
-                it->extra[it->nextra++] = rec;
-                memset(&rec, 0, sizeof rec);
-            }
-        }
-    } else if (st == ARACHNE_E_INFEASIBLE) {
-        st = ARACHNE_OK; /* the student's construction placed nothing: no label this round */
+    if (st || nl == 0) return st;
+    if ((st = record(student, cm, choices, n, &rec, &thr))) return st;
+    rec.ndec = nl; /* the decisions labelled; their choices become the teacher's */
+    for (i = 0; i < nl; i++) rec.dec[i].choice = labels[i];
+    grown = realloc(it->extra, (size_t)(it->nextra + 1) * sizeof *grown);
+    if (!grown) {
+        ar_sil_plan_free(&rec);
+        return ARACHNE_E_NO_MEMORY;
     }
-    ar_sil_plan_free(&rec);
-    ar_plan_clear(&p);
-    ar_builder_free(&b);
-    return st;
+    it->extra = grown;
+    it->extra[it->nextra++] = rec;
+    return ARACHNE_OK;
 }
 
 static void drop_extra(item *it)
@@ -211,27 +220,16 @@ static int fit(arachne_policy *pol, item *its, int nit, const variant *v, int ba
     double *g[AR_DISTILL_CHUNKS] = { 0 };
     ar_nn_ws *ws[AR_DISTILL_CHUNKS] = { 0 };
     const ar_sil_plan **lab;
-    int *idx, n = 0, nlab = 0, i, k, c, ep, a, st = ARACHNE_OK;
+    int n = 0, nlab = 0, i, k, c, ep, a, st = ARACHNE_OK;
     ar_adam_config ac;
     ar_rng rng;
     for (i = 0; i < nit; i++) nlab += 1 + its[i].nextra;
-    idx = malloc((size_t)(nlab > 0 ? nlab : 1) * sizeof *idx);
     lab = malloc((size_t)(nlab > 0 ? nlab : 1) * sizeof *lab);
-    if (!idx || !lab) {
-        free(idx);
-        free(lab);
-        return ARACHNE_E_NO_MEMORY;
-    }
+    if (!lab) return ARACHNE_E_NO_MEMORY;
     for (i = 0; i < nit; i++) {
         if (its[i].status != ARACHNE_OK || its[i].held_out) continue;
-        lab[n] = &its[i].label;
-        idx[n] = n;
-        n++;
-        for (k = 0; k < its[i].nextra; k++) {
-            lab[n] = &its[i].extra[k];
-            idx[n] = n;
-            n++;
-        }
+        lab[n++] = &its[i].label;
+        for (k = 0; k < its[i].nextra; k++) lab[n++] = &its[i].extra[k];
     }
     for (c = 0; c < AR_DISTILL_CHUNKS && !st; c++) {
         g[c] = malloc(P * sizeof(double));
@@ -245,9 +243,10 @@ static int fit(arachne_policy *pol, item *its, int nit, const variant *v, int ba
     ac.clip_norm = 1.0;
     for (ep = 0; ep < v->epochs && !st; ep++) {
         for (i = n - 1; i > 0; i--) {
-            int r = ar_rng_int(&rng, i + 1), tmp = idx[i];
-            idx[i] = idx[r];
-            idx[r] = tmp;
+            int r = ar_rng_int(&rng, i + 1);
+            const ar_sil_plan *tmp = lab[i];
+            lab[i] = lab[r];
+            lab[r] = tmp;
         }
         for (a = 0; a < n && !st; a += batch) {
             int m = AR_MIN(batch, n - a), cst[AR_DISTILL_CHUNKS];
@@ -260,7 +259,7 @@ static int fit(arachne_policy *pol, item *its, int nit, const variant *v, int ba
                 memset(g[c], 0, P * sizeof(double));
                 cst[c] = ARACHNE_OK;
                 for (q = c; q < m && !cst[c]; q += AR_DISTILL_CHUNKS)
-                    cst[c] = ar_sil_plan_grad(nn, ws[c], lab[idx[a + q]], 1.0 / m, g[c], NULL);
+                    cst[c] = ar_sil_plan_grad(nn, ws[c], lab[a + q], 1.0 / m, g[c], NULL);
             }
             for (c = 0; c < AR_DISTILL_CHUNKS && !st; c++) st = cst[c];
             if (st) break;
@@ -276,7 +275,6 @@ static int fit(arachne_policy *pol, item *its, int nit, const variant *v, int ba
         free(g[c]);
         ar_nn_ws_destroy(ws[c]);
     }
-    free(idx);
     free(lab);
     return st;
 }

@@ -121,15 +121,70 @@ typedef struct ro_search {
     int changed, capped, complete;
 } ro_search;
 
+/* Allowed choices of the captured decision s: their count, and into
+ * cand[0..*nc) the ones other than the policy's own, in index order. */
+static int ro_others(const ar_policy_script *s, int *cand, int *nc)
+{
+    int i, allowed = 0;
+    *nc = 0;
+    for (i = 0; i < s->nopt; i++) {
+        if (!s->mask[i]) continue;
+        allowed++;
+        if (i != s->policy_choice) cand[(*nc)++] = i;
+    }
+    return allowed;
+}
+
+/* One decision of the search: decision n (captured in s, after
+ * R->choices[0..n)) takes the choice among cand[0..nc) whose greedy
+ * completion ranks above R->cur, the best one, ties to the lowest index;
+ * else the policy's own.  Completions run on R's workers.  Sets *pick and
+ * raises R->cur; R->choices[n] is left scratch. */
+static int ro_decide(ro_search *R, const ar_policy_script *s, int n, const int *cand, int nc, int *pick)
+{
+    ro_worker *w = R->w;
+    int *choices = R->choices, cst[AR_MAX_CHOICES], nt, i;
+    double rank[AR_MAX_CHOICES];
+    *pick = s->policy_choice;
+    nt = R->nw > 1 ? ar_policy_threads(nc) : 1;
+    for (i = 0; i < nc; i++) cst[i] = ARACHNE_OK;
+    if (nt <= 1) {
+        for (i = 0; i < nc; i++) {
+            choices[n] = cand[i];
+            cst[i] = ro_complete(&w[0], choices, n + 1, &rank[i]);
+        }
+    } else {
+#ifdef _OPENMP
+        /* each completion copies the prefix: choices is shared */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+        for (i = 0; i < nc; i++) {
+            int mine[AR_POLICY_MAX_DECISIONS];
+            memcpy(mine, choices, (size_t)n * sizeof *mine);
+            mine[n] = cand[i];
+            cst[i] = ro_complete(&w[omp_get_thread_num()], mine, n + 1, &rank[i]);
+        }
+#endif
+    }
+    /* the first error by choice index (its message stayed with the
+     * thread that ran it); else the best completion, ties to the
+     * policy's choice, then to the lowest index */
+    for (i = 0; i < nc; i++)
+        if (cst[i])
+            return ar_error(cst[i], "arachne_plan_rollout: completing choice %d of decision %d failed (%s)", cand[i],
+                            n, arachne_status_string(cst[i]));
+    for (i = 0; i < nc; i++)
+        if (rank[i] > R->cur) { R->cur = rank[i]; *pick = cand[i]; }
+    return ARACHNE_OK;
+}
+
 static int ro_search_run(ro_search *R)
 {
     ro_worker *w = R->w;
-    int *choices = R->choices, cand[AR_MAX_CHOICES], cst[AR_MAX_CHOICES];
-    double rank[AR_MAX_CHOICES];
+    int *choices = R->choices, cand[AR_MAX_CHOICES];
     int st, i;
     for (;;) {
         ar_policy_script s;
-        int nc = 0, allowed = 0, pick, nt, n = R->n;
+        int nc, allowed, pick, n = R->n;
         long used;
         st = ro_run(&w[0], choices, n, 1, &s);
         if (st != AR_POLICY_SCRIPT_STOP) { /* no decision left: the incumbent is complete */
@@ -138,11 +193,7 @@ static int ro_search_run(ro_search *R)
             return ARACHNE_OK;
         }
         if (n == AR_POLICY_MAX_DECISIONS) return ARACHNE_OK;
-        for (i = 0; i < s.nopt; i++) {
-            if (!s.mask[i]) continue;
-            allowed++;
-            if (i != s.policy_choice) cand[nc++] = i;
-        }
+        allowed = ro_others(&s, cand, &nc);
         pick = s.policy_choice;
         /* the budgets are checked before a decision's completions; once one
          * is spent, the policy decides the rest: the incumbent's own path */
@@ -154,34 +205,7 @@ static int ro_search_run(ro_search *R)
             return ARACHNE_OK;
         }
         if (allowed > 1) {
-            nt = R->nw > 1 ? ar_policy_threads(nc) : 1;
-            for (i = 0; i < nc; i++) cst[i] = ARACHNE_OK;
-            if (nt <= 1) {
-                for (i = 0; i < nc; i++) {
-                    choices[n] = cand[i];
-                    cst[i] = ro_complete(&w[0], choices, n + 1, &rank[i]);
-                }
-            } else {
-#ifdef _OPENMP
-                /* each completion copies the prefix: choices is shared */
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-                for (i = 0; i < nc; i++) {
-                    int mine[AR_POLICY_MAX_DECISIONS];
-                    memcpy(mine, choices, (size_t)n * sizeof *mine);
-                    mine[n] = cand[i];
-                    cst[i] = ro_complete(&w[omp_get_thread_num()], mine, n + 1, &rank[i]);
-                }
-#endif
-            }
-            /* the first error by choice index (its message stayed with the
-             * thread that ran it); else the best completion, ties to the
-             * policy's choice, then to the lowest index */
-            for (i = 0; i < nc; i++)
-                if (cst[i])
-                    return ar_error(cst[i], "arachne_plan_rollout: completing choice %d of decision %d failed (%s)",
-                                    cand[i], n, arachne_status_string(cst[i]));
-            for (i = 0; i < nc; i++)
-                if (rank[i] > R->cur) { R->cur = rank[i]; pick = cand[i]; }
+            if ((st = ro_decide(R, &s, n, cand, nc, &pick))) return st;
             if (pick != s.policy_choice) R->changed = 1;
         }
         choices[R->n++] = pick;
@@ -234,19 +258,23 @@ int ar_policy_rollout_relabel(const arachne_policy *policy, const arachne_cost_m
                               int *labels, int *nlabels, long *fills)
 {
     ro_worker w;
-    int pre[AR_POLICY_MAX_DECISIONS];
-    int st, i, c;
+    ro_search R;
+    int pre[AR_POLICY_MAX_DECISIONS], cand[AR_MAX_CHOICES];
+    int st, i;
     *nlabels = 0;
     *fills = 0;
     if (n < 0 || n > AR_POLICY_MAX_DECISIONS)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "ar_policy_rollout_relabel: %d decisions, at most %d", n,
                         AR_POLICY_MAX_DECISIONS);
     if (n) memcpy(pre, choices, (size_t)n * sizeof *pre);
+    memset(&R, 0, sizeof R);
+    R.w = &w;
+    R.nw = 1;
+    R.choices = pre;
     st = ro_worker_init(&w, policy, cm, opts);
     for (i = 0; i < n && !st; i++) {
         ar_policy_script s;
-        double best = 0.0, rank;
-        int pick, allowed;
+        int nc, pick;
         if (evaluations > 0 && ro_fills(&w) >= evaluations) break;
         st = ro_run(&w, pre, i, 1, &s);
         if (st != AR_POLICY_SCRIPT_STOP) {
@@ -256,18 +284,13 @@ int ar_policy_rollout_relabel(const arachne_policy *policy, const arachne_cost_m
             break;
         }
         st = ARACHNE_OK;
-        for (c = 0, allowed = 0; c < s.nopt; c++) allowed += s.mask[c] != 0;
-        /* the policy's own choice first, so that ties keep it */
         pick = s.policy_choice;
-        for (c = -1; c < s.nopt && allowed > 1 && !st; c++) {
-            int cand = c < 0 ? s.policy_choice : c;
-            if (c >= 0 && (c == s.policy_choice || !s.mask[c])) continue;
-            pre[i] = cand;
-            st = ro_complete(&w, pre, i + 1, &rank);
-            if (!st && (c < 0 || rank > best)) {
-                best = rank;
-                pick = cand;
-            }
+        /* the policy's own choice is the incumbent (ties keep it); the
+         * search's decision step weighs the others against it */
+        if (ro_others(&s, cand, &nc) > 1) {
+            pre[i] = s.policy_choice;
+            st = ro_complete(&w, pre, i + 1, &R.cur);
+            if (!st) st = ro_decide(&R, &s, i, cand, nc, &pick);
         }
         pre[i] = choices[i];
         if (st) break; /* a failed completion labels nothing */
