@@ -171,5 +171,25 @@ assert all(ch["format"] == "arachne-eval" for ch in chunks)
 assert [(c["name"], c["model"], c["cluster"], c["global_batch"]) for c in got] == \
     [(c["name"], c["model"], c["cluster"], c["setup"]["global_batch"]) for c in drawn], "eval chunks differ from the draw"
 ' "$tmpd" || { rm -rf "$tmpd"; fail "make_train_set.py --eval chunks"; }
+# make_sets.py --eval: the broad rule's draw cut the same way, numbered
+# names (the rule's own outgrow 63 bytes on long draws); no file but the
+# chunks is written.
+python3 -B examples/eval/make_sets.py --eval small 300 7 "$tmpd/s" examples/eval/broad-small.json ||
+    { rm -rf "$tmpd"; fail "make_sets.py --eval"; }
+python3 -B -c '
+import json, os, subprocess, sys
+d = sys.argv[1]
+drawn = json.loads(subprocess.check_output([sys.executable, "-B", "examples/eval/make_sets.py", "small", "300", "7", "",
+                                            "examples/eval/broad-small.json"]))
+chunks = [json.load(open("%s/s-%d.json" % (d, k))) for k in (0, 1)]
+assert [len(c["compositions"]) for c in chunks] == [256, 44], "chunk sizes"
+assert not os.path.exists("%s/s-2.json" % d), "a third chunk"
+got = [c for ch in chunks for c in ch["compositions"]]
+assert all(ch["format"] == "arachne-eval" for ch in chunks)
+strip = lambda cs: [(c["model"], c["cluster"], c["global_batch"]) for c in cs]
+assert strip(got) == strip(drawn), "eval chunks differ from the draw"
+assert [c["name"] for c in got] == ["s-%d-%s" % (i, c["model"]) for i, c in enumerate(got)], "numbered names"
+' "$tmpd" || { rm -rf "$tmpd"; fail "make_sets.py --eval chunks"; }
+python3 -B examples/eval/make_sets.py --eval small 3 2>/dev/null && { rm -rf "$tmpd"; fail "make_sets.py --eval without a prefix"; }
 rm -rf "$tmpd"
 exit 0

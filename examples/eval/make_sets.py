@@ -25,9 +25,18 @@ The rule, fixed before any planner was run on its output:
     named after PREFIX (the validation draws name the held-out broad sets),
     and not drawn before in this run (tests/check_eval_sets.sh checks it).
 Usage: make_sets.py small|large COUNT SEED [PREFIX [EXCLUDED_CONFIG...]] > compositions.json
+       make_sets.py --eval small|large COUNT SEED PREFIX [EXCLUDED_CONFIG...]
+
+With --eval the same draw goes to arachne-eval configs PREFIX-0.json,
+PREFIX-1.json, ... of EVAL_CHUNK compositions each (the most an eval config
+holds), in draw order: bench_distill's input (docs/evaluation.md).  Their
+names are NAME-i-MODEL, NAME the file name of PREFIX and i the draw index:
+the rule's own names (model and GPU count, a `b` appended on a repeat)
+outgrow the 63-byte limit past a few thousand compositions.
 """
 import json
 import math
+import os
 import random
 import sys
 
@@ -141,12 +150,37 @@ def draw(kind, count, seed, prefix, excluded=()):
     return out
 
 
+EVAL_CHUNK = 256
+
+
+def write_eval_chunks(kind, count, seed, prefix, excluded):
+    """The draw as eval configs of EVAL_CHUNK compositions, numbered names."""
+    comps = draw(kind, count, seed, prefix, excluded)
+    name = os.path.basename(prefix)
+    for i, c in enumerate(comps):
+        c["name"] = "%s-%d-%s" % (name, i, c["model"])
+    for k in range(0, len(comps), EVAL_CHUNK):
+        cfg = {"format": "arachne-eval", "version": 1, "samples": 16, "seed": 1,
+               "compositions": comps[k:k + EVAL_CHUNK]}
+        with open("%s-%d.json" % (prefix, k // EVAL_CHUNK), "w") as f:
+            json.dump(cfg, f, indent=1)
+            f.write("\n")
+
+
 def main():
-    kind, count, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    prefix = sys.argv[4] if len(sys.argv) > 4 else ""
-    if kind not in ("small", "large"):
-        sys.exit("make_sets.py: kind must be small or large")
-    json.dump(draw(kind, count, seed, prefix, sys.argv[5:]), sys.stdout, indent=1)
+    args = sys.argv[1:]
+    chunks = args[:1] == ["--eval"]
+    if chunks:
+        args = args[1:]
+    if len(args) < (4 if chunks else 3) or args[0] not in ("small", "large"):
+        sys.exit("usage: make_sets.py [--eval] small|large COUNT SEED [PREFIX [EXCLUDED_CONFIG...]]"
+                 " (PREFIX is required with --eval)")
+    kind, count, seed = args[0], int(args[1]), int(args[2])
+    prefix = args[3] if len(args) > 3 else ""
+    if chunks:
+        write_eval_chunks(kind, count, seed, prefix, args[4:])
+        return
+    json.dump(draw(kind, count, seed, prefix, args[4:]), sys.stdout, indent=1)
     sys.stdout.write("\n")
 
 
