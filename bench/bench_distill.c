@@ -84,36 +84,56 @@ typedef struct variant {
     double lr;
 } variant;
 
+/* What one construction through pol needs: the builder, the plan it
+ * builds and pol's decision source (recording: the source keeps the
+ * inputs pol saw at each choice). */
+typedef struct construction {
+    ar_builder b;
+    ar_policy_src s;
+    arachne_plan p;
+} construction;
+
+static void construction_close(construction *c)
+{
+    ar_policy_src_free(&c->s);
+    ar_plan_clear(&c->p);
+    ar_builder_free(&c->b);
+}
+
+/* Sets c up for a construction on cm; on failure nothing is left to free. */
+static int construction_open(construction *c, const arachne_policy *pol, const arachne_cost_model *cm,
+                             int recording)
+{
+    ar_construct_opts o;
+    int st;
+    ar_policy_construct_opts(&o);
+    ar_plan_empty(&c->p);
+    if ((st = ar_builder_init(&c->b, cm, &o))) return st;
+    if ((st = ar_policy_src_init(&c->s, pol->nn, cm, 0, 1, recording))) construction_close(c);
+    return st;
+}
+
 /* The policy's greedy construction on cm, its choices logged into
  * choices[0..*n) (room for AR_POLICY_MAX_DECISIONS) and its iter/s into
  * *iter_per_s.  The construction's status. */
 static int greedy_choices(const arachne_policy *pol, const arachne_cost_model *cm, int *choices, int *n,
                           double *iter_per_s)
 {
-    ar_builder b;
-    ar_policy_src s;
+    construction c;
     ar_policy_script sc;
-    arachne_plan p;
-    ar_construct_opts o;
     int st;
     *n = 0;
     *iter_per_s = 0.0;
-    ar_policy_construct_opts(&o);
-    ar_plan_empty(&p);
-    if ((st = ar_builder_init(&b, cm, &o))) return st;
+    if ((st = construction_open(&c, pol, cm, 0))) return st;
     memset(&sc, 0, sizeof sc);
-    sc.src = &s;
+    sc.src = &c.s;
     sc.taken = choices;
     sc.cap_taken = AR_POLICY_MAX_DECISIONS;
-    st = ar_policy_src_init(&s, pol->nn, cm, 0, 1, 0);
-    if (!st) st = ar_builder_run(&b, ar_policy_script_decide, &sc, &p, NULL);
-    if (!st) {
+    if (!(st = ar_builder_run(&c.b, ar_policy_script_decide, &sc, &c.p, NULL))) {
         *n = sc.ntaken;
-        *iter_per_s = p.iter_per_s;
+        *iter_per_s = c.p.iter_per_s;
     }
-    ar_policy_src_free(&s);
-    ar_plan_clear(&p);
-    ar_builder_free(&b);
+    construction_close(&c);
     return st;
 }
 
@@ -130,20 +150,11 @@ static double greedy_iter_per_s(const arachne_policy *pol, const arachne_cost_mo
 static int record(const arachne_policy *pol, const arachne_cost_model *cm, const int *choices, int n,
                   ar_sil_plan *out, double *iter_per_s)
 {
-    ar_builder b;
-    ar_policy_src s;
-    arachne_plan p;
-    ar_construct_opts o;
+    construction c;
     int st;
-    ar_policy_construct_opts(&o);
-    ar_plan_empty(&p);
-    if ((st = ar_builder_init(&b, cm, &o))) return st;
-    st = ar_policy_src_init(&s, pol->nn, cm, 0, 1, 1);
-    if (!st) st = ar_sil_record_choices(&b, &s, choices, n, &p, out);
-    if (!st) *iter_per_s = p.iter_per_s;
-    ar_policy_src_free(&s);
-    ar_plan_clear(&p);
-    ar_builder_free(&b);
+    if ((st = construction_open(&c, pol, cm, 1))) return st;
+    if (!(st = ar_sil_record_choices(&c.b, &c.s, choices, n, &c.p, out))) *iter_per_s = c.p.iter_per_s;
+    construction_close(&c);
     return st;
 }
 
