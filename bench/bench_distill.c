@@ -41,15 +41,26 @@
  * Round r fits on r + 1 labels per composition; --dagger-same-steps gives
  * it 1/(r + 1) of the variant's epochs, so that every round takes as many
  * gradient steps as the first.  --out-each PREFIX saves the last variant's
- * policy after every round as PREFIX-dR.arpol.
+ * policy after every round as PREFIX-dR.arpol, and variant K's before it
+ * as PREFIX-vK-dR.arpol.
+ *
+ * With --soft TAU the fit imitates the teacher's values rather than its
+ * choices (cost-sensitive imitation, as in Ross and Bagnell's AggreVaTe):
+ * rollout decoding prices the greedy completion of every allowed choice
+ * it weighs, and each decision's target is q_k proportional to
+ * (v_k / v_best)^(1/TAU) over those choices (soft_plan_grad).  Choices the
+ * teacher values alike then share the target instead of the first index
+ * taking it all; the negative log-likelihood column stays the teacher's
+ * own choice's.  TAU 0 (the default): one-hot labels, as before; a
+ * variant's own :TAU overrides --soft for it.
  *
  * Usage: bench_distill [--config EVAL.json]... [--policy FILE]
- *                      [--evaluations N] [--variants E:LR[,E:LR...]]
+ *                      [--evaluations N] [--variants E:LR[:TAU][,...]]
  *                      [--batch N] [--holdout K] [--holdout-below M]
  *                      [--seed S] [--out FILE] [--dagger R]
- *                      [--dagger-same-steps] [--out-each PREFIX]
+ *                      [--dagger-same-steps] [--out-each PREFIX] [--soft TAU]
  * (defaults: examples/eval/quick.json, the bundled policy, 2000, "5:0.001",
- * 32, 8, all, 1, no file, 0; --out saves the last variant's policy). */
+ * 32, 8, all, 1, no file, 0, 0; --out saves the last variant's policy). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,7 +81,9 @@ typedef struct item {
     ar_eval_comp comp;
     ar_eval_env env;
     ar_sil_plan label;
+    float *values;                 /* --soft: the teacher's values of the label's choices (rows of AR_MAX_CHOICES) */
     ar_sil_plan *extra;            /* DAgger: the student's constructions relabelled by the teacher */
+    float **extra_values;          /* --soft: the teacher's values of each extra label's choices */
     int nextra;
     int moe, held_out, status;     /* status ARACHNE_OK: labelled */
     int dagger_status;             /* the last DAgger round's relabelling */
@@ -82,6 +95,7 @@ typedef struct item {
 typedef struct variant {
     int epochs;
     double lr;
+    double soft; /* tau of the soft targets; 0: one-hot labels; -1: --soft's */
 } variant;
 
 /* What one construction through pol needs: the builder, the plan it
@@ -171,44 +185,82 @@ static double label_nll(const arachne_policy *pol, const item *it)
     return nll;
 }
 
-/* Labels one composition: rollout decoding's choices, recorded. */
-static int label_one(const arachne_policy *pol, item *it, long evaluations)
+/* The teacher's values of decisions [0, n) (rows of AR_MAX_CHOICES) as a
+ * new float array in *out; NULL when values is NULL. */
+static int keep_values(const double *values, int n, float **out)
+{
+    size_t i, len = (size_t)n * AR_MAX_CHOICES;
+    *out = NULL;
+    if (!values) return ARACHNE_OK;
+    if (!(*out = malloc((len ? len : 1) * sizeof **out))) return ARACHNE_E_NO_MEMORY;
+    for (i = 0; i < len; i++) (*out)[i] = (float)values[i];
+    return ARACHNE_OK;
+}
+
+/* Room for the teacher's values of a whole construction, or NULL when
+ * they are not wanted (hard labels). */
+static double *values_buffer(double soft)
+{
+    return soft > 0 ? malloc((size_t)AR_POLICY_MAX_DECISIONS * AR_MAX_CHOICES * sizeof(double)) : NULL;
+}
+
+/* Labels one composition: rollout decoding's choices, recorded (with
+ * --soft, the values the teacher gave every choice it weighed). */
+static int label_one(const arachne_policy *pol, item *it, long evaluations, double soft)
 {
     int choices[AR_POLICY_MAX_DECISIONS], n = 0, st;
     long fills = 0;
     ar_construct_opts o;
+    double *values = values_buffer(soft);
+    if (soft > 0 && !values) return ARACHNE_E_NO_MEMORY;
     ar_policy_construct_opts(&o);
-    st = ar_policy_rollout_choices(pol, it->env.cm, &o, evaluations, choices, AR_POLICY_MAX_DECISIONS, &n, &fills);
-    return st ? st : record(pol, it->env.cm, choices, n, &it->label, &it->rollout);
+    st = ar_policy_rollout_choices(pol, it->env.cm, &o, evaluations, choices, AR_POLICY_MAX_DECISIONS, &n, &fills,
+                                   values);
+    if (!st) st = record(pol, it->env.cm, choices, n, &it->label, &it->rollout);
+    if (!st) st = keep_values(values, it->label.ndec, &it->values);
+    free(values);
+    return st;
 }
 
 /* One DAgger round for one item: the student's greedy construction,
  * every decision relabelled with the teacher's rollout decoding
  * (ar_policy_rollout_relabel, at most `evaluations` fills), recorded with
  * the inputs the student saw and added to the item's extra labels. */
-static int dagger_one(const arachne_policy *teacher, const arachne_policy *student, item *it, long evaluations)
+static int dagger_one(const arachne_policy *teacher, const arachne_policy *student, item *it, long evaluations,
+                      double soft)
 {
     const arachne_cost_model *cm = it->env.cm;
     int choices[AR_POLICY_MAX_DECISIONS], labels[AR_POLICY_MAX_DECISIONS], n, nl = 0, i, st;
     long fills = 0;
-    double thr;
+    double thr, *values = values_buffer(soft);
+    float *kept = NULL, **vgrown;
     ar_construct_opts o;
     ar_sil_plan rec, *grown;
     memset(&rec, 0, sizeof rec);
+    if (soft > 0 && !values) return ARACHNE_E_NO_MEMORY;
     ar_policy_construct_opts(&o);
     st = greedy_choices(student, cm, choices, &n, &thr);
-    if (st == ARACHNE_E_INFEASIBLE) return ARACHNE_OK; /* the student placed nothing: no label this round */
-    if (!st) st = ar_policy_rollout_relabel(teacher, cm, &o, evaluations, choices, n, labels, &nl, &fills);
-    if (st || nl == 0) return st;
-    if ((st = record(student, cm, choices, n, &rec, &thr))) return st;
+    if (st == ARACHNE_E_INFEASIBLE) st = ARACHNE_OK, n = 0; /* the student placed nothing: no label this round */
+    else if (!st) st = ar_policy_rollout_relabel(teacher, cm, &o, evaluations, choices, n, labels, &nl, &fills, values);
+    if (!st && nl > 0) st = record(student, cm, choices, n, &rec, &thr);
+    if (!st && nl > 0) st = keep_values(values, nl, &kept);
+    free(values);
+    if (st || nl == 0) {
+        ar_sil_plan_free(&rec);
+        return st;
+    }
     rec.ndec = nl; /* the decisions labelled; their choices become the teacher's */
     for (i = 0; i < nl; i++) rec.dec[i].choice = labels[i];
     grown = realloc(it->extra, (size_t)(it->nextra + 1) * sizeof *grown);
-    if (!grown) {
+    if (grown) it->extra = grown;
+    vgrown = grown ? realloc(it->extra_values, (size_t)(it->nextra + 1) * sizeof *vgrown) : NULL;
+    if (!vgrown) {
         ar_sil_plan_free(&rec);
+        free(kept);
         return ARACHNE_E_NO_MEMORY;
     }
-    it->extra = grown;
+    it->extra_values = vgrown;
+    it->extra_values[it->nextra] = kept;
     it->extra[it->nextra++] = rec;
     return ARACHNE_OK;
 }
@@ -216,21 +268,66 @@ static int dagger_one(const arachne_policy *teacher, const arachne_policy *stude
 static void drop_extra(item *it)
 {
     int k;
-    for (k = 0; k < it->nextra; k++) ar_sil_plan_free(&it->extra[k]);
+    for (k = 0; k < it->nextra; k++) {
+        ar_sil_plan_free(&it->extra[k]);
+        free(it->extra_values[k]);
+    }
     free(it->extra);
+    free(it->extra_values);
     it->extra = NULL;
+    it->extra_values = NULL;
     it->nextra = 0;
 }
 
-/* One behaviour-cloning run over the trained items' labels (and their
- * DAgger labels). */
+/* The cost-sensitive gradient of one label (--soft TAU; Ross and Bagnell's
+ * AggreVaTe in spirit): each decision's cross-entropy against the
+ * teacher's values instead of its one choice, the target
+ * q_k proportional to (v_k / v_best)^(1 / tau) over the allowed choices
+ * whose completion filled, so that choices the teacher valued alike share
+ * the target and one tau-th slower gets e^-1 of the best one's weight.  A
+ * decision the teacher did not weigh keeps its one-hot label.  Weight w
+ * per decision, added into grad. */
+static int soft_plan_grad(const ar_nn *nn, ar_nn_ws *ws, const ar_sil_plan *p, const float *values, double tau,
+                          double w, double *grad)
+{
+    double logp[AR_MAX_CHOICES], dl[AR_MAX_CHOICES], q[AR_MAX_CHOICES];
+    int i, k, rec, st;
+    for (i = 0; i < p->ndec; i++) {
+        const ar_sil_dec *d = &p->dec[i];
+        const float *row = values + (size_t)i * AR_MAX_CHOICES;
+        const unsigned char *mask = p->masks + d->mask_off;
+        double best = 0.0, sum = 0.0;
+        if ((rec = ar_sil_dec_forward(nn, ws, p, i, logp)) < 0) return rec;
+        for (k = 0; k < d->K; k++)
+            if (mask[k] && row[k] > best) best = row[k];
+        for (k = 0; k < d->K; k++) {
+            q[k] = best > 0 && mask[k] && row[k] > 0 ? exp(log(row[k] / best) / tau) : 0.0;
+            sum += q[k];
+        }
+        if (sum > 0) {
+            for (k = 0; k < d->K; k++) dl[k] = mask[k] ? w * (exp(logp[k]) - q[k] / sum) : 0.0;
+        } else if ((st = ar_cat_grad(logp, mask, d->K, d->choice, -w, 0.0, dl))) {
+            return st;
+        }
+        if ((st = ar_nn_backward_into(nn, ws, rec, dl, grad))) return st;
+    }
+    ar_nn_ws_reset(ws);
+    return ARACHNE_OK;
+}
+
+typedef struct label_ref {
+    const ar_sil_plan *plan;
+    const float *values; /* NULL: the one-hot label */
+} label_ref;
+
 static int fit(arachne_policy *pol, item *its, int nit, const variant *v, int batch, uint64_t seed)
 {
+    double soft = v->soft;
     ar_nn *nn = pol->nn;
     size_t P = ar_nn_param_count(nn), p;
     double *g[AR_DISTILL_CHUNKS] = { 0 };
     ar_nn_ws *ws[AR_DISTILL_CHUNKS] = { 0 };
-    const ar_sil_plan **lab;
+    label_ref *lab;
     int n = 0, nlab = 0, i, k, c, ep, a, st = ARACHNE_OK;
     ar_adam_config ac;
     ar_rng rng;
@@ -239,8 +336,12 @@ static int fit(arachne_policy *pol, item *its, int nit, const variant *v, int ba
     if (!lab) return ARACHNE_E_NO_MEMORY;
     for (i = 0; i < nit; i++) {
         if (its[i].status != ARACHNE_OK || its[i].held_out) continue;
-        lab[n++] = &its[i].label;
-        for (k = 0; k < its[i].nextra; k++) lab[n++] = &its[i].extra[k];
+        lab[n].plan = &its[i].label;
+        lab[n++].values = its[i].values;
+        for (k = 0; k < its[i].nextra; k++) {
+            lab[n].plan = &its[i].extra[k];
+            lab[n++].values = its[i].extra_values ? its[i].extra_values[k] : NULL;
+        }
     }
     for (c = 0; c < AR_DISTILL_CHUNKS && !st; c++) {
         g[c] = malloc(P * sizeof(double));
@@ -255,7 +356,7 @@ static int fit(arachne_policy *pol, item *its, int nit, const variant *v, int ba
     for (ep = 0; ep < v->epochs && !st; ep++) {
         for (i = n - 1; i > 0; i--) {
             int r = ar_rng_int(&rng, i + 1);
-            const ar_sil_plan *tmp = lab[i];
+            label_ref tmp = lab[i];
             lab[i] = lab[r];
             lab[r] = tmp;
         }
@@ -270,7 +371,9 @@ static int fit(arachne_policy *pol, item *its, int nit, const variant *v, int ba
                 memset(g[c], 0, P * sizeof(double));
                 cst[c] = ARACHNE_OK;
                 for (q = c; q < m && !cst[c]; q += AR_DISTILL_CHUNKS)
-                    cst[c] = ar_sil_plan_grad(nn, ws[c], lab[a + q], 1.0 / m, g[c], NULL);
+                    cst[c] = soft > 0 && lab[a + q].values
+                           ? soft_plan_grad(nn, ws[c], lab[a + q].plan, lab[a + q].values, soft, 1.0 / m, g[c])
+                           : ar_sil_plan_grad(nn, ws[c], lab[a + q].plan, 1.0 / m, g[c], NULL);
             }
             for (c = 0; c < AR_DISTILL_CHUNKS && !st; c++) st = cst[c];
             if (st) break;
@@ -359,11 +462,11 @@ static int report(const arachne_policy *pol, item *its, int nit, const variant *
             if (!n0) continue;
             printf("%-14s %-9s %-6s %5d %13.4f %13.4f %13.4f %8.4f\n", name, side ? "held-out" : "trained",
                    pop_name[pop], n0, bl, ab, al, nll);
-            printf("{\"bench\":\"distill\",\"epochs\":%d,\"lr\":%g,\"batch\":%d,\"dagger_round\":%d,"
+            printf("{\"bench\":\"distill\",\"epochs\":%d,\"lr\":%g,\"batch\":%d,\"soft\":%g,\"dagger_round\":%d,"
                    "\"side\":\"%s\",\"pop\":\"%s\",\"n\":%d,\"before_over_label\":%.6f,"
                    "\"after_over_before\":%.6f,\"after_over_label\":%.6f,\"label_nll_per_decision\":%.6f}\n",
-                   var->epochs, var->lr, batch, round, side ? "held-out" : "trained", pop_name[pop], n0, bl, ab,
-                   al, nll);
+                   var->epochs, var->lr, batch, var->soft, round, side ? "held-out" : "trained", pop_name[pop], n0,
+                   bl, ab, al, nll);
         }
     fflush(stdout);
     return 0;
@@ -383,8 +486,15 @@ static int parse_variants(const char *text, variant *v, int *n)
         if (end == p || !(lr > 0.0 && lr <= 1.0)) return -1;
         v[*n].epochs = (int)e;
         v[*n].lr = lr;
-        (*n)++;
+        v[*n].soft = -1.0;
         p = end;
+        if (*p == ':') {
+            double tau = strtod(p + 1, &end);
+            if (end == p + 1 || !(tau >= 0.0 && tau <= 10.0)) return -1;
+            v[*n].soft = tau;
+            p = end;
+        }
+        (*n)++;
         if (*p == ',') p++;
         else if (*p) return -1;
     }
@@ -394,8 +504,8 @@ static int parse_variants(const char *text, variant *v, int *n)
 static int usage(void)
 {
     fprintf(stderr, "usage: bench_distill [--config EVAL.json]... [--policy FILE] [--evaluations N] "
-                    "[--variants E:LR[,E:LR...]] [--batch N] [--holdout K] [--holdout-below M] [--seed S] "
-                    "[--out FILE] [--dagger R] [--dagger-same-steps] [--out-each PREFIX]\n");
+                    "[--variants E:LR[:TAU][,...]] [--batch N] [--holdout K] [--holdout-below M] [--seed S] "
+                    "[--out FILE] [--dagger R] [--dagger-same-steps] [--out-each PREFIX] [--soft TAU]\n");
     return 2;
 }
 
@@ -405,6 +515,7 @@ int main(int argc, char **argv)
     variant vars[MAX_VARIANTS];
     int nconfigs = 0, nvars = 0, batch = 32, holdout = 8, nit = 0, i, k, st = 0, v, dagger = 0, same_steps = 0;
     long evaluations = 2000, holdout_below = -1;
+    double soft = 0.0, want_values;
     uint64_t seed = 1;
     item *its = NULL;
     arachne_policy *start = NULL;
@@ -423,10 +534,17 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--dagger") && i + 1 < argc) dagger = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--dagger-same-steps")) same_steps = 1;
         else if (!strcmp(argv[i], "--out-each") && i + 1 < argc) out_each = argv[++i];
+        else if (!strcmp(argv[i], "--soft") && i + 1 < argc) soft = atof(argv[++i]);
         else return usage();
     }
-    if (evaluations < 0 || batch < 1 || holdout < 0 || dagger < 0 || dagger > 100) return usage();
+    if (evaluations < 0 || batch < 1 || holdout < 0 || dagger < 0 || dagger > 100 || !(soft >= 0 && soft <= 10))
+        return usage();
     if (!nvars) parse_variants("5:0.001", vars, &nvars);
+    /* the teacher's values are kept when any variant fits on them */
+    for (v = 0, want_values = 0.0; v < nvars; v++) {
+        if (vars[v].soft < 0) vars[v].soft = soft;
+        if (vars[v].soft > want_values) want_values = vars[v].soft;
+    }
     if (!nconfigs) configs[nconfigs++] = "examples/eval/quick.json"; /* `make bench` runs it without arguments */
     if (!policy_path || !policy_path[0]) policy_path = "examples/policies/default.arpol";
     if (arachne_policy_load(&start, policy_path)) {
@@ -473,7 +591,7 @@ int main(int argc, char **argv)
         }
         it->moe = it->env.model->experts > 0;
         it->before = greedy_iter_per_s(start, it->env.cm);
-        it->status = label_one(start, it, evaluations);
+        it->status = label_one(start, it, evaluations, want_values);
         if (it->status) snprintf(it->err, sizeof it->err, "%s", arachne_last_error());
     }
     t_label = ar_now() - t0;
@@ -486,6 +604,7 @@ int main(int argc, char **argv)
 
     printf("bench_distill: %d compositions labelled by rollout decoding (%ld fills of lookahead at most) in %.1f s\n",
            nit, evaluations, t_label);
+    if (want_values > 0) printf("bench_distill: the teacher's values kept for soft targets\n");
     printf("%-14s %-9s %-6s %5s %13s %13s %13s %8s\n", "variant", "side", "pop", "n", "before/label",
            "after/before", "after/label", "nll");
     /* 2. each variant from the starting file; with --dagger R, R rounds
@@ -509,7 +628,7 @@ int main(int argc, char **argv)
 #endif
                 for (i = 0; i < nit; i++)
                     if (its[i].status == ARACHNE_OK && !its[i].held_out) {
-                        int dst = dagger_one(start, pol, &its[i], evaluations);
+                        int dst = dagger_one(start, pol, &its[i], evaluations, vars[v].soft);
                         if (dst) snprintf(its[i].err, sizeof its[i].err, "%s", arachne_last_error());
                         its[i].dagger_status = dst;
                     }
@@ -531,11 +650,15 @@ int main(int argc, char **argv)
                 st = 1;
                 break;
             }
-            snprintf(name, sizeof name, dagger ? "%d:%g/d%d" : "%d:%g", vr.epochs, vr.lr, r);
+            if (vr.soft > 0)
+                snprintf(name, sizeof name, dagger ? "%d:%g:%g/d%d" : "%d:%g:%g", vr.epochs, vr.lr, vr.soft, r);
+            else
+                snprintf(name, sizeof name, dagger ? "%d:%g/d%d" : "%d:%g", vr.epochs, vr.lr, r);
             st = report(pol, its, nit, &vr, r, batch, name);
-            if (!st && v == nvars - 1 && out_each) {
+            if (!st && out_each) {
                 char path[4096];
-                snprintf(path, sizeof path, "%s-d%d.arpol", out_each, r);
+                if (v == nvars - 1) snprintf(path, sizeof path, "%s-d%d.arpol", out_each, r);
+                else snprintf(path, sizeof path, "%s-v%d-d%d.arpol", out_each, v, r);
                 if (arachne_policy_save(pol, path)) {
                     fprintf(stderr, "bench_distill: %s\n", arachne_last_error());
                     st = 1;
@@ -551,6 +674,7 @@ int main(int argc, char **argv)
 done:
     for (i = 0; i < nit; i++) {
         ar_sil_plan_free(&its[i].label);
+        free(its[i].values);
         drop_extra(&its[i]);
         ar_eval_env_free(&its[i].env);
     }

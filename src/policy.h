@@ -101,10 +101,18 @@ int ar_policy_script_decide(void *user, const ar_dec_ctx *ctx, int *choice);
  * lookahead (0: no cap; the policy decides the rest once spent); *fills
  * receives the fills spent.  Errors: ARACHNE_E_INVALID_ARGUMENT (cap too
  * small), those of the construction; ARACHNE_E_INFEASIBLE when no plan
- * fills. */
+ * fills.
+ * values (NULL: not wanted; else room for AR_POLICY_MAX_DECISIONS rows of
+ * AR_MAX_CHOICES): row i receives the rank (ar_plan_rank, iter/s; -1: the
+ * completion did not fill) of the greedy completion of every allowed
+ * choice of decision i that the search weighed, the policy's own choice
+ * included; a decision it did not weigh (one allowed choice, or the budget
+ * spent) and a choice not allowed read AR_ROLLOUT_NO_VALUE.  These are the
+ * teacher's values of its choices (cost-sensitive imitation). */
+#define AR_ROLLOUT_NO_VALUE (-2.0)
 int ar_policy_rollout_choices(const arachne_policy *policy, const arachne_cost_model *cm,
                               const ar_construct_opts *opts, long evaluations, int *choices, int cap, int *n,
-                              long *fills);
+                              long *fills, double *values);
 
 /* Rollout decoding as an expert for another decoder's construction
  * (DAgger's relabelling): for the construction choices[0..n) (a student's
@@ -118,10 +126,11 @@ int ar_policy_rollout_choices(const arachne_policy *policy, const arachne_cost_m
  * receives the decisions labelled and *fills the fills spent.  One thread.
  * Errors: ARACHNE_E_INVALID_ARGUMENT (n outside 0..AR_POLICY_MAX_DECISIONS,
  * or the construction ends before decision n-1), those of the
- * construction. */
+ * construction.  values: as ar_policy_rollout_choices's, for the decisions
+ * labelled. */
 int ar_policy_rollout_relabel(const arachne_policy *policy, const arachne_cost_model *cm,
                               const ar_construct_opts *opts, long evaluations, const int *choices, int n,
-                              int *labels, int *nlabels, long *fills);
+                              int *labels, int *nlabels, long *fills, double *values);
 
 /* Threads for `runs` independent constructions (best-of-K's rollouts, a
  * rollout decision's completions): all the OpenMP threads, at most one per

@@ -118,6 +118,7 @@ typedef struct ro_search {
     double time_cap_s, t0;
     int *choices, n;
     double cur;
+    double *values;           /* NULL, or the weighed choices' ranks (rows of AR_MAX_CHOICES) */
     int changed, capped, complete;
 } ro_search;
 
@@ -172,6 +173,11 @@ static int ro_decide(ro_search *R, const ar_policy_script *s, int n, const int *
         if (cst[i])
             return ar_error(cst[i], "arachne_plan_rollout: completing choice %d of decision %d failed (%s)", cand[i],
                             n, arachne_status_string(cst[i]));
+    if (R->values) {
+        double *row = R->values + (size_t)n * AR_MAX_CHOICES;
+        row[s->policy_choice] = R->cur; /* the incumbent is the policy choice's completion */
+        for (i = 0; i < nc; i++) row[cand[i]] = rank[i];
+    }
     for (i = 0; i < nc; i++)
         if (rank[i] > R->cur) { R->cur = rank[i]; *pick = cand[i]; }
     return ARACHNE_OK;
@@ -212,9 +218,16 @@ static int ro_search_run(ro_search *R)
     }
 }
 
+static void no_values(double *values)
+{
+    size_t i;
+    if (values)
+        for (i = 0; i < (size_t)AR_POLICY_MAX_DECISIONS * AR_MAX_CHOICES; i++) values[i] = AR_ROLLOUT_NO_VALUE;
+}
+
 int ar_policy_rollout_choices(const arachne_policy *policy, const arachne_cost_model *cm,
                               const ar_construct_opts *opts, long evaluations, int *choices, int cap, int *n,
-                              long *fills)
+                              long *fills, double *values)
 {
     ro_worker w;
     ro_search R;
@@ -226,9 +239,11 @@ int ar_policy_rollout_choices(const arachne_policy *policy, const arachne_cost_m
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "ar_policy_rollout_choices: room for %d decisions, %d needed", cap,
                         AR_POLICY_MAX_DECISIONS);
     memset(&R, 0, sizeof R);
+    no_values(values);
     st = ro_worker_init(&w, policy, cm, opts);
     R.w = &w;
     R.nw = 1;
+    R.values = values;
     R.evaluations = evaluations;
     R.t0 = ar_now();
     R.choices = choices;
@@ -255,7 +270,7 @@ int ar_policy_rollout_choices(const arachne_policy *policy, const arachne_cost_m
 
 int ar_policy_rollout_relabel(const arachne_policy *policy, const arachne_cost_model *cm,
                               const ar_construct_opts *opts, long evaluations, const int *choices, int n,
-                              int *labels, int *nlabels, long *fills)
+                              int *labels, int *nlabels, long *fills, double *values)
 {
     ro_worker w;
     ro_search R;
@@ -268,8 +283,10 @@ int ar_policy_rollout_relabel(const arachne_policy *policy, const arachne_cost_m
                         AR_POLICY_MAX_DECISIONS);
     if (n) memcpy(pre, choices, (size_t)n * sizeof *pre);
     memset(&R, 0, sizeof R);
+    no_values(values);
     R.w = &w;
     R.nw = 1;
+    R.values = values;
     R.choices = pre;
     st = ro_worker_init(&w, policy, cm, opts);
     for (i = 0; i < n && !st; i++) {

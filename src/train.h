@@ -144,6 +144,11 @@ double ar_train_sil_weight(double R, double b, double s, double clip);
 
 /* ---- replay buffers (train_sil.c) --------------------------------------- */
 
+/* Decision i of kept plan p through the network: its inputs unpacked, ws
+ * reset, the forward pass's log-probabilities into logp (d->K entries).
+ * Returns the tape record (>= 0) or a negative status. */
+int ar_sil_dec_forward(const ar_nn *nn, ar_nn_ws *ws, const ar_sil_plan *p, int i, double *logp);
+
 void ar_sil_plan_free(ar_sil_plan *p);
 /* Deep copy. */
 int ar_sil_plan_copy(ar_sil_plan *dst, const ar_sil_plan *src);

@@ -143,24 +143,30 @@ double ar_train_sil_weight(double R, double b, double s, double clip)
     return w < clip ? w : clip;
 }
 
-int ar_sil_plan_grad(const ar_nn *nn, ar_nn_ws *ws, const ar_sil_plan *p, double w, double *grad, double *nll)
+int ar_sil_dec_forward(const ar_nn *nn, ar_nn_ws *ws, const ar_sil_plan *p, int i, double *logp)
 {
     double x[AR_STATE_DIM], c[AR_STATE_COMP], cand[AR_MAX_CHOICES * AR_STATE_CAND];
+    const ar_sil_dec *d = &p->dec[i];
+    const float *in = p->in + d->in_off;
+    int has_cand = d->head != AR_HEAD_TP, k;
+    if (d->K < 1 || d->K > AR_MAX_CHOICES)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "trainer: a kept decision has %d candidates", d->K);
+    for (k = 0; k < AR_STATE_DIM; k++) x[k] = in[k];
+    for (k = 0; k < AR_STATE_COMP; k++) c[k] = in[AR_STATE_DIM + k];
+    if (has_cand)
+        for (k = 0; k < d->K * AR_STATE_CAND; k++) cand[k] = in[AR_STATE_DIM + AR_STATE_COMP + k];
+    ar_nn_ws_reset(ws);
+    return ar_nn_forward(nn, ws, (ar_head)d->head, x, c, has_cand ? cand : NULL, d->K, p->masks + d->mask_off, logp);
+}
+
+int ar_sil_plan_grad(const ar_nn *nn, ar_nn_ws *ws, const ar_sil_plan *p, double w, double *grad, double *nll)
+{
     double logp[AR_MAX_CHOICES], dl[AR_MAX_CHOICES];
-    int i, k, rec, st;
+    int i, rec, st;
     for (i = 0; i < p->ndec; i++) {
         const ar_sil_dec *d = &p->dec[i];
-        const float *in = p->in + d->in_off;
         const unsigned char *mask = p->masks + d->mask_off;
-        int has_cand = d->head != AR_HEAD_TP;
-        if (d->K < 1 || d->K > AR_MAX_CHOICES)
-            return ar_error(ARACHNE_E_INVALID_ARGUMENT, "trainer: a kept decision has %d candidates", d->K);
-        for (k = 0; k < AR_STATE_DIM; k++) x[k] = in[k];
-        for (k = 0; k < AR_STATE_COMP; k++) c[k] = in[AR_STATE_DIM + k];
-        if (has_cand)
-            for (k = 0; k < d->K * AR_STATE_CAND; k++) cand[k] = in[AR_STATE_DIM + AR_STATE_COMP + k];
-        ar_nn_ws_reset(ws);
-        rec = ar_nn_forward(nn, ws, (ar_head)d->head, x, c, has_cand ? cand : NULL, d->K, mask, logp);
+        rec = ar_sil_dec_forward(nn, ws, p, i, logp);
         if (rec < 0) return rec;
         if (nll) *nll -= logp[d->choice];
         st = ar_cat_grad(logp, mask, d->K, d->choice, -w, 0.0, dl);
@@ -311,7 +317,7 @@ int ar_sil_rollout_target(arachne_trainer *t, int ci, ar_train_slot *s)
     s->b.opts.max_steps = (int)t->opt[ARACHNE_TRAIN_MAX_STEPS];
     s->b.opts.penalty = c->penalty;
     st = ar_policy_rollout_choices(t->policy, c->cm, &s->b.opts, (long)t->opt[ARACHNE_TRAIN_ROLLOUT_EVALUATIONS],
-                                   choices, AR_POLICY_MAX_DECISIONS, &n, &fills);
+                                   choices, AR_POLICY_MAX_DECISIONS, &n, &fills, NULL);
     c->evaluations += (double)fills;
     /* the same choices through the recording source: the inputs the policy
      * saw at each of them, as a rollout of the trainer records them */

@@ -574,7 +574,7 @@ TEST(recorded_choices_give_the_gradient_of_their_likelihood)
     ASSERT_OK(env_open(&e, "llama3-8b", SMALL));
     ASSERT_OK(arachne_policy_create(&pol, 9, 32, 1));
     ar_policy_construct_opts(&o);
-    ASSERT_OK(ar_policy_rollout_choices(pol, e.cm, &o, 0, choices, AR_POLICY_MAX_DECISIONS, &n, &fills));
+    ASSERT_OK(ar_policy_rollout_choices(pol, e.cm, &o, 0, choices, AR_POLICY_MAX_DECISIONS, &n, &fills, NULL));
     ASSERT_GT(n, 2);
     ASSERT_OK(ar_builder_init(&b, e.cm, &o));
     ASSERT_OK(ar_policy_src_init(&src, pol->nn, e.cm, 0, 1, 1));
@@ -626,7 +626,8 @@ TEST(recorded_choices_give_the_gradient_of_their_likelihood)
 }
 
 /* DAgger's expert (ar_policy_rollout_relabel): on rollout decoding's own
- * choices it labels every decision with the choice rollout decoding took;
+ * choices it labels every decision with the choice rollout decoding took
+ * (and reports the same values of the choices it weighed);
  * on the greedy construction its first label is rollout decoding's first
  * choice (the same state); a fill budget stops it early; a sequence the
  * construction does not take to its end is refused. */
@@ -640,19 +641,42 @@ TEST(rollout_relabelling_agrees_with_rollout_decoding)
     ar_construct_opts o;
     arachne_plan plan;
     int choices[AR_POLICY_MAX_DECISIONS], greedy[AR_POLICY_MAX_DECISIONS], labels[AR_POLICY_MAX_DECISIONS];
-    int n = 0, ng, nl = 0, i, differ = 0;
+    int n = 0, ng, nl = 0, i, differ = 0, valued = 0;
     long fills = 0, f2 = 0;
+    double *values = malloc((size_t)AR_POLICY_MAX_DECISIONS * AR_MAX_CHOICES * sizeof *values);
+    double *values2 = malloc((size_t)AR_POLICY_MAX_DECISIONS * AR_MAX_CHOICES * sizeof *values2), incumbent = -1.0;
+    ASSERT(values != NULL && values2 != NULL);
     ar_plan_empty(&plan);
     ASSERT_OK(env_open(&e, "llama3-8b", SMALL));
     ASSERT_OK(arachne_policy_create(&pol, 9, 32, 1));
     ar_policy_construct_opts(&o);
-    ASSERT_OK(ar_policy_rollout_choices(pol, e.cm, &o, 0, choices, AR_POLICY_MAX_DECISIONS, &n, &fills));
+    ASSERT_OK(ar_policy_rollout_choices(pol, e.cm, &o, 0, choices, AR_POLICY_MAX_DECISIONS, &n, &fills, values));
     ASSERT_GT(n, 2);
-    ASSERT_OK(ar_policy_rollout_relabel(pol, e.cm, &o, 0, choices, n, labels, &nl, &f2));
+    ASSERT_OK(ar_policy_rollout_relabel(pol, e.cm, &o, 0, choices, n, labels, &nl, &f2, values2));
     ASSERT_EQ(nl, n);
     ASSERT_GT(f2, 0);
     for (i = 0; i < n; i++) ASSERT_MSG(labels[i] == choices[i], "decision %d: label %d, rollout %d", i, labels[i],
                                        choices[i]);
+    /* the teacher's values: at every weighed decision its choice is the
+     * best-valued one, the incumbent never falls, and relabelling its own
+     * construction weighs the same completions */
+    for (i = 0; i < n; i++) {
+        const double *row = values + (size_t)i * AR_MAX_CHOICES;
+        double top = AR_ROLLOUT_NO_VALUE;
+        int k;
+        for (k = 0; k < AR_MAX_CHOICES; k++) {
+            ASSERT_EQ(row[k], values2[(size_t)i * AR_MAX_CHOICES + k]);
+            if (row[k] > top) top = row[k];
+        }
+        if (top == AR_ROLLOUT_NO_VALUE) continue;
+        valued++;
+        ASSERT_MSG(row[choices[i]] == top, "decision %d: choice %d valued %g, best %g", i, choices[i], row[choices[i]],
+                   top);
+        ASSERT(top >= incumbent);
+        incumbent = top;
+    }
+    ASSERT_GT(valued, 0);
+    ASSERT_GT(incumbent, 0.0);
 
     /* the greedy construction's choices, logged */
     ASSERT_OK(ar_builder_init(&b, e.cm, &o));
@@ -664,21 +688,23 @@ TEST(rollout_relabelling_agrees_with_rollout_decoding)
     ASSERT_OK(ar_builder_run(&b, ar_policy_script_decide, &s, &plan, NULL));
     ng = s.ntaken;
     ASSERT_GT(ng, 2);
-    ASSERT_OK(ar_policy_rollout_relabel(pol, e.cm, &o, 0, greedy, ng, labels, &nl, &f2));
+    ASSERT_OK(ar_policy_rollout_relabel(pol, e.cm, &o, 0, greedy, ng, labels, &nl, &f2, NULL));
     ASSERT_EQ(nl, ng);
     ASSERT_EQ(labels[0], choices[0]);
     for (i = 0; i < ng; i++) differ += labels[i] != greedy[i];
     for (i = 0; i < n && i < ng && choices[i] == greedy[i]; i++) {}
     ASSERT_MSG(differ > 0 || (n == ng && i == n), "greedy and rollout differ, yet every label is greedy's");
 
-    ASSERT_OK(ar_policy_rollout_relabel(pol, e.cm, &o, 1, greedy, ng, labels, &nl, &f2));
+    ASSERT_OK(ar_policy_rollout_relabel(pol, e.cm, &o, 1, greedy, ng, labels, &nl, &f2, NULL));
     ASSERT(nl >= 1 && nl < ng);
     greedy[ng] = 0; /* one decision more than the construction has */
-    ASSERT_STATUS(ar_policy_rollout_relabel(pol, e.cm, &o, 0, greedy, ng + 1, labels, &nl, &f2),
+    ASSERT_STATUS(ar_policy_rollout_relabel(pol, e.cm, &o, 0, greedy, ng + 1, labels, &nl, &f2, NULL),
                   ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_EQ(nl, ng);
-    ASSERT_STATUS(ar_policy_rollout_relabel(pol, e.cm, &o, 0, greedy, AR_POLICY_MAX_DECISIONS + 1, labels, &nl, &f2),
+    ASSERT_STATUS(ar_policy_rollout_relabel(pol, e.cm, &o, 0, greedy, AR_POLICY_MAX_DECISIONS + 1, labels, &nl, &f2, NULL),
                   ARACHNE_E_INVALID_ARGUMENT);
+    free(values);
+    free(values2);
     ar_plan_clear(&plan);
     ar_policy_src_free(&src);
     ar_builder_free(&b);
@@ -1181,10 +1207,10 @@ TEST(rollout_interval_imitates_the_rollout_plan)
         ar_train_comp *c = &t[0]->comp[ci];
         /* the policy's greedy plan: a lookahead budget of one fill is spent
          * by the greedy completion itself */
-        ASSERT_STATUS(ar_policy_rollout_choices(pol[0], c->cm, &o, 1, ch, AR_POLICY_MAX_DECISIONS - 1, &n, &fills),
+        ASSERT_STATUS(ar_policy_rollout_choices(pol[0], c->cm, &o, 1, ch, AR_POLICY_MAX_DECISIONS - 1, &n, &fills, NULL),
                       ARACHNE_E_INVALID_ARGUMENT);
         ASSERT_CONTAINS(arachne_last_error(), "room for");
-        ASSERT_OK(ar_policy_rollout_choices(pol[0], c->cm, &o, 1, ch, AR_POLICY_MAX_DECISIONS, &n, &fills));
+        ASSERT_OK(ar_policy_rollout_choices(pol[0], c->cm, &o, 1, ch, AR_POLICY_MAX_DECISIONS, &n, &fills, NULL));
         ASSERT_GT(n, 0);
         ASSERT_OK(ar_sil_rollout_target(t[0], ci, &t[0]->slots[(size_t)ci * t[0]->slots_g]));
         built = t[0]->slots[(size_t)ci * t[0]->slots_g].plan.iter_per_s; /* the plan the target recorded */
