@@ -604,7 +604,30 @@ int main(int argc, char **argv)
 
     printf("bench_distill: %d compositions labelled by rollout decoding (%ld fills of lookahead at most) in %.1f s\n",
            nit, evaluations, t_label);
-    if (want_values > 0) printf("bench_distill: the teacher's values kept for soft targets\n");
+    if (want_values > 0) {
+        /* how often the teacher's choice has an equal: the decisions it
+         * weighed, and those where another allowed choice completes to
+         * within 0.1 % of the best */
+        long weighed = 0, tied = 0;
+        for (i = 0; i < nit; i++) {
+            int d;
+            if (its[i].status != ARACHNE_OK || !its[i].values) continue;
+            for (d = 0; d < its[i].label.ndec; d++) {
+                const float *row = its[i].values + (size_t)d * AR_MAX_CHOICES;
+                int c, near = 0;
+                float best = 0.0f;
+                for (c = 0; c < AR_MAX_CHOICES; c++)
+                    if (row[c] > best) best = row[c];
+                if (best <= 0.0f) continue;
+                for (c = 0; c < AR_MAX_CHOICES; c++) near += row[c] >= 0.999f * best;
+                weighed++;
+                tied += near > 1;
+            }
+        }
+        printf("bench_distill: the teacher's values kept for soft targets: %ld decisions weighed, %.1f %% with a "
+               "second choice within 0.1 %% of the best\n",
+               weighed, weighed ? 100.0 * (double)tied / (double)weighed : 0.0);
+    }
     printf("%-14s %-9s %-6s %5s %13s %13s %13s %8s\n", "variant", "side", "pop", "n", "before/label",
            "after/before", "after/label", "nll");
     /* 2. each variant from the starting file; with --dagger R, R rounds
