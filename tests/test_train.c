@@ -701,7 +701,8 @@ TEST(rollout_relabelling_agrees_with_rollout_decoding)
     ASSERT_STATUS(ar_policy_rollout_relabel(pol, e.cm, &o, 0, greedy, ng + 1, labels, &nl, &f2, NULL),
                   ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_EQ(nl, ng);
-    ASSERT_STATUS(ar_policy_rollout_relabel(pol, e.cm, &o, 0, greedy, AR_POLICY_MAX_DECISIONS + 1, labels, &nl, &f2, NULL),
+    ASSERT_STATUS(ar_policy_rollout_relabel(pol, e.cm, &o, 0, greedy, AR_POLICY_MAX_DECISIONS + 1, labels, &nl, &f2,
+                                            NULL),
                   ARACHNE_E_INVALID_ARGUMENT);
     free(values);
     free(values2);
@@ -1207,8 +1208,9 @@ TEST(rollout_interval_imitates_the_rollout_plan)
         ar_train_comp *c = &t[0]->comp[ci];
         /* the policy's greedy plan: a lookahead budget of one fill is spent
          * by the greedy completion itself */
-        ASSERT_STATUS(ar_policy_rollout_choices(pol[0], c->cm, &o, 1, ch, AR_POLICY_MAX_DECISIONS - 1, &n, &fills, NULL),
-                      ARACHNE_E_INVALID_ARGUMENT);
+        ASSERT_STATUS(
+            ar_policy_rollout_choices(pol[0], c->cm, &o, 1, ch, AR_POLICY_MAX_DECISIONS - 1, &n, &fills, NULL),
+            ARACHNE_E_INVALID_ARGUMENT);
         ASSERT_CONTAINS(arachne_last_error(), "room for");
         ASSERT_OK(ar_policy_rollout_choices(pol[0], c->cm, &o, 1, ch, AR_POLICY_MAX_DECISIONS, &n, &fills, NULL));
         ASSERT_GT(n, 0);
