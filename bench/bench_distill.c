@@ -54,11 +54,23 @@
  * own choice's.  TAU 0 (the default): one-hot labels, as before; a
  * variant's own :TAU overrides --soft for it.
  *
+ * With --regret nothing is fitted: the starting policy's greedy
+ * construction of every composition is weighed by its own rollout
+ * decoding (every other allowed choice of each decision completed
+ * greedily), and a table by kind of decision (width, the first template's
+ * depth, a later depth or STOP, GPU type, TP) says how often another
+ * choice completes over 1 % better, the mean loss, at which kind each
+ * composition first loses, and what the best single change would gain:
+ * where greedy loses (docs/evaluation.md, "Where greedy loses, by
+ * decision").  --evaluations caps the fills per composition as for the
+ * labels (the decisions after the cap are not weighed).
+ *
  * Usage: bench_distill [--config EVAL.json]... [--policy FILE]
  *                      [--evaluations N] [--variants E:LR[:TAU][,...]]
  *                      [--batch N] [--holdout K] [--holdout-below M]
  *                      [--seed S] [--out FILE] [--dagger R]
  *                      [--dagger-same-steps] [--out-each PREFIX] [--soft TAU]
+ *                      [--regret]
  * (defaults: examples/eval/quick.json, the bundled policy, 2000, "5:0.001",
  * 32, 8, all, 1, no file, 0, 0; --out saves the last variant's policy). */
 #include <math.h>
@@ -76,6 +88,7 @@
 
 #define AR_DISTILL_CHUNKS 8
 #define MAX_VARIANTS 16
+#define REGRET_KINDS 5 /* width, first template's depth, a later depth or STOP, GPU type, TP */
 
 typedef struct item {
     ar_eval_comp comp;
@@ -90,6 +103,13 @@ typedef struct item {
     char err[256];                 /* arachne_last_error() of a failed label (the worker's thread) */
     double before, rollout, after; /* greedy before, label, greedy after (iter/s) */
     double nll;                    /* the label's negative log-likelihood under the trained policy (nats) */
+    struct {                       /* --regret: the policy's own greedy path as its rollout decoding sees it */
+        int n[REGRET_KINDS];       /* decisions weighed, by kind */
+        int lost[REGRET_KINDS];    /* of those, where another choice completes over 1 % better */
+        double sum[REGRET_KINDS];  /* sum of log(best completion / greedy's) */
+        int first;                 /* kind of the first decision that loses over 1 %; -1: none */
+        double first_gain, best_gain; /* that decision's completion ratio, and the largest one */
+    } regret;
 } item;
 
 typedef struct variant {
@@ -222,27 +242,44 @@ static int label_one(const arachne_policy *pol, item *it, long evaluations, doub
     return st;
 }
 
+/* The student's greedy construction on cm (choices[0..*n)) as the teacher
+ * sees it: every decision relabelled by the teacher's rollout decoding
+ * (labels[0..*nl), at most `evaluations` fills; with values non-NULL, the
+ * teacher's values of every choice it weighed, rows of AR_MAX_CHOICES) and
+ * recorded with the inputs the student saw into *rec (left empty when
+ * *nl is 0).  A student that places nothing gives *n = *nl = 0. */
+static int relabel_greedy(const arachne_policy *teacher, const arachne_policy *student, const arachne_cost_model *cm,
+                          long evaluations, int *choices, int *n, int *labels, int *nl, double *values,
+                          ar_sil_plan *rec)
+{
+    long fills = 0;
+    double thr;
+    ar_construct_opts o;
+    int st;
+    memset(rec, 0, sizeof *rec);
+    *nl = 0;
+    ar_policy_construct_opts(&o);
+    st = greedy_choices(student, cm, choices, n, &thr);
+    if (st == ARACHNE_E_INFEASIBLE) st = ARACHNE_OK, *n = 0; /* the student placed nothing */
+    else if (!st) st = ar_policy_rollout_relabel(teacher, cm, &o, evaluations, choices, *n, labels, nl, &fills, values);
+    if (!st && *nl > 0) st = record(student, cm, choices, *n, rec, &thr);
+    if (st) ar_sil_plan_free(rec);
+    return st;
+}
+
 /* One DAgger round for one item: the student's greedy construction,
  * every decision relabelled with the teacher's rollout decoding
- * (ar_policy_rollout_relabel, at most `evaluations` fills), recorded with
- * the inputs the student saw and added to the item's extra labels. */
+ * (relabel_greedy), recorded with the inputs the student saw and added to
+ * the item's extra labels. */
 static int dagger_one(const arachne_policy *teacher, const arachne_policy *student, item *it, long evaluations,
                       double soft)
 {
-    const arachne_cost_model *cm = it->env.cm;
     int choices[AR_POLICY_MAX_DECISIONS], labels[AR_POLICY_MAX_DECISIONS], n, nl = 0, i, st;
-    long fills = 0;
-    double thr, *values = values_buffer(soft);
+    double *values = values_buffer(soft);
     float *kept = NULL, **vgrown;
-    ar_construct_opts o;
     ar_sil_plan rec, *grown;
-    memset(&rec, 0, sizeof rec);
     if (soft > 0 && !values) return ARACHNE_E_NO_MEMORY;
-    ar_policy_construct_opts(&o);
-    st = greedy_choices(student, cm, choices, &n, &thr);
-    if (st == ARACHNE_E_INFEASIBLE) st = ARACHNE_OK, n = 0; /* the student placed nothing: no label this round */
-    else if (!st) st = ar_policy_rollout_relabel(teacher, cm, &o, evaluations, choices, n, labels, &nl, &fills, values);
-    if (!st && nl > 0) st = record(student, cm, choices, n, &rec, &thr);
+    st = relabel_greedy(teacher, student, it->env.cm, evaluations, choices, &n, labels, &nl, values, &rec);
     if (!st && nl > 0) st = keep_values(values, nl, &kept);
     free(values);
     if (st || nl == 0) {
@@ -472,6 +509,94 @@ static int report(const arachne_policy *pol, item *its, int nit, const variant *
     return 0;
 }
 
+/* Which kind of decision the recorded decision d is, from the inputs the
+ * policy saw (policy_state.c: x[126] the width decision, x[96..99) the
+ * depth / type / TP one-hot, x[82] the templates placed). */
+static int regret_kind(const ar_sil_plan *rec, int d)
+{
+    const float *x = rec->in + rec->dec[d].in_off;
+    if (x[126] > 0.5f) return 0;
+    if (x[96] > 0.5f) return x[82] > 0.0f ? 2 : 1;
+    return x[97] > 0.5f ? 3 : 4;
+}
+
+/* --regret: the policy's greedy construction of it, each decision
+ * weighed by its own rollout decoding (ar_policy_rollout_relabel with the
+ * policy as teacher): how much the best single other choice there, then
+ * greedy to the end, ranks above greedy's own plan. */
+static int regret_one(const arachne_policy *pol, item *it, long evaluations)
+{
+    int choices[AR_POLICY_MAX_DECISIONS], labels[AR_POLICY_MAX_DECISIONS], n, nl = 0, d, c, st;
+    double *values = values_buffer(1.0);
+    ar_sil_plan rec;
+    if (!values) return ARACHNE_E_NO_MEMORY;
+    memset(&it->regret, 0, sizeof it->regret);
+    it->regret.first = -1;
+    it->regret.best_gain = 1.0;
+    st = relabel_greedy(pol, pol, it->env.cm, evaluations, choices, &n, labels, &nl, values, &rec);
+    for (d = 0; !st && d < nl && d < rec.ndec; d++) {
+        const double *row = values + (size_t)d * AR_MAX_CHOICES;
+        double best = 0.0, own = row[choices[d]], gain;
+        int k = regret_kind(&rec, d);
+        for (c = 0; c < AR_MAX_CHOICES; c++)
+            if (row[c] > best) best = row[c];
+        if (best <= 0.0 || own <= 0.0) continue; /* not weighed, or greedy's own completion did not fill */
+        gain = best / own;
+        it->regret.n[k]++;
+        it->regret.sum[k] += log(gain);
+        if (gain > it->regret.best_gain) it->regret.best_gain = gain;
+        if (gain > 1.01) {
+            it->regret.lost[k]++;
+            if (it->regret.first < 0) it->regret.first = k, it->regret.first_gain = gain;
+        }
+    }
+    ar_sil_plan_free(&rec);
+    free(values);
+    return st;
+}
+
+/* The --regret table: by population and kind of decision. */
+static void regret_report(const item *its, int nit)
+{
+    static const char *const pop_name[3] = { "all", "dense", "moe" };
+    static const char *const kind_name[REGRET_KINDS] = { "width", "depth-1st", "depth-later", "type", "tp" };
+    int pop, k, i;
+    printf("%-6s %-12s %9s %9s %12s %11s %14s\n", "pop", "kind", "weighed", "lose>1%", "mean-loss-%", "first-lose",
+           "first-gain-geo");
+    for (pop = 0; pop < 3; pop++) {
+        int comps = 0, none = 0;
+        double best = 0.0;
+        for (i = 0; i < nit; i++)
+            if (in_population(&its[i], 0, pop) || in_population(&its[i], 1, pop)) {
+                comps++;
+                none += its[i].regret.first < 0;
+                best += log(its[i].regret.best_gain);
+            }
+        if (!comps) continue;
+        for (k = 0; k < REGRET_KINDS; k++) {
+            long n = 0, lost = 0, first = 0;
+            double sum = 0.0, fsum = 0.0;
+            for (i = 0; i < nit; i++) {
+                const item *it = &its[i];
+                if (!in_population(it, 0, pop) && !in_population(it, 1, pop)) continue;
+                n += it->regret.n[k];
+                lost += it->regret.lost[k];
+                sum += it->regret.sum[k];
+                if (it->regret.first == k) first++, fsum += log(it->regret.first_gain);
+            }
+            printf("%-6s %-12s %9ld %8.1f%% %12.2f %11ld %14.4f\n", pop_name[pop], kind_name[k], n,
+                   n ? 100.0 * (double)lost / (double)n : 0.0, n ? 100.0 * (exp(sum / (double)n) - 1.0) : 0.0, first,
+                   first ? exp(fsum / (double)first) : 1.0);
+            printf("{\"bench\":\"distill_regret\",\"pop\":\"%s\",\"kind\":\"%s\",\"weighed\":%ld,\"lose_share\":%.6f,"
+                   "\"mean_loss\":%.6f,\"first_lose\":%ld,\"first_gain_geo\":%.6f}\n",
+                   pop_name[pop], kind_name[k], n, n ? (double)lost / (double)n : 0.0,
+                   n ? exp(sum / (double)n) - 1.0 : 0.0, first, first ? exp(fsum / (double)first) : 1.0);
+        }
+        printf("%-6s %d compositions, %d with no decision losing over 1 %%; best single change, geometric mean: "
+               "%.4f\n", pop_name[pop], comps, none, exp(best / comps));
+    }
+}
+
 static int parse_variants(const char *text, variant *v, int *n)
 {
     const char *p = text;
@@ -505,7 +630,7 @@ static int usage(void)
 {
     fprintf(stderr, "usage: bench_distill [--config EVAL.json]... [--policy FILE] [--evaluations N] "
                     "[--variants E:LR[:TAU][,...]] [--batch N] [--holdout K] [--holdout-below M] [--seed S] "
-                    "[--out FILE] [--dagger R] [--dagger-same-steps] [--out-each PREFIX] [--soft TAU]\n");
+                    "[--out FILE] [--dagger R] [--dagger-same-steps] [--out-each PREFIX] [--soft TAU] [--regret]\n");
     return 2;
 }
 
@@ -514,6 +639,7 @@ int main(int argc, char **argv)
     const char *policy_path = getenv("ARACHNE_POLICY"), *out = NULL, *out_each = NULL, *configs[64];
     variant vars[MAX_VARIANTS];
     int nconfigs = 0, nvars = 0, batch = 32, holdout = 8, nit = 0, i, k, st = 0, v, dagger = 0, same_steps = 0;
+    int regret = 0;
     long evaluations = 2000, holdout_below = -1;
     double soft = 0.0, want_values;
     uint64_t seed = 1;
@@ -535,6 +661,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--dagger-same-steps")) same_steps = 1;
         else if (!strcmp(argv[i], "--out-each") && i + 1 < argc) out_each = argv[++i];
         else if (!strcmp(argv[i], "--soft") && i + 1 < argc) soft = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--regret")) regret = 1;
         else return usage();
     }
     if (evaluations < 0 || batch < 1 || holdout < 0 || dagger < 0 || dagger > 100 || !(soft >= 0 && soft <= 10))
@@ -591,7 +718,7 @@ int main(int argc, char **argv)
         }
         it->moe = it->env.model->experts > 0;
         it->before = greedy_iter_per_s(start, it->env.cm);
-        it->status = label_one(start, it, evaluations, want_values);
+        it->status = regret ? regret_one(start, it, evaluations) : label_one(start, it, evaluations, want_values);
         if (it->status) snprintf(it->err, sizeof it->err, "%s", arachne_last_error());
     }
     t_label = ar_now() - t0;
@@ -602,6 +729,12 @@ int main(int argc, char **argv)
             goto done;
         }
 
+    if (regret) {
+        printf("bench_distill: %d greedy constructions weighed by rollout decoding (%ld fills at most) in %.1f s\n", nit,
+               evaluations, t_label);
+        regret_report(its, nit);
+        goto done;
+    }
     printf("bench_distill: %d compositions labelled by rollout decoding (%ld fills of lookahead at most) in %.1f s\n",
            nit, evaluations, t_label);
     if (want_values > 0) {
