@@ -509,15 +509,17 @@ static int report(const arachne_policy *pol, item *its, int nit, const variant *
     return 0;
 }
 
-/* Which kind of decision the recorded decision d is, from the inputs the
- * policy saw (policy_state.c: x[126] the width decision, x[96..99) the
- * depth / type / TP one-hot, x[82] the templates placed). */
+/* Which kind of decision the recorded decision d is: the head that made
+ * it, and for the depth head (which also scores the width) the inputs the
+ * policy saw (policy_state.c: x[126] the width decision, x[82] the
+ * templates placed). */
 static int regret_kind(const ar_sil_plan *rec, int d)
 {
     const float *x = rec->in + rec->dec[d].in_off;
+    if (rec->dec[d].head == AR_HEAD_DEVICE) return 3;
+    if (rec->dec[d].head == AR_HEAD_TP) return 4;
     if (x[126] > 0.5f) return 0;
-    if (x[96] > 0.5f) return x[82] > 0.0f ? 2 : 1;
-    return x[97] > 0.5f ? 3 : 4;
+    return x[82] > 0.0f ? 2 : 1;
 }
 
 /* --regret: the policy's greedy construction of it, each decision
