@@ -719,8 +719,12 @@ int main(int argc, char **argv)
             continue;
         }
         it->moe = it->env.model->experts > 0;
-        it->before = greedy_iter_per_s(start, it->env.cm);
-        it->status = regret ? regret_one(start, it, evaluations) : label_one(start, it, evaluations, want_values);
+        if (regret) { /* its own greedy construction is the one it weighs; `before` is not reported */
+            it->status = regret_one(start, it, evaluations);
+        } else {
+            it->before = greedy_iter_per_s(start, it->env.cm);
+            it->status = label_one(start, it, evaluations, want_values);
+        }
         if (it->status) snprintf(it->err, sizeof it->err, "%s", arachne_last_error());
     }
     t_label = ar_now() - t0;
