@@ -510,16 +510,16 @@ static int report(const arachne_policy *pol, item *its, int nit, const variant *
 }
 
 /* Which kind of decision the recorded decision d is: the head that made
- * it, and for the depth head (which also scores the width) the inputs the
- * policy saw (policy_state.c: x[126] the width decision, x[82] the
- * templates placed). */
+ * it and the step (templates placed) it was made in; the depth head also
+ * scores the width, which only the inputs the policy saw tell apart
+ * (policy_state.c: x[126] is 1 at the width decision). */
 static int regret_kind(const ar_sil_plan *rec, int d)
 {
-    const float *x = rec->in + rec->dec[d].in_off;
-    if (rec->dec[d].head == AR_HEAD_DEVICE) return 3;
-    if (rec->dec[d].head == AR_HEAD_TP) return 4;
-    if (x[126] > 0.5f) return 0;
-    return x[82] > 0.0f ? 2 : 1;
+    const ar_sil_dec *dec = &rec->dec[d];
+    if (dec->head == AR_HEAD_DEVICE) return 3;
+    if (dec->head == AR_HEAD_TP) return 4;
+    if (rec->in[dec->in_off + 126] > 0.5f) return 0;
+    return dec->step > 0 ? 2 : 1;
 }
 
 /* --regret: the policy's greedy construction of it, each decision
