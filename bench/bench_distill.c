@@ -15,7 +15,9 @@
  * to the others' labels by behaviour cloning (the negative
  * log-likelihood of each label's choices, mini-batches, Adam with the
  * gradient norm clipped to 1).  Each variant (epochs:learning-rate) starts
- * from the same file.  For the trained and the held-out compositions it
+ * from the same file, or with @HxL from a fresh network of H units and L
+ * backbone layers (initial weights from --seed): is a student short of
+ * capacity, or of inputs?  For the trained and the held-out compositions it
  * prints the geometric means of the greedy construction's iter/s before
  * training over the label, after over before, and after over the label
  * (all, dense, MoE), and the labels' negative log-likelihood per decision
@@ -66,7 +68,7 @@
  * labels (the decisions after the cap are not weighed).
  *
  * Usage: bench_distill [--config EVAL.json]... [--policy FILE]
- *                      [--evaluations N] [--variants E:LR[:TAU][,...]]
+ *                      [--evaluations N] [--variants E:LR[:TAU][@HxL][,...]]
  *                      [--batch N] [--holdout K] [--holdout-below M]
  *                      [--seed S] [--out FILE] [--dagger R]
  *                      [--dagger-same-steps] [--out-each PREFIX] [--soft TAU]
@@ -116,6 +118,7 @@ typedef struct variant {
     int epochs;
     double lr;
     double soft; /* tau of the soft targets; 0: one-hot labels; -1: --soft's */
+    int hidden, layers; /* @HxL: a fresh student of that backbone (init seed --seed); 0: the starting file */
 } variant;
 
 /* What one construction through pol needs: the builder, the plan it
@@ -499,11 +502,12 @@ static int report(const arachne_policy *pol, item *its, int nit, const variant *
             if (!n0) continue;
             printf("%-14s %-9s %-6s %5d %13.4f %13.4f %13.4f %8.4f\n", name, side ? "held-out" : "trained",
                    pop_name[pop], n0, bl, ab, al, nll);
-            printf("{\"bench\":\"distill\",\"epochs\":%d,\"lr\":%g,\"batch\":%d,\"soft\":%g,\"dagger_round\":%d,"
-                   "\"side\":\"%s\",\"pop\":\"%s\",\"n\":%d,\"before_over_label\":%.6f,"
-                   "\"after_over_before\":%.6f,\"after_over_label\":%.6f,\"label_nll_per_decision\":%.6f}\n",
-                   var->epochs, var->lr, batch, var->soft, round, side ? "held-out" : "trained", pop_name[pop], n0,
-                   bl, ab, al, nll);
+            printf("{\"bench\":\"distill\",\"epochs\":%d,\"lr\":%g,\"batch\":%d,\"soft\":%g,\"hidden\":%d,"
+                   "\"layers\":%d,\"dagger_round\":%d,\"side\":\"%s\",\"pop\":\"%s\",\"n\":%d,"
+                   "\"before_over_label\":%.6f,\"after_over_before\":%.6f,\"after_over_label\":%.6f,"
+                   "\"label_nll_per_decision\":%.6f}\n",
+                   var->epochs, var->lr, batch, var->soft, var->hidden, var->layers, round,
+                   side ? "held-out" : "trained", pop_name[pop], n0, bl, ab, al, nll);
         }
     fflush(stdout);
     return 0;
@@ -614,11 +618,22 @@ static int parse_variants(const char *text, variant *v, int *n)
         v[*n].epochs = (int)e;
         v[*n].lr = lr;
         v[*n].soft = -1.0;
+        v[*n].hidden = v[*n].layers = 0;
         p = end;
         if (*p == ':') {
             double tau = strtod(p + 1, &end);
             if (end == p + 1 || !(tau >= 0.0 && tau <= 10.0)) return -1;
             v[*n].soft = tau;
+            p = end;
+        }
+        if (*p == '@') {
+            long h = strtol(p + 1, &end, 10), l;
+            if (end == p + 1 || *end != 'x' || h < 1 || h > 4096) return -1;
+            p = end + 1;
+            l = strtol(p, &end, 10);
+            if (end == p || l < 1 || l > 64) return -1;
+            v[*n].hidden = (int)h;
+            v[*n].layers = (int)l;
             p = end;
         }
         (*n)++;
@@ -631,7 +646,7 @@ static int parse_variants(const char *text, variant *v, int *n)
 static int usage(void)
 {
     fprintf(stderr, "usage: bench_distill [--config EVAL.json]... [--policy FILE] [--evaluations N] "
-                    "[--variants E:LR[:TAU][,...]] [--batch N] [--holdout K] [--holdout-below M] [--seed S] "
+                    "[--variants E:LR[:TAU][@HxL][,...]] [--batch N] [--holdout K] [--holdout-below M] [--seed S] "
                     "[--out FILE] [--dagger R] [--dagger-same-steps] [--out-each PREFIX] [--soft TAU] [--regret]\n");
     return 2;
 }
@@ -775,7 +790,8 @@ int main(int argc, char **argv)
         arachne_policy *pol = NULL;
         variant vr;
         int r;
-        if (arachne_policy_load(&pol, policy_path)) {
+        if (vars[v].hidden > 0 ? arachne_policy_create(&pol, seed, vars[v].hidden, vars[v].layers)
+                               : arachne_policy_load(&pol, policy_path)) {
             fprintf(stderr, "bench_distill: %s\n", arachne_last_error());
             st = 1;
             break;
@@ -816,6 +832,10 @@ int main(int argc, char **argv)
                 snprintf(name, sizeof name, dagger ? "%d:%g:%g/d%d" : "%d:%g:%g", vr.epochs, vr.lr, vr.soft, r);
             else
                 snprintf(name, sizeof name, dagger ? "%d:%g/d%d" : "%d:%g", vr.epochs, vr.lr, r);
+            if (vr.hidden > 0) {
+                size_t used = strlen(name);
+                snprintf(name + used, sizeof name - used, "@%dx%d", vr.hidden, vr.layers);
+            }
             st = report(pol, its, nit, &vr, r, batch, name);
             if (!st && out_each) {
                 char path[4096];
