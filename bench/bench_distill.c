@@ -628,10 +628,12 @@ static int parse_variants(const char *text, variant *v, int *n)
         }
         if (*p == '@') {
             long h = strtol(p + 1, &end, 10), l;
-            if (end == p + 1 || *end != 'x' || h < 1 || h > 4096) return -1;
+            /* the library's own limits (arachne_policy_create checks them
+             * too), so a bad size is refused before the labelling, not after */
+            if (end == p + 1 || *end != 'x' || h < 1 || h > AR_NN_MAX_DIM) return -1;
             p = end + 1;
             l = strtol(p, &end, 10);
-            if (end == p || l < 1 || l > 64) return -1;
+            if (end == p || l < 1 || l > AR_NN_MAX_LAYERS) return -1;
             v[*n].hidden = (int)h;
             v[*n].layers = (int)l;
             p = end;
