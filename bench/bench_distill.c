@@ -1,5 +1,5 @@
 /* bench_distill.c -- can greedy decoding learn, from many compositions,
- * the choices rollout decoding makes?  (docs/evaluation.md, "Distillation
+ * the choices rollout decoding makes?  (docs/experiments.md, "Distillation
  * experiment")
  *
  * Rollout decoding (arachne_plan_rollout) corrects the policy's greedy
@@ -63,7 +63,7 @@
  * depth, a later depth or STOP, GPU type, TP) says how often another
  * choice completes over 1 % better, the mean loss, at which kind each
  * composition first loses, and what the best single change would gain:
- * where greedy loses (docs/evaluation.md, "Where greedy loses, by
+ * where greedy loses (docs/experiments.md, "Where greedy loses, by
  * decision").  --evaluations caps the fills per composition as for the
  * labels (the decisions after the cap are not weighed).
  *

@@ -9,7 +9,7 @@
  * to the next decision (one step of policy improvement, decision by
  * decision).  It prices hundreds of plans per composition, so it is not a
  * planner; it measures the ceiling of a value head trained to predict those
- * averages (docs/evaluation.md, "Greedy by value").
+ * averages (docs/experiments.md, "Greedy by value").
  *
  * For every composition of an `arachne eval` config the bench runs the eval
  * itself (ar_eval_run: the reference, exhaustive search where it ran, else

@@ -6,7 +6,10 @@
 # pooled, matching hand-computed values, leaves out and counts a
 # composition one run did not plan, gives 1 for a run against itself, and
 # refuses results of other sets, other files or a composition without a
-# name (exit 2, naming the file).
+# name (exit 2, naming the file).  `gap` gives greedy / best-of-16 within
+# one run per population, matching hand-computed values; `config` also
+# turns an `arachne train` config into a fast eval config that arachne
+# eval accepts, and names a bad composition of one.
 bin=${ARACHNE_BIN:-bin/arachne}
 py=${PYTHON:-python3}
 rule=examples/eval/validation_rule.py
@@ -65,4 +68,34 @@ err=$("$py" "$rule" compare "E=$tmp/base.json" "R=$tmp/nameless.json" 2>&1); rc=
 printf '%s' "$err" | grep -q "nameless.json: composition 1 has no .name. or .results." || fail "nameless: $err"
 err=$("$py" "$rule" compare "E=$tmp/base.json" "R=$tmp/base.json,$tmp/run.json" 2>&1); rc=$?
 [ $rc -eq 2 ] || fail "file count mismatch: exit $rc, want 2"
+
+# gap: greedy / best-of-16 within one run; base: d1 0.5, d2 1, m1 1; run: d2 unplanned
+out=$("$py" "$rule" gap "$tmp/base.json" "$tmp/run.json") || fail "gap failed"
+printf '%s\n' "$out" | grep -q 'base.json  *all  *3  *0.7937  *0.500  *0.67  *0$' || fail "gap all row: $out"
+printf '%s\n' "$out" | grep -q 'base.json  *dense  *2  *0.7071  *0.500  *0.50  *0$' || fail "gap dense row: $out"
+printf '%s\n' "$out" | grep -q 'run.json  *all  *2  *1.4142  *1.000  *1.00  *1$' || fail "gap run row: $out"
+err=$("$py" "$rule" gap "$tmp/eval.json" 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "gap of a config: exit $rc, want 2"
+
+# config of an `arachne train` config: its compositions with the eval setup keys
+cat > "$tmp/train.json" <<JSON
+{"name": "t", "seed": 1, "updates": 1, "setup": {"global_batch": 64, "seq_len": 2048, "stage_reversal": false},
+ "compositions": [ {"name": "c0", "model": "llama3-8b", "cluster": "h100:1x8", "setup": {"global_batch": 32}},
+                   {"name": "c1", "model": "llama3-8b", "cluster": "a100-80:1x8"} ]}
+JSON
+"$py" "$rule" config "$tmp/train.json" > "$tmp/tfast.json" || fail "config of a training config failed"
+"$py" - "$tmp/tfast.json" <<'PY' || fail "the training config's fast config is wrong"
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["format"] == "arachne-eval" and c["refine_evaluations"] == 0 and c["exhaustive"]["max_gpus"] == 0, c
+assert c["compositions"] == [
+    {"name": "c0", "model": "llama3-8b", "cluster": "h100:1x8", "global_batch": 32, "seq_len": 2048},
+    {"name": "c1", "model": "llama3-8b", "cluster": "a100-80:1x8", "global_batch": 64, "seq_len": 2048}], c
+PY
+"$bin" eval --config "$tmp/tfast.json" --policy "$tmp/p.arpol" --json --out "$tmp/t.json" >/dev/null \
+    || fail "eval of the training config's fast config failed"
+printf '{"updates": 1, "setup": {}, "compositions": [{"name": "x", "model": 3}]}' > "$tmp/badtrain.json"
+err=$("$py" "$rule" config "$tmp/badtrain.json" 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "a bad training config: exit $rc, want 2"
+printf '%s' "$err" | grep -q "badtrain.json: composition 0 needs string" || fail "bad training config: $err"
 exit 0

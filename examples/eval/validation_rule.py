@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """The validation rule that chooses between trained policy files
-(docs/evaluation.md, "Training experiment" sections; docs/training.md).
+(docs/experiments.md, "Training experiment" sections; docs/training.md).
 
-Two steps:
+Two steps, and a third measure:
 
   validation_rule.py config SET.json > FAST.json
       writes the fast variant of an eval config: the same compositions,
       no exhaustive search, random search with the policy's own budget
       capped at 0.05 s, no refinement.  Only the policy's greedy and
       best-of-16 plans enter the rule, so the baselines are left cheap.
+      SET.json may also be an `arachne train` config: its compositions,
+      with the training setup's keys that an eval composition takes
+      (global_batch, seq_len, recompute, dist_optimizer, headroom,
+      max_depth), become the fast config's, so that a policy file can be
+      planned on the compositions it was trained on.
       Run it once per policy file:
         bin/arachne eval --config FAST.json --policy RUN.arpol --json --out RUN-SET.json
 
@@ -21,6 +26,13 @@ Two steps:
       no reference throughput, so a 20-GPU and a 16,384-GPU composition
       weigh alike.  A composition that either run did not plan is left out
       and counted in the `skipped` column.
+
+  validation_rule.py gap RESULT.json ...
+      the greedy gap within one run: per result file and population, the
+      geometric mean of greedy / best-of-16 of the same policy, its
+      minimum and the share of compositions at 0.95 or more
+      (docs/experiments.md, "In-sample").  Compositions where either plan
+      is missing are left out and counted.
 
 Exit status: 0, or 2 on a usage error or a file that does not fit.
 """
@@ -45,10 +57,40 @@ def load_json(path):
         fail("%s: %s" % (path, e))
 
 
+# setup keys of an `arachne train` config that an eval composition takes
+EVAL_SETUP_KEYS = ("global_batch", "seq_len", "recompute", "dist_optimizer", "headroom", "max_depth")
+
+
+def from_train_config(cfg, path):
+    """An eval config of a training config's compositions: each takes the
+    top-level setup, then its own, keeping the keys an eval composition
+    accepts (the fill switches of a training setup are left out: the eval
+    plans with the library's defaults)."""
+    top = cfg.get("setup", {})
+    comps = cfg.get("compositions")
+    if not isinstance(top, dict) or not isinstance(comps, list) or not comps:
+        fail("%s: a training config needs a `compositions` list and an object `setup`" % path)
+    out = []
+    for i, c in enumerate(comps):
+        if not isinstance(c, dict) or not all(isinstance(c.get(k), str) for k in ("name", "model", "cluster")):
+            fail("%s: composition %d needs string `name`, `model` and `cluster`" % (path, i))
+        own = c.get("setup", {})
+        if not isinstance(own, dict):
+            fail("%s: composition %d: `setup` is not an object" % (path, i))
+        e = {"name": c["name"], "model": c["model"], "cluster": c["cluster"]}
+        for k in EVAL_SETUP_KEYS:
+            if k in own or k in top:
+                e[k] = own.get(k, top.get(k))
+        out.append(e)
+    return {"format": "arachne-eval", "version": 1, "samples": 16, "seed": 1, "compositions": out}
+
+
 def fast_config(path):
     cfg = load_json(path)
+    if isinstance(cfg, dict) and "format" not in cfg and "compositions" in cfg and "updates" in cfg:
+        cfg = from_train_config(cfg, path)
     if not isinstance(cfg, dict) or cfg.get("format") != "arachne-eval":
-        fail("%s: not an arachne-eval config" % path)
+        fail("%s: not an arachne-eval config or an arachne train config" % path)
     cfg.pop("policy", None)  # the policy is given with --policy; relative paths would break
     cfg.pop("flat", None)
     cfg.update(FAST)
@@ -135,14 +177,37 @@ def compare(args):
         print("%-12s %-10s %-6s %5d %8s %8s %8.4f" % (name, "pooled", "all", len(pooled), "", "", geo(pooled)))
 
 
+def gap(paths):
+    if not paths:
+        fail("gap needs at least one result file")
+    print("%-24s %-6s %5s %9s %8s %8s %7s" % ("result", "pop", "n", "g/best16", "g-min", "share95", "skipped"))
+    for path in paths:
+        rows = plans(path).values()
+        for p in ("all", "dense", "moe"):
+            logs, skipped = [], 0
+            for moe, g, b in rows:
+                if p != "all" and moe != (p == "moe"):
+                    continue
+                if g is None or b is None:
+                    skipped += 1
+                    continue
+                logs.append(math.log(g / b))
+            share = sum(1 for x in logs if x >= math.log(0.95)) / len(logs) if logs else float("nan")
+            print("%-24s %-6s %5d %9.4f %8.3f %8.2f %7d" % (
+                path[-24:], p, len(logs), geo(logs), math.exp(min(logs)) if logs else float("nan"), share, skipped))
+
+
 def main():
     if len(sys.argv) >= 2 and sys.argv[1] == "config" and len(sys.argv) == 3:
         json.dump(fast_config(sys.argv[2]), sys.stdout, indent=1)
         sys.stdout.write("\n")
     elif len(sys.argv) >= 2 and sys.argv[1] == "compare":
         compare(sys.argv[2:])
+    elif len(sys.argv) >= 2 and sys.argv[1] == "gap":
+        gap(sys.argv[2:])
     else:
-        fail("usage: validation_rule.py config SET.json | compare BASE=r.json[,..] RUN=r.json[,..] ...")
+        fail("usage: validation_rule.py config SET.json | compare BASE=r.json[,..] RUN=r.json[,..] ... | "
+             "gap r.json ...")
 
 
 if __name__ == "__main__":

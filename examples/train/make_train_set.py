@@ -36,7 +36,7 @@ is the whole config: HEADER below, then the compositions, then OUTPUT.
        make_train_set.py --eval COUNT SEED PREFIX
 writes the same draw as arachne-eval configs PREFIX-0.json, PREFIX-1.json,
 ... of EVAL_CHUNK compositions each (the most an eval config holds), in
-draw order: the input of bench_distill (docs/evaluation.md, "Distillation
+draw order: the input of bench_distill (docs/experiments.md, "Distillation
 experiment").
 """
 import glob
