@@ -67,12 +67,20 @@
  * decision").  --evaluations caps the fills per composition as for the
  * labels (the decisions after the cap are not weighed).
  *
+ * With --margins nothing is fitted either: the starting policy's greedy
+ * construction of every composition, and at the first template's width
+ * and depth how many choices were allowed, the probability of greedy's
+ * choice and its lead over the second most probable; a table of their
+ * medians by population, and the share of decisions led by less than
+ * 0.05: how sure greedy is where it loses most (docs/experiments.md,
+ * "In-sample").
+ *
  * Usage: bench_distill [--config EVAL.json]... [--policy FILE]
  *                      [--evaluations N] [--variants E:LR[:TAU][@HxL][,...]]
  *                      [--batch N] [--holdout K] [--holdout-below M]
  *                      [--seed S] [--out FILE] [--dagger R]
  *                      [--dagger-same-steps] [--out-each PREFIX] [--soft TAU]
- *                      [--regret]
+ *                      [--regret | --margins]
  * (defaults: examples/eval/quick.json, the bundled policy, 2000, "5:0.001",
  * 32, 8, all, 1, no file, 0, 0; --out saves the last variant's policy). */
 #include <math.h>
@@ -84,7 +92,9 @@
 #include "construct.h"
 #include "eval.h"
 #include "plan.h"
+#include "nn.h"
 #include "policy.h"
+#include "policy_state.h"
 #include "train.h"
 #include "util.h"
 
@@ -112,6 +122,10 @@ typedef struct item {
         int first;                 /* kind of the first decision that loses over 1 %; -1: none */
         double first_gain, best_gain; /* that decision's completion ratio, and the largest one */
     } regret;
+    struct {                       /* --margins: how sure greedy is at the first template's width and depth */
+        int nallowed[2];           /* allowed choices (0: the decision was not reached) */
+        double top[2], margin[2];  /* the argmax's probability, and its lead over the second choice */
+    } margins;
 } item;
 
 typedef struct variant {
@@ -603,6 +617,114 @@ static void regret_report(const item *its, int nit)
     }
 }
 
+/* --margins: the decision source of a greedy construction that also
+ * notes, at the first template's width (kind 0) and depth (kind 1), how
+ * many choices were allowed, the probability of the one greedy takes and
+ * its lead over the second most probable.  Greedy's choice is the
+ * policy's own (ar_policy_decide); the distribution is recomputed from the
+ * same inputs. */
+typedef struct margin_src {
+    ar_policy_src *src;
+    item *it;
+} margin_src;
+
+static int margin_decide(void *user, const ar_dec_ctx *ctx, int *choice)
+{
+    margin_src *m = user;
+    ar_policy_src *s = m->src;
+    int kind = ctx->kind == AR_DEC_REPLICAS ? 0 : ctx->kind == AR_DEC_DEPTH ? 1 : -1;
+    if (ctx->step == 0 && kind >= 0 && !m->it->margins.nallowed[kind] && ctx->n <= AR_SEARCH_MAX_DEPTH + 1) {
+        double x[AR_STATE_DIM], cand[(AR_SEARCH_MAX_DEPTH + 1) * AR_STATE_CAND], logp[AR_SEARCH_MAX_DEPTH + 1];
+        double t1 = 0.0, t2 = 0.0;
+        unsigned char mask[AR_SEARCH_MAX_DEPTH + 1];
+        int i, n = 0, rec;
+        memset(mask, 0, sizeof mask);
+        for (i = 0; i < ctx->n; i++) mask[i] = ctx->mask[i] != 0;
+        ar_state_encode(&s->st, ctx, x, cand);
+        rec = ar_nn_forward(s->nn, s->ws, AR_HEAD_DEPTH, x, s->st.comp, cand, ctx->n, mask, logp);
+        ar_nn_ws_reset(s->ws);
+        if (rec < 0) return rec;
+        for (i = 0; i < ctx->n; i++) {
+            double q;
+            if (!mask[i]) continue;
+            q = exp(logp[i]);
+            n++;
+            if (q > t1) t2 = t1, t1 = q;
+            else if (q > t2) t2 = q;
+        }
+        m->it->margins.nallowed[kind] = n;
+        m->it->margins.top[kind] = t1;
+        m->it->margins.margin[kind] = t1 - t2;
+    }
+    return ar_policy_decide(s, ctx, choice);
+}
+
+static int margins_one(const arachne_policy *pol, item *it)
+{
+    construction c;
+    margin_src m;
+    int st;
+    memset(&it->margins, 0, sizeof it->margins);
+    if ((st = construction_open(&c, pol, it->env.cm, 0))) return st;
+    m.src = &c.s;
+    m.it = it;
+    st = ar_builder_run(&c.b, margin_decide, &m, &c.p, NULL);
+    construction_close(&c);
+    return st;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    if (n <= 0) return 0.0;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The --margins table: by population and decision, over the decisions
+ * with more than one allowed choice. */
+static int margins_report(const item *its, int nit)
+{
+    static const char *const pop_name[3] = { "all", "dense", "moe" };
+    static const char *const kind_name[2] = { "width", "depth-1st" };
+    double *a = malloc(sizeof(double) * (size_t)(3 * (nit > 0 ? nit : 1)));
+    int pop, k, i;
+    if (!a) return 1;
+    printf("%-6s %-10s %9s %15s %15s %14s %16s\n", "pop", "kind", "decisions", "allowed-median", "top-p-median",
+           "margin-median", "margin<0.05-share");
+    for (pop = 0; pop < 3; pop++)
+        for (k = 0; k < 2; k++) {
+            double *na = a, *top = a + nit, *mar = a + 2 * nit, close = 0.0, mn, mt, mm;
+            int n = 0;
+            for (i = 0; i < nit; i++) {
+                const item *it = &its[i];
+                if (it->status || it->margins.nallowed[k] < 2) continue;
+                if (!in_population(it, 0, pop) && !in_population(it, 1, pop)) continue;
+                na[n] = it->margins.nallowed[k];
+                top[n] = it->margins.top[k];
+                mar[n] = it->margins.margin[k];
+                close += mar[n] < 0.05;
+                n++;
+            }
+            if (!n) continue;
+            mn = median(na, n);
+            mt = median(top, n);
+            mm = median(mar, n);
+            printf("%-6s %-10s %9d %15.1f %15.3f %14.3f %16.2f\n", pop_name[pop], kind_name[k], n, mn, mt, mm,
+                   close / n);
+            printf("{\"bench\":\"distill_margins\",\"pop\":\"%s\",\"kind\":\"%s\",\"decisions\":%d,"
+                   "\"allowed_median\":%.1f,\"top_median\":%.6f,\"margin_median\":%.6f,\"close_share\":%.6f}\n",
+                   pop_name[pop], kind_name[k], n, mn, mt, mm, close / n);
+        }
+    free(a);
+    return 0;
+}
+
 static int parse_variants(const char *text, variant *v, int *n)
 {
     const char *p = text;
@@ -649,7 +771,8 @@ static int usage(void)
 {
     fprintf(stderr, "usage: bench_distill [--config EVAL.json]... [--policy FILE] [--evaluations N] "
                     "[--variants E:LR[:TAU][@HxL][,...]] [--batch N] [--holdout K] [--holdout-below M] [--seed S] "
-                    "[--out FILE] [--dagger R] [--dagger-same-steps] [--out-each PREFIX] [--soft TAU] [--regret]\n");
+                    "[--out FILE] [--dagger R] [--dagger-same-steps] [--out-each PREFIX] [--soft TAU] "
+                    "[--regret | --margins]\n");
     return 2;
 }
 
@@ -658,7 +781,7 @@ int main(int argc, char **argv)
     const char *policy_path = getenv("ARACHNE_POLICY"), *out = NULL, *out_each = NULL, *configs[64];
     variant vars[MAX_VARIANTS];
     int nconfigs = 0, nvars = 0, batch = 32, holdout = 8, nit = 0, i, k, st = 0, v, dagger = 0, same_steps = 0;
-    int regret = 0;
+    int regret = 0, margins = 0;
     long evaluations = 2000, holdout_below = -1;
     double soft = 0.0, want_values;
     uint64_t seed = 1;
@@ -681,6 +804,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--out-each") && i + 1 < argc) out_each = argv[++i];
         else if (!strcmp(argv[i], "--soft") && i + 1 < argc) soft = atof(argv[++i]);
         else if (!strcmp(argv[i], "--regret")) regret = 1;
+        else if (!strcmp(argv[i], "--margins")) margins = 1;
         else return usage();
     }
     if (evaluations < 0 || batch < 1 || holdout < 0 || dagger < 0 || dagger > 100 || !(soft >= 0 && soft <= 10))
@@ -738,6 +862,8 @@ int main(int argc, char **argv)
         it->moe = it->env.model->experts > 0;
         if (regret) { /* its own greedy construction is the one it weighs; `before` is not reported */
             it->status = regret_one(start, it, evaluations);
+        } else if (margins) {
+            it->status = margins_one(start, it);
         } else {
             it->before = greedy_iter_per_s(start, it->env.cm);
             it->status = label_one(start, it, evaluations, want_values);
@@ -752,6 +878,12 @@ int main(int argc, char **argv)
             goto done;
         }
 
+    if (margins) {
+        printf("bench_distill: %d greedy constructions, the first template's width and depth (%.1f s)\n", nit,
+               t_label);
+        st = margins_report(its, nit);
+        goto done;
+    }
     if (regret) {
         printf("bench_distill: %d greedy constructions weighed by rollout decoding (%ld fills at most) in %.1f s\n", nit,
                evaluations, t_label);
