@@ -89,10 +89,11 @@
 #include <string.h>
 
 #include "arachne.h"
+#include "bench_stats.h"
 #include "construct.h"
 #include "eval.h"
-#include "plan.h"
 #include "nn.h"
+#include "plan.h"
 #include "policy.h"
 #include "policy_state.h"
 #include "train.h"
@@ -673,19 +674,6 @@ static int margins_one(const arachne_policy *pol, item *it)
     return st;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    if (n <= 0) return 0.0;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* The --margins table: by population and decision, over the decisions
  * with more than one allowed choice. */
 static int margins_report(const item *its, int nit)
@@ -712,9 +700,9 @@ static int margins_report(const item *its, int nit)
                 n++;
             }
             if (!n) continue;
-            mn = median(na, n);
-            mt = median(top, n);
-            mm = median(mar, n);
+            mn = bench_median(na, n);
+            mt = bench_median(top, n);
+            mm = bench_median(mar, n);
             printf("%-6s %-10s %9d %15.1f %15.3f %14.3f %16.2f\n", pop_name[pop], kind_name[k], n, mn, mt, mm,
                    close / n);
             printf("{\"bench\":\"distill_margins\",\"pop\":\"%s\",\"kind\":\"%s\",\"decisions\":%d,"
