@@ -75,6 +75,12 @@
  * 0.05: how sure greedy is where it loses most (docs/experiments.md,
  * "In-sample").
  *
+ * --evaluations caps the fills rollout decoding spends per composition
+ * (0: no cap); past it the starting policy decides the rest.  The first
+ * line of the output counts the compositions whose labels (or weighings)
+ * stopped at the cap, so a label set that is partly the policy's own
+ * choices shows as such.
+ *
  * Usage: bench_distill [--config EVAL.json]... [--policy FILE]
  *                      [--evaluations N] [--variants E:LR[:TAU][@HxL][,...]]
  *                      [--batch N] [--holdout K] [--holdout-below M]
@@ -112,6 +118,7 @@ typedef struct item {
     float **extra_values;          /* --soft: the teacher's values of each extra label's choices */
     int nextra;
     int moe, held_out, status;     /* status ARACHNE_OK: labelled */
+    int cut;                       /* the label (--regret: the weighing) stopped at the --evaluations cap */
     int dagger_status;             /* the last DAgger round's relabelling */
     char err[256];                 /* arachne_last_error() of a failed label (the worker's thread) */
     double before, rollout, after; /* greedy before, label, greedy after (iter/s) */
@@ -242,6 +249,25 @@ static double *values_buffer(double soft)
     return soft > 0 ? malloc((size_t)AR_POLICY_MAX_DECISIONS * AR_MAX_CHOICES * sizeof(double)) : NULL;
 }
 
+/* How many items' labels (or weighings) stopped at the --evaluations cap.
+ * Rollout decoding of a large cluster needs far more fills than a small
+ * one's (26,398 for the 16,384-GPU bench_plan cluster), so a cap sized for
+ * small clusters leaves a large one's later decisions to the policy. */
+static int count_cut(const item *its, int nit)
+{
+    int i, n = 0;
+    for (i = 0; i < nit; i++) n += its[i].status == ARACHNE_OK && its[i].cut;
+    return n;
+}
+
+/* "N fills of lookahead at most", or "no cap on the fills" for 0. */
+static const char *cap_text(long evaluations, char *buf, size_t size)
+{
+    if (evaluations > 0) snprintf(buf, size, "%ld fills of lookahead at most", evaluations);
+    else snprintf(buf, size, "no cap on the fills");
+    return buf;
+}
+
 /* Labels one composition: rollout decoding's choices, recorded (with
  * --soft, the values the teacher gave every choice it weighed). */
 static int label_one(const arachne_policy *pol, item *it, long evaluations, double soft)
@@ -254,6 +280,9 @@ static int label_one(const arachne_policy *pol, item *it, long evaluations, doub
     ar_policy_construct_opts(&o);
     st = ar_policy_rollout_choices(pol, it->env.cm, &o, evaluations, choices, AR_POLICY_MAX_DECISIONS, &n, &fills,
                                    values);
+    /* once the cap is spent the policy decides the rest: those choices
+     * are the starting file's own, not the teacher's */
+    it->cut = evaluations > 0 && fills >= evaluations;
     if (!st) st = record(pol, it->env.cm, choices, n, &it->label, &it->rollout);
     if (!st) st = keep_values(values, it->label.ndec, &it->values);
     free(values);
@@ -298,6 +327,7 @@ static int dagger_one(const arachne_policy *teacher, const arachne_policy *stude
     ar_sil_plan rec, *grown;
     if (soft > 0 && !values) return ARACHNE_E_NO_MEMORY;
     st = relabel_greedy(teacher, student, it->env.cm, evaluations, choices, &n, labels, &nl, values, &rec);
+    it->cut = !st && nl < n;
     if (!st && nl > 0) st = keep_values(values, nl, &kept);
     free(values);
     if (st || nl == 0) {
@@ -555,6 +585,7 @@ static int regret_one(const arachne_policy *pol, item *it, long evaluations)
     it->regret.first = -1;
     it->regret.best_gain = 1.0;
     st = relabel_greedy(pol, pol, it->env.cm, evaluations, choices, &n, labels, &nl, values, &rec);
+    it->cut = !st && nl < n; /* the decisions after the cap are not weighed */
     for (d = 0; !st && d < nl && d < rec.ndec; d++) {
         const double *row = values + (size_t)d * AR_MAX_CHOICES;
         double best = 0.0, own = row[choices[d]], gain;
@@ -771,6 +802,7 @@ int main(int argc, char **argv)
     int nconfigs = 0, nvars = 0, batch = 32, holdout = 8, nit = 0, i, k, st = 0, v, dagger = 0, same_steps = 0;
     int regret = 0, margins = 0;
     long evaluations = 2000, holdout_below = -1;
+    char captext[64];
     double soft = 0.0, want_values;
     uint64_t seed = 1;
     item *its = NULL;
@@ -873,13 +905,15 @@ int main(int argc, char **argv)
         goto done;
     }
     if (regret) {
-        printf("bench_distill: %d greedy constructions weighed by rollout decoding (%ld fills at most) in %.1f s\n", nit,
-               evaluations, t_label);
+        printf("bench_distill: %d greedy constructions weighed by rollout decoding (%s) in %.1f s; "
+               "%d stopped at the cap\n",
+               nit, cap_text(evaluations, captext, sizeof captext), t_label, count_cut(its, nit));
         regret_report(its, nit);
         goto done;
     }
-    printf("bench_distill: %d compositions labelled by rollout decoding (%ld fills of lookahead at most) in %.1f s\n",
-           nit, evaluations, t_label);
+    printf("bench_distill: %d compositions labelled by rollout decoding (%s) in %.1f s; "
+           "%d labels stopped at the cap (the policy's own choices after it)\n",
+           nit, cap_text(evaluations, captext, sizeof captext), t_label, count_cut(its, nit));
     if (want_values > 0) {
         /* how often the teacher's choice has an equal: the decisions it
          * weighed, and those where another allowed choice completes to
@@ -923,6 +957,7 @@ int main(int argc, char **argv)
             char name[48];
             if (r > 0) {
                 t0 = ar_now();
+                for (i = 0; i < nit; i++) its[i].cut = 0; /* count this round's relabelling alone */
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1)
 #endif
@@ -938,8 +973,9 @@ int main(int argc, char **argv)
                         st = 1;
                     }
                 if (st) break;
-                printf("bench_distill: DAgger round %d relabelled the student's constructions in %.1f s\n", r,
-                       ar_now() - t0);
+                printf("bench_distill: DAgger round %d relabelled the student's constructions in %.1f s; %d stopped "
+                       "at the cap\n",
+                       r, ar_now() - t0, count_cut(its, nit));
             }
             /* round r fits on r + 1 labels per composition: with
              * --dagger-same-steps, 1 / (r + 1) of the epochs (rounded) */
