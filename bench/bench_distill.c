@@ -278,13 +278,10 @@ static int label_one(const arachne_policy *pol, item *it, long evaluations, doub
     double *values = values_buffer(soft);
     if (soft > 0 && !values) return ARACHNE_E_NO_MEMORY;
     ar_policy_construct_opts(&o);
-    st = ar_policy_rollout_choices(pol, it->env.cm, &o, evaluations, choices, AR_POLICY_MAX_DECISIONS, &n, &fills,
-                                   values);
     /* once the cap is spent the policy decides the rest: those choices
-     * are the starting file's own, not the teacher's (a label that
-     * spends the cap on its last weighed decision counts as cut too:
-     * the fills are all this interface reports) */
-    it->cut = evaluations > 0 && fills >= evaluations;
+     * are the starting file's own, not the teacher's */
+    st = ar_policy_rollout_choices(pol, it->env.cm, &o, evaluations, choices, AR_POLICY_MAX_DECISIONS, &n, &fills,
+                                   &it->cut, values);
     if (!st) st = record(pol, it->env.cm, choices, n, &it->label, &it->rollout);
     if (!st) st = keep_values(values, it->label.ndec, &it->values);
     free(values);

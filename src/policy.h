@@ -99,7 +99,9 @@ int ar_policy_script_decide(void *user, const ar_dec_ctx *ctx, int *choice);
  * its length, at least AR_POLICY_MAX_DECISIONS), built with opts (NULL:
  * ar_policy_construct_opts).  At most `evaluations` fills are spent on
  * lookahead (0: no cap; the policy decides the rest once spent); *fills
- * receives the fills spent.  Errors: ARACHNE_E_INVALID_ARGUMENT (cap too
+ * receives the fills spent, and *cut (NULL: not wanted) 1 when the cap
+ * stopped the search before a decision with more than one allowed choice
+ * (the rest is then the policy's greedy choices), else 0.  Errors: ARACHNE_E_INVALID_ARGUMENT (cap too
  * small), those of the construction; ARACHNE_E_INFEASIBLE when no plan
  * fills.
  * values (NULL: not wanted; else room for AR_POLICY_MAX_DECISIONS rows of
@@ -112,7 +114,7 @@ int ar_policy_script_decide(void *user, const ar_dec_ctx *ctx, int *choice);
 #define AR_ROLLOUT_NO_VALUE (-2.0)
 int ar_policy_rollout_choices(const arachne_policy *policy, const arachne_cost_model *cm,
                               const ar_construct_opts *opts, long evaluations, int *choices, int cap, int *n,
-                              long *fills, double *values);
+                              long *fills, int *cut, double *values);
 
 /* Rollout decoding as an expert for another decoder's construction
  * (DAgger's relabelling): for the construction choices[0..n) (a student's
@@ -122,8 +124,10 @@ int ar_policy_rollout_choices(const arachne_policy *policy, const arachne_cost_m
  * policy's own choice, then to the lowest index.  A decision with one
  * allowed choice is labelled with it.  On rollout decoding's own choices
  * (no budget) the labels are those choices.  Labelling stops before a
- * decision once `evaluations` fills are spent (0: no cap); *nlabels
- * receives the decisions labelled and *fills the fills spent.  One thread.
+ * decision with more than one allowed choice once `evaluations` fills are
+ * spent (0: no cap), so *nlabels < n exactly when the cap left a weighing
+ * out; *nlabels receives the decisions labelled and *fills the fills
+ * spent.  One thread.
  * Errors: ARACHNE_E_INVALID_ARGUMENT (n outside 0..AR_POLICY_MAX_DECISIONS,
  * or the construction ends before decision n-1), those of the
  * construction.  values: as ar_policy_rollout_choices's, for the decisions

@@ -109,8 +109,9 @@ static int ro_finish(ro_worker *w, const arachne_cost_model *cm, const int *choi
 /* The search: from the incumbent choices[0..n) (ranked cur), decision by
  * decision, every other allowed choice completed greedily on the workers
  * and the best completion taken.  Sets changed when a choice differs from
- * the policy's, capped when the time cap stopped it and complete when no
- * decision was left (choices[0..n) is then the whole construction). */
+ * the policy's, capped when the time cap stopped it, cut when the fill
+ * budget stopped it before a decision with a choice to make, and complete
+ * when no decision was left (choices[0..n) is then the whole construction). */
 typedef struct ro_search {
     ro_worker *w;
     int nw;
@@ -119,7 +120,7 @@ typedef struct ro_search {
     int *choices, n;
     double cur;
     double *values;           /* NULL, or the weighed choices' ranks (rows of AR_MAX_CHOICES) */
-    int changed, capped, complete;
+    int changed, capped, cut, complete;
 } ro_search;
 
 /* Allowed choices of the captured decision s: their count, and into
@@ -202,10 +203,17 @@ static int ro_search_run(ro_search *R)
         allowed = ro_others(&s, cand, &nc);
         pick = s.policy_choice;
         /* the budgets are checked before a decision's completions; once one
-         * is spent, the policy decides the rest: the incumbent's own path */
+         * is spent, the policy decides the rest: the incumbent's own path.
+         * The fill budget stops the search only at a decision it would
+         * weigh (one with a choice to make), so cut says exactly whether
+         * a weighing was left out; a decision with one allowed choice is
+         * the same choice either way. */
         used = 0;
         for (i = 0; i < R->nw; i++) used += ro_fills(&w[i]);
-        if (R->evaluations > 0 && used >= R->evaluations) return ARACHNE_OK;
+        if (allowed > 1 && R->evaluations > 0 && used >= R->evaluations) {
+            R->cut = 1;
+            return ARACHNE_OK;
+        }
         if (R->time_cap_s > 0 && ar_now() - R->t0 >= R->time_cap_s) {
             R->capped = 1;
             return ARACHNE_OK;
@@ -227,7 +235,7 @@ static void no_values(double *values)
 
 int ar_policy_rollout_choices(const arachne_policy *policy, const arachne_cost_model *cm,
                               const ar_construct_opts *opts, long evaluations, int *choices, int cap, int *n,
-                              long *fills, double *values)
+                              long *fills, int *cut, double *values)
 {
     ro_worker w;
     ro_search R;
@@ -235,6 +243,7 @@ int ar_policy_rollout_choices(const arachne_policy *policy, const arachne_cost_m
     int st;
     *n = 0;
     *fills = 0;
+    if (cut) *cut = 0;
     if (cap < AR_POLICY_MAX_DECISIONS)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "ar_policy_rollout_choices: room for %d decisions, %d needed", cap,
                         AR_POLICY_MAX_DECISIONS);
@@ -264,6 +273,7 @@ int ar_policy_rollout_choices(const arachne_policy *policy, const arachne_cost_m
         *n = s.ntaken;
     }
     *fills = ro_fills(&w);
+    if (cut && !st) *cut = R.cut;
     ro_worker_free(&w);
     return st;
 }
@@ -291,8 +301,8 @@ int ar_policy_rollout_relabel(const arachne_policy *policy, const arachne_cost_m
     st = ro_worker_init(&w, policy, cm, opts);
     for (i = 0; i < n && !st; i++) {
         ar_policy_script s;
-        int nc, pick;
-        if (evaluations > 0 && ro_fills(&w) >= evaluations) break;
+        int nc, pick, allowed;
+        long before = ro_fills(&w); /* the cap is read before the decision is built */
         st = ro_run(&w, pre, i, 1, &s);
         if (st != AR_POLICY_SCRIPT_STOP) {
             if (st == ARACHNE_OK || st == ARACHNE_E_INFEASIBLE)
@@ -302,9 +312,14 @@ int ar_policy_rollout_relabel(const arachne_policy *policy, const arachne_cost_m
         }
         st = ARACHNE_OK;
         pick = s.policy_choice;
+        allowed = ro_others(&s, cand, &nc);
+        /* as in the search: the cap stops labelling only at a decision
+         * with a choice to weigh, so *nlabels < n says exactly that a
+         * weighing was left out */
+        if (allowed > 1 && evaluations > 0 && before >= evaluations) break;
         /* the policy's own choice is the incumbent (ties keep it); the
          * search's decision step weighs the others against it */
-        if (ro_others(&s, cand, &nc) > 1) {
+        if (allowed > 1) {
             pre[i] = s.policy_choice;
             st = ro_complete(&w, pre, i + 1, &R.cur);
             if (!st) st = ro_decide(&R, &s, i, cand, nc, &pick);

@@ -317,7 +317,7 @@ int ar_sil_rollout_target(arachne_trainer *t, int ci, ar_train_slot *s)
     s->b.opts.max_steps = (int)t->opt[ARACHNE_TRAIN_MAX_STEPS];
     s->b.opts.penalty = c->penalty;
     st = ar_policy_rollout_choices(t->policy, c->cm, &s->b.opts, (long)t->opt[ARACHNE_TRAIN_ROLLOUT_EVALUATIONS],
-                                   choices, AR_POLICY_MAX_DECISIONS, &n, &fills, NULL);
+                                   choices, AR_POLICY_MAX_DECISIONS, &n, &fills, NULL, NULL);
     c->evaluations += (double)fills;
     /* the same choices through the recording source: the inputs the policy
      * saw at each of them, as a rollout of the trainer records them */

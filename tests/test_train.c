@@ -548,6 +548,48 @@ TEST(sil_top_selects_the_plans_imitated)
     env_close(&e2);
 }
 
+/* Rollout decoding's cut flag (and relabelling's count of labels) says
+ * exactly whether its fill cap left a weighing out: never without a cap,
+ * never when the cap is the fills the uncapped search spends (the last
+ * weighing then spends it), and always at a cap of one fill (the greedy
+ * completion spends it before the first decision with a choice).  The
+ * choices agree in the first two cases. */
+TEST(rollout_cut_flag_is_exact)
+{
+    env e;
+    arachne_policy *pol = NULL;
+    ar_construct_opts o;
+    int full[AR_POLICY_MAX_DECISIONS], ch[AR_POLICY_MAX_DECISIONS], labels[AR_POLICY_MAX_DECISIONS];
+    int n = 0, m = 0, nl = 0, cut = -1, i;
+    long fills = 0, spent = 0;
+    ASSERT_OK(env_open(&e, "llama3-8b", SMALL));
+    ASSERT_OK(arachne_policy_create(&pol, 9, 32, 1));
+    ar_policy_construct_opts(&o);
+    ASSERT_OK(ar_policy_rollout_choices(pol, e.cm, &o, 0, full, AR_POLICY_MAX_DECISIONS, &n, &fills, &cut, NULL));
+    ASSERT_EQ(cut, 0);
+    ASSERT_GT(fills, 1);
+    cut = -1;
+    ASSERT_OK(ar_policy_rollout_choices(pol, e.cm, &o, fills, ch, AR_POLICY_MAX_DECISIONS, &m, &spent, &cut, NULL));
+    ASSERT_EQ(cut, 0);
+    ASSERT_EQ(m, n);
+    ASSERT_EQ(spent, fills);
+    for (i = 0; i < n; i++) ASSERT_EQ(ch[i], full[i]);
+    ASSERT_OK(ar_policy_rollout_choices(pol, e.cm, &o, 1, ch, AR_POLICY_MAX_DECISIONS, &m, &spent, &cut, NULL));
+    ASSERT_EQ(cut, 1);
+    ASSERT_GT(m, 0);
+    /* relabelling the uncapped choices: all n labelled at a cap of the
+     * fills it spends, fewer at a cap of one fill */
+    ASSERT_OK(ar_policy_rollout_relabel(pol, e.cm, &o, 0, full, n, labels, &nl, &fills, NULL));
+    ASSERT_EQ(nl, n);
+    ASSERT_OK(ar_policy_rollout_relabel(pol, e.cm, &o, fills, full, n, labels, &nl, &spent, NULL));
+    ASSERT_EQ(nl, n);
+    for (i = 0; i < n; i++) ASSERT_EQ(labels[i], full[i]);
+    ASSERT_OK(ar_policy_rollout_relabel(pol, e.cm, &o, 1, full, n, labels, &nl, &spent, NULL));
+    ASSERT_GT(n, nl);
+    arachne_policy_destroy(pol);
+    env_close(&e);
+}
+
 /* A choice sequence recorded through the policy (ar_sil_record_choices)
  * rebuilds its plan, a sequence cut short is refused, and the imitation
  * gradient of the recording (ar_sil_plan_grad, weight 1) is the gradient
@@ -574,7 +616,7 @@ TEST(recorded_choices_give_the_gradient_of_their_likelihood)
     ASSERT_OK(env_open(&e, "llama3-8b", SMALL));
     ASSERT_OK(arachne_policy_create(&pol, 9, 32, 1));
     ar_policy_construct_opts(&o);
-    ASSERT_OK(ar_policy_rollout_choices(pol, e.cm, &o, 0, choices, AR_POLICY_MAX_DECISIONS, &n, &fills, NULL));
+    ASSERT_OK(ar_policy_rollout_choices(pol, e.cm, &o, 0, choices, AR_POLICY_MAX_DECISIONS, &n, &fills, NULL, NULL));
     ASSERT_GT(n, 2);
     ASSERT_OK(ar_builder_init(&b, e.cm, &o));
     ASSERT_OK(ar_policy_src_init(&src, pol->nn, e.cm, 0, 1, 1));
@@ -650,7 +692,7 @@ TEST(rollout_relabelling_agrees_with_rollout_decoding)
     ASSERT_OK(env_open(&e, "llama3-8b", SMALL));
     ASSERT_OK(arachne_policy_create(&pol, 9, 32, 1));
     ar_policy_construct_opts(&o);
-    ASSERT_OK(ar_policy_rollout_choices(pol, e.cm, &o, 0, choices, AR_POLICY_MAX_DECISIONS, &n, &fills, values));
+    ASSERT_OK(ar_policy_rollout_choices(pol, e.cm, &o, 0, choices, AR_POLICY_MAX_DECISIONS, &n, &fills, NULL, values));
     ASSERT_GT(n, 2);
     ASSERT_OK(ar_policy_rollout_relabel(pol, e.cm, &o, 0, choices, n, labels, &nl, &f2, values2));
     ASSERT_EQ(nl, n);
@@ -1209,10 +1251,10 @@ TEST(rollout_interval_imitates_the_rollout_plan)
         /* the policy's greedy plan: a lookahead budget of one fill is spent
          * by the greedy completion itself */
         ASSERT_STATUS(
-            ar_policy_rollout_choices(pol[0], c->cm, &o, 1, ch, AR_POLICY_MAX_DECISIONS - 1, &n, &fills, NULL),
+            ar_policy_rollout_choices(pol[0], c->cm, &o, 1, ch, AR_POLICY_MAX_DECISIONS - 1, &n, &fills, NULL, NULL),
             ARACHNE_E_INVALID_ARGUMENT);
         ASSERT_CONTAINS(arachne_last_error(), "room for");
-        ASSERT_OK(ar_policy_rollout_choices(pol[0], c->cm, &o, 1, ch, AR_POLICY_MAX_DECISIONS, &n, &fills, NULL));
+        ASSERT_OK(ar_policy_rollout_choices(pol[0], c->cm, &o, 1, ch, AR_POLICY_MAX_DECISIONS, &n, &fills, NULL, NULL));
         ASSERT_GT(n, 0);
         ASSERT_OK(ar_sil_rollout_target(t[0], ci, &t[0]->slots[(size_t)ci * t[0]->slots_g]));
         built = t[0]->slots[(size_t)ci * t[0]->slots_g].plan.iter_per_s; /* the plan the target recorded */
@@ -1288,7 +1330,7 @@ SUITE(train, T(tiny_training_run_improves_the_greedy_plan), T(best_plan_replays_
       T(checkpoint_without_sil_top_loads_with_the_old_share), T(greedy_rollouts_put_the_greedy_plan_in_every_group),
       T(size_curriculum_lets_large_clusters_in_late), T(refine_interval_puts_the_refined_plan_in_the_buffers),
       T(entropy_schedule_scales_the_bonus_the_updates_use), T(rollout_interval_imitates_the_rollout_plan),
-      T(recorded_choices_give_the_gradient_of_their_likelihood),
+      T(recorded_choices_give_the_gradient_of_their_likelihood), T(rollout_cut_flag_is_exact),
       T(rollout_relabelling_agrees_with_rollout_decoding),
       T(sil_epochs_take_more_imitation_steps),
       T(trainer_rejects_bad_options_and_calls),
