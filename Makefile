@@ -115,8 +115,31 @@ $(RUNNER): $(TEST_OBJ) $(STATIC)
 	$(CC) $(CFLAGS_ALL) -o $@ $(TEST_OBJ) $(STATIC) $(LDLIBS_ALL)
 
 # check: C suites + shell checks + Python tests, one summary line.
-check: all $(RUNNER) $(BINDIR)/bench_fidelity $(BINDIR)/bench_profile_calibration $(BINDIR)/bench_profile_measured
-	@ARACHNE_BIN=$(CLI) ARACHNE_LIBDIR=$(LIBDIR) CC="$(CC)" PYTHON=$(PYTHON) sh tests/run.sh $(RUNNER)
+REPLAY_O := $(O)/replay
+REPLAY_BIN := $(patsubst tests/fuzz/fuzz_%.c,$(REPLAY_O)/fuzz_%,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
+
+check: all $(RUNNER) $(BINDIR)/bench_fidelity $(BINDIR)/bench_profile_calibration $(BINDIR)/bench_profile_measured \
+       $(REPLAY_BIN)
+	@ARACHNE_BIN=$(CLI) ARACHNE_LIBDIR=$(LIBDIR) CC="$(CC)" PYTHON=$(PYTHON) ARACHNE_FUZZ_REPLAY=$(REPLAY_O) \
+	  sh tests/run.sh $(RUNNER)
+
+# The fuzz targets without libFuzzer ($(REPLAY_BIN), above): each
+# tests/fuzz/fuzz_*.c linked with tests/fuzz/replay_main.c, which runs it on
+# the files it is given.  tests/check_fuzz_seeds.sh feeds every target its
+# committed seeds, so a target whose property went stale (or a seed the
+# library now refuses wrongly) fails `make check`, not only a fuzz run.
+$(REPLAY_O)/cli_main.o: examples/cli/main.c $(wildcard examples/cli/*.h examples/cli/*.inc) $(HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -DARACHNE_CLI_NO_MAIN -c $< -o $@
+
+$(REPLAY_O)/fuzz_cli: tests/fuzz/fuzz_cli.c tests/fuzz/replay_main.c tests/fuzz/fuzz_common.h $(REPLAY_O)/cli_main.o \
+                      $(filter-out %/main.o,$(CLI_OBJ)) $(STATIC)
+	$(CC) $(CPPFLAGS_ALL) -Iexamples/cli -Itests/fuzz $(CFLAGS_ALL) -o $@ $< tests/fuzz/replay_main.c \
+	  $(REPLAY_O)/cli_main.o $(filter-out %/main.o,$(CLI_OBJ)) $(STATIC) $(LDLIBS_ALL)
+
+$(REPLAY_O)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c $(wildcard tests/fuzz/*.h) $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) -Itests/fuzz $(CFLAGS_ALL) -o $@ $< tests/fuzz/replay_main.c $(STATIC) $(LDLIBS_ALL)
 
 check-asan:
 	@$(MAKE) --no-print-directory SAN=asan OPT="-O1 -g" all $(O:build/rel=build/asan)/tests/runner build/asan/bin/bench_fidelity

@@ -44,4 +44,31 @@ static inline char *fuzz_cstr(const uint8_t *data, size_t size)
     return p;
 }
 
+/* Every launcher export of an accepted plan: the size probe and the
+ * export agree, and the text fills exactly the size announced.  FlashFlex
+ * and Sailor may refuse a plan they cannot express (context parallelism,
+ * an interleaved pipeline, several micro-batch sizes, a hybrid layer
+ * stack) with ARACHNE_E_UNSUPPORTED and a message that names the export;
+ * the full call then refuses it the same way. */
+static inline void fuzz_check_exports(const arachne_plan *p)
+{
+    int f, st;
+    for (f = ARACHNE_EXPORT_RANKS; f <= ARACHNE_EXPORT_TORCHTITAN_CLI; f++) {
+        size_t need = 0, need2 = 0;
+        char *buf, tiny[1];
+        st = arachne_plan_export(p, f, NULL, 0, &need);
+        if (st == ARACHNE_E_UNSUPPORTED && (f == ARACHNE_EXPORT_FLASHFLEX || f == ARACHNE_EXPORT_SAILOR)) {
+            FUZZ_CHECK(strstr(arachne_last_error(), f == ARACHNE_EXPORT_SAILOR ? "sailor export" : "flashflex export"));
+            FUZZ_CHECK(arachne_plan_export(p, f, tiny, sizeof tiny, &need2) == ARACHNE_E_UNSUPPORTED);
+            continue;
+        }
+        FUZZ_CHECK(st == ARACHNE_E_BUFFER_TOO_SMALL && need >= 1);
+        buf = malloc(need);
+        FUZZ_CHECK(buf != NULL);
+        FUZZ_CHECK(arachne_plan_export(p, f, buf, need, &need2) == ARACHNE_OK && need2 == need);
+        FUZZ_CHECK(strlen(buf) + 1 == need);
+        free(buf);
+    }
+}
+
 #endif

@@ -70,19 +70,7 @@ static void check_plan(const arachne_cost_model *cm, arachne_plan *p)
         for (f = ARACHNE_RANK_RANK; f <= ARACHNE_RANK_TP_RANK; f++)
             FUZZ_CHECK(arachne_plan_rank_get(p, r, f, &iv) == ARACHNE_OK && iv >= 0);
     FUZZ_CHECK(arachne_plan_method(p, &s) == ARACHNE_OK && s);
-    for (f = ARACHNE_EXPORT_RANKS; f <= ARACHNE_EXPORT_TORCHTITAN_CLI; f++) {
-        size_t need = 0, need2 = 0;
-        char *buf;
-        st = arachne_plan_export(p, f, NULL, 0, &need);
-        /* Sailor has one micro-batch size per plan: refusing is the contract */
-        if (f == ARACHNE_EXPORT_SAILOR && st == ARACHNE_E_UNSUPPORTED) continue;
-        FUZZ_CHECK(st == ARACHNE_E_BUFFER_TOO_SMALL && need >= 1);
-        buf = malloc(need);
-        FUZZ_CHECK(buf != NULL);
-        FUZZ_CHECK(arachne_plan_export(p, f, buf, need, &need2) == ARACHNE_OK && need2 == need);
-        FUZZ_CHECK(strlen(buf) + 1 == need);
-        free(buf);
-    }
+    fuzz_check_exports(p);
     FUZZ_CHECK(arachne_plan_to_json(p, &j1) == ARACHNE_OK && j1);
     st = arachne_plan_from_json(&q, cm, j1, strlen(j1));
     FUZZ_CHECK(st == ARACHNE_OK);
