@@ -1005,7 +1005,10 @@ typedef enum arachne_policy_field {
     ARACHNE_POLICY_STATE_DIM = 3,       /**< entries of the state vector */
     ARACHNE_POLICY_COMP_DIM = 4,        /**< entries of the composition summary */
     ARACHNE_POLICY_SCHEMA_VERSION = 5,  /**< feature-schema version the policy was made for */
-    ARACHNE_POLICY_TRAIN_STEPS = 6      /**< optimizer steps taken in training */
+    ARACHNE_POLICY_TRAIN_STEPS = 6      /**< optimizer steps this handle has taken (a trainer running on
+                                             it); 0 for a policy loaded from a file, which keeps the
+                                             weights and not the optimizer state (a file written by
+                                             `arachne train` records its updates in the metadata) */
 } arachne_policy_field;
 
 /** Creates a randomly initialised (untrained) policy.  seed makes the

@@ -19,6 +19,8 @@ one of these markers:
                               block above it (python, c or sh script).
   <!-- doc-skip: REASON -->   shown but not run (say why).
   Options after doc-run: tol=R, the relative tolerance for decimal numbers;
+  missing-ok, a transcript may show "No such file or directory" (otherwise
+  that output is a problem: a file an earlier block should make is missing);
   shared, the example loads the shared library (skipped with --skip-shared,
   as python and c blocks are); needs=PATH[,PATH...], files (relative to the
   scratch directory, e.g. bin/bench_profile_calibration) without which the
@@ -502,6 +504,14 @@ def check_page(path, runner, args, covered):
             for cmd, at, shown in transcript(b.body):
                 rc, out = runner.sh(cmd)
                 where = "%s:%d" % (path, b.start + 2 + at)
+                if "No such file or directory" in out and not b.opts.get("missing-ok"):
+                    # an input an earlier block should have made is not
+                    # there: the example shows an error nobody meant (and
+                    # --update would write it in as the documented output)
+                    print("%s: the command names a file the page never makes (\"No such file or directory\");"
+                          " make it in an earlier doc-run block, or mark the block doc-run missing-ok" % where)
+                    problems += 1
+                    continue
                 ok, new = compare(b, where, shown, out, tol, args.update)
                 problems += not ok
                 if new is not None and new != shown:
