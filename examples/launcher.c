@@ -59,6 +59,31 @@ static const char *field(const char *line, const char *key, char *buf, size_t ca
     return buf;
 }
 
+/* The raw JSON array of "key" in one export line, brackets included and
+ * nested arrays whole ("chunks": [[0,5],[17,21]]); "" when the line has no
+ * such key (the export writes cp and chunk fields only where they apply). */
+static const char *array_field(const char *line, const char *key, char *buf, size_t cap)
+{
+    char pat[64];
+    const char *p, *e;
+    int depth = 0;
+    size_t n;
+    snprintf(pat, sizeof pat, "\"%s\":[", key);
+    buf[0] = '\0';
+    p = strstr(line, pat);
+    if (!p) return buf;
+    p += strlen(pat) - 1;
+    for (e = p; *e; e++) {
+        if (*e == '[') depth++;
+        else if (*e == ']' && --depth == 0) break;
+    }
+    if (!*e) return buf;
+    n = (size_t)(e + 1 - p) < cap - 1 ? (size_t)(e + 1 - p) : cap - 1;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    return buf;
+}
+
 static long ifield(const char *line, const char *key)
 {
     char buf[64];
@@ -136,14 +161,20 @@ static int write_rank_map(const char *path, const char *plan_path, const ranklin
         fprintf(f, "%s\n  {\"node_rank\": %d, \"node\": %ld, \"torch_rank_start\": %d, \"local\": [", nr ? "," : "", nr,
                 nodes[nr], start);
         for (; k < n && l[k].node == nodes[nr]; k++) {
-            char a[8192], b[8192], c[8192], layers[64];
+            char a[8192], b[8192], c[8192], g[8192], layers[64], chunks[1024];
             const char *t = l[k].text;
             fprintf(f, "%s\n    {\"local_rank\": %d, \"cuda_device\": %ld, \"rank\": %ld, \"template\": %ld, "
-                       "\"replica\": %ld, \"stage\": %ld, \"layers\": [%s], \"tp_rank\": %ld, \"tp_group\": [%s], "
-                       "\"pp_group\": [%s], \"dp_group\": [%s]}",
+                       "\"replica\": %ld, \"stage\": %ld, \"layers\": [%s], ",
                     k > start ? "," : "", k - start, l[k].gpu, l[k].rank, ifield(t, "template"), ifield(t, "replica"),
-                    ifield(t, "stage"), field(t, "layers", layers, sizeof layers), ifield(t, "tp_rank"),
-                    field(t, "tp_group", a, sizeof a), field(t, "pp_group", b, sizeof b),
+                    ifield(t, "stage"), field(t, "layers", layers, sizeof layers));
+            /* an interleaved stage runs its chunks, not [first, end) */
+            if (array_field(t, "chunks", chunks, sizeof chunks)[0])
+                fprintf(f, "\"vp\": %ld, \"chunks\": %s, ", ifield(t, "vp"), chunks);
+            fprintf(f, "\"tp_rank\": %ld, \"tp_group\": [%s], ", ifield(t, "tp_rank"), field(t, "tp_group", a, sizeof a));
+            /* context parallelism: the ranks that split this stage's sequence */
+            if (array_field(t, "cp_group", g, sizeof g)[0])
+                fprintf(f, "\"cp_rank\": %ld, \"cp_group\": %s, ", ifield(t, "cp_rank"), g);
+            fprintf(f, "\"pp_group\": [%s], \"dp_group\": [%s]}", field(t, "pp_group", b, sizeof b),
                     field(t, "dp_group", c, sizeof c));
         }
         fprintf(f, "]}");

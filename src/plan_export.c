@@ -149,6 +149,16 @@ static void export_ranks(const xctx *x, ar_buf *b)
                       T->replicas, S->first, S->end, R->stage == 0 ? "true" : "false",
                       R->stage == T->depth - 1 ? "true" : "false", T->micro_batch, T->micro_batches, S->ep, S->etp,
                       S->edp);
+        if (T->vp > 1) { /* only in interleaved templates, as cp below: the blocks the rank runs are its
+                          * stage's chunks, not the stage's [first, end) */
+            int c, f0, e0;
+            ar_buf_printf(b, "\"vp\":%d,\"chunks\":[", T->vp);
+            for (c = 0; c < T->vp; c++) {
+                ar_vp_chunk_range(T, R->stage, c, &f0, &e0);
+                ar_buf_printf(b, "%s[%d,%d]", c ? "," : "", f0, e0);
+            }
+            ar_buf_puts(b, "],");
+        }
         if (cp > 1) { /* only in CP templates: other exports stay byte-identical */
             ar_buf_printf(b, "\"cp_rank\":%d,\"cp_size\":%d,\"cp_group\":", R->cp_rank, cp);
             put_int_list_open(b, &f);

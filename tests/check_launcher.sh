@@ -50,9 +50,40 @@ for (nr, node, cnt, ranks), (nn, nr2, nproc), entry in zip(heads, runs, m["nodes
         assert m["plan_rank_by_torch_rank"][torch + loc["local_rank"]] == loc["rank"]
         assert where[loc["rank"]] == (entry["node"], loc["cuda_device"]), "rank map sends a rank to another GPU"
         assert loc["rank"] in loc["tp_group"]
+        tmpl = plan["templates"][loc["template"]]
+        if tmpl.get("cp", 1) > 1:  # context parallelism: the ranks that split the stage's sequence
+            assert loc["rank"] in loc["cp_group"] and len(loc["cp_group"]) == tmpl["cp"], loc
+        else:
+            assert "cp_group" not in loc, loc
     assert [l["rank"] for l in entry["local"]] == [int(x) for x in ranks.split()]
     torch += len(entry["local"])
 assert torch == n
+PY
+
+# an interleaved plan (the default best of 16 here): each rank's chunks are
+# its stage's share, and the chunks of a replica's ranks tile the model once
+"$launcher" --model llama3-8b --cluster a100-40:2x4,h100:1x8 --plan-out "$t/vp.json" --rank-map "$t/vpmap.json" \
+    > /dev/null 2>&1 || { echo "launcher (default samples) failed"; exit 1; }
+python3 - "$t" <<'PY' || exit 1
+import json, sys
+t = sys.argv[1]
+m = json.load(open(t + "/vpmap.json"))
+plan = json.load(open(t + "/vp.json"))
+assert any(t_.get("vp", 1) > 1 for t_ in plan["templates"]), "expected an interleaved template in this plan"
+seen = {}
+for entry in m["nodes"]:
+    for loc in entry["local"]:
+        tmpl = plan["templates"][loc["template"]]
+        if tmpl.get("vp", 1) <= 1:
+            assert "chunks" not in loc, loc
+            continue
+        assert loc["vp"] == tmpl["vp"] and len(loc["chunks"]) == tmpl["vp"], loc
+        assert sum(e - f for f, e in loc["chunks"]) == loc["layers"][1] - loc["layers"][0], loc
+        key = (loc["template"], loc["replica"], loc["tp_rank"], loc.get("cp_rank", 0))
+        for f, e in loc["chunks"]:
+            seen.setdefault(key, []).extend(range(f, e))
+for key, layers in seen.items():
+    assert sorted(layers) == list(range(len(layers))) and len(set(layers)) == len(layers), (key, sorted(layers))
 PY
 "$launcher" --model llama3-8b > /dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || { echo "missing --cluster: exit $rc, wanted 2"; exit 1; }

@@ -314,6 +314,20 @@ TEST(parallel_vp_prices_the_interleaved_schedule)
     ASSERT_EQ(back->t[0].vp, 2);
     ASSERT_OK(ar_plan_price(e.cm, back));
     ASSERT_NEAR(back->iteration_s, a->iteration_s, 1e-15);
+    /* the ranks export says which blocks an interleaved rank runs: 32
+     * blocks, pp 4, vp 2, chunk-major, so stage s runs [4s, 4s + 4) and
+     * [16 + 4s, 20 + 4s) while its layers still read its share [8s, 8s + 8);
+     * a plain plan has no such fields */
+    {
+        static char ranks[1 << 16];
+        ASSERT_OK(arachne_plan_export(a, ARACHNE_EXPORT_RANKS, ranks, sizeof ranks, NULL));
+        ASSERT(strstr(ranks, "\"stage\":1,") != NULL);
+        ASSERT_CONTAINS(strstr(ranks, "\"stage\":1,"), "\"layers\":[8,16]");
+        ASSERT_CONTAINS(strstr(ranks, "\"stage\":1,"), "\"vp\":2,\"chunks\":[[4,8],[20,24]]");
+        ASSERT_CONTAINS(strstr(ranks, "\"stage\":0,"), "\"chunks\":[[0,4],[16,20]]");
+        ASSERT_OK(arachne_plan_export(b, ARACHNE_EXPORT_RANKS, ranks, sizeof ranks, NULL));
+        ASSERT(strstr(ranks, "\"chunks\"") == NULL && strstr(ranks, "\"vp\"") == NULL);
+    }
     arachne_plan_destroy(back);
     arachne_plan_destroy(b);
     arachne_plan_destroy(a);
