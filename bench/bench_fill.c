@@ -8,7 +8,13 @@
  * layer split, expert tiling, device assignment, pricing), restoring the
  * free GPUs between fills; another runs whole random rollouts with the
  * lookahead masks (up to 16 templates each).  Reported: median over 7 runs
- * of fills/s and rollouts/s; a table, then one JSON line per model. */
+ * of fills/s and rollouts/s; a table, then one JSON line per model.
+ *
+ * --ablate: also fills the same 64 structures with the fill's searches
+ * turned off one after another (the stage moves, then the reversal, the
+ * priced re-split, interleaving, context parallelism; each row keeps the
+ * previous ones off) and reports fills/s and the ratio to the library's
+ * defaults measured in the same process: where a fill's time goes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,11 +43,57 @@ static int rnd_decide(void *user, const ar_dec_ctx *c, int *choice)
     return ARACHNE_OK;
 }
 
-int main(void)
+/* The fill's optional searches, switched off cumulatively by --ablate. */
+static const struct { const char *name; int option; double off; } ablations[] = {
+    { "no stage moves", ARACHNE_OPT_STAGE_MOVES, 0 },
+    { "+ no reversal", ARACHNE_OPT_STAGE_REVERSAL, 0 },
+    { "+ no priced re-split", ARACHNE_OPT_PRICED_RESPLIT, 0 },
+    { "+ max vp 1", ARACHNE_OPT_MAX_VP, 1 },
+    { "+ no context parallel", ARACHNE_OPT_CONTEXT_PARALLEL, 0 },
+};
+#define NABL ((int)(sizeof ablations / sizeof ablations[0]))
+
+/* Median fills/s of the n structures over RUNS runs; a structure the
+ * options at hand cannot fill counts in *infeasible (its failed search is
+ * timed like any fill). */
+static int time_fills(ar_fill_ws *ws, const ar_avail *base, ar_avail *a, arachne_plan *pl, const arachne_plan *empty,
+                      int n, const int *depth, int (*types)[AR_MAX_DEPTH], int (*tps)[AR_MAX_DEPTH], double *median,
+                      int *infeasible)
+{
+    double fills[RUNS];
+    int run, k, st;
+    *infeasible = 0;
+    for (run = 0; run < RUNS; run++) {
+        double t0 = ar_now();
+        for (k = 0; k < n; k++) {
+            ar_avail_copy(a, base);
+            ar_plan_copy(pl, empty);
+            ar_fill_ws_reset(ws);
+            st = ar_fill_template_ws(ws, a, pl, depth[k], types[k], tps[k], AR_FILL_BEST);
+            if (st == ARACHNE_E_INFEASIBLE || st == ARACHNE_E_OUT_OF_MEMORY_PLAN) {
+                if (run == 0) (*infeasible)++;
+            } else if (st) {
+                fprintf(stderr, "bench_fill: template %d: %s\n", k, arachne_last_error());
+                return 1;
+            }
+        }
+        fills[run] = n / (ar_now() - t0);
+    }
+    qsort(fills, RUNS, sizeof fills[0], bench_cmp_double);
+    *median = fills[RUNS / 2];
+    return 0;
+}
+
+int main(int argc, char **argv)
 {
     static const char *models[] = { "llama3-8b", "qwen3-32b", "mixtral-8x7b" };
     const char *spec = "a100-40:32x4,a6000:32x4,h100:64x4";
     size_t mi;
+    int ablate = argc == 2 && !strcmp(argv[1], "--ablate");
+    if (argc > 2 || (argc == 2 && !ablate)) {
+        fprintf(stderr, "usage: bench_fill [--ablate]\n");
+        return 2;
+    }
     printf("template fill and construction speed on %s (median of %d runs)\n", spec, RUNS);
     printf("%-14s %10s %12s %12s %14s\n", "model", "templates", "fills/s", "ms/fill", "rollouts/s");
     for (mi = 0; mi < sizeof models / sizeof models[0]; mi++) {
@@ -106,6 +158,28 @@ int main(void)
         printf("{\"bench\":\"fill\",\"model\":\"%s\",\"cluster\":\"%s\",\"templates\":%d,\"runs\":%d,"
                "\"fills_per_s\":%.1f,\"ms_per_fill\":%.4f,\"rollouts_per_s\":%.2f}\n",
                models[mi], spec, n, RUNS, fills[RUNS / 2], 1e3 / fills[RUNS / 2], rolls[RUNS / 2]);
+        if (ablate) {
+            double base_rate, rate;
+            int j, bad;
+            /* the defaults again, in the same process, as the baseline */
+            if (time_fills(&ws, &base, &a, &pl, &empty, n, depth, types, tps, &base_rate, &bad)) return 1;
+            printf("  %-24s %10.0f fills/s  x%.2f  (%d of %d not fillable)\n", "library defaults", base_rate, 1.0,
+                   bad, n);
+            for (j = 0; j < NABL; j++) {
+                if (arachne_cost_model_set(cm, ablations[j].option, ablations[j].off)) {
+                    fprintf(stderr, "bench_fill: %s\n", arachne_last_error());
+                    return 1;
+                }
+                ar_fill_ws_free(&ws);
+                if (ar_fill_ws_init(&ws, cm)) { fprintf(stderr, "bench_fill: %s\n", arachne_last_error()); return 1; }
+                if (time_fills(&ws, &base, &a, &pl, &empty, n, depth, types, tps, &rate, &bad)) return 1;
+                printf("  %-24s %10.0f fills/s  x%.2f  (%d of %d not fillable)\n", ablations[j].name, rate,
+                       rate / base_rate, bad, n);
+                printf("{\"bench\":\"fill_ablate\",\"model\":\"%s\",\"off\":\"%s\",\"fills_per_s\":%.1f,"
+                       "\"vs_defaults\":%.4f,\"not_fillable\":%d}\n",
+                       models[mi], ablations[j].name, rate, rate / base_rate, bad);
+            }
+        }
         ar_plan_clear(&pl);
         ar_plan_clear(&empty);
         ar_avail_free(&a);
