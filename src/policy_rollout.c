@@ -123,6 +123,16 @@ typedef struct ro_search {
     int changed, capped, cut, complete;
 } ro_search;
 
+/* Whether a fill budget of `evaluations` (0: none), `used` of it spent,
+ * stops the search (or the relabelling) before a decision with `allowed`
+ * choices.  It stops only at a decision it would weigh: one allowed choice
+ * is the same choice either way, so a stop says exactly that a weighing
+ * was left out (rollout_choices' *cut, relabel's *nlabels < n). */
+static int ro_cap_spent(long evaluations, long used, int allowed)
+{
+    return allowed > 1 && evaluations > 0 && used >= evaluations;
+}
+
 /* Allowed choices of the captured decision s: their count, and into
  * cand[0..*nc) the ones other than the policy's own, in index order. */
 static int ro_others(const ar_policy_script *s, int *cand, int *nc)
@@ -203,14 +213,10 @@ static int ro_search_run(ro_search *R)
         allowed = ro_others(&s, cand, &nc);
         pick = s.policy_choice;
         /* the budgets are checked before a decision's completions; once one
-         * is spent, the policy decides the rest: the incumbent's own path.
-         * The fill budget stops the search only at a decision it would
-         * weigh (one with a choice to make), so cut says exactly whether
-         * a weighing was left out; a decision with one allowed choice is
-         * the same choice either way. */
+         * is spent, the policy decides the rest: the incumbent's own path */
         used = 0;
         for (i = 0; i < R->nw; i++) used += ro_fills(&w[i]);
-        if (allowed > 1 && R->evaluations > 0 && used >= R->evaluations) {
+        if (ro_cap_spent(R->evaluations, used, allowed)) {
             R->cut = 1;
             return ARACHNE_OK;
         }
@@ -313,10 +319,7 @@ int ar_policy_rollout_relabel(const arachne_policy *policy, const arachne_cost_m
         st = ARACHNE_OK;
         pick = s.policy_choice;
         allowed = ro_others(&s, cand, &nc);
-        /* as in the search: the cap stops labelling only at a decision
-         * with a choice to weigh, so *nlabels < n says exactly that a
-         * weighing was left out */
-        if (allowed > 1 && evaluations > 0 && before >= evaluations) break;
+        if (ro_cap_spent(evaluations, before, allowed)) break;
         /* the policy's own choice is the incumbent (ties keep it); the
          * search's decision step weighs the others against it */
         if (allowed > 1) {
