@@ -12,47 +12,11 @@
 #include <stdlib.h>
 
 #include "fuzz_common.h"
+#include "util.h"
 
 /* optional in a target, as under libFuzzer (a weak reference: NULL when the
  * target does not define it) */
 extern int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
-
-/* The whole file into a fresh block of exactly its size (as libFuzzer hands
- * inputs over); NULL on a read error, with a message. */
-static uint8_t *read_all(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    uint8_t *buf = NULL, *grown;
-    size_t cap = 0, n = 0, got;
-    if (!f) {
-        perror(path);
-        return NULL;
-    }
-    for (;;) {
-        if (n == cap) {
-            cap = cap ? 2 * cap : 4096;
-            if (!(grown = realloc(buf, cap))) {
-                fprintf(stderr, "%s: out of memory\n", path);
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            buf = grown;
-        }
-        got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    if (ferror(f)) {
-        perror(path);
-        free(buf);
-        fclose(f);
-        return NULL;
-    }
-    fclose(f);
-    *size = n;
-    return buf;
-}
 
 int main(int argc, char **argv)
 {
@@ -64,18 +28,18 @@ int main(int argc, char **argv)
     if (LLVMFuzzerInitialize && LLVMFuzzerInitialize(&argc, &argv) != 0) return 1;
     for (i = 1; i < argc; i++) {
         size_t size = 0;
-        uint8_t *data = read_all(argv[i], &size), *exact;
-        if (!data) return 1;
-        /* a block of exactly the input's size, so ASan builds catch a read
-         * past its end as the fuzzer would */
-        exact = malloc(size ? size : 1);
-        if (!exact) {
-            free(data);
+        char *data = NULL, *exact;
+        if (ar_read_file(argv[i], &data, &size) != ARACHNE_OK) {
+            fprintf(stderr, "%s\n", arachne_last_error());
             return 1;
         }
-        if (size) memcpy(exact, data, size);
+        /* a block of exactly the input's size (ar_read_file's has a NUL
+         * after it), so ASan builds catch a read past its end as the
+         * fuzzer would */
+        exact = fuzz_copy((const uint8_t *)data, size);
         free(data);
-        LLVMFuzzerTestOneInput(exact, size);
+        if (!exact) return 1;
+        LLVMFuzzerTestOneInput((const uint8_t *)exact, size);
         free(exact);
     }
     printf("replayed %d inputs\n", argc - 1);
