@@ -38,7 +38,10 @@ static int fail(int st, const char *what)
 }
 
 /* Copies the raw JSON value of "key" in one export line: the text inside
- * [ ] for arrays, inside quotes for strings, else up to ',' or '}'. */
+ * the [ ] of an array (nested arrays whole: "chunks":[[0,5],[17,21]] gives
+ * "[0,5],[17,21]"), inside quotes for strings, else up to ',' or '}'; ""
+ * when the line has no such key (the export writes the cp and chunk fields
+ * only where they apply). */
 static const char *field(const char *line, const char *key, char *buf, size_t cap)
 {
     char pat[64];
@@ -49,36 +52,15 @@ static const char *field(const char *line, const char *key, char *buf, size_t ca
     p = strstr(line, pat);
     if (!p) return buf;
     p += strlen(pat);
-    if (*p == '[') { p++; e = strchr(p, ']'); }
-    else if (*p == '"') { p++; e = strchr(p, '"'); }
+    if (*p == '[') {
+        int depth = 1;
+        for (e = ++p; *e && depth > 0; e++) depth += (*e == '[') - (*e == ']');
+        if (depth > 0) return buf;
+        e--; /* the closing bracket */
+    } else if (*p == '"') { p++; e = strchr(p, '"'); }
     else e = p + strcspn(p, ",}");
     if (!e) return buf;
     n = (size_t)(e - p) < cap - 1 ? (size_t)(e - p) : cap - 1;
-    memcpy(buf, p, n);
-    buf[n] = '\0';
-    return buf;
-}
-
-/* The raw JSON array of "key" in one export line, brackets included and
- * nested arrays whole ("chunks": [[0,5],[17,21]]); "" when the line has no
- * such key (the export writes cp and chunk fields only where they apply). */
-static const char *array_field(const char *line, const char *key, char *buf, size_t cap)
-{
-    char pat[64];
-    const char *p, *e;
-    int depth = 0;
-    size_t n;
-    snprintf(pat, sizeof pat, "\"%s\":[", key);
-    buf[0] = '\0';
-    p = strstr(line, pat);
-    if (!p) return buf;
-    p += strlen(pat) - 1;
-    for (e = p; *e; e++) {
-        if (*e == '[') depth++;
-        else if (*e == ']' && --depth == 0) break;
-    }
-    if (!*e) return buf;
-    n = (size_t)(e + 1 - p) < cap - 1 ? (size_t)(e + 1 - p) : cap - 1;
     memcpy(buf, p, n);
     buf[n] = '\0';
     return buf;
@@ -168,12 +150,12 @@ static int write_rank_map(const char *path, const char *plan_path, const ranklin
                     k > start ? "," : "", k - start, l[k].gpu, l[k].rank, ifield(t, "template"), ifield(t, "replica"),
                     ifield(t, "stage"), field(t, "layers", layers, sizeof layers));
             /* an interleaved stage runs its chunks, not [first, end) */
-            if (array_field(t, "chunks", chunks, sizeof chunks)[0])
-                fprintf(f, "\"vp\": %ld, \"chunks\": %s, ", ifield(t, "vp"), chunks);
+            if (field(t, "chunks", chunks, sizeof chunks)[0])
+                fprintf(f, "\"vp\": %ld, \"chunks\": [%s], ", ifield(t, "vp"), chunks);
             fprintf(f, "\"tp_rank\": %ld, \"tp_group\": [%s], ", ifield(t, "tp_rank"), field(t, "tp_group", a, sizeof a));
             /* context parallelism: the ranks that split this stage's sequence */
-            if (array_field(t, "cp_group", g, sizeof g)[0])
-                fprintf(f, "\"cp_rank\": %ld, \"cp_group\": %s, ", ifield(t, "cp_rank"), g);
+            if (field(t, "cp_group", g, sizeof g)[0])
+                fprintf(f, "\"cp_rank\": %ld, \"cp_group\": [%s], ", ifield(t, "cp_rank"), g);
             fprintf(f, "\"pp_group\": [%s], \"dp_group\": [%s]}", field(t, "pp_group", b, sizeof b),
                     field(t, "dp_group", c, sizeof c));
         }
