@@ -309,7 +309,7 @@ $(FUZZ_O)/examples/cli/%.o: examples/cli/%.c $(wildcard examples/cli/*.h example
 $(FUZZ_O)/fuzz_cli: tests/fuzz/fuzz_cli.c tests/fuzz/fuzz_common.h $(FUZZ_LIB_OBJ) $(FUZZ_CLI_OBJ)
 	$(FUZZ_CC) $(CPPFLAGS_ALL) -Iexamples/cli $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CLI_OBJ) $(FUZZ_LIB_OBJ) -lm
 
-$(FUZZ_O)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_LIB_OBJ)
+$(FUZZ_O)/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) $(FUZZ_LIB_OBJ)
 	$(FUZZ_CC) $(CPPFLAGS_ALL) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) -lm
 
 # Each run reads the committed seeds (tests/fuzz/corpus/<name>) and keeps what

@@ -17,6 +17,9 @@ case $dir in /*) ;; *) dir=$PWD/$dir ;; esac
 scratch=$(mktemp -d) || exit 1
 trap 'rm -rf "$scratch"' EXIT
 ARACHNE_FUZZ_SCRATCH=$scratch/cli; export ARACHNE_FUZZ_SCRATCH
+# the targets that read or write files make their own directory under
+# $TMPDIR and must remove it at exit: each gets an empty one to prove it
+tmproot=$scratch/tmp
 fail=0; targets=0; inputs=0
 for src in tests/fuzz/fuzz_*.c; do
     name=${src#tests/fuzz/fuzz_}; name=${name%.c}
@@ -25,8 +28,11 @@ for src in tests/fuzz/fuzz_*.c; do
     if [ ! -x "$bin" ]; then echo "FAIL $name: $bin was not built"; fail=1; continue; fi
     set -- "$seeds"/*
     if [ ! -f "$1" ]; then echo "FAIL $name: no seeds in $seeds"; fail=1; continue; fi
-    if out=$("$bin" "$@" 2>&1); then
+    rm -rf "$tmproot"; mkdir "$tmproot" || exit 1
+    if out=$(TMPDIR=$tmproot "$bin" "$@" 2>&1); then
         targets=$((targets + 1)); inputs=$((inputs + $#))
+        left=$(ls -A "$tmproot")
+        if [ -n "$left" ]; then echo "FAIL $name: left in \$TMPDIR: $left"; fail=1; fi
     else
         echo "FAIL $name (exit $?):"; echo "$out" | tail -n 5
         fail=1

@@ -16,13 +16,15 @@
 #include <unistd.h>
 
 #include "fuzz_common.h"
+#include "fuzz_tmpdir.h"
 #include "crc32.h"
 #include "train.h"
 
 static arachne_trainer *trainer;
 static ar_buf baseline;
 static size_t weights_len; /* 24 bytes per parameter: weights, 2 Adam moments */
-static char in_path[256], base_path[256], again_path[256];
+static char in_path[512], base_path[512], again_path[512];
+static const char *const scratch_files[] = { "in.ckpt", "base.ckpt", "again.ckpt", NULL };
 
 static void write_all(const char *path, const void *d, size_t n)
 {
@@ -39,14 +41,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     arachne_profile *p = NULL;
     arachne_cost_model *cm = NULL;
     arachne_policy *pol = NULL;
-    char dir[] = "/tmp/arachne-fuzz-ckpt-XXXXXX";
     const char *seed_dir = getenv("ARACHNE_FUZZ_CKPT_SEED_DIR");
     (void)argc;
     (void)argv;
-    if (!mkdtemp(dir)) abort();
-    snprintf(in_path, sizeof in_path, "%s/in.ckpt", dir);
-    snprintf(base_path, sizeof base_path, "%s/base.ckpt", dir);
-    snprintf(again_path, sizeof again_path, "%s/again.ckpt", dir);
+    fuzz_tmpdir_make("ckpt", scratch_files);
+    fuzz_tmpdir_path(in_path, sizeof in_path, scratch_files[0]);
+    fuzz_tmpdir_path(base_path, sizeof base_path, scratch_files[1]);
+    fuzz_tmpdir_path(again_path, sizeof again_path, scratch_files[2]);
     /* objects below live as long as the process: the trainer borrows them */
     if (arachne_model_preset(&m, "llama3-8b") || arachne_cluster_parse(&c, "a100-40:2x4,h100:1x8") ||
         arachne_profile_generate(&p, m, c, 4096) || arachne_cost_model_create(&cm, m, c, p) ||

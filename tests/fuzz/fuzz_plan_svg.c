@@ -11,13 +11,15 @@
 #include <unistd.h>
 
 #include "fuzz_common.h"
+#include "fuzz_tmpdir.h"
 #include "util.h"
 
 static arachne_model *models[2];
 static arachne_cluster *cluster;
 static arachne_profile *profiles[2];
 static arachne_cost_model *cms[2];
-static char svg_path[256];
+static char svg_path[512];
+static const char *const scratch_files[] = { "plan.svg", NULL };
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -25,12 +27,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         "{\"format\":\"arachne-model\",\"version\":1,\"name\":\"fuzz-moe\",\"blocks\":8,\"hidden\":1024,"
         "\"heads\":8,\"kv_heads\":4,\"head_dim\":128,\"ffn\":2048,\"vocab\":32000,\"experts\":16,\"top_k\":2,"
         "\"shared_experts\":1,\"expert_ffn\":512,\"dense_prefix\":1}";
-    char dir[] = "/tmp/arachne-fuzz-svg-XXXXXX";
     int i;
     (void)argc;
     (void)argv;
-    if (!mkdtemp(dir)) abort();
-    snprintf(svg_path, sizeof svg_path, "%s/plan.svg", dir);
+    fuzz_tmpdir_make("svg", scratch_files);
+    fuzz_tmpdir_path(svg_path, sizeof svg_path, scratch_files[0]);
     if (arachne_cluster_parse(&cluster, "a100-40:2x4,h100:1x8") != ARACHNE_OK) abort();
     for (i = 0; i < 2; i++) {
         if ((i == 0 ? arachne_model_preset(&models[i], "llama3-8b")

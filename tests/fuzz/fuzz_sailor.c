@@ -9,37 +9,23 @@
 #include <unistd.h>
 
 #include "fuzz_profile_check.h"
+#include "fuzz_tmpdir.h"
 
-static char dir[256];
-static const char *const files[3] = { "profiles.json", "llm_info.json", "training_config_fuzz.json" };
-
-static void cleanup(void)
-{
-    char path[320];
-    int i;
-    for (i = 0; i < 3; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-        unlink(path);
-    }
-    rmdir(dir);
-}
+static const char *const files[] = { "profiles.json", "llm_info.json", "training_config_fuzz.json", NULL };
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    const char *tmp = getenv("TMPDIR");
     (void)argc;
     (void)argv;
-    snprintf(dir, sizeof dir, "%s/arachne-fuzz-sailor-XXXXXX", tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) { perror("mkdtemp"); abort(); }
-    atexit(cleanup);
+    fuzz_tmpdir_make("sailor", files);
     return 0;
 }
 
 static void put_file(int i, const uint8_t *p, size_t n)
 {
-    char path[320];
+    char path[512];
     FILE *f;
-    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+    fuzz_tmpdir_path(path, sizeof path, files[i]);
     if (!p) { unlink(path); return; }
     f = fopen(path, "wb");
     if (!f) abort();
@@ -68,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     put_file(1, part[2], len[2]);
     put_file(2, part[3], len[3]);
     arachne_clear_error();
-    st = arachne_profile_import_sailor(&p, dir, model);
+    st = arachne_profile_import_sailor(&p, fuzz_tmp_dir, model);
     free(model);
     fuzz_check_profile_result(st, p);
     return 0;
