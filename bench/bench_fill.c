@@ -152,6 +152,19 @@ int main(int argc, char **argv)
         printf("{\"bench\":\"fill\",\"model\":\"%s\",\"cluster\":\"%s\",\"templates\":%d,\"runs\":%d,"
                "\"fills_per_s\":%.1f,\"ms_per_fill\":%.4f,\"rollouts_per_s\":%.2f}\n",
                models[mi], spec, n, RUNS, fill_rate, 1e3 / fill_rate, rolls[RUNS / 2]);
+        if (ar_model_kind_count(m, AR_LAYER_MOE) > 0) {
+            /* the expert-tiling search's shortcuts (docs/fill.md, step 4):
+             * the same fills with the plain search, in this process */
+            double off;
+            int bad_off;
+            ws.plain_tile_search = 1;
+            if (time_fills(&ws, &base, &a, &pl, &empty, n, depth, types, tps, &off, &bad_off)) return 1;
+            ws.plain_tile_search = 0;
+            printf("  %-24s %10.0f fills/s  (the shortcuts: x%.2f)\n", "plain tiling search", off, fill_rate / off);
+            printf("{\"bench\":\"fill_tile_search\",\"model\":\"%s\",\"fills_per_s\":%.1f,"
+                   "\"plain_fills_per_s\":%.1f,\"speedup\":%.4f}\n",
+                   models[mi], fill_rate, off, fill_rate / off);
+        }
         if (ablate) {
             double rate;
             int j;

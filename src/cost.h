@@ -303,6 +303,13 @@ typedef struct ar_price_prefix {
     ar_holder embed_h, head_h;
     int blocks;
     ar_pipe_memo memo;  /* exact pipeline times of recent candidates */
+    /* NULL, or per stage of the last template: its per-micro-batch times as
+     * ar_stage_price_checked gives them for this template, stage and
+     * placement, computed by the caller (NULL entry: priced here).  The
+     * fill's expert-tiling search sets it for one call at a time: its
+     * candidates differ in one stage at a time, and a stage's times depend
+     * on that stage alone. */
+    const ar_stage *const *last_times;
 } ar_price_prefix;
 
 int ar_price_prefix_init(ar_price_prefix *pp, const arachne_cost_model *cm); /* ARACHNE_E_NO_MEMORY */

@@ -439,7 +439,8 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
         tmax[j] = tsum[j] = 0.0;
         for (s = 0; s < t->depth; s++) {
             ar_stage st;
-            if ((rc = ar_stage_price_checked(cm, t, s, place ? &place[j][s] : NULL, &st)) != ARACHNE_OK) {
+            if (pp && pp->last_times && j == n - 1 && pp->last_times[s]) st = *pp->last_times[s];
+            else if ((rc = ar_stage_price_checked(cm, t, s, place ? &place[j][s] : NULL, &st)) != ARACHNE_OK) {
                 char msg[512];
                 snprintf(msg, sizeof msg, "%s", arachne_last_error());
                 rc = ar_error(rc, "template %d stage %d: %s", j, s, msg);

@@ -73,6 +73,7 @@ void ar_fill_ws_free(ar_fill_ws *ws)
     free(ws->gpu_of);
     free(ws->free_scratch);
     free(ws->rev_ctx);
+    free(ws->tile_memo);
     ar_price_prefix_free(&ws->prefix);
     memset(ws, 0, sizeof *ws);
 }
@@ -369,6 +370,80 @@ static int price(fill_ctx *c, const int *firsts, const int *tile, double *iter_s
     return st;
 }
 
+/* What the expert-tiling search (optimise_tiles) has computed of one
+ * split, per (stage, tiling).  Its candidates differ from each other in one
+ * stage's tiling at a time, and what a stage's tiling decides of the
+ * stage's least-memory screen (mem_screen) and of its per-micro-batch times
+ * depends on that stage alone once the split, micro-batch, replicas, CP
+ * and placement are fixed, as they are for one search.  So each is
+ * computed once per search and the pricer gets the times
+ * (ar_price_prefix.last_times): it then prices only what couples the
+ * stages (gradient rings, the batch division, memory at the micro-batch
+ * count).  Same arithmetic on the same inputs: bit-identical prices. */
+typedef struct tile_entry {
+    unsigned fit_gen, times_gen; /* == tile_memo.gen: computed in this search */
+    int fit;                     /* 1 fits, 0 does not, -1 could not be computed (pricing reports it) */
+    int times_st;                /* ar_stage_price_checked's status */
+    ar_stage times;
+} tile_entry;
+
+typedef struct tile_memo {
+    unsigned gen;
+    tile_entry e[AR_MAX_DEPTH][AR_MAX_TILES];
+} tile_memo;
+
+/* A new search: the memo's entries are stale (allocated at first use; NULL
+ * when that fails, and the search then prices without it). */
+static tile_memo *tile_memo_begin(ar_fill_ws *ws)
+{
+    tile_memo *tm = ws->tile_memo;
+    if (ws->plain_tile_search) return NULL;
+    if (!tm && !(tm = ws->tile_memo = ar_calloc(1, sizeof *tm))) return NULL;
+    if (++tm->gen == 0) { /* wrapped: clear the marks */
+        memset(tm->e, 0, sizeof tm->e);
+        tm->gen = 1;
+    }
+    return tm;
+}
+
+/* price() of one tiling of the split optimise_tiles searches, from the
+ * memo: same status, same *iter_s, same trial. */
+static int price_tiling(fill_ctx *c, tile_memo *tm, const int *firsts, const int *tile, double *iter_s)
+{
+    ar_fill_ws *ws = c->ws;
+    const ar_template *t;
+    const ar_stage *times[AR_MAX_DEPTH];
+    int s, st;
+    if (!tm) return price(c, firsts, tile, iter_s, NULL);
+    put_template(c, firsts, tile);
+    t = &ws->trial.t[c->n];
+    for (s = 0; s < c->depth; s++) { /* mem_screen, stage by stage */
+        tile_entry *e = &tm->e[s][c->moe[s] ? tile[s] : 0];
+        if (e->fit_gen != tm->gen) {
+            ar_stage_mem mm;
+            e->fit = ar_stage_memory(c->cm, t, s, 1 << 30, 1 << 30, 1, &mm) != ARACHNE_OK ? -1
+                                                                                          : mm.total <= mm.capacity;
+            e->fit_gen = tm->gen;
+        }
+        if (e->fit < 0) break;
+        if (!e->fit) return ARACHNE_E_OUT_OF_MEMORY_PLAN;
+    }
+    for (s = 0; s < c->depth; s++) {
+        tile_entry *e = &tm->e[s][c->moe[s] ? tile[s] : 0];
+        if (e->times_gen != tm->gen) {
+            e->times_st = ar_stage_price_checked(c->cm, t, s, &ws->place[c->n][s], &e->times);
+            e->times_gen = tm->gen;
+        }
+        times[s] = e->times_st == ARACHNE_OK ? &e->times : NULL; /* a failure: the pricer reports it */
+    }
+    ws->prefix.last_times = times;
+    st = ar_plan_price_prefix(c->cm, &ws->trial, (const ar_stage_place (*)[AR_MAX_DEPTH])ws->place, &ws->prefix);
+    ws->prefix.last_times = NULL;
+    ws->pricings++;
+    if (st == ARACHNE_OK) *iter_s = ws->trial.iteration_s;
+    return st;
+}
+
 /* Optimises the tiling of the MoE stages for a split that fits with the
  * most sharded tiling (tile[] all 0, exact iteration *iter_s).  The search
  * compares tilings by the closed-form pipeline time (an upper bound on the
@@ -376,13 +451,15 @@ static int price(fill_ctx *c, const int *firsts, const int *tile, double *iter_s
  * exactly and kept only if it beats the most sharded one exactly too. */
 static void optimise_tiles(fill_ctx *c, const int *firsts, int *tile, double *iter_s)
 {
-    int best_tile[AR_MAX_DEPTH], s, i, pass, changed;
+    int best_tile[AR_MAX_DEPTH], seen[AR_MAX_DEPTH], s, i, pass, changed, nchanges = 0;
     double exact0 = *iter_s, base, it;
     int any = 0;
+    tile_memo *tm;
     for (s = 0; s < c->depth; s++) if (c->moe[s] && c->ntiles[s] > 1) any = 1;
     if (!any) return;
+    tm = tile_memo_begin(c->ws);
     c->ws->prefix.bound_only = 1;
-    if (price(c, firsts, tile, &base, NULL) != ARACHNE_OK) { c->ws->prefix.bound_only = 0; return; }
+    if (price_tiling(c, tm, firsts, tile, &base) != ARACHNE_OK) { c->ws->prefix.bound_only = 0; return; }
     *iter_s = base;
     /* per stage: fastest with the other stages at the most sharded tiling */
     for (s = 0; s < c->depth; s++) {
@@ -391,31 +468,38 @@ static void optimise_tiles(fill_ctx *c, const int *firsts, int *tile, double *it
         if (!c->moe[s]) continue;
         for (i = 1; i < c->ntiles[s]; i++) {
             tile[s] = i;
-            if (price(c, firsts, tile, &it, NULL) == ARACHNE_OK && it < bs) { bs = it; best_tile[s] = i; }
+            if (price_tiling(c, tm, firsts, tile, &it) == ARACHNE_OK && it < bs) { bs = it; best_tile[s] = i; }
         }
         tile[s] = 0;
     }
     memcpy(tile, best_tile, (size_t)c->depth * sizeof(int));
-    if (price(c, firsts, tile, &it, NULL) != ARACHNE_OK || it > base) {
+    if (price_tiling(c, tm, firsts, tile, &it) != ARACHNE_OK || it > base) {
         /* per-stage picks did not combine: start from the most sharded */
         memset(tile, 0, (size_t)c->depth * sizeof(int));
         it = base;
     }
     *iter_s = it;
-    /* re-select against the whole iteration, stage by stage */
+    /* re-select against the whole iteration, stage by stage.  A stage whose
+     * every alternative was priced against the tilings the other stages
+     * still have (no change since: seen[s] == nchanges) is skipped: each
+     * would price as before, and none beat the stage's choice then, which
+     * is the current iteration.  The passes, their changes and the result
+     * are those of trying every stage. */
+    for (s = 0; s < c->depth; s++) seen[s] = -1;
     for (pass = 0, changed = 1; changed && pass < 8; pass++) {
         changed = 0;
         for (s = 0; s < c->depth; s++) {
             int keep = tile[s];
-            if (!c->moe[s]) continue;
+            if (!c->moe[s] || (seen[s] == nchanges && !c->ws->plain_tile_search)) continue;
             for (i = 0; i < c->ntiles[s]; i++) {
                 if (i == keep) continue;
                 tile[s] = i;
-                if (price(c, firsts, tile, &it, NULL) == ARACHNE_OK && it < *iter_s) {
-                    *iter_s = it; keep = i; changed = 1;
+                if (price_tiling(c, tm, firsts, tile, &it) == ARACHNE_OK && it < *iter_s) {
+                    *iter_s = it; keep = i; changed = 1; nchanges++;
                 }
             }
             tile[s] = keep;
+            seen[s] = nchanges;
         }
     }
     c->ws->prefix.bound_only = 0;

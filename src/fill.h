@@ -112,6 +112,10 @@ typedef struct ar_fill_ws {
     void *rev_ctx;           /* the reversed search's context (fill.c), allocated at first use */
     int move_stages;         /* BEST also tries each stage moved to the front and the end (STAGE_MOVES) */
     int resplit;             /* BEST also splits again on the priced stage times (PRICED_RESPLIT) */
+    void *tile_memo;         /* the expert-tiling search's per-(stage, tiling) results (fill.c),
+                              * allocated at first use */
+    int plain_tile_search;   /* 1: the expert-tiling search without its memo and without skipping
+                              * stages (tests and bench_fill compare the two) */
 } ar_fill_ws;
 
 int ar_fill_ws_init(ar_fill_ws *ws, const arachne_cost_model *cm);
