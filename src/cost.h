@@ -290,6 +290,29 @@ typedef struct ar_holder {
  * bit-identical to ar_plan_price_placed.  The owner invalidates it
  * (ar_price_prefix_reset) whenever the first n templates or their placement
  * change. */
+/* What the pricer may keep of one stage of the candidate (the last
+ * template) across calls that change nothing that stage's figures depend
+ * on except its own expert tiling, as in the fill's expert-tiling search,
+ * which keeps one memo per (stage, tiling) for the span of one search:
+ * the split, micro-batch, replicas, CP, placement and the other templates
+ * stay fixed there.  The caller checked the stage (ar_stage_check), priced
+ * it into `times` (ar_stage_price_checked, with this template, stage and
+ * placement) and cleared `have`; the pricer then skips those steps for the
+ * stage and adds the rest of what it computes of the stage alone: the
+ * gradient-ring terms (which depend on the stage's own tiling) and its
+ * memory at a micro-batch count.  Same arithmetic on the same inputs, so
+ * prices are bit-identical to pricing without memos. */
+typedef struct ar_stage_memo {
+    ar_stage times;              /* per-micro-batch figures (the caller's) */
+    unsigned have;               /* AR_MEMO_SYNC | AR_MEMO_MEM: the fields below are set */
+    int ke;                      /* largest expert data-parallel group of the stage */
+    double grad, gather, upd;    /* gradient reduction, parameter all-gather, optimizer step (s) */
+    int mem_m;                   /* micro-batch count `mem` was computed for */
+    ar_stage_mem mem;
+} ar_stage_memo;
+#define AR_MEMO_SYNC 1u
+#define AR_MEMO_MEM 2u
+
 typedef struct ar_price_prefix {
     int n;            /* templates cached; -1: nothing */
     int quiet;        /* 1: an out-of-memory plan returns its status without a message */
@@ -303,13 +326,10 @@ typedef struct ar_price_prefix {
     ar_holder embed_h, head_h;
     int blocks;
     ar_pipe_memo memo;  /* exact pipeline times of recent candidates */
-    /* NULL, or per stage of the last template: its per-micro-batch times as
-     * ar_stage_price_checked gives them for this template, stage and
-     * placement, computed by the caller (NULL entry: priced here).  The
-     * fill's expert-tiling search sets it for one call at a time: its
-     * candidates differ in one stage at a time, and a stage's times depend
-     * on that stage alone. */
-    const ar_stage *const *last_times;
+    /* NULL, or one memo per stage of the last template (the candidate):
+     * see ar_stage_memo.  Set by the fill's expert-tiling search for one
+     * call at a time. */
+    struct ar_stage_memo *const *last_memo;
 } ar_price_prefix;
 
 int ar_price_prefix_init(ar_price_prefix *pp, const arachne_cost_model *cm); /* ARACHNE_E_NO_MEMORY */

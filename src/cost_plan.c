@@ -260,8 +260,10 @@ static int expert_ranks(const ar_cost_cache *c, const holder *h, const ar_stage 
 }
 
 /* Checks templates [from, ntemplates) (the first `from` were checked when
- * a price prefix kept them). */
-static int check_cover(const arachne_cost_model *cm, const arachne_plan *plan, int from)
+ * a price prefix kept them; the last template's stages not again when
+ * last_memo is given). */
+static int check_cover(const arachne_cost_model *cm, const arachne_plan *plan, int from,
+                       ar_stage_memo *const *last_memo)
 {
     int j, s;
     if (plan->ntemplates < 1 || plan->ntemplates > AR_MAX_TEMPLATES)
@@ -274,7 +276,8 @@ static int check_cover(const arachne_cost_model *cm, const arachne_plan *plan, i
         if (t->micro_batch < 1) return ar_error(ARACHNE_E_INVALID_PLAN, "template %d: micro-batch %d", j, t->micro_batch);
         for (s = 0; s < t->depth; s++) {
             int want = s == 0 ? 0 : t->stages[s - 1].end;
-            int rc = ar_stage_check(cm, t, s);
+            /* a memo's stage was checked by its owner (ar_stage_memo) */
+            int rc = last_memo && j == plan->ntemplates - 1 ? ARACHNE_OK : ar_stage_check(cm, t, s);
             if (rc != ARACHNE_OK) {
                 char msg[512];
                 snprintf(msg, sizeof msg, "%s", arachne_last_error());
@@ -390,7 +393,8 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
 
     if (pp && pp->blocks == nb && plan->ntemplates >= 1 && pp->n == plan->ntemplates - 1) kept = pp->n;
     else if (pp) { pp->n = -1; keep = plan->ntemplates - 1; }
-    if ((rc = check_cover(cm, plan, kept)) != ARACHNE_OK) return rc;
+    ar_stage_memo *const *memo = pp ? pp->last_memo : NULL;
+    if ((rc = check_cover(cm, plan, kept, memo)) != ARACHNE_OK) return rc;
     if (plan->model[0] && ar_strcasecmp(plan->model, cm->model->name) != 0)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "plan is for model '%s', the cost model for '%s'",
                         plan->model, cm->model->name);
@@ -439,7 +443,7 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
         tmax[j] = tsum[j] = 0.0;
         for (s = 0; s < t->depth; s++) {
             ar_stage st;
-            if (pp && pp->last_times && j == n - 1 && pp->last_times[s]) st = *pp->last_times[s];
+            if (memo && j == n - 1) st = memo[s]->times;
             else if ((rc = ar_stage_price_checked(cm, t, s, place ? &place[j][s] : NULL, &st)) != ARACHNE_OK) {
                 char msg[512];
                 snprintf(msg, sizeof msg, "%s", arachne_last_error());
@@ -511,9 +515,17 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
             const ar_stage *S = &t->stages[s];
             const ar_gpu_spec *g = &cl->types[S->type];
             const ar_cost_cache *c = cm->cache;
+            ar_stage_memo *sm = memo && j == n - 1 && t->fsdp <= 1 ? memo[s] : NULL;
             uint32_t mask = 0;
             int cross = 0, ke = 1, moe = c->moe_before[S->end] - c->moe_before[S->first], kl = 0;
             double dense, expert, bw, bw_e, lat, grad, gather, g2, a2, exposed, upd;
+            if (sm && (sm->have & AR_MEMO_SYNC)) {
+                ranks_e[j][s] = sm->ke;
+                grad = sm->grad;
+                gather = sm->gather;
+                upd = sm->upd;
+                goto exposed;
+            }
             for (b = S->first; b < S->end; b++) {
                 mask |= h[b].mask;
                 if (h[b].node == -1) cross = 1;
@@ -555,6 +567,18 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
                 grad += g2;
                 gather += a2;
             }
+            /* Adam step: read grad + master + 2 moments, write master + 2
+             * moments + the low-precision weight, at HBM bandwidth */
+            upd = su->dist_optimizer ? dense / R + expert / ke : dense + expert;
+            upd = upd * (2.0 * su->optim_bytes + su->grad_bytes + su->weight_bytes) / g->hbm_bw;
+            if (sm) {
+                sm->ke = ke;
+                sm->grad = grad;
+                sm->gather = gather;
+                sm->upd = upd;
+                sm->have |= AR_MEMO_SYNC;
+            }
+        exposed:
             upto += out[j][s].stage_s;
             out[j][s].sync_s = grad + gather;
             exposed = su->overlap_grad_reduce ? AR_MAX(0.0, grad - AR_BWD_SHARE * upto) : grad;
@@ -562,10 +586,6 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
                            ? AR_MAX(0.0, gather - (1.0 - AR_BWD_SHARE) * upto) : gather;
             if (exposed > gmax[j]) gmax[j] = exposed;
             if (exposed > sync_max) sync_max = exposed;
-            /* Adam step: read grad + master + 2 moments, write master + 2
-             * moments + the low-precision weight, at HBM bandwidth */
-            upd = su->dist_optimizer ? dense / R + expert / ke : dense + expert;
-            upd = upd * (2.0 * su->optim_bytes + su->grad_bytes + su->weight_bytes) / g->hbm_bw;
             if (upd > opt_max) opt_max = upd;
         }
     }
@@ -619,7 +639,14 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
         const ar_template *t = &plan->t[j];
         for (s = 0; s < t->depth; s++) {
             ar_stage_mem mm;
-            if ((rc = ar_stage_memory_checked(cm, t, s, R, ranks_e[j][s], m[j], &mm)) != ARACHNE_OK) goto done;
+            ar_stage_memo *sm = memo && j == n - 1 ? memo[s] : NULL;
+            if (sm && (sm->have & AR_MEMO_MEM) && sm->mem_m == m[j]) mm = sm->mem;
+            else if ((rc = ar_stage_memory_checked(cm, t, s, R, ranks_e[j][s], m[j], &mm)) != ARACHNE_OK) goto done;
+            else if (sm) {
+                sm->mem = mm;
+                sm->mem_m = m[j];
+                sm->have |= AR_MEMO_MEM;
+            }
             if (mm.total > mm.capacity) {
                 rc = pp && pp->quiet ? ARACHNE_E_OUT_OF_MEMORY_PLAN : ar_oom_error(cm, j, t, s, &mm);
                 goto done;
@@ -701,7 +728,7 @@ int ar_plan_price(const arachne_cost_model *cm, arachne_plan *plan)
     ar_stage_place (*place)[AR_MAX_DEPTH];
     int j, rc;
     if (!cm || !plan) return AR_NULL_ARG("price", cm, plan);
-    if ((rc = check_cover(cm, plan, 0)) != ARACHNE_OK) return rc;
+    if ((rc = check_cover(cm, plan, 0, NULL)) != ARACHNE_OK) return rc;
     if (plan->nranks < 1 || !plan->ranks)
         return ar_error(ARACHNE_E_INVALID_PLAN, "plan has no device assignment (ranks) to price");
     place = ar_malloc(sizeof(*place) * (size_t)plan->ntemplates);

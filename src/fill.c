@@ -373,18 +373,18 @@ static int price(fill_ctx *c, const int *firsts, const int *tile, double *iter_s
 /* What the expert-tiling search (optimise_tiles) has computed of one
  * split, per (stage, tiling).  Its candidates differ from each other in one
  * stage's tiling at a time, and what a stage's tiling decides of the
- * stage's least-memory screen (mem_screen) and of its per-micro-batch times
- * depends on that stage alone once the split, micro-batch, replicas, CP
- * and placement are fixed, as they are for one search.  So each is
- * computed once per search and the pricer gets the times
- * (ar_price_prefix.last_times): it then prices only what couples the
- * stages (gradient rings, the batch division, memory at the micro-batch
- * count).  Same arithmetic on the same inputs: bit-identical prices. */
+ * stage's least-memory screen (mem_screen), of its per-micro-batch times,
+ * its gradient-ring terms and its memory at a micro-batch count depends on
+ * that stage alone once the split, micro-batch, replicas, CP and placement
+ * are fixed, as they are for one search.  So each is computed once per
+ * search; the pricer gets the stage's memo (ar_stage_memo) and computes
+ * only what couples the stages (the exposed sync, the batch division, the
+ * pipeline).  Same arithmetic on the same inputs: bit-identical prices. */
 typedef struct tile_entry {
-    unsigned fit_gen, times_gen; /* == tile_memo.gen: computed in this search */
-    int fit;                     /* 1 fits, 0 does not, -1 could not be computed (pricing reports it) */
-    int times_st;                /* ar_stage_price_checked's status */
-    ar_stage times;
+    unsigned fit_gen, memo_gen; /* == tile_memo.gen: computed in this search */
+    int fit;                    /* 1 fits, 0 does not, -1 could not be computed (pricing reports it) */
+    int times_st;               /* ar_stage_price_checked's status for memo.times */
+    ar_stage_memo memo;
 } tile_entry;
 
 typedef struct tile_memo {
@@ -393,7 +393,8 @@ typedef struct tile_memo {
 } tile_memo;
 
 /* A new search: the memo's entries are stale (allocated at first use; NULL
- * when that fails, and the search then prices without it). */
+ * when that fails or the plain search is asked for, and the search then
+ * prices every tiling whole). */
 static tile_memo *tile_memo_begin(ar_fill_ws *ws)
 {
     tile_memo *tm = ws->tile_memo;
@@ -412,8 +413,8 @@ static int price_tiling(fill_ctx *c, tile_memo *tm, const int *firsts, const int
 {
     ar_fill_ws *ws = c->ws;
     const ar_template *t;
-    const ar_stage *times[AR_MAX_DEPTH];
-    int s, st;
+    ar_stage_memo *memo[AR_MAX_DEPTH];
+    int s, st, all = 1;
     if (!tm) return price(c, firsts, tile, iter_s, NULL);
     put_template(c, firsts, tile);
     t = &ws->trial.t[c->n];
@@ -428,17 +429,22 @@ static int price_tiling(fill_ctx *c, tile_memo *tm, const int *firsts, const int
         if (e->fit < 0) break;
         if (!e->fit) return ARACHNE_E_OUT_OF_MEMORY_PLAN;
     }
-    for (s = 0; s < c->depth; s++) {
+    /* memos only when every stage passed its checks (the screen ran
+     * ar_stage_check) and priced; else the pricer reports the failure */
+    for (s = 0; s < c->depth && all; s++) {
         tile_entry *e = &tm->e[s][c->moe[s] ? tile[s] : 0];
-        if (e->times_gen != tm->gen) {
-            e->times_st = ar_stage_price_checked(c->cm, t, s, &ws->place[c->n][s], &e->times);
-            e->times_gen = tm->gen;
+        if (e->fit_gen != tm->gen || e->fit < 0) { all = 0; break; }
+        if (e->memo_gen != tm->gen) {
+            e->memo.have = 0;
+            e->times_st = ar_stage_price_checked(c->cm, t, s, &ws->place[c->n][s], &e->memo.times);
+            e->memo_gen = tm->gen;
         }
-        times[s] = e->times_st == ARACHNE_OK ? &e->times : NULL; /* a failure: the pricer reports it */
+        memo[s] = &e->memo;
+        all = e->times_st == ARACHNE_OK;
     }
-    ws->prefix.last_times = times;
+    ws->prefix.last_memo = all ? memo : NULL;
     st = ar_plan_price_prefix(c->cm, &ws->trial, (const ar_stage_place (*)[AR_MAX_DEPTH])ws->place, &ws->prefix);
-    ws->prefix.last_times = NULL;
+    ws->prefix.last_memo = NULL;
     ws->pricings++;
     if (st == ARACHNE_OK) *iter_s = ws->trial.iteration_s;
     return st;
