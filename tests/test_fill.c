@@ -866,7 +866,7 @@ TEST(expert_tiling_shortcuts_change_no_plan)
 {
     static const char *models[] = { "mixtral-8x7b", "qwen3-30b-a3b" };
     size_t k;
-    int searched = 0, compared = 0, n = th_quick() ? 4 : 10;
+    int searched = 0, compared = 0, n = th_quick() ? 3 : 10;
     for (k = 0; k < AR_COUNT(models); k++) {
         env e;
         ar_fill_ws ws[2];
