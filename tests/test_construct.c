@@ -724,7 +724,7 @@ static int same_prices(const arachne_plan *x, const arachne_plan *y)
         if (a->micro_batches != b->micro_batches || memcmp(&a->pipeline_s, &b->pipeline_s, sizeof(double))) return 0;
         for (s = 0; s < a->depth; s++) {
             const ar_stage *u = &a->stages[s], *v = &b->stages[s];
-            if (memcmp(&u->compute_s, &v->compute_s, 7 * sizeof(double))) return 0; /* compute_s .. mem_bytes */
+            if (memcmp(&u->compute_s, &v->compute_s, 9 * sizeof(double))) return 0; /* compute_s .. mem_bytes */
         }
     }
     return 1;
@@ -796,7 +796,101 @@ TEST(price_prefix_prices_like_the_whole_plan)
     env_close(&e);
 }
 
+/* The fill's expert-tiling search hands the pricer one memo per stage of
+ * the candidate (ar_stage_memo) and changes one stage's tiling at a time.
+ * Here: random plans of two or more templates; each MoE stage of the last
+ * template is given every other tiling in turn, its memo computed afresh
+ * and the other stages' memos kept from call to call.  Every price must be
+ * the plain pricer's, bit for bit, including calls where the new tiling
+ * moves the batch division to fewer micro-batches than the depth, where a
+ * kept memory figure for another count would be wrong (checked: the test
+ * fails when the memo ignores the count). */
+TEST(stage_memos_price_like_the_whole_plan)
+{
+    env e;
+    ar_builder b;
+    arachne_plan p, x, y;
+    ar_price_prefix pp;
+    ar_stage_place place[AR_MAX_TEMPLATES][AR_MAX_DEPTH];
+    ar_stage_memo memo[AR_MAX_DEPTH];
+    ar_stage_memo *mp[AR_MAX_DEPTH];
+    ar_tile tiles[AR_MAX_TILES];
+    rnd u;
+    int seed, compared = 0, moved = 0, reused = 0;
+    ASSERT_OK(env_open(&e, "mixtral-8x7b", "a100-80:3x8,h100:4x4+2x2,a6000:2x8+2x4"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_STAGE_MOVES, 0));
+    /* a small batch: few micro-batches per replica, fewer than the depth,
+     * where a stage's memory depends on the count */
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 48));
+    ASSERT_OK(ar_builder_init(&b, e.cm, NULL));
+    ASSERT_OK(ar_price_prefix_init(&pp, e.cm));
+    memset(&p, 0, sizeof p);
+    for (seed = 0; seed < 24; seed++) {
+        int j, s, n, i, k, m0[AR_MAX_TEMPLATES];
+        ar_template *t;
+        memset(&u, 0, sizeof u);
+        ar_rng_seed(&u.rng, 100 + (uint64_t)seed);
+        ASSERT_OK(ar_builder_run(&b, rnd_decide, &u, &p, NULL));
+        if (p.ntemplates < 2) continue;
+        n = p.ntemplates;
+        for (j = 0; j < n; j++) ASSERT_OK(ar_template_place(&p, j, place[j]));
+        for (j = 0; j < n; j++) m0[j] = p.t[j].micro_batches;
+        x = p;
+        x.ranks = NULL;
+        x.nranks = 0;
+        x.json_cache = NULL;
+        t = &x.t[n - 1];
+        for (s = 0; s < t->depth; s++) {
+            ASSERT_OK(ar_stage_check(e.cm, t, s));
+            memset(&memo[s], 0, sizeof memo[s]);
+            ASSERT_OK(ar_stage_price_checked(e.cm, t, s, &place[n - 1][s], &memo[s].times));
+            mp[s] = &memo[s];
+        }
+        ar_price_prefix_reset(&pp);
+        for (s = 0; s < t->depth; s++) {
+            ar_stage keep = t->stages[s];
+            int nt, moe = 0;
+            for (k = keep.first; k < keep.end; k++) moe |= ar_model_block_kind(e.m, k) == AR_LAYER_MOE;
+            if (!moe) continue;
+            nt = ar_tiles_enumerate(t->replicas * ar_stage_gpus(t, s), keep.tp, e.m->experts, tiles, AR_MAX_TILES);
+            for (i = 0; i < nt; i++) {
+                int st_memo, st_plain;
+                t->stages[s].ep = tiles[i].ep;
+                t->stages[s].etp = tiles[i].etp;
+                t->stages[s].edp = tiles[i].edp;
+                if (ar_stage_check(e.cm, t, s) != ARACHNE_OK) continue;
+                memset(&memo[s], 0, sizeof memo[s]);
+                if (ar_stage_price_checked(e.cm, t, s, &place[n - 1][s], &memo[s].times) != ARACHNE_OK) continue;
+                for (k = 0; k < t->depth; k++) reused += k != s && memo[k].have != 0;
+                y = x;
+                st_plain = ar_plan_price_placed(e.cm, &y, (const ar_stage_place (*)[AR_MAX_DEPTH])place);
+                pp.last_memo = mp;
+                st_memo = ar_plan_price_prefix(e.cm, &x, (const ar_stage_place (*)[AR_MAX_DEPTH])place, &pp);
+                pp.last_memo = NULL;
+                ASSERT_EQ(st_memo, st_plain);
+                if (st_plain != ARACHNE_OK) continue;
+                ASSERT_MSG(same_prices(&x, &y), "seed %d stage %d tiling %dx%dx%d", seed, s, tiles[i].ep,
+                           tiles[i].etp, tiles[i].edp);
+                compared++;
+                moved += x.t[n - 1].micro_batches != m0[n - 1] && x.t[n - 1].micro_batches < t->depth;
+            }
+            t->stages[s] = keep;
+            memset(&memo[s], 0, sizeof memo[s]);
+            ASSERT_OK(ar_stage_price_checked(e.cm, t, s, &place[n - 1][s], &memo[s].times));
+        }
+    }
+    /* the cases this test is about did occur */
+    ASSERT_GT(compared, 20);
+    ASSERT_GT(reused, 20);
+    ASSERT_GT(moved, 0);
+    ar_price_prefix_free(&pp);
+    ar_plan_clear(&p);
+    ar_builder_free(&b);
+    env_close(&e);
+}
+
 SUITE(construct, T(random_rollouts_never_reach_a_dead_end), T(every_width_leaves_a_depth), T(fragmented_cluster_still_gets_a_first_template), T(first_step_mask_replays_exactly), T(retried_depth_mask_asks_every_depth), T(enumeration_keeps_earlier_steps_choices), T(trace_records_decisions_and_rewards),
       T(same_seed_same_plan), T(callback_errors_and_masked_choices), T(infeasible_model_reports_memory),
       T(without_lookahead_the_first_infeasible_template_is_penalised), T(only_stop_left_ends_the_plan),
-      T(price_prefix_prices_like_the_whole_plan));
+      T(price_prefix_prices_like_the_whole_plan),
+      T(stage_memos_price_like_the_whole_plan));
