@@ -282,14 +282,6 @@ typedef struct ar_holder {
     int klocal;     /* fewest data-parallel peers per node among the holding stages */
 } ar_holder;
 
-/* What pricing can keep of a plan's first n templates while the fill prices
- * many candidates for template n on top of them: their checked structure,
- * per-micro-batch stage times, the running GPU and peak-FLOP/s sums, and the
- * block holders.  None of these depends on the candidate, and the running
- * sums continue in the same order, so a price through the prefix is
- * bit-identical to ar_plan_price_placed.  The owner invalidates it
- * (ar_price_prefix_reset) whenever the first n templates or their placement
- * change. */
 /* What the pricer may keep of one stage of the candidate (the last
  * template) across calls that change nothing that stage's figures depend
  * on except its own expert tiling, as in the fill's expert-tiling search,
@@ -313,6 +305,14 @@ typedef struct ar_stage_memo {
 #define AR_MEMO_SYNC 1u
 #define AR_MEMO_MEM 2u
 
+/* What pricing can keep of a plan's first n templates while the fill prices
+ * many candidates for template n on top of them: their checked structure,
+ * per-micro-batch stage times, the running GPU and peak-FLOP/s sums, and the
+ * block holders.  None of these depends on the candidate, and the running
+ * sums continue in the same order, so a price through the prefix is
+ * bit-identical to ar_plan_price_placed.  The owner invalidates it
+ * (ar_price_prefix_reset) whenever the first n templates or their placement
+ * change. */
 typedef struct ar_price_prefix {
     int n;            /* templates cached; -1: nothing */
     int quiet;        /* 1: an out-of-memory plan returns its status without a message */
@@ -329,7 +329,7 @@ typedef struct ar_price_prefix {
     /* NULL, or one memo per stage of the last template (the candidate):
      * see ar_stage_memo.  Set by the fill's expert-tiling search for one
      * call at a time. */
-    struct ar_stage_memo *const *last_memo;
+    ar_stage_memo *const *last_memo;
 } ar_price_prefix;
 
 int ar_price_prefix_init(ar_price_prefix *pp, const arachne_cost_model *cm); /* ARACHNE_E_NO_MEMORY */
