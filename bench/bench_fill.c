@@ -8,7 +8,10 @@
  * layer split, expert tiling, device assignment, pricing), restoring the
  * free GPUs between fills; another runs whole random rollouts with the
  * lookahead masks (up to 16 templates each).  Reported: median over 7 runs
- * of fills/s and rollouts/s; a table, then one JSON line per model.
+ * of fills/s and rollouts/s; a table, then one JSON line per model.  For a
+ * MoE model also the same fills with the plain expert-tiling search (no
+ * memo, no skipped stages; docs/fill.md, step 4) and the ratio, measured in
+ * the same process.
  *
  * --ablate: also fills the same 64 structures with the fill's searches
  * turned off one after another (the stage moves, then the reversal, the
@@ -160,6 +163,11 @@ int main(int argc, char **argv)
             ws.plain_tile_search = 1;
             if (time_fills(&ws, &base, &a, &pl, &empty, n, depth, types, tps, &off, &bad_off)) return 1;
             ws.plain_tile_search = 0;
+            if (bad_off != bad) { /* the shortcuts change no result */
+                fprintf(stderr, "bench_fill: %s: the plain tiling search filled %d of %d, the library's %d\n",
+                        models[mi], n - bad_off, n, n - bad);
+                return 1;
+            }
             printf("  %-24s %10.0f fills/s  (the shortcuts: x%.2f)\n", "plain tiling search", off, fill_rate / off);
             printf("{\"bench\":\"fill_tile_search\",\"model\":\"%s\",\"fills_per_s\":%.1f,"
                    "\"plain_fills_per_s\":%.1f,\"speedup\":%.4f}\n",

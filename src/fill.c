@@ -337,14 +337,23 @@ static void find_oom(fill_ctx *c, oom_info *oi)
  * replica of the cluster, one micro-batch in flight; oi names the stage),
  * 1 otherwise.  (An upper bound that would let a candidate skip the memory
  * check of pricing saves nothing: pricing computes the memory anyway.) */
+/* One stage of the screen below: 1 when stage s of t fits at its least
+ * memory, 0 when not (*mm: need and capacity), -1 when its memory cannot be
+ * computed (pricing reports why). */
+static int stage_screen(const arachne_cost_model *cm, const ar_template *t, int s, ar_stage_mem *mm)
+{
+    if (ar_stage_memory(cm, t, s, 1 << 30, 1 << 30, 1, mm) != ARACHNE_OK) return -1;
+    return mm->total <= mm->capacity;
+}
+
 static int mem_screen(fill_ctx *c, oom_info *oi)
 {
     const ar_template *t = &c->ws->trial.t[c->n];
     ar_stage_mem mm;
-    int s;
+    int s, fit;
     for (s = 0; s < c->depth; s++) {
-        if (ar_stage_memory(c->cm, t, s, 1 << 30, 1 << 30, 1, &mm) != ARACHNE_OK) return 1; /* pricing reports it */
-        if (mm.total > mm.capacity) {
+        if ((fit = stage_screen(c->cm, t, s, &mm)) < 0) return 1; /* pricing reports it */
+        if (!fit) {
             if (oi) {
                 oi->stage = s; oi->need = mm.total; oi->have = mm.capacity;
                 oi->first = t->stages[s].first; oi->end = t->stages[s].end;
@@ -414,7 +423,7 @@ static int price_tiling(fill_ctx *c, tile_memo *tm, const int *firsts, const int
     ar_fill_ws *ws = c->ws;
     const ar_template *t;
     ar_stage_memo *memo[AR_MAX_DEPTH];
-    int s, st, all = 1;
+    int s, st, all;
     if (!tm) return price(c, firsts, tile, iter_s, NULL);
     put_template(c, firsts, tile);
     t = &ws->trial.t[c->n];
@@ -422,8 +431,7 @@ static int price_tiling(fill_ctx *c, tile_memo *tm, const int *firsts, const int
         tile_entry *e = &tm->e[s][c->moe[s] ? tile[s] : 0];
         if (e->fit_gen != tm->gen) {
             ar_stage_mem mm;
-            e->fit = ar_stage_memory(c->cm, t, s, 1 << 30, 1 << 30, 1, &mm) != ARACHNE_OK ? -1
-                                                                                          : mm.total <= mm.capacity;
+            e->fit = stage_screen(c->cm, t, s, &mm);
             e->fit_gen = tm->gen;
         }
         if (e->fit < 0) break;
@@ -431,9 +439,9 @@ static int price_tiling(fill_ctx *c, tile_memo *tm, const int *firsts, const int
     }
     /* memos only when every stage passed its checks (the screen ran
      * ar_stage_check) and priced; else the pricer reports the failure */
+    all = s == c->depth;
     for (s = 0; s < c->depth && all; s++) {
         tile_entry *e = &tm->e[s][c->moe[s] ? tile[s] : 0];
-        if (e->fit_gen != tm->gen || e->fit < 0) { all = 0; break; }
         if (e->memo_gen != tm->gen) {
             e->memo.have = 0;
             e->times_st = ar_stage_price_checked(c->cm, t, s, &ws->place[c->n][s], &e->memo.times);

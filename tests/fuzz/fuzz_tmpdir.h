@@ -13,12 +13,18 @@
 static char fuzz_tmp_dir[256];
 static const char *const *fuzz_tmp_names; /* files made in it, NULL-terminated */
 
+/* out = "<dir>/<name>". */
+static void fuzz_tmpdir_path(char *out, size_t n, const char *name)
+{
+    snprintf(out, n, "%s/%s", fuzz_tmp_dir, name);
+}
+
 static void fuzz_tmpdir_remove(void)
 {
     char path[512];
     int i;
     for (i = 0; fuzz_tmp_names && fuzz_tmp_names[i]; i++) {
-        snprintf(path, sizeof path, "%s/%s", fuzz_tmp_dir, fuzz_tmp_names[i]);
+        fuzz_tmpdir_path(path, sizeof path, fuzz_tmp_names[i]);
         unlink(path);
     }
     rmdir(fuzz_tmp_dir);
@@ -37,12 +43,6 @@ static void fuzz_tmpdir_make(const char *tag, const char *const *names)
     }
     fuzz_tmp_names = names;
     atexit(fuzz_tmpdir_remove);
-}
-
-/* out = "<dir>/<name>". */
-static void fuzz_tmpdir_path(char *out, size_t n, const char *name)
-{
-    snprintf(out, n, "%s/%s", fuzz_tmp_dir, name);
 }
 
 #endif
