@@ -395,7 +395,8 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
     else if (pp) { pp->n = -1; keep = plan->ntemplates - 1; }
     ar_stage_memo *const *memo = pp ? pp->last_memo : NULL;
     if ((rc = check_cover(cm, plan, kept, memo)) != ARACHNE_OK) return rc;
-    if (plan->model[0] && ar_strcasecmp(plan->model, cm->model->name) != 0)
+    /* strcmp first: the fill prices the same trial plan many times a second */
+    if (plan->model[0] && strcmp(plan->model, cm->model->name) != 0 && ar_strcasecmp(plan->model, cm->model->name) != 0)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "plan is for model '%s', the cost model for '%s'",
                         plan->model, cm->model->name);
     n = plan->ntemplates;
@@ -471,7 +472,13 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
         R += t->replicas * ar_tmpl_cp(t);
     }
 
-    /* 2. who holds each block (for the gradient rings) */
+    /* 2. who holds each block (for the gradient rings).  Only the rings of
+     * step 3 read the holders: a one-template plan whose stages all have
+     * their ring terms memoised (ar_stage_memo) needs none. */
+    if (n == 1 && memo && plan->t[0].fsdp <= 1) {
+        for (s = 0; s < plan->t[0].depth && (memo[s]->have & AR_MEMO_SYNC); s++) {}
+        if (s == plan->t[0].depth) goto holders_done;
+    }
     if (kept) {
         memcpy(h, pp->h, (size_t)nb * sizeof *h);
         embed_h = pp->embed_h;
@@ -498,6 +505,8 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
             if (s == t->depth - 1) holder_add(&head_h, S->type, node, 0, kl);
         }
     }
+
+holders_done:
 
     /* 3. gradient sync and optimizer step per stage.  A ring that crosses
      * nodes runs one channel per data-parallel peer on a node, each on its

@@ -73,7 +73,7 @@ void ar_fill_ws_free(ar_fill_ws *ws)
     free(ws->gpu_of);
     free(ws->free_scratch);
     free(ws->rev_ctx);
-    free(ws->tile_memo);
+    free(ws->stage_tab);
     ar_price_prefix_free(&ws->prefix);
     memset(ws, 0, sizeof *ws);
 }
@@ -332,120 +332,125 @@ static void find_oom(fill_ctx *c, oom_info *oi)
     }
 }
 
-/* Screens the candidate in trial slot n before pricing: 0 when some stage
- * cannot fit even at its least memory (optimizer state shared by every
- * replica of the cluster, one micro-batch in flight; oi names the stage),
- * 1 otherwise.  (An upper bound that would let a candidate skip the memory
- * check of pricing saves nothing: pricing computes the memory anyway.) */
-/* One stage of the screen below: 1 when stage s of t fits at its least
- * memory, 0 when not (*mm: need and capacity), -1 when its memory cannot be
- * computed (pricing reports why). */
+/* One stage of the least-memory screen: 1 when stage s of t fits at its
+ * least memory (optimizer state shared by every replica of the cluster,
+ * one micro-batch in flight), 0 when not (*mm: need and capacity), -1 when
+ * its memory cannot be computed (pricing reports why).  (An upper bound
+ * that would let a candidate skip the memory check of pricing saves
+ * nothing: pricing computes the memory anyway.) */
 static int stage_screen(const arachne_cost_model *cm, const ar_template *t, int s, ar_stage_mem *mm)
 {
     if (ar_stage_memory(cm, t, s, 1 << 30, 1 << 30, 1, mm) != ARACHNE_OK) return -1;
     return mm->total <= mm->capacity;
 }
 
-static int mem_screen(fill_ctx *c, oom_info *oi)
-{
-    const ar_template *t = &c->ws->trial.t[c->n];
-    ar_stage_mem mm;
-    int s, fit;
-    for (s = 0; s < c->depth; s++) {
-        if ((fit = stage_screen(c->cm, t, s, &mm)) < 0) return 1; /* pricing reports it */
-        if (!fit) {
-            if (oi) {
-                oi->stage = s; oi->need = mm.total; oi->have = mm.capacity;
-                oi->first = t->stages[s].first; oi->end = t->stages[s].end;
-            }
-            return 0;
-        }
-    }
-    return 1;
-}
+/* What the fill has computed of one stage of its candidate, kept for one
+ * context: a micro-batch size, replica count and CP degree with their
+ * placement, on top of the plan's templates.  Within a context the
+ * candidates differ in their layer split and their expert tilings, and what
+ * a stage's least-memory screen, its per-micro-batch times, its
+ * gradient-ring terms and its memory at a micro-batch count depend on is
+ * the stage's own block range and tiling (with the context and the
+ * template's GPU types, which are fixed): a neighbour enters only through
+ * its GPU type and the placement.  So each is computed once per (stage,
+ * range, tiling) and context; the pricer gets the stage's memo
+ * (ar_stage_memo) and computes only what couples the stages (the exposed
+ * sync, the batch division, the pipeline).  Same arithmetic on the same
+ * inputs: bit-identical prices.
+ *
+ * Each stage has AR_STAGE_SLOTS slots, indexed by tiling + a hash of the
+ * range: the tilings of one range never share a slot (AR_STAGE_SLOTS >=
+ * AR_MAX_TILES), so the expert-tiling search of one split keeps all of its
+ * stages' results; ranges that meet in a slot just compute again. */
+#define AR_STAGE_SLOTS 64
+#define ENTRY_FIT 1u   /* fit, need, cap are set */
+#define ENTRY_TIMES 2u /* times_st and memo.times are set */
 
-/* Prices trial = plan + candidate.  OK (iteration in *iter_s),
- * ARACHNE_E_OUT_OF_MEMORY_PLAN (oi filled), or another pricing error. */
-static int price(fill_ctx *c, const int *firsts, const int *tile, double *iter_s, oom_info *oi)
-{
-    int st;
-    put_template(c, firsts, tile);
-    if (mem_screen(c, oi) == 0) return ARACHNE_E_OUT_OF_MEMORY_PLAN;
-    st = ar_plan_price_prefix(c->cm, &c->ws->trial, (const ar_stage_place (*)[AR_MAX_DEPTH])c->ws->place,
-                              &c->ws->prefix);
-    c->ws->pricings++;
-    if (st == ARACHNE_OK) { *iter_s = c->ws->trial.iteration_s; return st; }
-    if (st == ARACHNE_E_OUT_OF_MEMORY_PLAN && oi) find_oom(c, oi);
-    return st;
-}
-
-/* What the expert-tiling search (optimise_tiles) has computed of one
- * split, per (stage, tiling).  Its candidates differ from each other in one
- * stage's tiling at a time, and what a stage's tiling decides of the
- * stage's least-memory screen (mem_screen), of its per-micro-batch times,
- * its gradient-ring terms and its memory at a micro-batch count depends on
- * that stage alone once the split, micro-batch, replicas, CP and placement
- * are fixed, as they are for one search.  So each is computed once per
- * search; the pricer gets the stage's memo (ar_stage_memo) and computes
- * only what couples the stages (the exposed sync, the batch division, the
- * pipeline).  Same arithmetic on the same inputs: bit-identical prices. */
-typedef struct tile_entry {
-    unsigned fit_gen, memo_gen; /* == tile_memo.gen: computed in this search */
-    int fit;                    /* 1 fits, 0 does not, -1 could not be computed (pricing reports it) */
+typedef struct stage_entry {
+    unsigned gen;               /* == stage_tab.gen: the key is this context's */
+    int first, end, tile;       /* the key: block range, tiling index (0: no MoE block) */
+    unsigned have;              /* ENTRY_FIT | ENTRY_TIMES */
+    int fit;                    /* stage_screen's answer */
+    double need, cap;           /* its figures (what a stage that does not fit reports) */
     int times_st;               /* ar_stage_price_checked's status for memo.times */
     ar_stage_memo memo;
-} tile_entry;
+} stage_entry;
 
-typedef struct tile_memo {
+typedef struct stage_tab {
     unsigned gen;
-    tile_entry e[AR_MAX_DEPTH][AR_MAX_TILES];
-} tile_memo;
+    stage_entry e[AR_MAX_DEPTH][AR_STAGE_SLOTS];
+} stage_tab;
 
-/* A new search: the memo's entries are stale (allocated at first use; NULL
- * when that fails or the plain search is asked for, and the search then
- * prices every tiling whole). */
-static tile_memo *tile_memo_begin(ar_fill_ws *ws)
+/* A new context (after place()): the table's entries are stale.  The table
+ * is allocated at first use; without it (allocation failed, or the plain
+ * search asked for) every candidate is priced whole. */
+static void stage_tab_begin(ar_fill_ws *ws)
 {
-    tile_memo *tm = ws->tile_memo;
-    if (ws->plain_tile_search) return NULL;
-    if (!tm && !(tm = ws->tile_memo = ar_calloc(1, sizeof *tm))) return NULL;
-    if (++tm->gen == 0) { /* wrapped: clear the marks */
-        memset(tm->e, 0, sizeof tm->e);
-        tm->gen = 1;
+    stage_tab *tb = ws->stage_tab;
+    if (ws->plain_tile_search) return;
+    if (!tb && !(tb = ws->stage_tab = ar_calloc(1, sizeof *tb))) return;
+    if (++tb->gen == 0) { /* wrapped: clear the marks */
+        memset(tb->e, 0, sizeof tb->e);
+        tb->gen = 1;
     }
-    return tm;
 }
 
-/* price() of one tiling of the split optimise_tiles searches, from the
- * memo: same status, same *iter_s, same trial. */
-static int price_tiling(fill_ctx *c, tile_memo *tm, const int *firsts, const int *tile, double *iter_s)
+static stage_entry *stage_entry_get(stage_tab *tb, int s, const ar_stage *st, int tile)
+{
+    stage_entry *e = &tb->e[s][(unsigned)(tile + 7 * st->first + 13 * st->end) & (AR_STAGE_SLOTS - 1)];
+    if (e->gen != tb->gen || e->first != st->first || e->end != st->end || e->tile != tile) {
+        e->gen = tb->gen;
+        e->first = st->first;
+        e->end = st->end;
+        e->tile = tile;
+        e->have = 0;
+    }
+    return e;
+}
+
+/* Prices trial = plan + candidate (split firsts, tilings tile).  OK
+ * (iteration in *iter_s), ARACHNE_E_OUT_OF_MEMORY_PLAN (oi, when not NULL,
+ * names the stage that overflows), or another pricing error.  A stage that
+ * does not fit even at its least memory stops it before the pricer. */
+static int price(fill_ctx *c, const int *firsts, const int *tile, double *iter_s, oom_info *oi)
 {
     ar_fill_ws *ws = c->ws;
+    stage_tab *tb = ws->plain_tile_search ? NULL : ws->stage_tab;
     const ar_template *t;
     ar_stage_memo *memo[AR_MAX_DEPTH];
-    int s, st, all;
-    if (!tm) return price(c, firsts, tile, iter_s, NULL);
+    stage_entry *ent[AR_MAX_DEPTH];
+    int s, st, all = 0;
     put_template(c, firsts, tile);
     t = &ws->trial.t[c->n];
-    for (s = 0; s < c->depth; s++) { /* mem_screen, stage by stage */
-        tile_entry *e = &tm->e[s][c->moe[s] ? tile[s] : 0];
-        if (e->fit_gen != tm->gen) {
-            ar_stage_mem mm;
-            e->fit = stage_screen(c->cm, t, s, &mm);
-            e->fit_gen = tm->gen;
+    for (s = 0; s < c->depth; s++) {
+        const ar_stage *S = &t->stages[s];
+        ar_stage_mem mm;
+        stage_entry *e = NULL;
+        int fit;
+        double need, cap;
+        if (tb) e = ent[s] = stage_entry_get(tb, s, S, c->moe[s] && tile ? tile[s] : 0);
+        if (e && (e->have & ENTRY_FIT)) {
+            fit = e->fit; need = e->need; cap = e->cap;
+        } else {
+            fit = stage_screen(c->cm, t, s, &mm);
+            need = mm.total; cap = mm.capacity;
+            if (e) { e->fit = fit; e->need = need; e->cap = cap; e->have |= ENTRY_FIT; }
         }
-        if (e->fit < 0) break;
-        if (!e->fit) return ARACHNE_E_OUT_OF_MEMORY_PLAN;
+        if (fit < 0) break; /* pricing reports it */
+        if (!fit) {
+            if (oi) { oi->stage = s; oi->need = need; oi->have = cap; oi->first = S->first; oi->end = S->end; }
+            return ARACHNE_E_OUT_OF_MEMORY_PLAN;
+        }
     }
     /* memos only when every stage passed its checks (the screen ran
      * ar_stage_check) and priced; else the pricer reports the failure */
-    all = s == c->depth;
+    if (tb) all = s == c->depth;
     for (s = 0; s < c->depth && all; s++) {
-        tile_entry *e = &tm->e[s][c->moe[s] ? tile[s] : 0];
-        if (e->memo_gen != tm->gen) {
+        stage_entry *e = ent[s]; /* distinct rows: no stage's lookup evicted another's */
+        if (!(e->have & ENTRY_TIMES)) {
             e->memo.have = 0;
             e->times_st = ar_stage_price_checked(c->cm, t, s, &ws->place[c->n][s], &e->memo.times);
-            e->memo_gen = tm->gen;
+            e->have |= ENTRY_TIMES;
         }
         memo[s] = &e->memo;
         all = e->times_st == ARACHNE_OK;
@@ -454,7 +459,8 @@ static int price_tiling(fill_ctx *c, tile_memo *tm, const int *firsts, const int
     st = ar_plan_price_prefix(c->cm, &ws->trial, (const ar_stage_place (*)[AR_MAX_DEPTH])ws->place, &ws->prefix);
     ws->prefix.last_memo = NULL;
     ws->pricings++;
-    if (st == ARACHNE_OK) *iter_s = ws->trial.iteration_s;
+    if (st == ARACHNE_OK) { *iter_s = ws->trial.iteration_s; return st; }
+    if (st == ARACHNE_E_OUT_OF_MEMORY_PLAN && oi) find_oom(c, oi);
     return st;
 }
 
@@ -468,12 +474,10 @@ static void optimise_tiles(fill_ctx *c, const int *firsts, int *tile, double *it
     int best_tile[AR_MAX_DEPTH], seen[AR_MAX_DEPTH], s, i, pass, changed, nchanges = 0;
     double exact0 = *iter_s, base, it;
     int any = 0;
-    tile_memo *tm;
     for (s = 0; s < c->depth; s++) if (c->moe[s] && c->ntiles[s] > 1) any = 1;
     if (!any) return;
-    tm = tile_memo_begin(c->ws);
     c->ws->prefix.bound_only = 1;
-    if (price_tiling(c, tm, firsts, tile, &base) != ARACHNE_OK) { c->ws->prefix.bound_only = 0; return; }
+    if (price(c, firsts, tile, &base, NULL) != ARACHNE_OK) { c->ws->prefix.bound_only = 0; return; }
     *iter_s = base;
     /* per stage: fastest with the other stages at the most sharded tiling */
     for (s = 0; s < c->depth; s++) {
@@ -482,12 +486,12 @@ static void optimise_tiles(fill_ctx *c, const int *firsts, int *tile, double *it
         if (!c->moe[s]) continue;
         for (i = 1; i < c->ntiles[s]; i++) {
             tile[s] = i;
-            if (price_tiling(c, tm, firsts, tile, &it) == ARACHNE_OK && it < bs) { bs = it; best_tile[s] = i; }
+            if (price(c, firsts, tile, &it, NULL) == ARACHNE_OK && it < bs) { bs = it; best_tile[s] = i; }
         }
         tile[s] = 0;
     }
     memcpy(tile, best_tile, (size_t)c->depth * sizeof(int));
-    if (price_tiling(c, tm, firsts, tile, &it) != ARACHNE_OK || it > base) {
+    if (price(c, firsts, tile, &it, NULL) != ARACHNE_OK || it > base) {
         /* per-stage picks did not combine: start from the most sharded */
         memset(tile, 0, (size_t)c->depth * sizeof(int));
         it = base;
@@ -508,7 +512,7 @@ static void optimise_tiles(fill_ctx *c, const int *firsts, int *tile, double *it
             for (i = 0; i < c->ntiles[s]; i++) {
                 if (i == keep) continue;
                 tile[s] = i;
-                if (price_tiling(c, tm, firsts, tile, &it) == ARACHNE_OK && it < *iter_s) {
+                if (price(c, firsts, tile, &it, NULL) == ARACHNE_OK && it < *iter_s) {
                     *iter_s = it; keep = i; changed = 1; nchanges++;
                 }
             }
@@ -1003,6 +1007,7 @@ static int commit(fill_ctx *c, ar_avail *a, arachne_plan *plan, const fill_cand 
     build_tiles(c);
     st = place(c, a);
     if (st) return st;
+    stage_tab_begin(ws);
     put_ranks(c);
     ws->prefix.quiet = 0; /* a failure here is the fill's error: keep its message */
     st = price(c, b->firsts, b->tile, &it, NULL);
@@ -1164,6 +1169,7 @@ static int fill_search(ar_fill_ws *ws, ar_avail *a, const arachne_plan *plan, in
                 build_tiles(cx);
                 st = place(cx, a);
                 if (st) { ws->trial.ntemplates = cx->n; ws->trial.nranks = plan->nranks; return st; }
+                stage_tab_begin(ws);
                 for (s = 0; s < depth; s++) (void)ar_stage_speed_get(cm, types[s], cx->ttp[s], mbs, &cx->sp[s]);
                 oom.stage = -1;
                 st = eval_mbs(cx, bp, &oom);

@@ -112,10 +112,11 @@ typedef struct ar_fill_ws {
     void *rev_ctx;           /* the reversed search's context (fill.c), allocated at first use */
     int move_stages;         /* BEST also tries each stage moved to the front and the end (STAGE_MOVES) */
     int resplit;             /* BEST also splits again on the priced stage times (PRICED_RESPLIT) */
-    void *tile_memo;         /* the expert-tiling search's per-(stage, tiling) results (fill.c),
-                              * allocated at first use */
-    int plain_tile_search;   /* 1: the expert-tiling search without its memo and without skipping
-                              * stages (tests and bench_fill compare the two) */
+    void *stage_tab;         /* per (stage, block range, tiling): what pricing computed of the
+                              * candidate's stage in the current context (fill.c), allocated at
+                              * first use */
+    int plain_tile_search;   /* 1: every candidate priced whole, without stage_tab, and the
+                              * expert-tiling search skips no stage (tests and bench_fill compare) */
 } ar_fill_ws;
 
 int ar_fill_ws_init(ar_fill_ws *ws, const arachne_cost_model *cm);

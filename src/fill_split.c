@@ -144,7 +144,13 @@ static int split_search(const arachne_model *m, int depth, const ar_stage_speed 
     int s, it;
     K.n = 0;
     for (s = 0; s < depth; s++) {
-        double t = range_s(m, &sp[s], 0, m->blocks) + sp[s].block_s[AR_LAYER_EMBED] + sp[s].block_s[AR_LAYER_HEAD];
+        double t;
+        int q;
+        /* stages of one GPU type and TP degree have the same speeds, and
+         * the same sum: one of them is enough for the largest */
+        for (q = 0; q < s && memcmp(&sp[q], &sp[s], sizeof sp[s]) != 0; q++) {}
+        if (q < s) continue;
+        t = range_s(m, &sp[s], 0, m->blocks) + sp[s].block_s[AR_LAYER_EMBED] + sp[s].block_s[AR_LAYER_HEAD];
         if (t > hi) hi = t;
     }
     hi = hi * 1.000001 + 1e-12;

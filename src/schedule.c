@@ -158,8 +158,15 @@ static void reduce_overshoot(const asg_ctx *c, long *m, long over)
 {
     long lim[AR_MAX_TEMPLATES];
     int j;
-    for (j = 0; j < c->n; j++) lim[j] = m[j] >= 1 ? m[j] - 1 : 0;  /* never cut a working template to 0 */
-    if (over <= 0) return;
+    long wmin = 0;
+    for (j = 0; j < c->n; j++) {
+        lim[j] = m[j] >= 1 ? m[j] - 1 : 0;  /* never cut a working template to 0 */
+        if (lim[j] > 0 && (wmin == 0 || c->w[j] < wmin)) wmin = c->w[j];
+    }
+    /* every cut is a sum of whole steps, so one below the smallest step
+     * that may be cut is none: both methods below would cut nothing (a
+     * single template always lands here -- its overshoot is below its step) */
+    if (over <= 0 || over < wmin || wmin == 0) return;
     if (over < AR_KNAP_BITS) {
         uint64_t reach[(AR_MAX_TEMPLATES + 1) * AR_KNAP_WORDS];
         long best, d[AR_MAX_TEMPLATES];
@@ -217,6 +224,14 @@ int ar_assign_microbatches(int global_batch, int n, const int *replicas, const i
         c.mmax[j] = (c.B + c.w[j] - 1) / c.w[j];
         c.tmax[j] = tmax[j];
         c.tsum[j] = tsum[j];
+    }
+    if (n == 1) {
+        /* one template runs the whole batch: ceil(B / w) steps, the value the
+         * search below arrives at (its overshoot is below one step) */
+        double t = t_of(c.tmax[0], c.tsum[0], c.mmax[0]);
+        m_out[0] = (int)c.mmax[0];
+        if (finish_out) *finish_out = t > 0.0 ? t : 0.0;
+        return ARACHNE_OK;
     }
     /* The optimum is one of the values T_j(m).  Feasibility (capacity >= B)
      * is monotone in T, so for each template binary-search its smallest

@@ -79,6 +79,10 @@ TEST(assignment_matches_brute_force)
         ASSERT_NEAR(T, bT, 1e-12);
         ASSERT_EQ(cap - B, bover);
         for (j = 0; j < n; j++) ASSERT_LE(tj(tmax[j], tsum[j], m[j]), T);
+        if (n == 1) { /* one template: ceil(B / w) steps, its time exactly (the shortcut) */
+            ASSERT_EQ(m[0], (B + r[0] * b[0] - 1) / (r[0] * b[0]));
+            ASSERT(T == tj(tmax[0], tsum[0], m[0]));
+        }
     }
 }
 

@@ -856,34 +856,44 @@ TEST(expert_tiling_is_never_beaten_by_another_factorisation)
     ASSERT_GT(ep_gt1, 0);
 }
 
-/* Fills the same random MoE templates with the expert-tiling search as the
- * library runs it (its per-(stage, tiling) memo, one work space reused as
- * the planners do, and stages skipped where nothing changed) and with the
- * plain search: the shortcuts must change nothing, so every status,
- * tiling and price must be equal bit for bit.  Two templates per plan, so
- * the second is searched after the pricer's kept prefix. */
-TEST(expert_tiling_shortcuts_change_no_plan)
+/* Fills the same random templates as the library fills them (its memo of
+ * what pricing computed per (stage, block range, tiling) within a context,
+ * one work space reused as the planners do, and the tiling search's
+ * stages skipped where nothing changed) and plainly (every candidate
+ * priced whole, no stage skipped): the shortcuts must change nothing, so
+ * every status, split, tiling and price must be equal bit for bit.  A
+ * trial fill (CHECK) of each template is compared first; then two
+ * templates per plan are filled (BEST), so the second is searched after
+ * the pricer's kept prefix.  Dense and MoE models; the tight clusters make
+ * many candidates and trial fills fail. */
+TEST(stage_memo_changes_no_fill)
 {
-    static const char *models[] = { "mixtral-8x7b", "qwen3-30b-a3b" };
+    static const struct { const char *model, *cluster; } cases[] = {
+        { "mixtral-8x7b", "a100-40:8x4,a6000:8x4,h100:8x8" },
+        { "qwen3-30b-a3b", "a100-40:8x4,a6000:8x4,h100:8x8" },
+        { "llama3-8b", "a100-40:8x4,a6000:8x4,h100:8x8" },
+        { "mixtral-8x7b", "a6000:2x4,a100-40:3x4" },
+        { "llama3-70b", "a6000:4x4,h100:2x4" },
+    };
     size_t k;
-    int searched = 0, compared = 0, n = th_quick() ? 3 : 10;
-    for (k = 0; k < AR_COUNT(models); k++) {
+    int searched = 0, compared = 0, checks_ok = 0, checks_failed = 0, n = th_quick() ? 3 : 10;
+    for (k = 0; k < AR_COUNT(cases); k++) {
         env e;
         ar_fill_ws ws[2];
         ar_rng rng;
         int i, w;
-        ASSERT_OK(env_open(&e, models[k], "a100-40:8x4,a6000:8x4,h100:8x8"));
+        ASSERT_OK(env_open(&e, cases[k].model, cases[k].cluster));
         ASSERT_OK(ar_fill_ws_init(&ws[0], e.cm));
         ASSERT_OK(ar_fill_ws_init(&ws[1], e.cm));
         ws[1].plain_tile_search = 1;
         ar_rng_seed(&rng, 11 + (unsigned)k);
         for (i = 0; i < n; i++) {
-            int types[2][AR_MAX_DEPTH], tps[2][AR_MAX_DEPTH], depth[2], st[2][2], j, s;
+            int types[2][AR_MAX_DEPTH], tps[2][AR_MAX_DEPTH], depth[2], st[2][2], chk[2][2], j, s;
             arachne_plan p[2];
             for (j = 0; j < 2; j++) {
                 depth[j] = 2 + ar_rng_int(&rng, 7);
                 for (s = 0; s < depth[j]; s++) {
-                    types[j][s] = ar_rng_int(&rng, 3);
+                    types[j][s] = ar_rng_int(&rng, e.c->ntypes);
                     tps[j][s] = 1 << ar_rng_int(&rng, 3);
                 }
             }
@@ -893,12 +903,18 @@ TEST(expert_tiling_shortcuts_change_no_plan)
                 ASSERT_OK(ar_plan_init(&p[w], e.cm));
                 ASSERT_OK(ar_avail_init(&a, e.c));
                 ar_fill_ws_reset(&ws[w]);
+                for (j = 0; j < 2; j++)
+                    chk[w][j] = ar_fill_template_ws(&ws[w], &a, &p[w], depth[j], types[j], tps[j], AR_FILL_CHECK);
                 st[w][0] = st[w][1] = 1; /* not tried */
                 for (j = 0; j < 2; j++) {
                     st[w][j] = ar_fill_template_ws(&ws[w], &a, &p[w], depth[j], types[j], tps[j], AR_FILL_BEST);
                     if (st[w][j] != ARACHNE_OK) break;
                 }
                 ar_avail_free(&a);
+            }
+            for (j = 0; j < 2; j++) {
+                ASSERT_EQ(chk[0][j], chk[1][j]);
+                if (chk[0][j] == ARACHNE_OK) checks_ok++; else checks_failed++;
             }
             ASSERT_EQ(st[0][0], st[1][0]);
             ASSERT_EQ(st[0][1], st[1][1]);
@@ -916,14 +932,16 @@ TEST(expert_tiling_shortcuts_change_no_plan)
             ar_plan_clear(&p[0]);
             ar_plan_clear(&p[1]);
         }
-        searched += ws[0].tile_memo != NULL;
-        ASSERT(ws[1].tile_memo == NULL);
+        searched += ws[0].stage_tab != NULL;
+        ASSERT(ws[1].stage_tab == NULL);
         ar_fill_ws_free(&ws[0]);
         ar_fill_ws_free(&ws[1]);
         env_close(&e);
     }
-    ASSERT_EQ(searched, 2);
-    ASSERT_GT(compared, 4);
+    ASSERT_EQ(searched, (int)AR_COUNT(cases));
+    ASSERT_GT(compared, 8);
+    ASSERT_GT(checks_ok, 4);
+    ASSERT_GT(checks_failed, 2);
 }
 
 TEST(no_expert_tiling_keeps_ep_one)
@@ -983,6 +1001,6 @@ SUITE(fill, T(pack_max_replicas_matches_brute_force), T(pack_prefers_exact_node_
       T(fill_places_a_valid_maximal_template), T(fill_runs_a_template_the_faster_way_round), T(fill_splits_again_on_the_priced_stage_times), T(fill_moves_a_stage_to_either_end),
       T(fill_replicas_match_brute_force_on_small_clusters),
       T(fill_failure_changes_nothing_and_says_why), T(fill_micro_batch_is_the_fastest_profiled_one),
-      T(expert_tiling_is_never_beaten_by_another_factorisation), T(expert_tiling_shortcuts_change_no_plan),
+      T(expert_tiling_is_never_beaten_by_another_factorisation), T(stage_memo_changes_no_fill),
       T(no_expert_tiling_keeps_ep_one),
       T(avail_copy_is_independent));
