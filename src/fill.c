@@ -312,26 +312,6 @@ static void put_template(fill_ctx *c, const int *firsts, const int *tile)
     ws->trial.nranks = c->nranks_new;
 }
 
-static void find_oom(fill_ctx *c, oom_info *oi)
-{
-    const ar_template *t = &c->ws->trial.t[c->n];
-    double best = 0.0;
-    int s, j, R = 0;
-    for (j = 0; j <= c->n; j++) R += c->ws->trial.t[j].replicas * ar_tmpl_cp(&c->ws->trial.t[j]);
-    oi->stage = -1;
-    for (s = 0; s < c->depth; s++) {
-        ar_stage_mem mm;
-        /* the pricer stops at the first stage that does not fit and keeps no
-         * memory figures: recompute them, with M = depth (every stage holds
-         * its full 1F1B warm-up) */
-        if (ar_stage_memory(c->cm, t, s, R, t->stages[s].edp, c->depth, &mm) != ARACHNE_OK) continue;
-        if (mm.capacity > 0 && mm.total / mm.capacity > best) {
-            best = mm.total / mm.capacity; oi->stage = s; oi->need = mm.total; oi->have = mm.capacity;
-            oi->first = t->stages[s].first; oi->end = t->stages[s].end;
-        }
-    }
-}
-
 /* One stage of the least-memory screen: 1 when stage s of t fits at its
  * least memory (optimizer state shared by every replica of the cluster,
  * one micro-batch in flight), 0 when not (*mm: need and capacity), -1 when
@@ -365,6 +345,7 @@ static int stage_screen(const arachne_cost_model *cm, const ar_template *t, int 
 #define AR_STAGE_SLOTS 64
 #define ENTRY_FIT 1u   /* fit, need, cap are set */
 #define ENTRY_TIMES 2u /* times_st and memo.times are set */
+#define ENTRY_OOM 4u   /* oom_st, oom_need, oom_cap are set (find_oom) */
 
 typedef struct stage_entry {
     unsigned gen;               /* == stage_tab.gen: the key is this context's */
@@ -373,6 +354,8 @@ typedef struct stage_entry {
     int fit;                    /* stage_screen's answer */
     double need, cap;           /* its figures (what a stage that does not fit reports) */
     int times_st;               /* ar_stage_price_checked's status for memo.times */
+    int oom_st;                 /* find_oom's figures: status, need, capacity */
+    double oom_need, oom_cap;
     ar_stage_memo memo;
 } stage_entry;
 
@@ -408,6 +391,39 @@ static stage_entry *stage_entry_get(stage_tab *tb, int s, const ar_stage *st, in
     return e;
 }
 
+/* Names the stage that overflows (oi) after the pricer found the candidate
+ * out of memory: the pricer stops at the first stage that does not fit and
+ * keeps no memory figures, so they are recomputed, with M = depth (every
+ * stage holds its full 1F1B warm-up), and the stage with the largest need
+ * over capacity is named.  ent (NULL: none) are the candidate's stage
+ * entries, which keep these figures for the context. */
+static void find_oom(fill_ctx *c, oom_info *oi, stage_entry *const *ent)
+{
+    const ar_template *t = &c->ws->trial.t[c->n];
+    double best = 0.0;
+    int s, j, R = 0;
+    for (j = 0; j <= c->n; j++) R += c->ws->trial.t[j].replicas * ar_tmpl_cp(&c->ws->trial.t[j]);
+    oi->stage = -1;
+    for (s = 0; s < c->depth; s++) {
+        stage_entry *e = ent ? ent[s] : NULL;
+        double need, cap;
+        if (e && (e->have & ENTRY_OOM)) {
+            if (e->oom_st != ARACHNE_OK) continue;
+            need = e->oom_need; cap = e->oom_cap;
+        } else {
+            ar_stage_mem mm;
+            int st = ar_stage_memory(c->cm, t, s, R, t->stages[s].edp, c->depth, &mm);
+            need = mm.total; cap = mm.capacity;
+            if (e) { e->oom_st = st; e->oom_need = need; e->oom_cap = cap; e->have |= ENTRY_OOM; }
+            if (st != ARACHNE_OK) continue;
+        }
+        if (cap > 0 && need / cap > best) {
+            best = need / cap; oi->stage = s; oi->need = need; oi->have = cap;
+            oi->first = t->stages[s].first; oi->end = t->stages[s].end;
+        }
+    }
+}
+
 /* Prices trial = plan + candidate (split firsts, tilings tile).  OK
  * (iteration in *iter_s), ARACHNE_E_OUT_OF_MEMORY_PLAN (oi, when not NULL,
  * names the stage that overflows), or another pricing error.  A stage that
@@ -419,7 +435,7 @@ static int price(fill_ctx *c, const int *firsts, const int *tile, double *iter_s
     const ar_template *t;
     ar_stage_memo *memo[AR_MAX_DEPTH];
     stage_entry *ent[AR_MAX_DEPTH];
-    int s, st, all = 0;
+    int s, st, all, screened;
     put_template(c, firsts, tile);
     t = &ws->trial.t[c->n];
     for (s = 0; s < c->depth; s++) {
@@ -444,7 +460,8 @@ static int price(fill_ctx *c, const int *firsts, const int *tile, double *iter_s
     }
     /* memos only when every stage passed its checks (the screen ran
      * ar_stage_check) and priced; else the pricer reports the failure */
-    if (tb) all = s == c->depth;
+    screened = tb && s == c->depth; /* every stage has its entry */
+    all = screened;
     for (s = 0; s < c->depth && all; s++) {
         stage_entry *e = ent[s]; /* distinct rows: no stage's lookup evicted another's */
         if (!(e->have & ENTRY_TIMES)) {
@@ -460,7 +477,7 @@ static int price(fill_ctx *c, const int *firsts, const int *tile, double *iter_s
     ws->prefix.last_memo = NULL;
     ws->pricings++;
     if (st == ARACHNE_OK) { *iter_s = ws->trial.iteration_s; return st; }
-    if (st == ARACHNE_E_OUT_OF_MEMORY_PLAN && oi) find_oom(c, oi);
+    if (st == ARACHNE_E_OUT_OF_MEMORY_PLAN && oi) find_oom(c, oi, screened ? ent : NULL);
     return st;
 }
 
