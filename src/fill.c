@@ -171,7 +171,14 @@ static void build_tiles(fill_ctx *c)
     int s;
     if (c->tiles_w == c->r) return;
     for (s = 0; s < c->depth; s++) {
-        int w = c->tps[s] * c->r;
+        int w = c->tps[s] * c->r, q;
+        /* stages of one TP and CP degree have the same list */
+        for (q = 0; q < s && (c->tps[q] != c->tps[s] || c->ttp[q] != c->ttp[s]); q++) {}
+        if (q < s) {
+            memcpy(c->tiles[s], c->tiles[q], (size_t)c->ntiles[q] * sizeof c->tiles[q][0]);
+            c->ntiles[s] = c->ntiles[q];
+            continue;
+        }
         if (c->cm->setup.expert_tiling && c->cm->model->experts > 0) {
             c->ntiles[s] = ar_tiles_enumerate(w, c->ttp[s], c->cm->model->experts, c->tiles[s], AR_MAX_TILES);
         } else {
@@ -241,7 +248,8 @@ static void summarise_place(fill_ctx *c)
             p->dp_local = (least > 1 ? least : 1) * c->cp;
         }
         p->cp_inter = 0; /* a stage's tp x cp GPUs of one replica sit in one node */
-        for (i = 0; i < c->ntiles[s]; i++) {
+        /* a trial fill prices the most sharded tiling (index 0) only */
+        for (i = 0; i < (c->mode == AR_FILL_CHECK ? 1 : c->ntiles[s]); i++) {
             const ar_tile *tl = &c->tiles[s][i];
             int tp = c->tps[s], et, ed, ep, inter = 0;
             if (p->node >= 0 || tl->ep <= 1) { c->tile_inter[s][i] = 0; continue; }
