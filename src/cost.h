@@ -330,6 +330,7 @@ typedef struct ar_price_prefix {
      * see ar_stage_memo.  Set by the fill's expert-tiling search for one
      * call at a time. */
     ar_stage_memo *const *last_memo;
+    long memo_bound_prices; /* prices answered from the memos alone (price_memo_bound, cost_plan.c) */
 } ar_price_prefix;
 
 int ar_price_prefix_init(ar_price_prefix *pp, const arachne_cost_model *cm); /* ARACHNE_E_NO_MEMORY */

@@ -249,6 +249,17 @@ static void fsdp_stage(const ar_setup *su, int f, int R, double params, double b
     *grad_s = R / f > 1 ? ar_ring_allreduce_s(params / k * su->grad_bytes, R / f, bw, lat) : 0.0;
 }
 
+/* What of a stage's gradient reduction `grad` and parameter all-gather
+ * `gather` is not hidden (step 3 of price_plan): upto is the stage time of
+ * stages [0, s]. */
+static double exposed_sync(const ar_setup *su, double grad, double gather, double upto)
+{
+    double exposed = su->overlap_grad_reduce ? AR_MAX(0.0, grad - AR_BWD_SHARE * upto) : grad;
+    exposed += su->dist_optimizer && su->overlap_param_gather ? AR_MAX(0.0, gather - (1.0 - AR_BWD_SHARE) * upto)
+                                                             : gather;
+    return exposed;
+}
+
 /* Largest expert data-parallel group over the stage's MoE blocks (1 if none). */
 static int expert_ranks(const ar_cost_cache *c, const holder *h, const ar_stage *S)
 {
@@ -590,9 +601,7 @@ holders_done:
         exposed:
             upto += out[j][s].stage_s;
             out[j][s].sync_s = grad + gather;
-            exposed = su->overlap_grad_reduce ? AR_MAX(0.0, grad - AR_BWD_SHARE * upto) : grad;
-            exposed += su->dist_optimizer && su->overlap_param_gather
-                           ? AR_MAX(0.0, gather - (1.0 - AR_BWD_SHARE) * upto) : gather;
+            exposed = exposed_sync(su, grad, gather, upto);
             if (exposed > gmax[j]) gmax[j] = exposed;
             if (exposed > sync_max) sync_max = exposed;
             if (upd > opt_max) opt_max = upd;
@@ -726,9 +735,69 @@ int ar_plan_price_placed(const arachne_cost_model *cm, arachne_plan *plan,
     return price_plan(cm, plan, place, NULL);
 }
 
+/* The closed-form iteration of a one-template plan whose every stage the
+ * caller memoised whole (ar_stage_memo: times, ring terms and the memory
+ * at the count this batch division gives), as the fill's expert-tiling
+ * search prices its candidates (pp->bound_only, pp->quiet): price_plan's
+ * arithmetic on the same values in the same order, without what only the
+ * plan's other figures need.  Returns 1 with *rc (OK: plan->iteration_s
+ * and iter_per_s set, the plan's other figures left as they were; or the
+ * out-of-memory status), 0 when the plan is not such a case (price_plan
+ * prices it). */
+static int price_memo_bound(const arachne_cost_model *cm, arachne_plan *plan, ar_price_prefix *pp, int *rc)
+{
+    const ar_setup *su = &cm->setup;
+    ar_stage_memo *const *memo = pp->last_memo;
+    const ar_template *t = &plan->t[0];
+    double tmax = 0.0, tsum = 0.0, upto = 0.0, sync_max = 0.0, opt_max = 0.0, pipe, finish, iter;
+    long w, m;
+    int s;
+    if (!memo || !pp->bound_only || !pp->quiet || plan->ntemplates != 1 || t->fsdp > 1 || t->vp > 1 ||
+        t->depth < 1 || t->depth > AR_MAX_DEPTH || t->replicas < 1 || t->micro_batch < 1 || su->global_batch < 1)
+        return 0;
+    w = (long)t->replicas * t->micro_batch;
+    m = (su->global_batch + w - 1) / w; /* ar_assign_microbatches for one template */
+    for (s = 0; s < t->depth; s++) {
+        const ar_stage_memo *sm = memo[s];
+        if ((sm->have & (AR_MEMO_SYNC | AR_MEMO_MEM)) != (AR_MEMO_SYNC | AR_MEMO_MEM) || sm->mem_m != m) return 0;
+        tsum += sm->times.stage_s;
+        if (sm->times.stage_s > tmax) tmax = sm->times.stage_s;
+    }
+    if (!(tmax >= 0.0) || !(tsum >= tmax) || !isfinite(tsum)) return 0; /* the division reports it */
+    if ((*rc = check_cover(cm, plan, 0, memo)) != ARACHNE_OK) return 1;
+    if (plan->model[0] && strcmp(plan->model, cm->model->name) != 0 && ar_strcasecmp(plan->model, cm->model->name) != 0)
+        return 0;
+    if (!(pp->blocks == cm->model->blocks && pp->n == 0)) pp->n = -1; /* as price_plan leaves it */
+    for (s = 0; s < t->depth; s++) {
+        const ar_stage_memo *sm = memo[s];
+        double exposed;
+        upto += sm->times.stage_s;
+        exposed = exposed_sync(su, sm->grad, sm->gather, upto);
+        if (exposed > sync_max) sync_max = exposed;
+        if (sm->upd > opt_max) opt_max = sm->upd;
+    }
+    for (s = 0; s < t->depth; s++)
+        if (memo[s]->mem.total > memo[s]->mem.capacity) {
+            pp->memo_bound_prices++;
+            *rc = ARACHNE_E_OUT_OF_MEMORY_PLAN;
+            return 1;
+        }
+    pipe = m > 0 ? (double)(m - 1) * tmax + tsum : 0.0;
+    finish = 0.0;
+    if (pipe > finish) finish = pipe;
+    iter = finish + sync_max + opt_max;
+    plan->iteration_s = iter;
+    plan->iter_per_s = iter > 0.0 ? 1.0 / iter : 0.0;
+    pp->memo_bound_prices++;
+    *rc = ARACHNE_OK;
+    return 1;
+}
+
 int ar_plan_price_prefix(const arachne_cost_model *cm, arachne_plan *plan,
                          const ar_stage_place (*place)[AR_MAX_DEPTH], ar_price_prefix *pp)
 {
+    int rc;
+    if (pp && price_memo_bound(cm, plan, pp, &rc)) return rc;
     return price_plan(cm, plan, place, pp);
 }
 

@@ -730,6 +730,16 @@ static int same_prices(const arachne_plan *x, const arachne_plan *y)
     return 1;
 }
 
+/* The expert tilings of stage s of t (ar_tiles_enumerate), 0 when the
+ * stage holds no MoE block. */
+static int moe_tilings(const env *e, const ar_template *t, int s, ar_tile *tiles)
+{
+    int k, moe = 0;
+    for (k = t->stages[s].first; k < t->stages[s].end; k++) moe |= ar_model_block_kind(e->m, k) == AR_LAYER_MOE;
+    if (!moe) return 0;
+    return ar_tiles_enumerate(t->replicas * ar_stage_gpus(t, s), t->stages[s].tp, e->m->experts, tiles, AR_MAX_TILES);
+}
+
 /* The fill prices each candidate for template k on top of the plan's first
  * k templates through a price prefix: the prices must be those of the whole
  * plan, bit for bit, whether the prefix was just built or kept, and an
@@ -849,10 +859,8 @@ TEST(stage_memos_price_like_the_whole_plan)
         ar_price_prefix_reset(&pp);
         for (s = 0; s < t->depth; s++) {
             ar_stage keep = t->stages[s];
-            int nt, moe = 0;
-            for (k = keep.first; k < keep.end; k++) moe |= ar_model_block_kind(e.m, k) == AR_LAYER_MOE;
-            if (!moe) continue;
-            nt = ar_tiles_enumerate(t->replicas * ar_stage_gpus(t, s), keep.tp, e.m->experts, tiles, AR_MAX_TILES);
+            int nt = moe_tilings(&e, t, s, tiles);
+            if (nt == 0) continue;
             for (i = 0; i < nt; i++) {
                 int st_memo, st_plain;
                 t->stages[s].ep = tiles[i].ep;
@@ -889,8 +897,109 @@ TEST(stage_memos_price_like_the_whole_plan)
     env_close(&e);
 }
 
+/* The fill's expert-tiling search prices one-template candidates by the
+ * closed form with every stage memoised; once the memos hold the ring
+ * terms and the memory (after a first price), the pricer answers from
+ * them alone (price_memo_bound).  Its status and iteration must be those
+ * of the whole pricer, bit for bit, for every tiling of every MoE stage,
+ * at batches that fit and batches that overflow. */
+TEST(memoised_one_template_prices_like_the_whole_plan)
+{
+    static const int batches[] = { 8, 48, 512 };
+    env e;
+    ar_builder b;
+    ar_construct_opts o;
+    arachne_plan p, x, y;
+    ar_price_prefix pp, plain;
+    ar_stage_place place[AR_MAX_TEMPLATES][AR_MAX_DEPTH];
+    ar_stage_memo memo[AR_MAX_DEPTH];
+    ar_stage_memo *mp[AR_MAX_DEPTH];
+    ar_tile tiles[AR_MAX_TILES];
+    rnd u;
+    int seed, bi, compared = 0, overflowed = 0;
+    ASSERT_OK(env_open(&e, "mixtral-8x7b", "a100-80:3x8,h100:4x4+2x2,a6000:2x8+2x4"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_STAGE_MOVES, 0));
+    ar_construct_opts_default(&o);
+    o.max_steps = 1;
+    ASSERT_OK(ar_price_prefix_init(&pp, e.cm));
+    ASSERT_OK(ar_price_prefix_init(&plain, e.cm));
+    pp.bound_only = plain.bound_only = 1;
+    pp.quiet = plain.quiet = 1;
+    memset(&p, 0, sizeof p);
+    for (bi = 0; bi < (int)AR_COUNT(batches); bi++) {
+        ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 512));
+        ASSERT_OK(ar_builder_init(&b, e.cm, &o));
+        for (seed = 0; seed < 8; seed++) {
+            int s, i, round;
+            ar_template *t;
+            memset(&u, 0, sizeof u);
+            ar_rng_seed(&u.rng, 300 + (uint64_t)seed);
+            ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 512));
+            ASSERT_OK(ar_builder_run(&b, rnd_decide, &u, &p, NULL));
+            ASSERT_EQ(p.ntemplates, 1);
+            /* the same template at another batch: its stages may overflow */
+            ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, batches[bi]));
+            ASSERT_OK(ar_template_place(&p, 0, place[0]));
+            x = p;
+            x.ranks = NULL;
+            x.nranks = 0;
+            x.json_cache = NULL;
+            t = &x.t[0];
+            if (t->replicas * t->micro_batch > batches[bi]) continue;
+            for (s = 0; s < t->depth; s++) {
+                ASSERT_OK(ar_stage_check(e.cm, t, s));
+                memset(&memo[s], 0, sizeof memo[s]);
+                ASSERT_OK(ar_stage_price_checked(e.cm, t, s, &place[0][s], &memo[s].times));
+                mp[s] = &memo[s];
+            }
+            for (s = 0; s < t->depth; s++) {
+                ar_stage keep = t->stages[s];
+                int nt = moe_tilings(&e, t, s, tiles);
+                if (nt == 0) continue;
+                for (i = 0; i < nt; i++) {
+                    t->stages[s].ep = tiles[i].ep;
+                    t->stages[s].etp = tiles[i].etp;
+                    t->stages[s].edp = tiles[i].edp;
+                    if (ar_stage_check(e.cm, t, s) != ARACHNE_OK) continue;
+                    memset(&memo[s], 0, sizeof memo[s]);
+                    if (ar_stage_price_checked(e.cm, t, s, &place[0][s], &memo[s].times) != ARACHNE_OK) continue;
+                    /* round 0 fills the memos; round 1 is answered from them */
+                    for (round = 0; round < 2; round++) {
+                        int st_memo, st_plain;
+                        y = x;
+                        st_plain = ar_plan_price_prefix(e.cm, &y, (const ar_stage_place (*)[AR_MAX_DEPTH])place, &plain);
+                        pp.last_memo = mp;
+                        st_memo = ar_plan_price_prefix(e.cm, &x, (const ar_stage_place (*)[AR_MAX_DEPTH])place, &pp);
+                        pp.last_memo = NULL;
+                        ASSERT_EQ(st_memo, st_plain);
+                        if (st_plain == ARACHNE_E_OUT_OF_MEMORY_PLAN) { overflowed += round; continue; }
+                        ASSERT_OK(st_plain);
+                        ASSERT_MSG(memcmp(&x.iteration_s, &y.iteration_s, sizeof(double)) == 0,
+                                   "batch %d seed %d stage %d tiling %dx%dx%d round %d", batches[bi], seed, s,
+                                   tiles[i].ep, tiles[i].etp, tiles[i].edp, round);
+                        compared += round;
+                    }
+                }
+                t->stages[s] = keep;
+                memset(&memo[s], 0, sizeof memo[s]);
+                ASSERT_OK(ar_stage_price_checked(e.cm, t, s, &place[0][s], &memo[s].times));
+            }
+        }
+        ar_builder_free(&b);
+    }
+    /* the closed form answered, on plans that fit and plans that overflow */
+    ASSERT_GT(compared, 20);
+    ASSERT_GT(overflowed, 0);
+    ASSERT_GT(pp.memo_bound_prices, compared);
+    ASSERT_EQ(plain.memo_bound_prices, 0);
+    ar_price_prefix_free(&pp);
+    ar_price_prefix_free(&plain);
+    ar_plan_clear(&p);
+    env_close(&e);
+}
+
 SUITE(construct, T(random_rollouts_never_reach_a_dead_end), T(every_width_leaves_a_depth), T(fragmented_cluster_still_gets_a_first_template), T(first_step_mask_replays_exactly), T(retried_depth_mask_asks_every_depth), T(enumeration_keeps_earlier_steps_choices), T(trace_records_decisions_and_rewards),
       T(same_seed_same_plan), T(callback_errors_and_masked_choices), T(infeasible_model_reports_memory),
       T(without_lookahead_the_first_infeasible_template_is_penalised), T(only_stop_left_ends_the_plan),
       T(price_prefix_prices_like_the_whole_plan),
-      T(stage_memos_price_like_the_whole_plan));
+      T(stage_memos_price_like_the_whole_plan), T(memoised_one_template_prices_like_the_whole_plan));
