@@ -35,6 +35,9 @@
 /* ---------------------------------------------------------------------- */
 /* work space                                                              */
 
+struct stage_tab;
+static void stage_tab_free(struct stage_tab *tb);
+
 int ar_fill_ws_init(ar_fill_ws *ws, const arachne_cost_model *cm)
 {
     int n, nn;
@@ -73,7 +76,7 @@ void ar_fill_ws_free(ar_fill_ws *ws)
     free(ws->gpu_of);
     free(ws->free_scratch);
     free(ws->rev_ctx);
-    free(ws->stage_tab);
+    stage_tab_free(ws->stage_tab);
     ar_price_prefix_free(&ws->prefix);
     memset(ws, 0, sizeof *ws);
 }
@@ -367,10 +370,21 @@ typedef struct stage_entry {
     ar_stage_memo memo;
 } stage_entry;
 
+/* One row of slots per stage position, allocated when a candidate of that
+ * depth first needs it (a row is 17 KB; a whole table would be zeroed on
+ * every work space's first fill, which is measurable in a greedy plan). */
 typedef struct stage_tab {
     unsigned gen;
-    stage_entry e[AR_MAX_DEPTH][AR_STAGE_SLOTS];
+    stage_entry *row[AR_MAX_DEPTH];
 } stage_tab;
+
+static void stage_tab_free(stage_tab *tb)
+{
+    int s;
+    if (!tb) return;
+    for (s = 0; s < AR_MAX_DEPTH; s++) free(tb->row[s]);
+    free(tb);
+}
 
 /* A new context (after place()): the table's entries are stale.  The table
  * is allocated at first use; without it (allocation failed, or the plain
@@ -378,17 +392,23 @@ typedef struct stage_tab {
 static void stage_tab_begin(ar_fill_ws *ws)
 {
     stage_tab *tb = ws->stage_tab;
+    int s;
     if (ws->plain_tile_search) return;
     if (!tb && !(tb = ws->stage_tab = ar_calloc(1, sizeof *tb))) return;
     if (++tb->gen == 0) { /* wrapped: clear the marks */
-        memset(tb->e, 0, sizeof tb->e);
+        for (s = 0; s < AR_MAX_DEPTH; s++)
+            if (tb->row[s]) memset(tb->row[s], 0, AR_STAGE_SLOTS * sizeof *tb->row[s]);
         tb->gen = 1;
     }
 }
 
+/* Stage s's entry for its range and tiling, emptied when it held another
+ * key or another context's; NULL when its row cannot be allocated. */
 static stage_entry *stage_entry_get(stage_tab *tb, int s, const ar_stage *st, int tile)
 {
-    stage_entry *e = &tb->e[s][(unsigned)(tile + 7 * st->first + 13 * st->end) & (AR_STAGE_SLOTS - 1)];
+    stage_entry *e;
+    if (!tb->row[s] && !(tb->row[s] = ar_calloc(AR_STAGE_SLOTS, sizeof *tb->row[s]))) return NULL;
+    e = &tb->row[s][(unsigned)(tile + 7 * st->first + 13 * st->end) & (AR_STAGE_SLOTS - 1)];
     if (e->gen != tb->gen || e->first != st->first || e->end != st->end || e->tile != tile) {
         e->gen = tb->gen;
         e->first = st->first;
@@ -452,7 +472,8 @@ static int price(fill_ctx *c, const int *firsts, const int *tile, double *iter_s
         stage_entry *e = NULL;
         int fit;
         double need, cap;
-        if (tb) e = ent[s] = stage_entry_get(tb, s, S, c->moe[s] && tile ? tile[s] : 0);
+        if (tb && !(e = ent[s] = stage_entry_get(tb, s, S, c->moe[s] && tile ? tile[s] : 0)))
+            tb = NULL; /* no row: this candidate is priced whole */
         if (e && (e->have & ENTRY_FIT)) {
             fit = e->fit; need = e->need; cap = e->cap;
         } else {
