@@ -764,10 +764,12 @@ static int price_memo_bound(const arachne_cost_model *cm, arachne_plan *plan, ar
         if (sm->times.stage_s > tmax) tmax = sm->times.stage_s;
     }
     if (!(tmax >= 0.0) || !(tsum >= tmax) || !isfinite(tsum)) return 0; /* the division reports it */
-    if ((*rc = check_cover(cm, plan, 0, memo)) != ARACHNE_OK) return 1;
     if (plan->model[0] && strcmp(plan->model, cm->model->name) != 0 && ar_strcasecmp(plan->model, cm->model->name) != 0)
         return 0;
-    if (!(pp->blocks == cm->model->blocks && pp->n == 0)) pp->n = -1; /* as price_plan leaves it */
+    /* from here on as price_plan: the prefix it would not keep is dropped
+     * first, then the plan is checked */
+    if (!(pp->blocks == cm->model->blocks && pp->n == 0)) pp->n = -1;
+    if ((*rc = check_cover(cm, plan, 0, memo)) != ARACHNE_OK) return 1;
     for (s = 0; s < t->depth; s++) {
         const ar_stage_memo *sm = memo[s];
         double exposed;
