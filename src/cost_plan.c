@@ -260,6 +260,14 @@ static double exposed_sync(const ar_setup *su, double grad, double gather, doubl
     return exposed;
 }
 
+/* 1 when the plan names a model other than the cost model's (case aside).
+ * strcmp first: the fill prices the same trial plan many times a second. */
+static int other_model(const arachne_cost_model *cm, const arachne_plan *plan)
+{
+    return plan->model[0] && strcmp(plan->model, cm->model->name) != 0 &&
+           ar_strcasecmp(plan->model, cm->model->name) != 0;
+}
+
 /* Largest expert data-parallel group over the stage's MoE blocks (1 if none). */
 static int expert_ranks(const ar_cost_cache *c, const holder *h, const ar_stage *S)
 {
@@ -406,8 +414,7 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
     else if (pp) { pp->n = -1; keep = plan->ntemplates - 1; }
     ar_stage_memo *const *memo = pp ? pp->last_memo : NULL;
     if ((rc = check_cover(cm, plan, kept, memo)) != ARACHNE_OK) return rc;
-    /* strcmp first: the fill prices the same trial plan many times a second */
-    if (plan->model[0] && strcmp(plan->model, cm->model->name) != 0 && ar_strcasecmp(plan->model, cm->model->name) != 0)
+    if (other_model(cm, plan))
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "plan is for model '%s', the cost model for '%s'",
                         plan->model, cm->model->name);
     n = plan->ntemplates;
@@ -750,26 +757,30 @@ static int price_memo_bound(const arachne_cost_model *cm, arachne_plan *plan, ar
     ar_stage_memo *const *memo = pp->last_memo;
     const ar_template *t = &plan->t[0];
     double tmax = 0.0, tsum = 0.0, upto = 0.0, sync_max = 0.0, opt_max = 0.0, pipe, finish, iter;
-    long w, m;
-    int s;
+    int s, m;
     if (!memo || !pp->bound_only || !pp->quiet || plan->ntemplates != 1 || t->fsdp > 1 || t->vp > 1 ||
-        t->depth < 1 || t->depth > AR_MAX_DEPTH || t->replicas < 1 || t->micro_batch < 1 || su->global_batch < 1)
+        t->depth < 1 || t->depth > AR_MAX_DEPTH)
         return 0;
-    w = (long)t->replicas * t->micro_batch;
-    m = (su->global_batch + w - 1) / w; /* ar_assign_microbatches for one template */
     for (s = 0; s < t->depth; s++) {
         const ar_stage_memo *sm = memo[s];
-        if ((sm->have & (AR_MEMO_SYNC | AR_MEMO_MEM)) != (AR_MEMO_SYNC | AR_MEMO_MEM) || sm->mem_m != m) return 0;
+        if ((sm->have & (AR_MEMO_SYNC | AR_MEMO_MEM)) != (AR_MEMO_SYNC | AR_MEMO_MEM)) return 0;
         tsum += sm->times.stage_s;
         if (sm->times.stage_s > tmax) tmax = sm->times.stage_s;
     }
-    if (!(tmax >= 0.0) || !(tsum >= tmax) || !isfinite(tsum)) return 0; /* the division reports it */
-    if (plan->model[0] && strcmp(plan->model, cm->model->name) != 0 && ar_strcasecmp(plan->model, cm->model->name) != 0)
+    /* the division price_plan makes (one template runs the whole batch: its
+     * exact division is this one or none); when it refuses, price_plan
+     * says why */
+    if (ar_assign_microbatches(su->global_batch, 1, &t->replicas, &t->micro_batch, &tmax, &tsum, &m, NULL) !=
+        ARACHNE_OK)
         return 0;
+    for (s = 0; s < t->depth; s++)
+        if (memo[s]->mem_m != m) return 0;
+    if (other_model(cm, plan)) return 0;
     /* from here on as price_plan: the prefix it would not keep is dropped
      * first, then the plan is checked */
     if (!(pp->blocks == cm->model->blocks && pp->n == 0)) pp->n = -1;
     if ((*rc = check_cover(cm, plan, 0, memo)) != ARACHNE_OK) return 1;
+    pp->memo_bound_prices++;
     for (s = 0; s < t->depth; s++) {
         const ar_stage_memo *sm = memo[s];
         double exposed;
@@ -780,7 +791,6 @@ static int price_memo_bound(const arachne_cost_model *cm, arachne_plan *plan, ar
     }
     for (s = 0; s < t->depth; s++)
         if (memo[s]->mem.total > memo[s]->mem.capacity) {
-            pp->memo_bound_prices++;
             *rc = ARACHNE_E_OUT_OF_MEMORY_PLAN;
             return 1;
         }
@@ -790,7 +800,6 @@ static int price_memo_bound(const arachne_cost_model *cm, arachne_plan *plan, ar
     iter = finish + sync_max + opt_max;
     plan->iteration_s = iter;
     plan->iter_per_s = iter > 0.0 ? 1.0 / iter : 0.0;
-    pp->memo_bound_prices++;
     *rc = ARACHNE_OK;
     return 1;
 }
