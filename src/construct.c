@@ -661,6 +661,214 @@ static void step0_record(ar_builder *b, const unsigned char *mask, int any, long
     k->valid = 1;
 }
 
+/* One query of the first step's depth search, as query_depths makes it:
+ * 1 found, 0 settled without a completion, -1 not settled (the budget ran
+ * out, or the search was pinned, which settles nothing). */
+static int step0_query(look *L, int depth)
+{
+    ar_builder *b = L->b;
+    long outs = b->budget_outs;
+    if (query(L, depth, 0, -1)) return 1;
+    return b->budget_outs == outs && L->pin == 0 ? 0 : -1;
+}
+
+/* The searches of one depth of the first template, in the order the whole
+ * mask asks them:
+ *   pass 0: the lookahead budget, stage options most memory first;
+ *   pass 1 (when pass 0 ran out of budget): 64x the budget;
+ *   pass 2 (when still open): the same, least memory first;
+ *   passes 3, 4, ... (ZeRO-1, still open): the bounds judged at 1, 2, 4, ...
+ *     replicas that the prefix must pack.
+ * Why the later passes: the memory-first order spends the budget on big TP
+ * groups that exhaust fragmented node supply; and a prefix of small stages
+ * may look like the start of many replicas, each holding a small share of
+ * the optimizer state, so the exact bounds prune little there.  The pinned
+ * searches find the templates that fit with that replica count's share
+ * (their trial fills still decide) and prove nothing.
+ * The bounds of a prefix and the trial fills depend on that prefix alone,
+ * never on what another depth found, so a depth's outcome is the same
+ * searched alone as beside the others; only the 1024x fallback, which runs
+ * when no depth was found, needs every depth (step0_merge).  Each depth
+ * keeps at most one witness: its search stops at the first completion.
+ * b's statistics are left as they
+ * were; *p keeps the depth's own. */
+#define STEP0_PASS_PIN 3
+static void step0_depth(look *L, int depth, ar_step0_part *p)
+{
+    ar_builder *b = L->b;
+    const int keep = b->opts.lookahead_budget, free_total = ar_avail_total(&b->avail);
+    long q0 = b->queries, f0 = b->check_fills, o0 = b->budget_outs;
+    int r, pass = 0, pin;
+    memset(p, 0, sizeof *p);
+    p->depth = depth;
+    b->wn = 0;
+    r = step0_query(L, depth);
+    if (r < 0) {
+        p->escalated = 1;
+        b->opts.lookahead_budget = keep * 64;
+        pass = 1;
+        r = step0_query(L, depth);
+        p->open2 = r < 0;
+        if (r < 0) {
+            L->ascending = 1;
+            pass = 2;
+            r = step0_query(L, depth);
+            if (b->cm->setup.dist_optimizer) {
+                for (pin = 1; pin <= free_total && r < 0; pin *= 2) {
+                    L->pin = L->rep = pin;
+                    pass = STEP0_PASS_PIN + ar_ilog2(pin);
+                    r = step0_query(L, depth);
+                }
+                L->pin = 0;
+                L->rep = 1;
+            }
+            L->ascending = 0;
+        }
+        b->opts.lookahead_budget = keep;
+    }
+    p->found = r > 0;
+    p->pass = pass;
+    p->open = r < 0;
+    if (p->found && b->wn > 0) p->wit = b->wit[b->wn - 1]; /* the only one: the search stops at it */
+    p->queries = b->queries - q0;
+    p->check_fills = b->check_fills - f0;
+    p->budget_outs = b->budget_outs - o0;
+    b->queries = q0;
+    b->check_fills = f0;
+    b->budget_outs = o0;
+    b->wn = 0;
+}
+
+/* The first step's mask from the parts of depths 1..n (parts[d - 1]) on b
+ * and L (set up for step 0): the mask, b's statistics and its witnesses
+ * (by depth: a query asks whether any witness matches, so their order
+ * does not matter), then, when no depth was found and some
+ * is still open, the searches with 1024x the budget in both orders before
+ * the model is called infeasible (the failure path only).  Returns whether
+ * a depth is allowed. */
+static int step0_merge(ar_builder *b, look *L, const ar_step0_part *parts, int n, unsigned char *mask)
+{
+    unsigned char todo[AR_MAX_CHOICES];
+    int d, any = 0, any2 = 0, escalated = 0, open2 = 0;
+    memset(todo, 0, sizeof todo);
+    b->wn = 0;
+    for (d = 0; d < n; d++) {
+        const ar_step0_part *p = &parts[d];
+        b->queries += p->queries;
+        b->check_fills += p->check_fills;
+        b->budget_outs += p->budget_outs;
+        escalated |= p->escalated;
+        open2 |= p->open2;
+        todo[p->depth] = (unsigned char)p->open;
+        if (!p->found) continue;
+        mask[p->depth] = 1;
+        any = 1;
+        if (p->pass <= 1) any2 = 1;
+    }
+    for (d = 0; d < n; d++)
+        if (parts[d].found && b->wn < AR_MAX_WITNESS) b->wit[b->wn++] = parts[d].wit;
+    if (!escalated) {
+        /* every search settled at once: none ran out of budget */
+        if (!any) b->infeasible_proven = 1;
+        return any;
+    }
+    b->infeasible_proven = !any2 && !open2;
+    if (!any && any_set(todo, AR_MAX_CHOICES)) {
+        int keep = b->opts.lookahead_budget;
+        b->opts.lookahead_budget = keep * 1024;
+        any = query_depths(L, mask, todo);
+        if (!any && any_set(todo, AR_MAX_CHOICES)) {
+            L->ascending = 1;
+            any = query_depths(L, mask, todo);
+            L->ascending = 0;
+        }
+        b->opts.lookahead_budget = keep;
+    }
+    return any;
+}
+
+/* The first step's depth mask on b, searched depth by depth (L set up for
+ * step 0), and recorded in b's cache. */
+static int step0_search(ar_builder *b, look *L, unsigned char *mask)
+{
+    ar_step0_part parts[AR_MAX_CHOICES];
+    long q0 = b->queries, f0 = b->check_fills, o0 = b->budget_outs;
+    int n = AR_MIN(b->max_depth, ar_avail_total(&b->avail)), d, any;
+    for (d = 1; d <= n; d++) step0_depth(L, d, &parts[d - 1]);
+    any = step0_merge(b, L, parts, n, mask);
+    step0_record(b, mask, any, q0, f0, o0);
+    return any;
+}
+
+/* b, its free cluster and an empty plan in scratch, as a run's first step
+ * sees them. */
+static int step0_setup(ar_builder *b, arachne_plan *scratch, look *L)
+{
+    int st;
+    ar_plan_clear(scratch);
+    if ((st = ar_plan_init(scratch, b->cm))) return st;
+    if ((st = ar_avail_copy(&b->avail, &b->base))) return st;
+    ar_fill_ws_reset(&b->ws);
+    memset(L, 0, sizeof *L);
+    L->b = b;
+    L->plan = scratch;
+    L->rep = 1;
+    b->wn = 0;
+    look_supply(L);
+    look_bounds(L);
+    return ARACHNE_OK;
+}
+
+int ar_builder_step0_depths(const ar_builder *b)
+{
+    const ar_step0_cache *k = &b->s0;
+    if (!b->cm || !b->opts.lookahead) return 0;
+    if (k->valid && k->lookahead == b->opts.lookahead && k->budget == b->opts.lookahead_budget) return 0;
+    return AR_MIN(b->max_depth, ar_avail_total(&b->base));
+}
+
+int ar_builder_step0_part(ar_builder *b, arachne_plan *scratch, int depth, ar_step0_part *out)
+{
+    look L;
+    int st;
+    if (!b || !b->cm || !scratch || !out)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "construct: step 0 part: NULL argument");
+    if (depth < 1 || depth > AR_MIN(b->max_depth, ar_avail_total(&b->base)))
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "construct: step 0 part: depth %d outside [1, %d]", depth,
+                        AR_MIN(b->max_depth, ar_avail_total(&b->base)));
+    if ((st = step0_setup(b, scratch, &L))) return st;
+    step0_depth(&L, depth, out);
+    return ARACHNE_OK;
+}
+
+int ar_builder_step0_merge(ar_builder *b, arachne_plan *scratch, const ar_step0_part *parts, int n)
+{
+    unsigned char mask[AR_MAX_CHOICES];
+    long q0, f0, o0;
+    look L;
+    int st, d;
+    if (!b || !b->cm || !scratch || !parts)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "construct: step 0 merge: NULL argument");
+    if (n < 1 || n != ar_builder_step0_depths(b))
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "construct: step 0 merge: %d parts, the mask asks %d depths", n,
+                        ar_builder_step0_depths(b));
+    for (d = 0; d < n; d++)
+        if (parts[d].depth != d + 1)
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT, "construct: step 0 merge: part %d is of depth %d, not %d", d,
+                            parts[d].depth, d + 1);
+    if ((st = step0_setup(b, scratch, &L))) return st;
+    q0 = b->queries;
+    f0 = b->check_fills;
+    o0 = b->budget_outs;
+    memset(mask, 0, sizeof mask);
+    step0_record(b, mask, step0_merge(b, &L, parts, n, mask), q0, f0, o0);
+    /* the counts go to the statistics when a run replays the cache */
+    b->queries = q0;
+    b->check_fills = f0;
+    b->budget_outs = o0;
+    return ARACHNE_OK;
+}
+
 /* ---------------------------------------------------------------------- */
 /* the loop                                                                */
 
@@ -773,6 +981,10 @@ int ar_builder_run(ar_builder *b, ar_decide_fn fn, void *user, arachne_plan *out
         c.n = b->max_depth + 1;
         memset(mask, 0, sizeof mask);
         if (step == 0 && step0_replay(b, mask, &any)) goto depth_mask_done;
+        if (step == 0 && b->opts.lookahead) {
+            any = step0_search(b, &L, mask);
+            goto depth_mask_done;
+        }
         memset(todo, 0, sizeof todo);
         for (depth = 1; depth <= b->max_depth && depth <= free_total; depth++) todo[depth] = 1;
         if (b->opts.lookahead) {
@@ -780,54 +992,7 @@ int ar_builder_run(ar_builder *b, ar_decide_fn fn, void *user, arachne_plan *out
         } else {
             for (depth = 1; depth <= b->max_depth && depth <= free_total; depth++) { mask[depth] = 1; any = 1; }
         }
-        if (step == 0 && b->opts.lookahead && any_set(todo, AR_MAX_CHOICES)) {
-            /* Every depth whose search ran out of budget is asked again
-             * with a far larger budget, then (if it still runs out) with
-             * the stage options least memory first -- the memory-first
-             * order spends the budget on big TP groups that exhaust
-             * fragmented node supply -- and, under ZeRO-1, with the bounds
-             * judged at 1, 2, 4, ... replicas that the prefix must pack: a
-             * prefix of small stages may look like the start of many
-             * replicas, each holding a small share of the optimizer state,
-             * so the exact bounds prune little there; these narrowed
-             * searches find the templates that fit with that replica
-             * count's share (their trial fills still decide) and prove
-             * nothing.  Each depth's answer depends on
-             * its own searches alone, never on what other depths found.
-             * This runs once per builder: the mask is replayed. */
-            int keep = b->opts.lookahead_budget;
-            b->opts.lookahead_budget = keep * 64;
-            any |= query_depths(&L, mask, todo);
-            b->infeasible_proven = !any && !any_set(todo, AR_MAX_CHOICES);
-            if (any_set(todo, AR_MAX_CHOICES)) {
-                L.ascending = 1;
-                any |= query_depths(&L, mask, todo);
-                if (cm->setup.dist_optimizer) {
-                    int pin;
-                    for (pin = 1; pin <= free_total && any_set(todo, AR_MAX_CHOICES); pin *= 2) {
-                        L.pin = L.rep = pin;
-                        any |= query_depths(&L, mask, todo);
-                    }
-                    L.pin = 0;
-                    L.rep = 1;
-                }
-                L.ascending = 0;
-            }
-            if (!any && any_set(todo, AR_MAX_CHOICES)) {
-                /* still nothing: once more with 1024x the budget before the
-                 * model is called infeasible (the failure path only) */
-                b->opts.lookahead_budget = keep * 1024;
-                any |= query_depths(&L, mask, todo);
-                if (!any && any_set(todo, AR_MAX_CHOICES)) {
-                    L.ascending = 1;
-                    any |= query_depths(&L, mask, todo);
-                    L.ascending = 0;
-                }
-            }
-            b->opts.lookahead_budget = keep;
-        } else if (!any && step == 0) {
-            b->infeasible_proven = !b->opts.lookahead || b->budget_outs == outs0;
-        }
+        if (!any && step == 0) b->infeasible_proven = 1; /* lookahead off: nothing was cut */
         if (step == 0) step0_record(b, mask, any, q0, f0, outs0);
 depth_mask_done:
         if (!any) {

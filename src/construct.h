@@ -163,6 +163,37 @@ typedef int (*ar_plan_visit_fn)(void *user, const arachne_plan *plan);
 int ar_builder_enumerate(ar_builder *b, int max_steps, double deadline, ar_plan_visit_fn fn, void *user,
                          arachne_plan *plan, long *leaves);
 
+/* The first step's depth mask, one depth at a time.  Each depth's answer
+ * depends on its own searches alone (construct.c, "the first step's depth
+ * mask"), so the depths can be searched on several builders at once (one
+ * per thread) and merged into one builder's ar_step0_cache, which the others
+ * copy: arachne_plan_build does so for its parallel rollouts, which would
+ * otherwise each compute the same mask.  ar_builder_run computes its own
+ * cache the same way, one depth after another, so the merged cache is the
+ * one a builder computes alone. */
+typedef struct ar_step0_part {
+    int depth;
+    int found;               /* a completion found: the depth is allowed */
+    int pass;                /* the search that found it (0: the first; 1: 64x the budget; ...) */
+    int escalated;           /* the first search ran out of budget */
+    int open2, open;         /* still unsettled after the 64x search / after every search */
+    ar_witness wit;          /* the completion found */
+    long queries, check_fills, budget_outs;
+} ar_step0_part;
+
+/* Depths the first step's mask asks (1..n): 0 when the mask is not searched
+ * (lookahead off) or already cached. */
+int ar_builder_step0_depths(const ar_builder *b);
+
+/* Searches one depth on b (scratch: plan storage as for ar_builder_run);
+ * b's statistics and cache are left as they were.  Thread rules: one call
+ * per builder at a time; builders of one cost model may run at once. */
+int ar_builder_step0_part(ar_builder *b, arachne_plan *scratch, int depth, ar_step0_part *out);
+
+/* Merges the parts of depths 1..n (parts[d - 1]; n = ar_builder_step0_depths)
+ * into b's cache (with the 1024x fallback searches when nothing was found). */
+int ar_builder_step0_merge(ar_builder *b, arachne_plan *scratch, const ar_step0_part *parts, int n);
+
 /* One-shot: init, run, free. */
 int ar_construct(const arachne_cost_model *cm, ar_decide_fn fn, void *user, int max_steps,
                  arachne_plan *out, ar_trace *trace);

@@ -148,6 +148,37 @@ static void pb_rollout(pb_worker *w, const arachne_cost_model *cm, int k, uint64
     }
 }
 
+/* The first step's depth mask is the same for every rollout (ar_step0_cache).
+ * Each worker's builder would compute it on its own, every thread at once,
+ * so the threads search its depths between them instead, deepest (the
+ * dearest) first, and every worker replays the merged mask; it is the one a
+ * builder computes alone, byte for byte.  When a part cannot be computed
+ * (no memory), the workers compute the mask themselves as before. */
+#ifdef _OPENMP
+static void pb_step0(pb_worker *w, int nw)
+{
+    int n = ar_builder_step0_depths(&w[0].b), k, ok = 1;
+    ar_step0_part *parts;
+    int *sts;
+    if (n < 2) return;
+    parts = ar_malloc((size_t)n * sizeof *parts);
+    sts = ar_calloc((size_t)n, sizeof *sts);
+    if (parts && sts) {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nw)
+        for (k = 0; k < n; k++) {
+            pb_worker *me = &w[omp_get_thread_num()];
+            int d = n - k;
+            sts[d - 1] = ar_builder_step0_part(&me->b, me->trial, d, &parts[d - 1]);
+        }
+        for (k = 0; k < n; k++) if (sts[k] != ARACHNE_OK) ok = 0;
+        if (ok && ar_builder_step0_merge(&w[0].b, w[0].trial, parts, n) == ARACHNE_OK)
+            for (k = 1; k < nw; k++) w[k].b.s0 = w[0].b.s0;
+    }
+    free(parts);
+    free(sts);
+}
+#endif
+
 int ar_policy_threads(int runs)
 {
 #ifdef _OPENMP
@@ -191,6 +222,7 @@ int arachne_plan_build(arachne_plan **out, const arachne_policy *policy, const a
         for (k = 0; k < runs; k++) pb_rollout(&w[0], cm, k, rseed[k]);
     } else {
 #ifdef _OPENMP
+        pb_step0(w, nw);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nw)
         for (k = 0; k < runs; k++) pb_rollout(&w[omp_get_thread_num()], cm, k, rseed[k]);
 #endif

@@ -35,4 +35,7 @@ for spec in "llama3-8b a100-40:32x4,a6000:32x4,h100:64x4" "qwen3-30b-a3b a100-80
     same_threads ro --model "$1" --cluster "$2" --rollout --refine 0
     grep -q '"method": "policy-rollout' "$tmp/ro.json" || { echo "$spec: not a rollout plan"; exit 1; }
 done
+# a first-step depth mask whose searches run out of the small budget and
+# are searched again (the threads search its depths between them)
+same_threads esc --model mixtral-8x7b --cluster h100:1x8,gh-96:4x1,l4:2x1 --global-batch 256 --samples 16
 echo "best-of-16 + refinement and rollout plans identical with 1, 2 and 3 threads and without OpenMP ($n runs)"

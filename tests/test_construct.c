@@ -596,6 +596,133 @@ TEST(first_step_mask_replays_exactly)
     env_close(&e);
 }
 
+/* Stops a run at its first decision: the first step's mask is then
+ * computed (and cached) and nothing else. */
+static int stop_at_first(void *user, const ar_dec_ctx *c, int *choice)
+{
+    (void)user;
+    (void)c;
+    (void)choice;
+    return ARACHNE_E_CANCELLED;
+}
+
+/* The two caches hold the same mask, counts and witnesses (a witness's
+ * stages past its depth are not part of it). */
+static int same_step0(const ar_step0_cache *a, const ar_step0_cache *b, char *why, size_t n)
+{
+    int i, s;
+    if (a->valid != b->valid || a->lookahead != b->lookahead || a->budget != b->budget || a->any != b->any ||
+        a->proven != b->proven || a->wn != b->wn || memcmp(a->mask, b->mask, sizeof a->mask) != 0 ||
+        a->queries != b->queries || a->check_fills != b->check_fills || a->budget_outs != b->budget_outs) {
+        snprintf(why, n, "valid %d/%d any %d/%d proven %d/%d witnesses %d/%d queries %ld/%ld fills %ld/%ld outs %ld/%ld",
+                 a->valid, b->valid, a->any, b->any, a->proven, b->proven, a->wn, b->wn, a->queries, b->queries,
+                 a->check_fills, b->check_fills, a->budget_outs, b->budget_outs);
+        return 0;
+    }
+    for (i = 0; i < a->wn; i++) {
+        const ar_witness *x = &a->wit[i], *y = &b->wit[i];
+        int same = x->depth == y->depth && x->rmax == y->rmax;
+        for (s = 0; same && s < x->depth; s++) same = x->types[s] == y->types[s] && x->tps[s] == y->tps[s];
+        if (!same) { snprintf(why, n, "witness %d: depth %d/%d", i, x->depth, y->depth); return 0; }
+    }
+    return 1;
+}
+
+/* The first step's mask searched depth by depth on two builders (as the
+ * threads of arachne_plan_build search it) and merged into a third is the
+ * mask a builder computes alone: allowed depths, witnesses in order,
+ * counts, and the proof flag; the part builders' statistics stay as they
+ * were, and a run that replays the merged mask builds the same plan with
+ * the same counts.  The cases: a mask found at once (llama3-8b), one whose
+ * depths run out of the small budget and are searched again (mixtral-8x7b,
+ * with and without ZeRO-1, where some are found only then), a model that
+ * no depth's search fits, and one whose searches run out of budget without
+ * finding any, so that the mask is searched once more with 1024x the budget. */
+TEST(first_step_mask_merges_from_depth_parts)
+{
+    static const struct { const char *model, *cluster; int dist; } cases[] = {
+        { "llama3-8b", "a100-40:4x4,h100:2x8", 1 },
+        { "mixtral-8x7b", "h100:1x8,gh-96:4x1,l4:2x1", 1 },
+        { "mixtral-8x7b", "h100:1x8,gh-96:4x1,a6000:1x1", 0 },
+        { "llama3-70b", "l4:2x2", 1 },
+        { "mixtral-8x7b", "a100-40:6x4", 1 },
+    };
+    size_t i;
+    int escalated = 0, later = 0, none = 0, fallback = 0;
+    for (i = 0; i < AR_COUNT(cases); i++) {
+        env e;
+        ar_builder alone, part[2], merged;
+        ar_construct_opts o;
+        ar_step0_part parts[AR_MAX_CHOICES];
+        arachne_plan p;
+        char why[256];
+        int n, d, st, open = 0, open2 = 0;
+        ASSERT_OK(env_open_dist(&e, cases[i].model, cases[i].cluster, cases[i].dist));
+        ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
+        ar_construct_opts_default(&o);
+        o.replica_first = (int)(i % 2); /* the policy's construction and the searches' */
+        ASSERT_OK(ar_builder_init(&alone, e.cm, &o));
+        ASSERT_OK(ar_builder_init(&part[0], e.cm, &o));
+        ASSERT_OK(ar_builder_init(&part[1], e.cm, &o));
+        ASSERT_OK(ar_builder_init(&merged, e.cm, &o));
+        memset(&p, 0, sizeof p);
+        st = ar_builder_run(&alone, stop_at_first, NULL, &p, NULL);
+        ASSERT_MSG(st == ARACHNE_E_CANCELLED || st == ARACHNE_E_INFEASIBLE, "%s", arachne_last_error());
+        ASSERT(alone.s0.valid);
+        n = ar_builder_step0_depths(&merged);
+        ASSERT_GT(n, 1);
+        ASSERT_EQ(ar_builder_step0_depths(&alone), 0); /* cached */
+        for (d = n; d >= 1; d--) {
+            ar_builder *b = &part[d % 2];
+            ASSERT_OK(ar_builder_step0_part(b, &p, d, &parts[d - 1]));
+            ASSERT_EQ(parts[d - 1].depth, d);
+            escalated += parts[d - 1].escalated;
+            later += parts[d - 1].found && parts[d - 1].pass > 0;
+            open += parts[d - 1].open;
+            open2 += parts[d - 1].open2;
+        }
+        ASSERT_EQ(part[0].queries + part[1].queries + part[0].check_fills + part[1].check_fills, 0);
+        ASSERT(!part[0].s0.valid && !part[1].s0.valid);
+        ASSERT_EQ(ar_builder_step0_merge(&merged, &p, parts, n - 1), ARACHNE_E_INVALID_ARGUMENT);
+        ASSERT_OK(ar_builder_step0_merge(&merged, &p, parts, n));
+        ASSERT_EQ(merged.queries, 0);
+        ASSERT_MSG(same_step0(&merged.s0, &alone.s0, why, sizeof why), "%s on %s: %s", cases[i].model,
+                   cases[i].cluster, why);
+        if (!alone.s0.any) {
+            none++;
+            fallback += open > 0;
+            /* proven: no search was cut by its budget once it had 64x */
+            ASSERT_EQ(alone.s0.proven, open2 == 0);
+            ASSERT_EQ(ar_builder_run(&merged, stop_at_first, NULL, &p, NULL), ARACHNE_E_INFEASIBLE);
+            ASSERT_EQ(merged.infeasible_proven, alone.infeasible_proven);
+        } else {
+            long q0 = alone.queries, c0 = alone.check_fills;
+            char *ja, *jm;
+            long qa, ca, oa, qm, cm, om;
+            ja = rollout_json(&alone, 3, &qa, &ca, &oa);
+            jm = rollout_json(&merged, 3, &qm, &cm, &om);
+            ASSERT(ja != NULL && jm != NULL);
+            ASSERT_STR(ja, jm);
+            ASSERT_EQ(qa, qm);
+            ASSERT_EQ(ca, cm);
+            ASSERT_EQ(oa, om);
+            ASSERT(alone.queries > q0 && alone.check_fills >= c0);
+            free(ja);
+            free(jm);
+        }
+        ar_plan_clear(&p);
+        ar_builder_free(&alone);
+        ar_builder_free(&part[0]);
+        ar_builder_free(&part[1]);
+        ar_builder_free(&merged);
+        env_close(&e);
+    }
+    ASSERT_GT(escalated, 0);
+    ASSERT_GT(later, 0);
+    ASSERT_GT(none, 1);
+    ASSERT_GT(fallback, 0);
+}
+
 /* Picks the largest allowed choice (deep, wide), or a fixed one. */
 static int last_allowed(void *user, const ar_dec_ctx *c, int *choice)
 {
@@ -998,7 +1125,7 @@ TEST(memoised_one_template_prices_like_the_whole_plan)
     env_close(&e);
 }
 
-SUITE(construct, T(random_rollouts_never_reach_a_dead_end), T(every_width_leaves_a_depth), T(fragmented_cluster_still_gets_a_first_template), T(first_step_mask_replays_exactly), T(retried_depth_mask_asks_every_depth), T(enumeration_keeps_earlier_steps_choices), T(trace_records_decisions_and_rewards),
+SUITE(construct, T(random_rollouts_never_reach_a_dead_end), T(every_width_leaves_a_depth), T(fragmented_cluster_still_gets_a_first_template), T(first_step_mask_replays_exactly), T(first_step_mask_merges_from_depth_parts), T(retried_depth_mask_asks_every_depth), T(enumeration_keeps_earlier_steps_choices), T(trace_records_decisions_and_rewards),
       T(same_seed_same_plan), T(callback_errors_and_masked_choices), T(infeasible_model_reports_memory),
       T(without_lookahead_the_first_infeasible_template_is_penalised), T(only_stop_left_ends_the_plan),
       T(price_prefix_prices_like_the_whole_plan),
