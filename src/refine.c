@@ -44,48 +44,14 @@
 #include <string.h>
 
 #include "arachne.h"
-#include "construct.h"
+#include "refine.h"
 
 #define AR_REFINE_EXACT_GPUS 64
-
-typedef struct rf_tmpl {
-    int depth;
-    int types[AR_MAX_DEPTH], tps[AR_MAX_DEPTH];
-} rf_tmpl;
-
-typedef struct rf_spec {
-    int n;
-    rf_tmpl t[AR_MAX_TEMPLATES];
-} rf_spec;
-
-#define RF_SEEN_SLOTS 8192 /* a power of two; filled up to 3/4 */
-
-typedef struct rf_seen {
-    uint64_t hash;           /* 0: empty */
-    double value;
-    int kbest;
-} rf_seen;
-
-typedef struct rf_ctx {
-    const arachne_cost_model *cm;
-    ar_builder b;            /* its fill work space and the free cluster */
-    arachne_plan work;       /* the candidate being filled */
-    arachne_plan *best;      /* fastest plan priced so far */
-    arachne_plan *split;     /* scratch for a candidate's exact split (ar_plan_keep_form) */
-    int have;
-    rf_spec best_spec;       /* structure of best (its prefix that was kept) */
-    long budget, used;
-    double deadline;         /* ar_now() seconds; 0: none */
-    int capped;
-    int max_tp;              /* largest TP degree the nodes allow */
-    rf_seen *seen;           /* candidates filled so far (RF_SEEN_SLOTS) */
-    int nseen;
-} rf_ctx;
 
 /* *d = *s for the templates and stages in use (a whole rf_spec is tens of
  * kilobytes, and the climb copies one per candidate, most of them answered
  * from the table). */
-static void rf_copy(rf_spec *d, const rf_spec *s)
+void rf_copy(rf_spec *d, const rf_spec *s)
 {
     int i;
     d->n = s->n;
@@ -99,7 +65,7 @@ static void rf_copy(rf_spec *d, const rf_spec *s)
 /* Hash of a structure: the climbs and their restarts meet the same
  * candidates again and again; a repeat is answered from the table instead
  * of being filled again. */
-static uint64_t rf_hash(const rf_spec *s)
+uint64_t rf_hash(const rf_spec *s)
 {
     uint64_t h = 0x9e3779b97f4a7c15ULL;
     int i, j;
@@ -113,7 +79,7 @@ static uint64_t rf_hash(const rf_spec *s)
     return h | 1; /* 0 marks an empty slot */
 }
 
-static rf_seen *rf_seen_slot(rf_ctx *R, uint64_t h)
+rf_seen *rf_seen_slot(rf_ctx *R, uint64_t h)
 {
     unsigned k = (unsigned)(h >> 17) & (RF_SEEN_SLOTS - 1);
     while (R->seen[k].hash && R->seen[k].hash != h) k = (k + 1) & (RF_SEEN_SLOTS - 1);
@@ -132,7 +98,7 @@ static int rf_out_of_budget(rf_ctx *R)
  * (rf_eval's value): a plan that runs more samples than the batch can be
  * the step towards a faster exact one.  The kicks start from the structure
  * of the plan kept, so what is kept steers the later climbs. */
-static int rf_keep(rf_ctx *R, const arachne_plan *p, const rf_spec *s, int k)
+int rf_keep(rf_ctx *R, const arachne_plan *p, const rf_spec *s, int k)
 {
     int st, kept;
     if ((st = ar_plan_keep_better(R->cm, p, R->best, &R->have, R->split, &kept)) || !kept) return st;
@@ -141,33 +107,46 @@ static int rf_keep(rf_ctx *R, const arachne_plan *p, const rf_spec *s, int k)
     return ARACHNE_OK;
 }
 
-/* Fills the templates of s in order from the whole cluster, stopping at the
- * first that does not fit.  *value: the best throughput among its priced
- * prefixes (0 when not even the first template fits), *kbest the number of
- * templates of that prefix; every prefix that beats the best so far is
- * kept. */
-static int rf_eval(rf_ctx *R, const rf_spec *s, double *value, int *kbest)
+int rf_fill_spec(ar_builder *b, arachne_plan *work, const rf_spec *s, rf_keep_fn keep, void *user, double *value,
+                 int *kbest, long *used)
 {
-    ar_builder *b = &R->b;
     int i, st;
     *value = 0.0;
     *kbest = 0;
-    ar_plan_clear(&R->work);
-    if ((st = ar_plan_init(&R->work, R->cm))) return st;
+    ar_plan_clear(work);
+    if ((st = ar_plan_init(work, b->cm))) return st;
     if ((st = ar_avail_copy(&b->avail, &b->base))) return st;
     ar_fill_ws_reset(&b->ws);
     for (i = 0; i < s->n; i++) {
         const rf_tmpl *t = &s->t[i];
-        R->used++;
-        st = ar_fill_template_ws(&b->ws, &b->avail, &R->work, t->depth, t->types, t->tps, AR_FILL_BEST);
+        (*used)++;
+        st = ar_fill_template_ws(&b->ws, &b->avail, work, t->depth, t->types, t->tps, AR_FILL_BEST);
         if (st == ARACHNE_E_INFEASIBLE) break;
         if (st) return st;
         b->fills++;
-        if (R->work.iter_per_s > *value) { *value = R->work.iter_per_s; *kbest = i + 1; }
-        if ((st = rf_keep(R, &R->work, s, i + 1))) return st;
+        if (work->iter_per_s > *value) { *value = work->iter_per_s; *kbest = i + 1; }
+        if ((st = keep(user, work, s, i + 1))) return st;
     }
     arachne_clear_error();
     return ARACHNE_OK;
+}
+
+static int rf_keep_prefix(void *user, const arachne_plan *p, const rf_spec *s, int k)
+{
+    return rf_keep((rf_ctx *)user, p, s, k);
+}
+
+/* Fills the templates of s in order from the whole cluster, stopping at the
+ * first that does not fit (rf_fill_spec; h: rf_hash(s)).  *value: the best
+ * throughput among its priced prefixes (0 when not even the first template
+ * fits), *kbest the number of templates of that prefix; every prefix that
+ * beats the best so far is kept.  A candidate filled ahead on another
+ * thread gives the same. */
+static int rf_eval(rf_ctx *R, const rf_spec *s, uint64_t h, double *value, int *kbest)
+{
+    int st, done = 0;
+    if (R->ahead && ((st = rf_ahead_take(R, s, h, value, kbest, &done)) || done)) return st;
+    return rf_fill_spec(&R->b, &R->work, s, rf_keep_prefix, R, value, kbest, &R->used);
 }
 
 /* Tries candidate c: moves the search to it when it beats *cur_value.
@@ -183,7 +162,7 @@ static int rf_try(rf_ctx *R, rf_spec *cur, double *cur_value, const rf_spec *c, 
         v = e->value;
         k = e->kbest;
     } else {
-        if ((st = rf_eval(R, c, &v, &k))) return st;
+        if ((st = rf_eval(R, c, h, &v, &k))) return st;
         if (R->nseen < RF_SEEN_SLOTS / 4 * 3) { e->hash = h; e->value = v; e->kbest = k; R->nseen++; }
     }
     if (v > *cur_value) {
@@ -230,14 +209,16 @@ static void rf_swap_stages(rf_tmpl *t, int s)
 }
 
 /* One pass over the neighbourhood of *cur in a fixed order; returns with
- * *moved = 1 at the first improvement (first-improvement hill climbing). */
+ * *moved = 1 at the first improvement (first-improvement hill climbing).
+ * With R->collecting it only lists the candidates (rf_ahead_collect). */
 static int rf_pass(rf_ctx *R, rf_spec *cur, double *cur_value, int *moved)
 {
     const int ntypes = R->cm->cluster->ntypes, max_depth = R->b.max_depth;
     rf_spec c;
     int i, s, t, st, o;
     *moved = 0;
-#define TRY() do { if ((st = rf_try(R, cur, cur_value, &c, moved))) return st; \
+#define TRY() do { if (R->collecting) { rf_ahead_collect(R, &c, rf_hash(&c)); break; } \
+                   if ((st = rf_try(R, cur, cur_value, &c, moved))) return st; \
                    if (*moved || rf_out_of_budget(R)) return ARACHNE_OK; } while (0)
     for (i = 0; i < cur->n; i++) {
         const rf_tmpl *ti = &cur->t[i];
@@ -349,6 +330,13 @@ static int rf_climb(rf_ctx *R, rf_spec *cur, double *v)
 {
     int st, moved;
     do {
+        if (R->ahead) { /* the pass's candidates, for the fills ahead */
+            rf_ahead_begin(R);
+            R->collecting = 1;
+            st = rf_pass(R, cur, v, &moved);
+            R->collecting = 0;
+            if (st) return st;
+        }
         if ((st = rf_pass(R, cur, v, &moved))) return st;
     } while (moved && !rf_out_of_budget(R));
     return ARACHNE_OK;
@@ -452,6 +440,7 @@ int arachne_plan_refine(arachne_plan **out, const arachne_plan *start, const ara
      * a time; the fill's stage moves would multiply the cost of every
      * candidate (3-4.5x on bench_plan) */
     R.b.ws.move_stages = 0;
+    if ((st = rf_ahead_open(&R))) goto done;
     for (i = 0; i < cm->cluster->nnodes; i++) if (cm->cluster->nodes[i].gpus > maxnode) maxnode = cm->cluster->nodes[i].gpus;
     R.max_tp = 1;
     while (R.max_tp * 2 <= maxnode && R.max_tp * 2 <= (1 << AR_MAX_TP_LOG)) R.max_tp *= 2;
@@ -477,7 +466,7 @@ int arachne_plan_refine(arachne_plan **out, const arachne_plan *start, const ara
     arachne_clear_error();
     if (evaluations > 0) {
         /* its structure refilled (a plan made elsewhere may fill better here) */
-        if ((st = rf_eval(&R, &cur, &v, &k))) goto done;
+        if ((st = rf_eval(&R, &cur, rf_hash(&cur), &v, &k))) goto done;
         if (cm->cluster->total_gpus <= AR_REFINE_EXACT_GPUS && !rf_out_of_budget(&R) &&
             (st = rf_exact_run(&R, (R.budget - R.used) / 8)))
             goto done;
@@ -492,7 +481,7 @@ int arachne_plan_refine(arachne_plan **out, const arachne_plan *start, const ara
         while (R.have && !rf_out_of_budget(&R)) {
             cur = R.best_spec;
             rf_kick(&R, &rng, &cur);
-            if ((st = rf_eval(&R, &cur, &v, &k))) goto done;
+            if ((st = rf_eval(&R, &cur, rf_hash(&cur), &v, &k))) goto done;
             if (k < 1) continue;
             cur.n = k;
             if ((st = rf_climb(&R, &cur, &v))) goto done;
@@ -519,6 +508,7 @@ done:
     if (R.best) arachne_plan_destroy(R.best);
     if (given) arachne_plan_destroy(given);
     if (R.split) arachne_plan_destroy(R.split);
+    rf_ahead_close(&R);
     free(R.seen);
     ar_plan_clear(&R.work);
     ar_builder_free(&R.b);

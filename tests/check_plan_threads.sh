@@ -9,7 +9,7 @@
 set -u
 BIN=${ARACHNE_BIN:-bin/arachne}
 . tests/omp_cli.sh
-omp_cli src/policy_build.c src/policy_rollout.c
+omp_cli src/policy_build.c src/policy_rollout.c src/refine_ahead.c
 # the plan JSON without its wall-clock field
 strip_time() { sed 's/"planning_s": *[^,]*,//'; }
 ARACHNE_POLICY=${ARACHNE_POLICY:-examples/policies/default.arpol}; export ARACHNE_POLICY
@@ -35,6 +35,10 @@ for spec in "llama3-8b a100-40:32x4,a6000:32x4,h100:64x4" "qwen3-30b-a3b a100-80
     same_threads ro --model "$1" --cluster "$2" --rollout --refine 0
     grep -q '"method": "policy-rollout' "$tmp/ro.json" || { echo "$spec: not a rollout plan"; exit 1; }
 done
+# a refinement whose climbs improve on best-of-16 (8.64 -> 9.16 iter/s):
+# the threads fill its candidates ahead
+same_threads climb --model llama3-8b --samples 16 \
+    --cluster h100:512x8,a100-80:512x8,a100-40:512x4,l40s:256x8,a6000:256x4,rtx-pro-6000:256x4,a5000:256x4,v100-16:256x4
 # a first-step depth mask whose searches run out of the small budget and
 # are searched again (the threads search its depths between them)
 same_threads esc --model mixtral-8x7b --cluster h100:1x8,gh-96:4x1,l4:2x1 --global-batch 256 --samples 16
