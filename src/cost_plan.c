@@ -278,6 +278,75 @@ static int expert_ranks(const ar_cost_cache *c, const holder *h, const ar_stage 
     return ke;
 }
 
+/* The bandwidths and latency of stage S's gradient rings, from what its
+ * blocks' holders say: the GPU types holding them (mask), whether a ring
+ * crosses nodes and the fewest data-parallel peers a node holds (kl).  A
+ * ring that crosses nodes runs one channel per peer on a node, each on its
+ * own network port, so its bandwidth is k x the per-GPU link (at most the
+ * intra-node link); the expert ring's peers are the node's ranks with the
+ * same experts, kl x TP / (EP x ETP), at least 1. */
+static void ring_bw(const arachne_cluster *cl, const ar_stage *S, uint32_t mask, int cross, int kl, double *bw,
+                    double *bw_e, double *lat)
+{
+    const ar_gpu_spec *g = &cl->types[S->type];
+    if (cross) {
+        double link;
+        int kle = AR_MAX(1, AR_MAX(kl, 1) * S->tp / (S->ep * S->etp));
+        ring_link(cl, mask, &link, lat);
+        *bw = AR_MIN(link * AR_MAX(kl, 1), g->intra_bw) * ar_inter_link_eff();
+        *bw_e = AR_MIN(link * kle, g->intra_bw) * ar_inter_link_eff();
+    } else {
+        *bw = *bw_e = g->intra_bw * ar_intra_link_eff(g);
+        *lat = g->intra_lat;
+    }
+}
+
+/* Stage s's gradient reduction, parameter all-gather and optimizer step
+ * (seconds) without FSDP: the dense part over the R data-parallel ranks of
+ * the plan, the experts over the stage's ke expert data-parallel ranks;
+ * the Adam step reads grad + master + 2 moments and writes master + 2
+ * moments + the low-precision weight, at HBM bandwidth. */
+static void sync_terms(const arachne_cost_model *cm, const ar_template *t, int s, int moe, int ke, int R, double bw,
+                       double bw_e, double lat, double *grad, double *gather, double *upd)
+{
+    const ar_setup *su = &cm->setup;
+    double dense, expert, g2, a2, u;
+    ar_stage_params(cm, t, s, &dense, &expert);
+    ar_sync_split(dense, R, su->grad_bytes, su->weight_bytes, su->dist_optimizer, bw, lat, grad, gather);
+    if (moe > 0) {
+        ar_sync_split(expert, ke, su->grad_bytes, su->weight_bytes, su->dist_optimizer, bw_e, lat, &g2, &a2);
+        *grad += g2;
+        *gather += a2;
+    }
+    u = su->dist_optimizer ? dense / R + expert / ke : dense + expert;
+    *upd = u * (2.0 * su->optim_bytes + su->grad_bytes + su->weight_bytes) / cm->cluster->types[t->stages[s].type].hbm_bw;
+}
+
+/* A one-template plan's stage s memoised with its ring terms: the stage
+ * alone holds its blocks (and the embedding or head at the ends), so its
+ * holders are one GPU type, its placement's node (-1: several) and
+ * data-parallel peers per node, and its own expert data-parallel group --
+ * what price_plan's holders give it, without building them for every
+ * block. */
+static void stage_sync_alone(const arachne_cost_model *cm, const ar_template *t, int s, const ar_stage_place *pl,
+                             int R, ar_stage_memo *sm)
+{
+    const ar_cost_cache *c = cm->cache;
+    const ar_stage *S = &t->stages[s];
+    int moe = c->moe_before[S->end] - c->moe_before[S->first];
+    int node = pl ? pl->node : -1, kh = pl ? AR_MAX(1, pl->dp_local) : 1, cross = 0, kl = 0;
+    uint32_t mask = 0, mine = (uint32_t)1u << S->type;
+    double bw, bw_e, lat;
+    /* price_plan's reading of the holders: its blocks, then the ends */
+    if (S->end > S->first) { mask = mine; cross = node == -1; kl = kh; }
+    if (s == 0) { mask |= mine; if (node == -1) cross = 1; kl = AR_MIN(kl, kh); }
+    if (s == t->depth - 1) { mask |= mine; if (node == -1) cross = 1; kl = AR_MIN(kl, kh); }
+    sm->ke = moe > 0 ? AR_MAX(1, S->edp) : 1;
+    ring_bw(cm->cluster, S, mask, cross, kl, &bw, &bw_e, &lat);
+    sync_terms(cm, t, s, moe, sm->ke, R, bw, bw_e, lat, &sm->grad, &sm->gather, &sm->upd);
+    sm->have |= AR_MEMO_SYNC;
+}
+
 /* Checks templates [from, ntemplates) (the first `from` were checked when
  * a price prefix kept them; the last template's stages not again when
  * last_memo is given). */
@@ -545,7 +614,7 @@ holders_done:
             ar_stage_memo *sm = memo && j == n - 1 && t->fsdp <= 1 ? memo[s] : NULL;
             uint32_t mask = 0;
             int cross = 0, ke = 1, moe = c->moe_before[S->end] - c->moe_before[S->first], kl = 0;
-            double dense, expert, bw, bw_e, lat, grad, gather, g2, a2, exposed, upd;
+            double dense, expert, bw, bw_e, lat, grad, gather, exposed, upd;
             if (sm && (sm->have & AR_MEMO_SYNC)) {
                 ranks_e[j][s] = sm->ke;
                 grad = sm->grad;
@@ -562,22 +631,9 @@ holders_done:
             ranks_e[j][s] = ke;
             if (s == 0) { mask |= embed_h.mask; if (embed_h.node == -1) cross = 1; kl = AR_MIN(kl, embed_h.klocal); }
             if (s == t->depth - 1) { mask |= head_h.mask; if (head_h.node == -1) cross = 1; kl = AR_MIN(kl, head_h.klocal); }
-            if (cross) {
-                /* a group with kl ranks per node crosses nodes on kl links at
-                 * once; the expert data-parallel group holds only the ranks
-                 * with the same experts: of the node's kl x TP GPUs of the
-                 * stage, kl x TP / (EP x ETP), at least 1 */
-                double link;
-                int kle = AR_MAX(1, AR_MAX(kl, 1) * S->tp / (S->ep * S->etp));
-                ring_link(cl, mask, &link, &lat);
-                bw = AR_MIN(link * AR_MAX(kl, 1), g->intra_bw) * ar_inter_link_eff();
-                bw_e = AR_MIN(link * kle, g->intra_bw) * ar_inter_link_eff();
-            } else {
-                bw = bw_e = g->intra_bw * ar_intra_link_eff(g);
-                lat = g->intra_lat;
-            }
-            ar_stage_params(cm, t, s, &dense, &expert);
+            ring_bw(cl, S, mask, cross, kl, &bw, &bw_e, &lat);
             if (t->fsdp > 1) {
+                ar_stage_params(cm, t, s, &dense, &expert);
                 fsdp_stage(su, t->fsdp, R, dense + expert, bw, lat, &out[j][s], &grad);
                 upto += out[j][s].stage_s;
                 out[j][s].sync_s = grad;
@@ -588,16 +644,7 @@ holders_done:
                 if (upd > opt_max) opt_max = upd;
                 continue;
             }
-            ar_sync_split(dense, R, su->grad_bytes, su->weight_bytes, su->dist_optimizer, bw, lat, &grad, &gather);
-            if (moe > 0) {
-                ar_sync_split(expert, ke, su->grad_bytes, su->weight_bytes, su->dist_optimizer, bw_e, lat, &g2, &a2);
-                grad += g2;
-                gather += a2;
-            }
-            /* Adam step: read grad + master + 2 moments, write master + 2
-             * moments + the low-precision weight, at HBM bandwidth */
-            upd = su->dist_optimizer ? dense / R + expert / ke : dense + expert;
-            upd = upd * (2.0 * su->optim_bytes + su->grad_bytes + su->weight_bytes) / g->hbm_bw;
+            sync_terms(cm, t, s, moe, ke, R, bw, bw_e, lat, &grad, &gather, &upd);
             if (sm) {
                 sm->ke = ke;
                 sm->grad = grad;
@@ -742,30 +789,31 @@ int ar_plan_price_placed(const arachne_cost_model *cm, arachne_plan *plan,
     return price_plan(cm, plan, place, NULL);
 }
 
-/* The closed-form iteration of a one-template plan whose every stage the
- * caller memoised whole (ar_stage_memo: times, ring terms and the memory
- * at the count this batch division gives), as the fill's expert-tiling
+/* The closed-form iteration of a one-template plan whose stages the caller
+ * memoised (ar_stage_memo: at least the times), as the fill's expert-tiling
  * search prices its candidates (pp->bound_only, pp->quiet): price_plan's
  * arithmetic on the same values in the same order, without what only the
- * plan's other figures need.  Returns 1 with *rc (OK: plan->iteration_s
- * and iter_per_s set, the plan's other figures left as they were; or the
- * out-of-memory status), 0 when the plan is not such a case (price_plan
- * prices it). */
-static int price_memo_bound(const arachne_cost_model *cm, arachne_plan *plan, ar_price_prefix *pp, int *rc)
+ * plan's other figures need.  A stage's ring terms and its memory at this
+ * batch division's count that the memo lacks are computed for that stage
+ * alone (stage_sync_alone) and memoised; the memory stage by stage, as
+ * price_plan checks it.  Returns 1 with *rc (OK: plan->iteration_s and
+ * iter_per_s set, the plan's other figures left as they were; or the
+ * status price_plan would return), 0 when the plan is not such a case
+ * (price_plan prices it). */
+static int price_memo_bound(const arachne_cost_model *cm, arachne_plan *plan,
+                            const ar_stage_place (*place)[AR_MAX_DEPTH], ar_price_prefix *pp, int *rc)
 {
     const ar_setup *su = &cm->setup;
     ar_stage_memo *const *memo = pp->last_memo;
     const ar_template *t = &plan->t[0];
     double tmax = 0.0, tsum = 0.0, upto = 0.0, sync_max = 0.0, opt_max = 0.0, pipe, finish, iter;
-    int s, m;
+    int s, m, R;
     if (!memo || !pp->bound_only || !pp->quiet || plan->ntemplates != 1 || t->fsdp > 1 || t->vp > 1 ||
         t->depth < 1 || t->depth > AR_MAX_DEPTH)
         return 0;
     for (s = 0; s < t->depth; s++) {
-        const ar_stage_memo *sm = memo[s];
-        if ((sm->have & (AR_MEMO_SYNC | AR_MEMO_MEM)) != (AR_MEMO_SYNC | AR_MEMO_MEM)) return 0;
-        tsum += sm->times.stage_s;
-        if (sm->times.stage_s > tmax) tmax = sm->times.stage_s;
+        tsum += memo[s]->times.stage_s;
+        if (memo[s]->times.stage_s > tmax) tmax = memo[s]->times.stage_s;
     }
     /* the division price_plan makes (one template runs the whole batch: its
      * exact division is this one or none); when it refuses, price_plan
@@ -773,27 +821,37 @@ static int price_memo_bound(const arachne_cost_model *cm, arachne_plan *plan, ar
     if (ar_assign_microbatches(su->global_batch, 1, &t->replicas, &t->micro_batch, &tmax, &tsum, &m, NULL) !=
         ARACHNE_OK)
         return 0;
-    for (s = 0; s < t->depth; s++)
-        if (memo[s]->mem_m != m) return 0;
     if (other_model(cm, plan)) return 0;
     /* from here on as price_plan: the prefix it would not keep is dropped
      * first, then the plan is checked */
     if (!(pp->blocks == cm->model->blocks && pp->n == 0)) pp->n = -1;
     if ((*rc = check_cover(cm, plan, 0, memo)) != ARACHNE_OK) return 1;
     pp->memo_bound_prices++;
+    R = t->replicas * ar_tmpl_cp(t);
     for (s = 0; s < t->depth; s++) {
-        const ar_stage_memo *sm = memo[s];
+        ar_stage_memo *sm = memo[s];
         double exposed;
+        if (!(sm->have & AR_MEMO_SYNC)) stage_sync_alone(cm, t, s, place ? &place[0][s] : NULL, R, sm);
         upto += sm->times.stage_s;
         exposed = exposed_sync(su, sm->grad, sm->gather, upto);
         if (exposed > sync_max) sync_max = exposed;
         if (sm->upd > opt_max) opt_max = sm->upd;
     }
-    for (s = 0; s < t->depth; s++)
-        if (memo[s]->mem.total > memo[s]->mem.capacity) {
+    for (s = 0; s < t->depth; s++) {
+        ar_stage_memo *sm = memo[s];
+        if (!((sm->have & AR_MEMO_MEM) && sm->mem_m == m)) {
+            if ((*rc = ar_stage_memory_checked(cm, t, s, R, sm->ke, m, &sm->mem)) != ARACHNE_OK) {
+                sm->have &= ~AR_MEMO_MEM;
+                return 1;
+            }
+            sm->mem_m = m;
+            sm->have |= AR_MEMO_MEM;
+        }
+        if (sm->mem.total > sm->mem.capacity) {
             *rc = ARACHNE_E_OUT_OF_MEMORY_PLAN;
             return 1;
         }
+    }
     pipe = m > 0 ? (double)(m - 1) * tmax + tsum : 0.0;
     finish = 0.0;
     if (pipe > finish) finish = pipe;
@@ -808,7 +866,7 @@ int ar_plan_price_prefix(const arachne_cost_model *cm, arachne_plan *plan,
                          const ar_stage_place (*place)[AR_MAX_DEPTH], ar_price_prefix *pp)
 {
     int rc;
-    if (pp && price_memo_bound(cm, plan, pp, &rc)) return rc;
+    if (pp && price_memo_bound(cm, plan, place, pp, &rc)) return rc;
     return price_plan(cm, plan, place, pp);
 }
 

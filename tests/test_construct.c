@@ -1025,11 +1025,13 @@ TEST(stage_memos_price_like_the_whole_plan)
 }
 
 /* The fill's expert-tiling search prices one-template candidates by the
- * closed form with every stage memoised; once the memos hold the ring
- * terms and the memory (after a first price), the pricer answers from
- * them alone (price_memo_bound).  Its status and iteration must be those
- * of the whole pricer, bit for bit, for every tiling of every MoE stage,
- * at batches that fit and batches that overflow. */
+ * closed form with every stage memoised (price_memo_bound): a stage's ring
+ * terms and memory that its memo lacks (round 0: a tiling's first price)
+ * are computed for that stage alone, which must read the holders as the
+ * whole pricer does; once the memos hold them (round 1) it answers from
+ * them alone.  Its status and iteration must be those of the whole pricer,
+ * bit for bit, in both rounds, for every tiling of every MoE stage, at
+ * batches that fit and batches that overflow. */
 TEST(memoised_one_template_prices_like_the_whole_plan)
 {
     static const int batches[] = { 8, 48, 512 };
