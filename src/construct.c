@@ -690,8 +690,7 @@ static int step0_query(look *L, int depth)
  * searched alone as beside the others; only the 1024x fallback, which runs
  * when no depth was found, needs every depth (step0_merge).  Each depth
  * keeps at most one witness: its search stops at the first completion.
- * b's statistics are left as they
- * were; *p keeps the depth's own. */
+ * b's statistics are left as they were; *p keeps the depth's own. */
 #define STEP0_PASS_PIN 3
 static void step0_depth(look *L, int depth, ar_step0_part *p)
 {
@@ -742,10 +741,10 @@ static void step0_depth(look *L, int depth, ar_step0_part *p)
 /* The first step's mask from the parts of depths 1..n (parts[d - 1]) on b
  * and L (set up for step 0): the mask, b's statistics and its witnesses
  * (by depth: a query asks whether any witness matches, so their order
- * does not matter), then, when no depth was found and some
- * is still open, the searches with 1024x the budget in both orders before
- * the model is called infeasible (the failure path only).  Returns whether
- * a depth is allowed. */
+ * does not matter), then, when no depth was found and some is still open,
+ * the searches with 1024x the budget in both orders before the model is
+ * called infeasible (the failure path only).  Returns whether a depth is
+ * allowed. */
 static int step0_merge(ar_builder *b, look *L, const ar_step0_part *parts, int n, unsigned char *mask)
 {
     unsigned char todo[AR_MAX_CHOICES];

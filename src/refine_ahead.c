@@ -219,6 +219,7 @@ static void fill_batch(rf_ctx *R, int k)
         n++;
     }
     A->pos = j;
+    if (n == 0) return; /* no memory for a candidate: the pass fills it */
 #pragma omp parallel for schedule(dynamic, 1) num_threads(n)
     for (i = 0; i < n; i++) fill_ahead(R, &A->wk[omp_get_thread_num()], &A->res[i]);
     for (i = 0; i < n; i++) A->res[i].valid = A->res[i].st == ARACHNE_OK;
