@@ -786,13 +786,19 @@ static int step0_merge(ar_builder *b, look *L, const ar_step0_part *parts, int n
     return any;
 }
 
+/* Depths the first step asks: at most one GPU per stage. */
+static int step0_ndepths(const ar_builder *b)
+{
+    return AR_MIN(b->max_depth, ar_avail_total(&b->base));
+}
+
 /* The first step's depth mask on b, searched depth by depth (L set up for
  * step 0), and recorded in b's cache. */
 static int step0_search(ar_builder *b, look *L, unsigned char *mask)
 {
     ar_step0_part parts[AR_MAX_CHOICES];
     long q0 = b->queries, f0 = b->check_fills, o0 = b->budget_outs;
-    int n = AR_MIN(b->max_depth, ar_avail_total(&b->avail)), d, any;
+    int n = step0_ndepths(b), d, any;
     for (d = 1; d <= n; d++) step0_depth(L, d, &parts[d - 1]);
     any = step0_merge(b, L, parts, n, mask);
     step0_record(b, mask, any, q0, f0, o0);
@@ -823,7 +829,7 @@ int ar_builder_step0_depths(const ar_builder *b)
     const ar_step0_cache *k = &b->s0;
     if (!b->cm || !b->opts.lookahead) return 0;
     if (k->valid && k->lookahead == b->opts.lookahead && k->budget == b->opts.lookahead_budget) return 0;
-    return AR_MIN(b->max_depth, ar_avail_total(&b->base));
+    return step0_ndepths(b);
 }
 
 int ar_builder_step0_part(ar_builder *b, arachne_plan *scratch, int depth, ar_step0_part *out)
@@ -832,9 +838,9 @@ int ar_builder_step0_part(ar_builder *b, arachne_plan *scratch, int depth, ar_st
     int st;
     if (!b || !b->cm || !scratch || !out)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "construct: step 0 part: NULL argument");
-    if (depth < 1 || depth > AR_MIN(b->max_depth, ar_avail_total(&b->base)))
+    if (depth < 1 || depth > step0_ndepths(b))
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "construct: step 0 part: depth %d outside [1, %d]", depth,
-                        AR_MIN(b->max_depth, ar_avail_total(&b->base)));
+                        step0_ndepths(b));
     if ((st = step0_setup(b, scratch, &L))) return st;
     step0_depth(&L, depth, out);
     return ARACHNE_OK;

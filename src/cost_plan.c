@@ -560,11 +560,14 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
     }
 
     /* 2. who holds each block (for the gradient rings).  Only the rings of
-     * step 3 read the holders: a one-template plan whose stages all have
-     * their ring terms memoised (ar_stage_memo) needs none. */
+     * step 3 read the holders: a memoised one-template plan needs none, as
+     * each stage alone holds its blocks (stage_sync_alone fills the ring
+     * terms a memo lacks). */
     if (n == 1 && memo && plan->t[0].fsdp <= 1) {
-        for (s = 0; s < plan->t[0].depth && (memo[s]->have & AR_MEMO_SYNC); s++) {}
-        if (s == plan->t[0].depth) goto holders_done;
+        for (s = 0; s < plan->t[0].depth; s++)
+            if (!(memo[s]->have & AR_MEMO_SYNC))
+                stage_sync_alone(cm, &plan->t[0], s, place ? &place[0][s] : NULL, R, memo[s]);
+        goto holders_done;
     }
     if (kept) {
         memcpy(h, pp->h, (size_t)nb * sizeof *h);
