@@ -727,7 +727,10 @@ holders_done:
                 goto done;
             }
             out[j][s].mem_bytes = mm.total;
-            busy += (double)t->replicas * ar_stage_gpus(t, s) * m[j] * out[j][s].stage_s;
+            /* a stage is busy for its forwards and backwards; its sends are
+             * asynchronous (they occupy the link, not the stage: the
+             * schedules of 5b), so p2p_s is not busy time */
+            busy += (double)t->replicas * ar_stage_gpus(t, s) * m[j] * (out[j][s].fwd_s + out[j][s].bwd_s);
         }
     }
 
@@ -775,7 +778,10 @@ holders_done:
     plan->samples_per_s = su->global_batch * plan->iter_per_s;
     plan->tokens_per_s = plan->samples_per_s * su->seq_len;
     plan->mfu = iter > 0.0 && peak > 0.0 ? ar_cost_model_flops_per_sample(cm) * su->global_batch / (iter * peak) : 0.0;
-    plan->bubble = finish > 0.0 && gpus > 0 ? 1.0 - busy / ((double)gpus * finish) : 0.0;
+    /* every stage runs its m forwards and backwards one after another
+     * inside its template's pipeline time, so busy <= gpus x finish; a
+     * pipeline without idle time rounds to a few ulps either side of 0 */
+    plan->bubble = finish > 0.0 && gpus > 0 ? AR_MAX(0.0, 1.0 - busy / ((double)gpus * finish)) : 0.0;
     plan->gpus_used = gpus;
     plan->gpus_total = cl->total_gpus;
     rc = ARACHNE_OK;

@@ -793,13 +793,61 @@ TEST(bubble_of_one_pipeline)
     ASSERT_OK(arachne_cost_model_set(f.cm, ARACHNE_OPT_GLOBAL_BATCH, 16));
     ASSERT_OK(arachne_cost_model_price(f.cm, &pl));
     ASSERT_EQ(pl.t[0].micro_batches, 16);
-    for (s = 0; s < 4; s++) busy += 16 * pl.t[0].stages[s].stage_s;
+    /* busy time is the forwards and backwards; sends only occupy links */
+    for (s = 0; s < 4; s++) busy += 16 * (pl.t[0].stages[s].fwd_s + pl.t[0].stages[s].bwd_s);
     T = pl.t[0].pipeline_s; /* one replica: no sync */
     ASSERT_EQ(pl.t[0].stages[0].sync_s, 0);
     ASSERT_NEAR(pl.bubble, 1.0 - busy / (4 * T), 1e-12);
     ASSERT(pl.bubble > 0.0 && pl.bubble < 0.5);
     plan_free(&pl);
     fx_free(&f);
+}
+
+/* Over a slow network a 1F1B stage waits for its neighbours' sends: that
+ * wait is bubble, not work.  Pricing the sends as busy time (stage_s, which
+ * includes p2p_s) put this pipeline's bubble near 0.003 and could take it
+ * below 0, where the plan's own JSON no longer read back.  One GPU per node,
+ * inter-node links at 2 GB/s: each send is about a quarter of a stage. */
+TEST(bubble_counts_waiting_for_sends)
+{
+    static const char slow[] =
+        "{\"format\": \"arachne-cluster\", \"version\": 1, \"gpu_types\": [{\"name\": \"h100\", "
+        "\"memory_bytes\": 80000000000, \"flops\": 9.89e14, \"hbm_bytes_per_s\": 3.35e12, "
+        "\"intra_bytes_per_s\": 4.5e11, \"inter_bytes_per_s\": 2e9}], "
+        "\"nodes\": [{\"type\": \"h100\", \"count\": 4, \"gpus\": 1}]}";
+    arachne_model *m = NULL;
+    arachne_cluster *c = NULL;
+    arachne_profile *p = NULL;
+    arachne_cost_model *cm = NULL;
+    arachne_plan *pl = NULL, *back = NULL;
+    const char *js = NULL;
+    double busy = 0.0, bubble = -1.0, T;
+    int s, mb;
+    ASSERT_OK(arachne_model_preset(&m, "llama3-8b"));
+    ASSERT_OK(arachne_cluster_from_json(&c, slow, strlen(slow)));
+    ASSERT_OK(arachne_profile_generate(&p, m, c, 4096));
+    ASSERT_OK(arachne_cost_model_create(&cm, m, c, p));
+    ASSERT_OK(arachne_cost_model_set(cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
+    ASSERT_OK(arachne_plan_from_parallel(&pl, cm, "tp=1,pp=4,dp=1,mbs=1"));
+    mb = pl->t[0].micro_batches;
+    ASSERT_EQ(mb, 256);
+    for (s = 0; s < 4; s++) {
+        const ar_stage *S = &pl->t[0].stages[s];
+        if (s < 3) ASSERT_GT(S->p2p_s, 0.2 * S->stage_s);
+        busy += mb * (S->fwd_s + S->bwd_s);
+    }
+    T = pl->t[0].pipeline_s; /* one replica: no sync */
+    ASSERT_OK(arachne_plan_get(pl, ARACHNE_PLAN_BUBBLE, &bubble));
+    ASSERT_NEAR(bubble, 1.0 - busy / (4 * T), 1e-12);
+    ASSERT(bubble > 0.1 && bubble < 0.5);
+    ASSERT_OK(arachne_plan_to_json(pl, &js));
+    ASSERT_OK(arachne_plan_from_json(&back, cm, js, strlen(js)));
+    arachne_plan_destroy(back);
+    arachne_plan_destroy(pl);
+    arachne_cost_model_destroy(cm);
+    arachne_profile_destroy(p);
+    arachne_cluster_destroy(c);
+    arachne_model_destroy(m);
 }
 
 /* A profile measured at FP32 (Sailor's) sends 4-byte activations between
@@ -899,7 +947,7 @@ SUITE(cost, T(assignment_matches_brute_force), T(exact_assignment_matches_brute_
       T(over_memory_plan_names_stage_and_bytes), T(sync_uses_intra_node_ring_inside_one_node_and_slowest_link_across),
       T(missing_profile_entry_is_infeasible_naming_the_key), T(options_defaults_and_rejections),
       T(create_rejects_mismatched_profile), T(bad_plans_are_rejected_not_crashed),
-      T(moe_tiling_ep1_etp_tp_reproduces_profile_and_ep_pays_all_to_all), T(bubble_of_one_pipeline),
+      T(moe_tiling_ep1_etp_tp_reproduces_profile_and_ep_pays_all_to_all), T(bubble_of_one_pipeline), T(bubble_counts_waiting_for_sends),
       T(profile_precision_sets_send_bytes_and_activation_mode),
       T(recompute_norm_act_drops_norm_and_expert_activation_outputs),
       T(fsdp_shards_experts_over_expert_data_parallel_ranks_only),
