@@ -1,7 +1,8 @@
 /* fuzz_model_plan.c -- extreme model JSON all the way through planning:
  * arachne_model_from_json, then (for an accepted model) a generated
  * profile on "a100-40:2x4,h100:1x8", a cost model, an untrained policy's
- * greedy plan and a 3-plan random search.  Input: the model text (any
+ * greedy plan, its refinement (12 fills, twice: the same plan) and a
+ * 3-plan random search.  Input: the model text (any
  * sizes the reader accepts: a 1e6 vocabulary, one block, 1,000 experts).
  * Properties: no crash, leak or hang; every failure has a known status and
  * a message (INFEASIBLE for a model that fits nowhere); a plan has finite
@@ -43,6 +44,48 @@ static void check_plan(const arachne_cost_model *cm, const arachne_plan *p)
     arachne_plan_destroy(q);
 }
 
+/* Whether two plan JSON texts agree byte for byte apart from the number
+ * after "planning_s" (wall-clock seconds). */
+static int same_but_times(const char *a, const char *b)
+{
+    static const char key[] = "\"planning_s\"";
+    const char *ka = strstr(a, key), *kb = strstr(b, key);
+    if (!ka || !kb || ka - a != kb - b || strncmp(a, b, (size_t)(ka - a)) != 0) return 0;
+    ka += sizeof key - 1;
+    kb += sizeof key - 1;
+    while (*ka && *ka != ',' && *ka != '}' && *ka != '\n') ka++;
+    while (*kb && *kb != ',' && *kb != '}' && *kb != '\n') kb++;
+    return strcmp(ka, kb) == 0;
+}
+
+/* The refinement of the greedy plan with a small budget: a plan as above,
+ * never slower than the start repriced (both run the batch exactly here:
+ * the planner's plans do), the same bytes when asked again, and a failure
+ * only with a known status, a message and no plan. */
+static void check_refine(const arachne_cost_model *cm, const arachne_plan *start)
+{
+    arachne_plan *a = NULL, *b = NULL;
+    const char *ja = NULL, *jb = NULL;
+    double va = 0, vs = 0;
+    int st;
+    arachne_clear_error();
+    st = arachne_plan_refine(&a, start, cm, 12, 0);
+    if (st != ARACHNE_OK) {
+        FUZZ_CHECK_FAILURE(st);
+        FUZZ_CHECK(a == NULL);
+        return;
+    }
+    check_plan(cm, a);
+    FUZZ_CHECK(arachne_plan_get(a, ARACHNE_PLAN_ITER_PER_S, &va) == ARACHNE_OK);
+    FUZZ_CHECK(arachne_plan_get(start, ARACHNE_PLAN_ITER_PER_S, &vs) == ARACHNE_OK);
+    FUZZ_CHECK(va >= vs * (1 - 1e-12));
+    FUZZ_CHECK(arachne_plan_refine(&b, start, cm, 12, 0) == ARACHNE_OK);
+    FUZZ_CHECK(arachne_plan_to_json(a, &ja) == ARACHNE_OK && arachne_plan_to_json(b, &jb) == ARACHNE_OK);
+    FUZZ_CHECK(same_but_times(ja, jb));
+    arachne_plan_destroy(b);
+    arachne_plan_destroy(a);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     arachne_model *m = NULL;
@@ -81,6 +124,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(plan == NULL);
     } else {
         check_plan(cm, plan);
+        check_refine(cm, plan);
         arachne_plan_destroy(plan);
         plan = NULL;
     }
