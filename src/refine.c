@@ -51,7 +51,7 @@
 /* *d = *s for the templates and stages in use (a whole rf_spec is tens of
  * kilobytes, and the climb copies one per candidate, most of them answered
  * from the table). */
-void rf_copy(rf_spec *d, const rf_spec *s)
+void ar_rf_copy(rf_spec *d, const rf_spec *s)
 {
     int i;
     d->n = s->n;
@@ -65,7 +65,7 @@ void rf_copy(rf_spec *d, const rf_spec *s)
 /* Hash of a structure: the climbs and their restarts meet the same
  * candidates again and again; a repeat is answered from the table instead
  * of being filled again. */
-uint64_t rf_hash(const rf_spec *s)
+uint64_t ar_rf_hash(const rf_spec *s)
 {
     uint64_t h = 0x9e3779b97f4a7c15ULL;
     int i, j;
@@ -79,7 +79,7 @@ uint64_t rf_hash(const rf_spec *s)
     return h | 1; /* 0 marks an empty slot */
 }
 
-rf_seen *rf_seen_slot(rf_ctx *R, uint64_t h)
+rf_seen *ar_rf_seen_slot(rf_ctx *R, uint64_t h)
 {
     unsigned k = (unsigned)(h >> 17) & (RF_SEEN_SLOTS - 1);
     while (R->seen[k].hash && R->seen[k].hash != h) k = (k + 1) & (RF_SEEN_SLOTS - 1);
@@ -98,7 +98,7 @@ static int rf_out_of_budget(rf_ctx *R)
  * (rf_eval's value): a plan that runs more samples than the batch can be
  * the step towards a faster exact one.  The kicks start from the structure
  * of the plan kept, so what is kept steers the later climbs. */
-int rf_keep(rf_ctx *R, const arachne_plan *p, const rf_spec *s, int k)
+int ar_rf_keep(rf_ctx *R, const arachne_plan *p, const rf_spec *s, int k)
 {
     int st, kept;
     if ((st = ar_plan_keep_better(R->cm, p, R->best, &R->have, R->split, &kept)) || !kept) return st;
@@ -107,8 +107,8 @@ int rf_keep(rf_ctx *R, const arachne_plan *p, const rf_spec *s, int k)
     return ARACHNE_OK;
 }
 
-int rf_fill_spec(ar_builder *b, arachne_plan *work, const rf_spec *s, rf_keep_fn keep, void *user, double *value,
-                 int *kbest, long *used)
+int ar_rf_fill_spec(ar_builder *b, arachne_plan *work, const rf_spec *s, rf_keep_fn keep, void *user, double *value,
+                    int *kbest, long *used)
 {
     int i, st;
     *value = 0.0;
@@ -133,11 +133,11 @@ int rf_fill_spec(ar_builder *b, arachne_plan *work, const rf_spec *s, rf_keep_fn
 
 static int rf_keep_prefix(void *user, const arachne_plan *p, const rf_spec *s, int k)
 {
-    return rf_keep((rf_ctx *)user, p, s, k);
+    return ar_rf_keep((rf_ctx *)user, p, s, k);
 }
 
 /* Fills the templates of s in order from the whole cluster, stopping at the
- * first that does not fit (rf_fill_spec; h: rf_hash(s)).  *value: the best
+ * first that does not fit (ar_rf_fill_spec; h: ar_rf_hash(s)).  *value: the best
  * throughput among its priced prefixes (0 when not even the first template
  * fits), *kbest the number of templates of that prefix; every prefix that
  * beats the best so far is kept.  A candidate filled ahead on another
@@ -145,8 +145,8 @@ static int rf_keep_prefix(void *user, const arachne_plan *p, const rf_spec *s, i
 static int rf_eval(rf_ctx *R, const rf_spec *s, uint64_t h, double *value, int *kbest)
 {
     int st, done = 0;
-    if (R->ahead && ((st = rf_ahead_take(R, s, h, value, kbest, &done)) || done)) return st;
-    return rf_fill_spec(&R->b, &R->work, s, rf_keep_prefix, R, value, kbest, &R->used);
+    if (R->ahead && ((st = ar_rf_ahead_take(R, s, h, value, kbest, &done)) || done)) return st;
+    return ar_rf_fill_spec(&R->b, &R->work, s, rf_keep_prefix, R, value, kbest, &R->used);
 }
 
 /* Tries candidate c: moves the search to it when it beats *cur_value.
@@ -155,8 +155,8 @@ static int rf_try(rf_ctx *R, rf_spec *cur, double *cur_value, const rf_spec *c, 
 {
     double v;
     int st, k;
-    uint64_t h = rf_hash(c);
-    rf_seen *e = rf_seen_slot(R, h);
+    uint64_t h = ar_rf_hash(c);
+    rf_seen *e = ar_rf_seen_slot(R, h);
     if (rf_out_of_budget(R)) return ARACHNE_OK;
     if (e->hash == h) {
         v = e->value;
@@ -167,7 +167,7 @@ static int rf_try(rf_ctx *R, rf_spec *cur, double *cur_value, const rf_spec *c, 
     }
     if (v > *cur_value) {
         /* continue from the prefix that priced best (the whole candidate or less) */
-        rf_copy(cur, c);
+        ar_rf_copy(cur, c);
         cur->n = k;
         *cur_value = v;
         *moved = 1;
@@ -210,14 +210,14 @@ static void rf_swap_stages(rf_tmpl *t, int s)
 
 /* One pass over the neighbourhood of *cur in a fixed order; returns with
  * *moved = 1 at the first improvement (first-improvement hill climbing).
- * With R->collecting it only lists the candidates (rf_ahead_collect). */
+ * With R->collecting it only lists the candidates (ar_rf_ahead_collect). */
 static int rf_pass(rf_ctx *R, rf_spec *cur, double *cur_value, int *moved)
 {
     const int ntypes = R->cm->cluster->ntypes, max_depth = R->b.max_depth;
     rf_spec c;
     int i, s, t, st, o;
     *moved = 0;
-#define TRY() do { if (R->collecting) { rf_ahead_collect(R, &c, rf_hash(&c)); break; } \
+#define TRY() do { if (R->collecting) { ar_rf_ahead_collect(R, &c, ar_rf_hash(&c)); break; } \
                    if ((st = rf_try(R, cur, cur_value, &c, moved))) return st; \
                    if (*moved || rf_out_of_budget(R)) return ARACHNE_OK; } while (0)
     for (i = 0; i < cur->n; i++) {
@@ -226,7 +226,7 @@ static int rf_pass(rf_ctx *R, rf_spec *cur, double *cur_value, int *moved)
         /* two neighbouring stages swapped (which GPUs hold the first layers) */
         for (s = 0; s + 1 < ti->depth; s++) {
             if (ti->types[s] == ti->types[s + 1] && ti->tps[s] == ti->tps[s + 1]) continue;
-            rf_copy(&c, cur);
+            ar_rf_copy(&c, cur);
             rf_swap_stages(&c.t[i], s);
             TRY();
         }
@@ -236,13 +236,13 @@ static int rf_pass(rf_ctx *R, rf_spec *cur, double *cur_value, int *moved)
         if (ti->depth < max_depth)
             for (s = 0; s < ti->depth; s++) {
                 if (ti->tps[s] < 2) continue;
-                rf_copy(&c, cur);
+                ar_rf_copy(&c, cur);
                 rf_split_stage(&c.t[i], s);
                 TRY();
             }
         for (s = 0; s + 1 < ti->depth; s++) {
             if (ti->types[s] != ti->types[s + 1] || ti->tps[s] != ti->tps[s + 1] || ti->tps[s] * 2 > R->max_tp) continue;
-            rf_copy(&c, cur);
+            ar_rf_copy(&c, cur);
             c.t[i].tps[s] *= 2;
             rf_remove_stage(&c.t[i], s + 1);
             TRY();
@@ -253,26 +253,26 @@ static int rf_pass(rf_ctx *R, rf_spec *cur, double *cur_value, int *moved)
             if (ti->tps[s] * 2 > R->max_tp) up = 0;
             if (ti->tps[s] < 2) down = 0;
         }
-        if (up) { rf_copy(&c, cur); for (s = 0; s < ti->depth; s++) c.t[i].tps[s] *= 2; TRY(); }
-        if (down) { rf_copy(&c, cur); for (s = 0; s < ti->depth; s++) c.t[i].tps[s] /= 2; TRY(); }
+        if (up) { ar_rf_copy(&c, cur); for (s = 0; s < ti->depth; s++) c.t[i].tps[s] *= 2; TRY(); }
+        if (down) { ar_rf_copy(&c, cur); for (s = 0; s < ti->depth; s++) c.t[i].tps[s] /= 2; TRY(); }
         for (s = 0; s < ti->depth; s++) {
             /* a stage's GPU type */
             for (t = 0; t < ntypes; t++) {
                 if (t == ti->types[s]) continue;
-                rf_copy(&c, cur);
+                ar_rf_copy(&c, cur);
                 c.t[i].types[s] = t;
                 TRY();
             }
             /* its TP degree, doubled and halved */
-            if (ti->tps[s] * 2 <= R->max_tp) { rf_copy(&c, cur); c.t[i].tps[s] *= 2; TRY(); }
-            if (ti->tps[s] > 1) { rf_copy(&c, cur); c.t[i].tps[s] /= 2; TRY(); }
+            if (ti->tps[s] * 2 <= R->max_tp) { ar_rf_copy(&c, cur); c.t[i].tps[s] *= 2; TRY(); }
+            if (ti->tps[s] > 1) { ar_rf_copy(&c, cur); c.t[i].tps[s] /= 2; TRY(); }
         }
         /* join: templates i and i + 1 become one pipeline over both stage
          * lists (either first) */
         if (i + 1 < cur->n && ti->depth + cur->t[i + 1].depth <= max_depth)
             for (o = 0; o < 2; o++) {
                 const rf_tmpl *a = &cur->t[i + o], *z = &cur->t[i + 1 - o];
-                rf_copy(&c, cur);
+                ar_rf_copy(&c, cur);
                 c.t[i] = *a;
                 for (s = 0; s < z->depth; s++) {
                     c.t[i].types[a->depth + s] = z->types[s];
@@ -286,26 +286,26 @@ static int rf_pass(rf_ctx *R, rf_spec *cur, double *cur_value, int *moved)
         /* depth + 1: a stage duplicated; depth - 1: a stage removed */
         if (ti->depth < max_depth)
             for (s = 0; s < ti->depth; s++) {
-                rf_copy(&c, cur);
+                ar_rf_copy(&c, cur);
                 rf_insert_stage(&c.t[i], s + 1, ti->types[s], ti->tps[s]);
                 TRY();
             }
         if (ti->depth > 1)
             for (s = 0; s < ti->depth; s++) {
-                rf_copy(&c, cur);
+                ar_rf_copy(&c, cur);
                 rf_remove_stage(&c.t[i], s);
                 TRY();
             }
         /* merge: drop template i, the templates after it take its GPUs */
         if (cur->n > 1) {
-            rf_copy(&c, cur);
+            ar_rf_copy(&c, cur);
             memmove(&c.t[i], &c.t[i + 1], (size_t)(c.n - i - 1) * sizeof c.t[0]);
             c.n--;
             TRY();
         }
         /* order: template i + 1 first */
         if (i + 1 < cur->n) {
-            rf_copy(&c, cur);
+            ar_rf_copy(&c, cur);
             c.t[i] = cur->t[i + 1];
             c.t[i + 1] = cur->t[i];
             TRY();
@@ -313,7 +313,7 @@ static int rf_pass(rf_ctx *R, rf_spec *cur, double *cur_value, int *moved)
         /* split: a copy of template i on one GPU type, after the others */
         if (cur->n < AR_MAX_TEMPLATES && R->best->gpus_used < R->best->gpus_total)
             for (t = 0; t < ntypes; t++) {
-                rf_copy(&c, cur);
+                ar_rf_copy(&c, cur);
                 c.t[c.n] = *ti;
                 for (s = 0; s < ti->depth; s++) c.t[c.n].types[s] = t;
                 c.n++;
@@ -331,7 +331,7 @@ static int rf_climb(rf_ctx *R, rf_spec *cur, double *v)
     int st, moved;
     do {
         if (R->ahead) { /* the pass's candidates, for the fills ahead */
-            rf_ahead_begin(R);
+            ar_rf_ahead_begin(R);
             R->collecting = 1;
             st = rf_pass(R, cur, v, &moved);
             R->collecting = 0;
@@ -384,7 +384,7 @@ static int rf_exact_visit(void *user, const arachne_plan *p)
     s.n = 1;
     s.t[0].depth = p->t[0].depth;
     for (j = 0; j < p->t[0].depth; j++) { s.t[0].types[j] = p->t[0].stages[j].type; s.t[0].tps[j] = ar_stage_gpus(&p->t[0], j); }
-    return rf_keep(E->R, p, &s, 1);
+    return ar_rf_keep(E->R, p, &s, 1);
 }
 
 static int rf_exact_run(rf_ctx *R, long cap)
@@ -440,7 +440,7 @@ int arachne_plan_refine(arachne_plan **out, const arachne_plan *start, const ara
      * a time; the fill's stage moves would multiply the cost of every
      * candidate (3-4.5x on bench_plan) */
     R.b.ws.move_stages = 0;
-    if ((st = rf_ahead_open(&R))) goto done;
+    ar_rf_ahead_open(&R);
     for (i = 0; i < cm->cluster->nnodes; i++) if (cm->cluster->nodes[i].gpus > maxnode) maxnode = cm->cluster->nodes[i].gpus;
     R.max_tp = 1;
     while (R.max_tp * 2 <= maxnode && R.max_tp * 2 <= (1 << AR_MAX_TP_LOG)) R.max_tp *= 2;
@@ -461,12 +461,12 @@ int arachne_plan_refine(arachne_plan **out, const arachne_plan *start, const ara
         }
     }
     if (ar_plan_price(cm, given) == ARACHNE_OK) {
-        if ((st = rf_keep(&R, given, &cur, cur.n))) goto done;
+        if ((st = ar_rf_keep(&R, given, &cur, cur.n))) goto done;
     }
     arachne_clear_error();
     if (evaluations > 0) {
         /* its structure refilled (a plan made elsewhere may fill better here) */
-        if ((st = rf_eval(&R, &cur, rf_hash(&cur), &v, &k))) goto done;
+        if ((st = rf_eval(&R, &cur, ar_rf_hash(&cur), &v, &k))) goto done;
         if (cm->cluster->total_gpus <= AR_REFINE_EXACT_GPUS && !rf_out_of_budget(&R) &&
             (st = rf_exact_run(&R, (R.budget - R.used) / 8)))
             goto done;
@@ -481,7 +481,7 @@ int arachne_plan_refine(arachne_plan **out, const arachne_plan *start, const ara
         while (R.have && !rf_out_of_budget(&R)) {
             cur = R.best_spec;
             rf_kick(&R, &rng, &cur);
-            if ((st = rf_eval(&R, &cur, rf_hash(&cur), &v, &k))) goto done;
+            if ((st = rf_eval(&R, &cur, ar_rf_hash(&cur), &v, &k))) goto done;
             if (k < 1) continue;
             cur.n = k;
             if ((st = rf_climb(&R, &cur, &v))) goto done;
@@ -508,7 +508,7 @@ done:
     if (R.best) arachne_plan_destroy(R.best);
     if (given) arachne_plan_destroy(given);
     if (R.split) arachne_plan_destroy(R.split);
-    rf_ahead_close(&R);
+    ar_rf_ahead_close(&R);
     free(R.seen);
     ar_plan_clear(&R.work);
     ar_builder_free(&R.b);

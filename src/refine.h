@@ -40,7 +40,7 @@ typedef struct rf_ctx {
     int max_tp;              /* largest TP degree the nodes allow */
     rf_seen *seen;           /* candidates filled so far (RF_SEEN_SLOTS) */
     int nseen;
-    int collecting;          /* 1: a pass only lists its candidates (rf_ahead_collect) */
+    int collecting;          /* 1: a pass only lists its candidates (ar_rf_ahead_collect) */
     rf_ahead *ahead;         /* the next candidates filled on several threads; NULL: one thread */
 } rf_ctx;
 
@@ -54,18 +54,18 @@ typedef int (*rf_keep_fn)(void *user, const arachne_plan *p, const rf_spec *s, i
  * the first template fits), *kbest its template count; *used and b->fills
  * count the templates tried and filled.  Depends on s and b's cost model
  * only: the same candidate gives the same results on any builder. */
-int rf_fill_spec(ar_builder *b, arachne_plan *work, const rf_spec *s, rf_keep_fn keep, void *user, double *value,
-                 int *kbest, long *used);
+int ar_rf_fill_spec(ar_builder *b, arachne_plan *work, const rf_spec *s, rf_keep_fn keep, void *user, double *value,
+                    int *kbest, long *used);
 
-uint64_t rf_hash(const rf_spec *s);
-void rf_copy(rf_spec *d, const rf_spec *s);
+uint64_t ar_rf_hash(const rf_spec *s);
+void ar_rf_copy(rf_spec *d, const rf_spec *s);
 /* The table's slot of hash h: h itself when seen, else the empty slot. */
-rf_seen *rf_seen_slot(rf_ctx *R, uint64_t h);
+rf_seen *ar_rf_seen_slot(rf_ctx *R, uint64_t h);
 /* Keeps p (the first k templates of s) when it ranks above the best. */
-int rf_keep(rf_ctx *R, const arachne_plan *p, const rf_spec *s, int k);
+int ar_rf_keep(rf_ctx *R, const arachne_plan *p, const rf_spec *s, int k);
 
 /* refine_ahead.c.  With more than one OpenMP thread, each pass of a climb
- * first lists its candidates (R->collecting; rf_ahead_collect); when the
+ * first lists its candidates (R->collecting; ar_rf_ahead_collect); when the
  * pass then needs a fill, that candidate and the next ones it has not seen
  * are filled at once, one per thread, and the pass takes their results in
  * order as it reaches them, exactly as if it had filled them itself: a
@@ -73,13 +73,14 @@ int rf_keep(rf_ctx *R, const arachne_plan *p, const rf_spec *s, int k);
  * only those that could still rank above the best are kept for it (the
  * best only rises).  So the refinement returns the same plan and counts
  * for any thread count; what a pass does not reach is dropped.  Without
- * OpenMP these do nothing. */
-int rf_ahead_open(rf_ctx *R);
-void rf_ahead_close(rf_ctx *R);
-void rf_ahead_begin(rf_ctx *R);
-void rf_ahead_collect(rf_ctx *R, const rf_spec *c, uint64_t h);
+ * OpenMP, or without the memory of the builders ahead (ar_rf_ahead_open
+ * then leaves R->ahead NULL), these do nothing. */
+void ar_rf_ahead_open(rf_ctx *R);
+void ar_rf_ahead_close(rf_ctx *R);
+void ar_rf_ahead_begin(rf_ctx *R);
+void ar_rf_ahead_collect(rf_ctx *R, const rf_spec *c, uint64_t h);
 /* s's results when they were filled ahead (*done = 1; the table and the
  * budget are updated by the caller as for a fill), else *done = 0. */
-int rf_ahead_take(rf_ctx *R, const rf_spec *s, uint64_t h, double *value, int *kbest, int *done);
+int ar_rf_ahead_take(rf_ctx *R, const rf_spec *s, uint64_t h, double *value, int *kbest, int *done);
 
 #endif

@@ -38,7 +38,7 @@ typedef struct rf_result {
     int valid;                            /* filled, not yet taken */
     uint64_t hash;
     rf_spec *spec;                        /* the candidate (heap: tens of KB) */
-    double value, bar;                    /* rf_fill_spec's value; the best's rank when filled */
+    double value, bar;                    /* ar_rf_fill_spec's value; the best's rank when filled */
     int kbest, nkept, st;
     long used, fills;
     int kept_k[AR_MAX_TEMPLATES];         /* prefixes that may still be kept: template counts */
@@ -63,23 +63,27 @@ struct rf_ahead {
     size_t npack, cap;
 };
 
-int rf_ahead_open(rf_ctx *R)
+void ar_rf_ahead_open(rf_ctx *R)
 {
 #ifdef _OPENMP
     rf_ahead *A;
     int n = omp_get_max_threads();
     R->ahead = NULL;
-    if (n < 2 || omp_in_parallel()) return ARACHNE_OK;
-    if (!(A = ar_calloc(1, sizeof *A))) return ARACHNE_E_NO_MEMORY;
+    if (n < 2 || omp_in_parallel()) return;
+    if (!(A = ar_calloc(1, sizeof *A))) {
+        /* the builders ahead are a speed-up: without their memory the
+         * refinement fills every candidate itself, to the same plan */
+        arachne_clear_error();
+        return;
+    }
     A->threads = n > RF_AHEAD_THREADS ? RF_AHEAD_THREADS : n;
     R->ahead = A;
 #else
     R->ahead = NULL;
 #endif
-    return ARACHNE_OK;
 }
 
-void rf_ahead_close(rf_ctx *R)
+void ar_rf_ahead_close(rf_ctx *R)
 {
     rf_ahead *A = R->ahead;
     int i, j;
@@ -96,7 +100,7 @@ void rf_ahead_close(rf_ctx *R)
     R->ahead = NULL;
 }
 
-void rf_ahead_begin(rf_ctx *R)
+void ar_rf_ahead_begin(rf_ctx *R)
 {
     rf_ahead *A = R->ahead;
     if (!A) return;
@@ -107,12 +111,12 @@ void rf_ahead_begin(rf_ctx *R)
 /* Lists candidate c of the pass being collected; one the table has seen
  * needs no fill (the table only grows), and a full list or no memory only
  * leaves the rest to be filled when tried. */
-void rf_ahead_collect(rf_ctx *R, const rf_spec *c, uint64_t h)
+void ar_rf_ahead_collect(rf_ctx *R, const rf_spec *c, uint64_t h)
 {
     rf_ahead *A = R->ahead;
     size_t need = 1;
     int i;
-    if (!A || A->nlist >= RF_LIST_MAX || rf_seen_slot(R, h)->hash == h) return;
+    if (!A || A->nlist >= RF_LIST_MAX || ar_rf_seen_slot(R, h)->hash == h) return;
     for (i = 0; i < c->n; i++) need += 1 + 2 * (size_t)c->t[i].depth;
     if (A->npack + need > A->cap) {
         size_t cap = A->cap ? A->cap * 2 : 4096;
@@ -194,7 +198,7 @@ static void fill_ahead(rf_ctx *R, rf_worker *w, rf_result *r)
         w->ready = 1;
     }
     fills0 = w->b.fills;
-    r->st = rf_fill_spec(&w->b, &w->work, r->spec, keep_ahead, r, &r->value, &r->kbest, &r->used);
+    r->st = ar_rf_fill_spec(&w->b, &w->work, r->spec, keep_ahead, r, &r->value, &r->kbest, &r->used);
     r->fills = w->b.fills - fills0;
 }
 
@@ -210,7 +214,7 @@ static void fill_batch(rf_ctx *R, int k)
         rf_result *r = &A->res[n];
         int dup = 0;
         for (i = 0; i < n; i++) dup |= A->res[i].hash == A->hash[j];
-        if (dup || (j > k && rf_seen_slot(R, A->hash[j])->hash == A->hash[j])) continue;
+        if (dup || (j > k && ar_rf_seen_slot(R, A->hash[j])->hash == A->hash[j])) continue;
         if (!r->spec && !(r->spec = ar_malloc(sizeof *r->spec))) break;
         unpack(A, j, r->spec);
         r->hash = A->hash[j];
@@ -232,7 +236,7 @@ static void fill_batch(rf_ctx *R, int k)
 }
 #endif
 
-int rf_ahead_take(rf_ctx *R, const rf_spec *s, uint64_t h, double *value, int *kbest, int *done)
+int ar_rf_ahead_take(rf_ctx *R, const rf_spec *s, uint64_t h, double *value, int *kbest, int *done)
 {
     rf_ahead *A = R->ahead;
     rf_result *r = NULL;
@@ -253,10 +257,14 @@ int rf_ahead_take(rf_ctx *R, const rf_spec *s, uint64_t h, double *value, int *k
     R->used += r->used;
     R->b.fills += r->fills;
     for (i = 0; i < r->nkept; i++)
-        if ((st = rf_keep(R, r->kept[i], s, r->kept_k[i]))) return st;
+        if ((st = ar_rf_keep(R, r->kept[i], s, r->kept_k[i]))) return st;
     *value = r->value;
     *kbest = r->kbest;
     r->valid = 0;
     *done = 1;
+    /* as the pass's own fill ends: a message left by a failed allocation
+     * of the batch, or by this thread's fills of other candidates, must not
+     * outlive a refinement that succeeds */
+    arachne_clear_error();
     return ARACHNE_OK;
 }
