@@ -724,7 +724,9 @@ typedef enum arachne_plan_field {
     ARACHNE_PLAN_SAMPLES_PER_S = 2, /**< samples (sequences) per second */
     ARACHNE_PLAN_TOKENS_PER_S = 3,  /**< tokens per second */
     ARACHNE_PLAN_MFU = 4,           /**< model FLOP utilisation, fraction 0..1 */
-    ARACHNE_PLAN_BUBBLE = 5,        /**< pipeline bubble, fraction of the iteration 0..1 */
+    ARACHNE_PLAN_BUBBLE = 5,        /**< pipeline bubble 0..1: share of the GPU time of the pipelined part
+                                         *   of the iteration that no forward or backward uses (idle, or
+                                         *   waiting for a send; docs/cost-model.md, "Iteration") */
     ARACHNE_PLAN_GPUS_USED = 6,     /**< GPUs the plan uses */
     ARACHNE_PLAN_GPUS_TOTAL = 7,    /**< GPUs in the cluster planned for */
     ARACHNE_PLAN_TEMPLATES = 8,     /**< number of templates */
