@@ -35,10 +35,16 @@ for spec in "llama3-8b a100-40:32x4,a6000:32x4,h100:64x4" "qwen3-30b-a3b a100-80
     same_threads ro --model "$1" --cluster "$2" --rollout --refine 0
     grep -q '"method": "policy-rollout' "$tmp/ro.json" || { echo "$spec: not a rollout plan"; exit 1; }
 done
-# a refinement whose climbs improve on best-of-16 (8.64 -> 9.16 iter/s):
+# a refinement whose climbs improve on best-of-16 (6.71 -> 8.15 iter/s):
 # the threads fill its candidates ahead
-same_threads climb --model llama3-8b --samples 16 \
-    --cluster h100:512x8,a100-80:512x8,a100-40:512x4,l40s:256x8,a6000:256x4,rtx-pro-6000:256x4,a5000:256x4,v100-16:256x4
+mix16k=h100:512x8,a100-80:512x8,a100-40:512x4,l40s:256x8,a6000:256x4,rtx-pro-6000:256x4,a5000:256x4,v100-16:256x4
+same_threads climb --model llama3-8b --samples 16 --cluster $mix16k
+# ... and the climbs did move: the refined plan is faster than best-of-16's
+ips() { sed -n 's/^ *"iter_per_s": *\([0-9.eE+-]*\),*$/\1/p' "$1" | head -1; }
+"$BIN" plan --model llama3-8b --samples 16 --cluster $mix16k --refine 0 --json | strip_time > "$tmp/start.json" ||
+    { echo "plan failed: climb --refine 0"; exit 1; }
+awk -v a="$(ips "$tmp/climb.json")" -v b="$(ips "$tmp/start.json")" 'BEGIN { exit !(a + 0 > 1.02 * b && b + 0 > 0) }' ||
+    { echo "climb: refined $(ips "$tmp/climb.json") iter/s, best-of-16 $(ips "$tmp/start.json"): the climbs did not improve"; exit 1; }
 # a first-step depth mask whose searches run out of the small budget and
 # are searched again (the threads search its depths between them)
 same_threads esc --model mixtral-8x7b --cluster h100:1x8,gh-96:4x1,l4:2x1 --global-batch 256 --samples 16
