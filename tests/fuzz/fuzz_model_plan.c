@@ -1,8 +1,8 @@
 /* fuzz_model_plan.c -- extreme model JSON all the way through planning:
  * arachne_model_from_json, then (for an accepted model) a generated
  * profile on "a100-40:2x4,h100:1x8", a cost model, an untrained policy's
- * greedy plan, its refinement (12 fills, twice: the same plan) and a
- * 3-plan random search.  Input: the model text (any
+ * greedy plan, its refinement (12 fills, twice: the same plan), rollout
+ * decoding (24 fills: never slower than greedy) and a 3-plan random search.  Input: the model text (any
  * sizes the reader accepts: a 1e6 vocabulary, one block, 1,000 experts).
  * Properties: no crash, leak or hang; every failure has a known status and
  * a message (INFEASIBLE for a model that fits nowhere); a plan has finite
@@ -86,6 +86,28 @@ static void check_refine(const arachne_cost_model *cm, const arachne_plan *start
     arachne_plan_destroy(a);
 }
 
+/* Rollout decoding with a small budget: a plan as above and never slower
+ * than the greedy plan of the same policy (the header's promise, budget or
+ * not: once the budget is spent the policy decides as greedy does). */
+static void check_rollout(const arachne_cost_model *cm, const arachne_plan *greedy)
+{
+    arachne_plan *r = NULL;
+    double vr = 0, vg = 0;
+    int st;
+    arachne_clear_error();
+    st = arachne_plan_rollout(&r, policy, cm, 24, 0);
+    if (st != ARACHNE_OK) {
+        FUZZ_CHECK_FAILURE(st);
+        FUZZ_CHECK(r == NULL);
+        return;
+    }
+    check_plan(cm, r);
+    FUZZ_CHECK(arachne_plan_get(r, ARACHNE_PLAN_ITER_PER_S, &vr) == ARACHNE_OK);
+    FUZZ_CHECK(arachne_plan_get(greedy, ARACHNE_PLAN_ITER_PER_S, &vg) == ARACHNE_OK);
+    FUZZ_CHECK(vr >= vg * (1 - 1e-12));
+    arachne_plan_destroy(r);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     arachne_model *m = NULL;
@@ -125,6 +147,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else {
         check_plan(cm, plan);
         check_refine(cm, plan);
+        check_rollout(cm, plan);
         arachne_plan_destroy(plan);
         plan = NULL;
     }
