@@ -1106,7 +1106,8 @@ ARACHNE_API int arachne_plan_rollout(arachne_plan **out, const arachne_policy *p
 
 /** Improves a plan with the cost model (docs/search.md, "Refinement").  On
  *  clusters of at most 64 GPUs an exact search of the one-template plans
- *  runs first on at most an eighth of the budget; then a local search
+ *  runs first on at most an eighth of the budget (and at most 16,384
+ *  prefixes examined per plan of that share); then a local search
  *  changes one template decision at a time (two neighbouring stages
  *  swapped, a stage split into two of half its GPUs or two equal ones
  *  joined, every stage's GPUs doubled or halved, a stage's GPU type, its

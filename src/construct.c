@@ -1130,6 +1130,8 @@ typedef struct enum_ctx {
     ar_template *saved_t;    /* [max_steps][AR_MAX_TEMPLATES] */
     int *saved_free;         /* [max_steps][nnodes] */
     long leaves, nodes;
+    long max_nodes;          /* 0: no limit */
+    int cut;                 /* the walk stopped at max_nodes */
 } enum_ctx;
 
 static int enum_step(enum_ctx *E, int step);
@@ -1183,7 +1185,11 @@ static int enum_stage(enum_ctx *E, look *L, int step, int depth, int i)
     ar_builder *b = E->b;
     const ar_avail *a = &b->avail;
     int t, k, st;
-    if ((++E->nodes & 1023) == 0 && E->deadline > 0 && ar_now() >= E->deadline) return ARACHNE_E_CANCELLED;
+    if (++E->nodes > E->max_nodes && E->max_nodes > 0) {
+        E->cut = 1;
+        return ar_error(ARACHNE_E_CANCELLED, "enumerate: stopped at the limit of %ld prefixes", E->max_nodes);
+    }
+    if ((E->nodes & 1023) == 0 && E->deadline > 0 && ar_now() >= E->deadline) return ARACHNE_E_CANCELLED;
     if (!prefix_fits(L, depth, i)) return ARACHNE_OK;
     if (i == depth) return enum_leaf(E, step, depth);
     for (t = 0; t < b->cm->cluster->ntypes; t++) {
@@ -1224,15 +1230,24 @@ static int enum_step(enum_ctx *E, int step)
 int ar_builder_enumerate(ar_builder *b, int max_steps, double deadline, ar_plan_visit_fn fn, void *user,
                          arachne_plan *plan, long *leaves)
 {
+    return ar_builder_enumerate_limited(b, max_steps, deadline, 0, fn, user, plan, leaves, NULL);
+}
+
+int ar_builder_enumerate_limited(ar_builder *b, int max_steps, double deadline, long max_nodes, ar_plan_visit_fn fn,
+                                 void *user, arachne_plan *plan, long *leaves, int *cut)
+{
     enum_ctx E;
     int st, rev, moves;
     if (leaves) *leaves = 0;
+    if (cut) *cut = 0;
     if (!b || !b->cm || !fn || !plan) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "enumerate: NULL argument");
     if (max_steps < 1 || max_steps > AR_MAX_TEMPLATES)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "enumerate: step limit %d outside [1, %d]", max_steps,
                         AR_MAX_TEMPLATES);
+    if (max_nodes < 0) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "enumerate: node limit %ld < 0", max_nodes);
     memset(&E, 0, sizeof E);
     E.b = b; E.max_steps = max_steps; E.deadline = deadline; E.fn = fn; E.user = user; E.plan = plan;
+    E.max_nodes = max_nodes;
     ar_plan_clear(plan);
     st = ar_plan_init(plan, b->cm);
     if (!st) st = ar_avail_copy(&b->avail, &b->base);
@@ -1259,5 +1274,6 @@ int ar_builder_enumerate(ar_builder *b, int max_steps, double deadline, ar_plan_
     free(E.saved_t);
     free(E.saved_free);
     if (leaves) *leaves = E.leaves;
+    if (cut) *cut = E.cut;
     return st;
 }

@@ -163,6 +163,14 @@ typedef int (*ar_plan_visit_fn)(void *user, const arachne_plan *plan);
 int ar_builder_enumerate(ar_builder *b, int max_steps, double deadline, ar_plan_visit_fn fn, void *user,
                          arachne_plan *plan, long *leaves);
 
+/* ar_builder_enumerate that also stops, with ARACHNE_E_CANCELLED and *cut
+ * set (cut may be NULL), after max_nodes prefixes (0: no limit; the stages
+ * tried, pruned or not, as the walk meets them).  The limit is a count, so
+ * where it stops depends on the inputs alone: the walk is the same as
+ * without it up to that point. */
+int ar_builder_enumerate_limited(ar_builder *b, int max_steps, double deadline, long max_nodes, ar_plan_visit_fn fn,
+                                 void *user, arachne_plan *plan, long *leaves, int *cut);
+
 /* The first step's depth mask, one depth at a time.  Each depth's answer
  * depends on its own searches alone (construct.c, "the first step's depth
  * mask"), so the depths can be searched on several builders at once (one

@@ -8,8 +8,9 @@
  *     one-template plans (the enumeration behind arachne_search_exhaustive),
  *     given at most an eighth of the budget (it completes only on tiny
  *     clusters; a larger share cost more than it found on the validation
- *     set broad-val-small); complete or not, its best plan competes
- *     with the start;
+ *     set broad-val-small) and 16,384 prefixes per plan of that share
+ *     (AR_REFINE_EXACT_NODES_PER_PLAN); complete or not, its best plan
+ *     competes with the start;
  *  2. a first-improvement local search from the better of the two over the
  *     template decisions, per template in this order: two neighbouring
  *     stages swapped (which GPUs hold which layers), a stage split into two
@@ -47,6 +48,13 @@
 #include "refine.h"
 
 #define AR_REFINE_EXACT_GPUS 64
+/* Prefixes the exact search may examine per plan of its share of the
+ * budget: the share counts the plans it keeps, and a model that fits few
+ * templates can make it walk millions of prefixes for one plan (8.1 M, 1 s,
+ * for a 31-block MoE model on 16 GPUs that the model_plan fuzz target
+ * found).  The most any of 331 validation and held-out compositions of at
+ * most 64 GPUs walks is 610 k, inside the default plan's 16,384 x 62. */
+#define AR_REFINE_EXACT_NODES_PER_PLAN 16384L
 
 /* *d = *s for the templates and stages in use (a whole rf_spec is tens of
  * kilobytes, and the climb copies one per candidate, most of them answered
@@ -392,15 +400,16 @@ static int rf_exact_run(rf_ctx *R, long cap)
     rf_exact E;
     arachne_plan scratch;
     long leaves = 0;
-    int st;
+    int st, cut = 0;
     memset(&scratch, 0, sizeof scratch);
     E.R = R;
     E.cap = cap;
     E.seen = 0;
-    st = ar_builder_enumerate(&R->b, 1, R->deadline, rf_exact_visit, &E, &scratch, &leaves);
+    st = ar_builder_enumerate_limited(&R->b, 1, R->deadline, AR_REFINE_EXACT_NODES_PER_PLAN * (cap > 0 ? cap : 1),
+                                      rf_exact_visit, &E, &scratch, &leaves, &cut);
     ar_plan_clear(&scratch);
     if (st == ARACHNE_E_CANCELLED) {
-        if (E.seen < E.cap) R->capped = 1; /* the deadline, not the count, stopped it */
+        if (E.seen < E.cap && !cut) R->capped = 1; /* the deadline, not a count, stopped it */
         st = ARACHNE_OK;
         arachne_clear_error();
     }

@@ -521,6 +521,56 @@ TEST(enumeration_keeps_earlier_steps_choices)
     env_close(&e);
 }
 
+/* The enumeration with a limit on the prefixes it examines stops there,
+ * says so, and until then visits the leaves of the walk without a limit,
+ * in order: where a limited walk stops depends on the count alone.  (The
+ * refinement's exact search uses it: its share of the budget counts only
+ * the plans it keeps, and a model that fits few templates walked 8.1 M
+ * prefixes for one plan.) */
+TEST(enumeration_stops_at_a_prefix_limit)
+{
+    env e;
+    static leaves_rec all, part;
+    ar_builder b;
+    arachne_plan p;
+    long leaves = -1;
+    int i, cut = -1, lim, cuts = 0, partial = 0;
+    ASSERT_OK(env_open(&e, "llama3-8b", "a100-40:1x4,h100:1x2+2x1"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_MAX_DEPTH, 3));
+    memset(&all, 0, sizeof all);
+    memset(&p, 0, sizeof p);
+    ASSERT_OK(ar_builder_init(&b, e.cm, NULL));
+    ASSERT_OK(ar_builder_enumerate_limited(&b, 1, 0.0, 0, record_leaf, &all, &p, &leaves, &cut));
+    ASSERT_EQ(cut, 0);
+    ASSERT_EQ(leaves, all.n);
+    ASSERT_GT(all.n, 10);
+    for (lim = 1; lim <= 1 << 20; lim *= 2) {
+        int st;
+        memset(&part, 0, sizeof part);
+        ar_plan_clear(&p);
+        st = ar_builder_enumerate_limited(&b, 1, 0.0, lim, record_leaf, &part, &p, &leaves, &cut);
+        ASSERT(part.n <= all.n && part.n == leaves);
+        for (i = 0; i < part.n; i++) ASSERT(part.v[i] == all.v[i] && part.nt[i] == all.nt[i]);
+        if (st == ARACHNE_OK) break; /* the whole walk fits in lim: all of it */
+        ASSERT_EQ(st, ARACHNE_E_CANCELLED);
+        ASSERT_EQ(cut, 1);
+        ASSERT_CONTAINS(arachne_last_error(), "limit");
+        cuts++;
+        if (part.n > 0 && part.n < all.n) partial++;
+    }
+    ASSERT_EQ(cut, 0);
+    ASSERT_EQ(part.n, all.n);
+    ASSERT_GT(cuts, 3);
+    ASSERT_GT(partial, 0); /* some limit stopped it between two leaves */
+    ar_plan_clear(&p);
+    ASSERT_STATUS(ar_builder_enumerate_limited(&b, 1, 0.0, -1, record_leaf, &part, &p, NULL, NULL),
+                  ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "node limit");
+    ar_builder_free(&b);
+    ar_plan_clear(&p);
+    env_close(&e);
+}
+
 /* Runs one rollout of seed `seed` and returns the plan JSON (malloc'd) and
  * what the run added to the builder's lookahead statistics. */
 static char *rollout_json(ar_builder *b, uint64_t seed, long *queries, long *checks, long *outs)
@@ -1127,7 +1177,7 @@ TEST(memoised_one_template_prices_like_the_whole_plan)
     env_close(&e);
 }
 
-SUITE(construct, T(random_rollouts_never_reach_a_dead_end), T(every_width_leaves_a_depth), T(fragmented_cluster_still_gets_a_first_template), T(first_step_mask_replays_exactly), T(first_step_mask_merges_from_depth_parts), T(retried_depth_mask_asks_every_depth), T(enumeration_keeps_earlier_steps_choices), T(trace_records_decisions_and_rewards),
+SUITE(construct, T(random_rollouts_never_reach_a_dead_end), T(every_width_leaves_a_depth), T(fragmented_cluster_still_gets_a_first_template), T(first_step_mask_replays_exactly), T(first_step_mask_merges_from_depth_parts), T(retried_depth_mask_asks_every_depth), T(enumeration_keeps_earlier_steps_choices), T(enumeration_stops_at_a_prefix_limit), T(trace_records_decisions_and_rewards),
       T(same_seed_same_plan), T(callback_errors_and_masked_choices), T(infeasible_model_reports_memory),
       T(without_lookahead_the_first_infeasible_template_is_penalised), T(only_stop_left_ends_the_plan),
       T(price_prefix_prices_like_the_whole_plan),
