@@ -1044,8 +1044,11 @@ ARACHNE_API int arachne_policy_info(const arachne_policy *policy, int field, dou
  *  none.  Borrowed; valid until the policy changes or is destroyed. */
 ARACHNE_API int arachne_policy_metadata(const arachne_policy *policy, const char **out);
 
-/** Replaces the JSON metadata saved with the policy (copied; not parsed:
- *  pass valid JSON). */
+/** Replaces the JSON metadata saved with the policy (copied): one JSON
+ *  value in UTF-8, or "" for none.  ARACHNE_E_INVALID_ARGUMENT (NULL, or
+ *  text that is not JSON, as a policy file's reader would refuse it: the
+ *  message names the line and column) leaves the metadata as it was.
+ *  Changes the policy: not while another thread uses it. */
 ARACHNE_API int arachne_policy_set_metadata(arachne_policy *policy, const char *json);
 
 /** Plans the cost model's cluster with the policy: one template per step,

@@ -513,18 +513,13 @@ int arachne_cluster_parse(arachne_cluster **out, const char *spec)
 
 int arachne_cluster_open(arachne_cluster **out, const char *spec_or_path)
 {
-    FILE *f;
     size_t n;
     if (!out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_cluster_open: out is NULL");
     *out = NULL;
     if (!spec_or_path) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_cluster_open: argument is NULL");
     n = strlen(spec_or_path);
     if (n >= 5 && ar_strcasecmp(spec_or_path + n - 5, ".json") == 0) return arachne_cluster_load(out, spec_or_path);
-    f = fopen(spec_or_path, "rb");
-    if (f) {
-        fclose(f);
-        return arachne_cluster_load(out, spec_or_path);
-    }
+    if (ar_path_readable(spec_or_path)) return arachne_cluster_load(out, spec_or_path);
     return arachne_cluster_parse(out, spec_or_path);
 }
 

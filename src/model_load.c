@@ -137,12 +137,10 @@ int arachne_model_load(arachne_model **out, const char *path)
 
 int arachne_model_open(arachne_model **out, const char *name_or_path)
 {
-    FILE *f;
     if (out) *out = NULL;
     if (!out || !name_or_path) return AR_NULL_ARG("arachne_model_open", out, name_or_path);
     if (ar_model_preset_spec(name_or_path)) return arachne_model_preset(out, name_or_path);
-    f = fopen(name_or_path, "rb");
-    if (!f) {
+    if (!ar_path_readable(name_or_path)) {
         const char *near = ar_model_preset_suggest(name_or_path);
         if (near)
             return ar_error(ARACHNE_E_NOT_FOUND,
@@ -151,6 +149,5 @@ int arachne_model_open(arachne_model **out, const char *name_or_path)
         return ar_error(ARACHNE_E_NOT_FOUND, "model '%s': neither a preset nor a readable model file",
                         name_or_path);
     }
-    fclose(f);
     return arachne_model_load(out, name_or_path);
 }

@@ -73,7 +73,12 @@ int arachne_policy_save(const arachne_policy *p, const char *path)
 int arachne_policy_set_metadata(arachne_policy *p, const char *json)
 {
     char *m;
+    int st;
     if (!p || !json) return AR_NULL_ARG("arachne_policy_set_metadata", p, json);
+    /* refused here, where the mistake is, rather than by the next save */
+    if ((st = ar_policy_check_meta((const unsigned char *)json, strlen(json), "arachne_policy_set_metadata:",
+                                   ARACHNE_E_INVALID_ARGUMENT)))
+        return st;
     m = ar_strdup(json);
     if (!m) return ARACHNE_E_NO_MEMORY;
     free(p->meta);

@@ -68,9 +68,7 @@ static size_t utf8_valid_prefix(const unsigned char *s, size_t len)
     return len;
 }
 
-/* Checks metadata bytes: UTF-8 without NUL, and one JSON value.  Returns
- * ARACHNE_OK, or `status` with a message naming `what` and the position. */
-static int check_meta(const unsigned char *m, size_t len, const char *what, int status)
+int ar_policy_check_meta(const unsigned char *m, size_t len, const char *what, int status)
 {
     char src[200], msg[400];
     ar_json *j = NULL;
@@ -104,7 +102,7 @@ int ar_policy_encode(ar_buf *out, const ar_nn *n, uint32_t schema_version, const
     if (mlen > AR_POLICY_META_MAX)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "policy encode: metadata of %zu bytes exceeds %zu", mlen,
                         AR_POLICY_META_MAX);
-    st = check_meta((const unsigned char *)meta_json, mlen, "policy encode:", ARACHNE_E_INVALID_ARGUMENT);
+    st = ar_policy_check_meta((const unsigned char *)meta_json, mlen, "policy encode:", ARACHNE_E_INVALID_ARGUMENT);
     if (st) return st;
     for (i = 0; i < np; i++)
         if (!isfinite(p[i]))
@@ -195,7 +193,7 @@ int ar_policy_decode(ar_nn **out, const void *data, size_t len, const char *name
         return ar_error(ARACHNE_E_UNSUPPORTED,
                         "%s: policy was trained for feature schema %u, this build uses schema %u", name,
                         (unsigned)schema, (unsigned)expect_schema);
-    st = check_meta(d + AR_POLICY_HEADER_BYTES + 8 * np + 4, mlen, name, ARACHNE_E_CORRUPT);
+    st = ar_policy_check_meta(d + AR_POLICY_HEADER_BYTES + 8 * np + 4, mlen, name, ARACHNE_E_CORRUPT);
     if (st) return st;
     st = ar_nn_create(&n, &cfg, 0);
     if (st) return st;

@@ -25,6 +25,11 @@
  * ARACHNE_E_NO_MEMORY.  Same network + arguments => same bytes. */
 int ar_policy_encode(ar_buf *out, const ar_nn *n, uint32_t schema_version, const char *meta_json);
 
+/* Checks metadata bytes: UTF-8 without NUL, and one JSON value (or none:
+ * len 0).  Returns ARACHNE_OK, or `status` with a message naming `what` and
+ * the position. */
+int ar_policy_check_meta(const unsigned char *m, size_t len, const char *what, int status);
+
 /* Builds a network from a file image.  name labels messages ("policy.bin").
  * expect_schema: the caller's feature-schema version, or AR_POLICY_SCHEMA_ANY.
  * schema_out (may be NULL) receives the stored schema version; meta_out (may

@@ -64,15 +64,46 @@ int ar_strcasecmp(const char *a, const char *b)
     }
 }
 
+/* Opens path for reading without waiting: a FIFO that no process writes
+ * would block open() for ever.  Reads then block as usual (a pipe someone
+ * writes, as `cmd | arachne price /dev/stdin`, is read to its end; a FIFO
+ * without a writer reads as empty).  -1 with errno on failure. */
+static int open_read_nowait(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), fl;
+    if (fd < 0) return -1;
+    if ((fl = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == -1) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+int ar_path_readable(const char *path)
+{
+    int fd = open_read_nowait(path);
+    if (fd < 0) return 0;
+    close(fd);
+    return 1;
+}
+
 int ar_read_file(const char *path, char **out, size_t *out_len)
 {
     FILE *f;
     char *data = NULL;
     size_t len = 0, cap = 0;
+    int fd;
     *out = NULL;
     if (out_len) *out_len = 0;
-    f = fopen(path, "rb");
-    if (!f) return ar_error(ARACHNE_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    fd = open_read_nowait(path);
+    f = fd < 0 ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        return ar_error(ARACHNE_E_IO, "%s: cannot open: %s", path, strerror(e));
+    }
     for (;;) {
         size_t n;
         if (cap - len < 4097) {
@@ -233,6 +264,11 @@ int ar_write_file_atomic(const char *path, const void *data, size_t len)
     if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY && (uint64_t)len > (uint64_t)lim.rlim_cur)
         return ar_error(ARACHNE_E_IO, "%s: write failed: %zu bytes exceed the file size limit of %llu bytes (ulimit -f)",
                         path, len, (unsigned long long)lim.rlim_cur);
+    /* the rename below would replace a device node or a FIFO with a file
+     * (as root: /dev/null or /dev/full turned into plain files) */
+    if (lstat(path, &old) == 0 && (S_ISCHR(old.st_mode) || S_ISBLK(old.st_mode) || S_ISFIFO(old.st_mode) ||
+                                   S_ISSOCK(old.st_mode)))
+        return ar_error(ARACHNE_E_IO, "%s: is a device, FIFO or socket, not a file; refusing to replace it", path);
     if (split_path(path, &dir, &base)) return ARACHNE_E_NO_MEMORY;
     remove_stale_temporaries(dir, base);
     have_old = stat(path, &old) == 0 && S_ISREG(old.st_mode);

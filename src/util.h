@@ -46,6 +46,8 @@ int ar_strcasecmp(const char *a, const char *b);
  * ARACHNE_E_IO instead of being read until memory runs out. */
 #define AR_FILE_MAX_BYTES ((size_t)256 << 20)
 int ar_read_file(const char *path, char **out, size_t *out_len);
+/* Whether path opens for reading (without waiting on a FIFO's writer). */
+int ar_path_readable(const char *path);
 
 /* Writes len bytes to path atomically: a temporary file in the same
  * directory, fsync-free flush, then rename.  On failure the old file is

@@ -345,6 +345,36 @@ TEST(unwritable_paths_fail_cleanly)
     free_writers();
 }
 
+/* A FIFO that no process writes made every loader wait in open() for
+ * ever, and a save replaced a device node or FIFO with a plain file (as
+ * root, /dev/full and /dev/null too).  Reads now open without waiting (a
+ * FIFO without a writer reads as empty: a parse error), and the writer
+ * refuses such a target.  alarm() turns a regression into a failed run
+ * rather than a hang. */
+TEST(fifos_do_not_block_readers_and_are_not_replaced)
+{
+    const char *dir = th_tmpdir();
+    char path[512];
+    struct stat sb;
+    arachne_cluster *c = NULL;
+    arachne_model *m = NULL;
+    arachne_policy *p = NULL;
+    ASSERT(dir != NULL);
+    snprintf(path, sizeof path, "%s/pipe", dir);
+    if (mkfifo(path, 0600) != 0) SKIP("mkfifo failed");
+    alarm(60);
+    ASSERT_STATUS(arachne_cluster_load(&c, path), ARACHNE_E_PARSE);
+    ASSERT_CONTAINS(arachne_last_error(), "pipe");
+    ASSERT(arachne_cluster_open(&c, path) != ARACHNE_OK && c == NULL);
+    ASSERT(arachne_model_open(&m, path) != ARACHNE_OK && m == NULL);
+    ASSERT(arachne_policy_load(&p, path) != ARACHNE_OK && p == NULL);
+    ASSERT_STATUS(arachne_file_write(path, "{}", 2), ARACHNE_E_IO);
+    ASSERT_CONTAINS(arachne_last_error(), "FIFO");
+    alarm(0);
+    ASSERT(lstat(path, &sb) == 0 && S_ISFIFO(sb.st_mode));
+    ASSERT_STR(listing(dir), "pipe");
+}
+
 SUITE(files, T(save_succeeds_and_replaces_old_file), T(readonly_directory_keeps_old_file),
       T(target_is_a_directory_rename_fails), T(write_error_keeps_old_file_and_removes_temporary),
-      T(unwritable_paths_fail_cleanly));
+      T(unwritable_paths_fail_cleanly), T(fifos_do_not_block_readers_and_are_not_replaced));

@@ -104,6 +104,29 @@ TEST(same_seed_same_plan_and_best_of_k_is_no_worse_than_greedy)
     env_close(&e);
 }
 
+/* Metadata that a policy file cannot hold is refused when set, with the
+ * position, and leaves the old text; before, the next save failed. */
+TEST(metadata_is_checked_when_set)
+{
+    arachne_policy *pol = NULL;
+    const char *meta = NULL;
+    static const char *const bad[] = { "not json", "{\"a\": 1} trailing", "{\"a\": NaN}", "\xff\xfe" };
+    size_t i;
+    ASSERT_OK(arachne_policy_create(&pol, 1, 16, 1));
+    ASSERT_OK(arachne_policy_set_metadata(pol, "{\"run\": 1}"));
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ASSERT_STATUS(arachne_policy_set_metadata(pol, bad[i]), ARACHNE_E_INVALID_ARGUMENT);
+        ASSERT_CONTAINS(arachne_last_error(), "arachne_policy_set_metadata");
+        ASSERT_OK(arachne_policy_metadata(pol, &meta));
+        ASSERT_STR(meta, "{\"run\": 1}");
+    }
+    ASSERT_CONTAINS((arachne_policy_set_metadata(pol, "not json"), arachne_last_error()), "1:1");
+    ASSERT_OK(arachne_policy_set_metadata(pol, ""));
+    ASSERT_OK(arachne_policy_metadata(pol, &meta));
+    ASSERT_STR(meta, "");
+    arachne_policy_destroy(pol);
+}
+
 TEST(saved_and_loaded_policy_gives_bit_identical_plans)
 {
     const char *dir = th_tmpdir();
@@ -466,6 +489,6 @@ TEST(width_decision_comes_first_and_narrows_the_template)
 SUITE(policy, T(forced_choices_record_the_behaviour_probability), T(width_rows_count_shared_model_state_once), T(width_decision_comes_first_and_narrows_the_template), T(device_rows_rank_the_free_types),
       T(untrained_policy_plans_every_preset_on_the_paper_mix),
       T(same_seed_same_plan_and_best_of_k_is_no_worse_than_greedy),
-      T(saved_and_loaded_policy_gives_bit_identical_plans),
+      T(metadata_is_checked_when_set), T(saved_and_loaded_policy_gives_bit_identical_plans),
       T(policy_api_rejects_bad_arguments),
       T(state_is_finite_bounded_and_independent_of_cluster_size));

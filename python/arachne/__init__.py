@@ -44,6 +44,7 @@ import functools
 import json
 import operator
 import os
+import re
 import sys
 import threading
 from typing import Any, Dict, List, Optional, Set, Tuple
@@ -854,8 +855,9 @@ def version_number():
 
 def status_string(status):
     # type: (int) -> str
-    """The library's fixed text for a status code."""
-    return _dec(_L().arachne_status_string(int(status)))
+    """The library's fixed text for a status code (a C int: OverflowError
+    outside its range, ValueError for a float that is not whole)."""
+    return _dec(_fn("arachne_status_string")(_iarg(status, "status")))
 
 
 def last_error():
@@ -925,6 +927,17 @@ def _release(held):
                 h._free()
 
 
+def _handle_type_message(e):
+    # type: (BaseException) -> str
+    """ctypes' "expected LP__CostModelS instance instead of LP__PlanS" in the
+    binding's terms."""
+    m = re.search(r"expected LP__(\w+?)S instance instead of (?:LP__(\w+?)S\b|(\w+))", str(e))
+    if not m:
+        return "a handle argument has the wrong type (%s)" % e
+    got = m.group(2) or m.group(3)
+    return "a %s is taken where a %s was given" % (m.group(1), got)
+
+
 def _guarded(func):
     # type: (Any) -> Any
     """Runs func as one guarded call: every handle it reaches through _h() or
@@ -941,6 +954,16 @@ def _guarded(func):
         stack.append([])
         try:
             return func(*args, **kwargs)
+        except ctypes.ArgumentError as e:
+            # a handle of another class (a Plan where a CostModel is taken)
+            raise TypeError("%s(): %s" % (func.__qualname__, _handle_type_message(e))) from None
+        except AttributeError as e:
+            # None, a str, ... where a handle is taken
+            m = re.match(r"'(\w+)' object has no attribute '(_h|_exclusive|_mutable)'$", str(e))
+            if not m:
+                raise
+            raise TypeError("%s(): a handle argument (a Model, Cluster, Profile, CostModel, Policy or Plan) "
+                            "got %s" % (func.__qualname__, m.group(1))) from None
         finally:
             _release(stack.pop())
     call._arachne_guarded = True  # type: ignore[attr-defined]
@@ -950,7 +973,11 @@ def _guarded(func):
 # Methods that manage the lifetime itself (never wrapped by _guarded).
 _UNGUARDED = frozenset(("close", "_free", "_h", "_mutable", "_exclusive", "_hold", "__del__", "__enter__",
                         "__exit__", "closed",
-                        "__init_subclass__", "__new__"))
+                        "__init_subclass__", "__new__",
+                        # Trainer._idle takes the trainer for the method that calls it: wrapped as a
+                        # guarded call of its own, its hold ended when it returned, before the C call,
+                        # and close() from another thread freed the trainer under run()
+                        "_idle"))
 
 
 class _Handle(object):
@@ -1686,6 +1713,10 @@ class CostModel(_Handle):
             value = _recompute(value)
         elif isinstance(value, bool):
             value = 1 if value else 0
+        with _refs_lock:
+            if getattr(self, "_trainers", 0):
+                raise Error(E_INVALID_ARGUMENT, "CostModel is a composition of %d open Trainer(s): it must not "
+                            "change while they live (close them first)" % self._trainers)
         _check(_fn("arachne_cost_model_set")(self._exclusive(), _field(OPTIONS, option, "option"),
                                              _farg(value, str(option))))
         return self
@@ -1751,7 +1782,14 @@ class CostModel(_Handle):
             for k, v in dims.items():
                 if k == "layers" and not isinstance(v, str):
                     v = "/".join(str(_iarg(x, "layers")) for x in v)
-                elif k != "gpu":
+                elif k == "gpu":
+                    if not isinstance(v, str):
+                        raise TypeError("plan_from_parallel: gpu must be a GPU type name (str), got %s"
+                                        % type(v).__name__)
+                    if "," in v or "=" in v:
+                        raise ValueError("plan_from_parallel: gpu = %r is not a GPU type name (it holds ',' or "
+                                         "'=', which would read as more keys)" % (v,))
+                else:
                     v = _iarg(v, k)
                 parts.append("%s=%s" % (k, v))
             spec = ",".join(parts)
@@ -2121,7 +2159,10 @@ class Policy(_Handle):
     def metadata(self, text):
         # type: (Any) -> None
         if not isinstance(text, (str, bytes)):
-            text = json.dumps(text)
+            try:
+                text = json.dumps(text, allow_nan=False)
+            except (TypeError, ValueError) as e:
+                raise ValueError("metadata: %s is not JSON (%s)" % (type(text).__name__, e)) from None
         _check(_fn("arachne_policy_set_metadata")(self._mutable(), _enc(text, "text")))
 
     def plan(self, cost_model, samples=1, seed=0, refine=0, refine_time_cap_s=0.0):
@@ -2211,6 +2252,14 @@ class Trainer(_Handle):
         """The compositions' cost models, in composition order."""
         return list(self._parents[1:])
 
+    def _free(self):
+        # type: () -> None
+        # called with _refs_lock held: the cost models may change again once no trainer holds them
+        if not self._freed:
+            for cm in self._parents[1:]:
+                cm._trainers -= 1
+        _Handle._free(self)
+
     def _idle(self):
         # type: () -> Any
         """The pointer, for calls the C library forbids during run() (they
@@ -2230,6 +2279,7 @@ class Trainer(_Handle):
         _check(_fn("arachne_trainer_add_composition")(self._idle(), cost_model._h(), _opt_enc(name, "name")))
         with _refs_lock:
             cost_model._borrowers += 1
+            cost_model._trainers = getattr(cost_model, "_trainers", 0) + 1  # CostModel.set refuses from now on
             self._parents = self._parents + (cost_model,)
         return len(self._parents) - 2
 
@@ -2240,6 +2290,8 @@ class Trainer(_Handle):
         items = list(options.items())
         if option is not None:
             items.insert(0, (option, value))
+        elif value is not None:
+            raise TypeError("Trainer.set: an option name or number is needed, got None (value %r)" % (value,))
         for k, v in items:
             if isinstance(v, bool):
                 v = 1 if v else 0
@@ -2308,6 +2360,8 @@ class Trainer(_Handle):
         h = self._idle()
         if self._parents:
             self._parents[0]._exclusive()  # training changes the policy's weights
+            for cm in self._parents[1:]:
+                cm._h()  # read by the run: held, so no other thread changes or frees them meanwhile
         if callback is None:
             cfun = TRAIN_CALLBACK()  # NULL
         else:
@@ -2494,8 +2548,14 @@ def replan(policy, cost_model_new, running_plan, horizon_s=None, restart_cost_s=
              "refine_evaluations": refine_evaluations}
     with _ReplanOptions(_make(_REPLAN_OPTIONS, "arachne_replan_options_create")) as opts:
         for k, v in given.items():
-            if v is not None:
-                _check(_fn("arachne_replan_options_set")(opts._h(), REPLAN_OPTIONS[k], _farg(v, k)))
+            if v is None:
+                continue
+            if k in ("samples", "seed", "refine_evaluations"):
+                # the options travel as a C double: an integer above 2**53 would arrive rounded
+                v = _iarg(v, k)
+                if abs(v) > 1 << 53:
+                    raise OverflowError("%s = %d does not fit exactly in a replan option (at most 2**53)" % (k, v))
+            _check(_fn("arachne_replan_options_set")(opts._h(), REPLAN_OPTIONS[k], _farg(v, k)))
         plan = _PLAN()
         dec = _REPLAN_DECISION()
         _check(_fn("arachne_replan")(ctypes.byref(plan), ctypes.byref(dec), policy._h(), cost_model_new._h(),
