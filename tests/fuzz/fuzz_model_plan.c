@@ -58,27 +58,40 @@ static int same_but_times(const char *a, const char *b)
     return strcmp(ka, kb) == 0;
 }
 
-/* The refinement of the greedy plan with a small budget: a plan as above,
- * never slower than the start repriced (both run the batch exactly here:
- * the planner's plans do), the same bytes when asked again, and a failure
- * only with a known status, a message and no plan. */
+/* A planning call's outcome: a failure has a known status, a message and
+ * no plan (0); a plan has the properties above (1). */
+static int planned(const arachne_cost_model *cm, int st, const arachne_plan *p)
+{
+    if (st != ARACHNE_OK) {
+        FUZZ_CHECK_FAILURE(st);
+        FUZZ_CHECK(p == NULL);
+        return 0;
+    }
+    check_plan(cm, p);
+    return 1;
+}
+
+/* p runs at least as many iterations per second as base. */
+static void no_slower(const arachne_plan *p, const arachne_plan *base)
+{
+    double v = 0, vb = 0;
+    FUZZ_CHECK(arachne_plan_get(p, ARACHNE_PLAN_ITER_PER_S, &v) == ARACHNE_OK);
+    FUZZ_CHECK(arachne_plan_get(base, ARACHNE_PLAN_ITER_PER_S, &vb) == ARACHNE_OK);
+    FUZZ_CHECK(v >= vb * (1 - 1e-12));
+}
+
+/* The refinement of the greedy plan with a small budget: never slower than
+ * the start (both run the batch exactly here: the planner's plans do), and
+ * the same bytes when asked again. */
 static void check_refine(const arachne_cost_model *cm, const arachne_plan *start)
 {
     arachne_plan *a = NULL, *b = NULL;
     const char *ja = NULL, *jb = NULL;
-    double va = 0, vs = 0;
     int st;
     arachne_clear_error();
     st = arachne_plan_refine(&a, start, cm, 12, 0);
-    if (st != ARACHNE_OK) {
-        FUZZ_CHECK_FAILURE(st);
-        FUZZ_CHECK(a == NULL);
-        return;
-    }
-    check_plan(cm, a);
-    FUZZ_CHECK(arachne_plan_get(a, ARACHNE_PLAN_ITER_PER_S, &va) == ARACHNE_OK);
-    FUZZ_CHECK(arachne_plan_get(start, ARACHNE_PLAN_ITER_PER_S, &vs) == ARACHNE_OK);
-    FUZZ_CHECK(va >= vs * (1 - 1e-12));
+    if (!planned(cm, st, a)) return;
+    no_slower(a, start);
     FUZZ_CHECK(arachne_plan_refine(&b, start, cm, 12, 0) == ARACHNE_OK);
     FUZZ_CHECK(arachne_plan_to_json(a, &ja) == ARACHNE_OK && arachne_plan_to_json(b, &jb) == ARACHNE_OK);
     FUZZ_CHECK(same_but_times(ja, jb));
@@ -86,25 +99,17 @@ static void check_refine(const arachne_cost_model *cm, const arachne_plan *start
     arachne_plan_destroy(a);
 }
 
-/* Rollout decoding with a small budget: a plan as above and never slower
- * than the greedy plan of the same policy (the header's promise, budget or
- * not: once the budget is spent the policy decides as greedy does). */
+/* Rollout decoding with a small budget: never slower than the greedy plan
+ * of the same policy (the header's promise, budget or not: once the budget
+ * is spent the policy decides as greedy does). */
 static void check_rollout(const arachne_cost_model *cm, const arachne_plan *greedy)
 {
     arachne_plan *r = NULL;
-    double vr = 0, vg = 0;
     int st;
     arachne_clear_error();
     st = arachne_plan_rollout(&r, policy, cm, 24, 0);
-    if (st != ARACHNE_OK) {
-        FUZZ_CHECK_FAILURE(st);
-        FUZZ_CHECK(r == NULL);
-        return;
-    }
-    check_plan(cm, r);
-    FUZZ_CHECK(arachne_plan_get(r, ARACHNE_PLAN_ITER_PER_S, &vr) == ARACHNE_OK);
-    FUZZ_CHECK(arachne_plan_get(greedy, ARACHNE_PLAN_ITER_PER_S, &vg) == ARACHNE_OK);
-    FUZZ_CHECK(vr >= vg * (1 - 1e-12));
+    if (!planned(cm, st, r)) return;
+    no_slower(r, greedy);
     arachne_plan_destroy(r);
 }
 
