@@ -166,9 +166,14 @@ RANK_FIELDS = {"rank": 0, "node": 1, "gpu": 2, "template": 3, "replica": 4, "sta
 PLAN_HEADER_FIELDS = {
     "model": 0, "cluster": 1, "global_batch": 2, "seq_len": 3, "recompute": 4,
     "dist_optimizer": 5, "headroom": 6, "iteration_s": 7,
+    "weight_bytes": 8, "grad_bytes": 9, "optim_bytes": 10,
+    "model_json": 11, "cluster_json": 12, "profile_json": 13, "profile_crc32": 14,
+    "overlap_grad_reduce": 15, "overlap_param_gather": 16, "tp_comm_overlap": 17,
 }
 _PLAN_HEADER_TYPES = {"global_batch": int, "seq_len": int, "headroom": float, "iteration_s": float,
-                      "dist_optimizer": lambda s: s == "1"}
+                      "weight_bytes": float, "grad_bytes": float, "optim_bytes": float,
+                      "dist_optimizer": lambda s: s == "1", "overlap_grad_reduce": lambda s: s == "1",
+                      "overlap_param_gather": lambda s: s == "1", "tp_comm_overlap": lambda s: s == "1"}
 
 # Launcher export formats (arachne_export_format)
 EXPORT_FORMATS = {"ranks": 0, "megatron": 1, "torchtitan": 2, "flashflex": 3, "sailor": 4, "torchtitan-cli": 5}
@@ -1885,9 +1890,12 @@ class Plan(_Handle):
     @classmethod
     def open(cls, path, profile=None, **setup):
         # type: (Any, Optional[Profile], Any) -> Plan
-        """Reads a plan file on its own: rebuilds the model (preset name or file),
-        the cluster and the training setup recorded in the file (keywords
-        override them), then validates and prices the plan (like `arachne price`)."""
+        """Reads a plan file on its own: rebuilds the model, cluster and profile
+        the file embeds (a version-2 plan; a version-1 plan: its preset name and
+        compact cluster string, and a generated profile) and the training setup
+        it records (keywords override them), then validates and prices the plan
+        (like `arachne price`).  The file's fields are text, never opened as
+        paths."""
         return cls._recorded_cost_model(path, profile, setup).load_plan(path)
 
     @staticmethod
@@ -1895,13 +1903,23 @@ class Plan(_Handle):
         # type: (Any, Optional[Profile], Dict[str, Any]) -> CostModel
         """The cost model a plan file records (setup keywords override it)."""
         h = Plan.read_header(path)
-        for k in ("global_batch", "seq_len", "recompute", "dist_optimizer", "headroom"):
+        for k in ("global_batch", "seq_len", "recompute", "dist_optimizer", "headroom", "weight_bytes",
+                  "grad_bytes", "optim_bytes", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap"):
             if k in h and k not in setup:
                 setup[k] = h[k]
+        if profile is None and h.get("profile_json"):
+            profile = Profile.from_json(h["profile_json"])
         if profile is not None:
-            setup.pop("seq_len", None)
-        model = Model.open(h["model"])
-        cluster = Cluster.parse(h["cluster"])
+            setup.pop("seq_len", None)  # a profile fixes the sequence length itself
+        if h.get("model_json"):
+            model = Model.from_json(h["model_json"])
+        elif "model" in h:
+            # a version-1 plan: the model's name, a preset or nothing (a plan
+            # file's text is never a path to open)
+            model = Model.preset(h["model"])
+        else:
+            raise Error(E_PARSE, "%s: the plan records no model" % (path,))
+        cluster = Cluster.from_json(h["cluster_json"]) if h.get("cluster_json") else Cluster.parse(h["cluster"])
         return CostModel(model, cluster, profile, **setup)
 
     @property

@@ -125,5 +125,40 @@ class MetadataTest(unittest.TestCase):
         self.assertEqual(po.metadata, "")
 
 
+class PlanOpenTest(unittest.TestCase):
+    def test_a_plan_file_is_rebuilt_from_what_it_embeds_and_names_no_paths(self):
+        need("arachne_plan_file_header", "arachne_plan_save", "arachne_plan_load")
+        model = arachne.Model.from_json(json.dumps({
+            "format": "arachne-model", "version": 1, "name": "tiny-custom", "blocks": 4, "hidden": 1024,
+            "heads": 8, "kv_heads": 8, "head_dim": 128, "ffn": 4096, "vocab": 32000}))
+        cluster = arachne.Cluster.parse("h100:1x8")
+        cm = arachne.CostModel(model, cluster, arachne.Profile.generate(model, cluster, 4096), global_batch=32,
+                               weight_bytes=4, overlap_grad_reduce=False)
+        plan = arachne.search_random(cm, 20, seed=1)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "plan.json")
+            plan.save(path)
+            h = arachne.Plan.read_header(path)
+            self.assertIn("tiny-custom", h["model_json"])
+            self.assertEqual(h["weight_bytes"], 4.0)
+            self.assertFalse(h["overlap_grad_reduce"])
+            back = arachne.Plan.open(path)      # the embedded model, cluster, profile and setup
+            self.assertEqual(back.iteration_s, plan.iteration_s)
+            self.assertEqual(back.cost_model.get("weight_bytes"), 4.0)
+            # a version-1 plan names its model; a path there is not opened
+            model_file = os.path.join(d, "model.json")
+            model.save(model_file)
+            with open(path) as f:
+                doc = json.loads(f.read())
+            doc.pop("inputs", None)
+            doc["version"] = 1
+            doc["model"] = model_file
+            with open(path, "w") as f:
+                f.write(json.dumps(doc))
+            with self.assertRaises(arachne.Error) as e:
+                arachne.Plan.open(path)
+            self.assertIn("model.json", str(e.exception))
+
+
 if __name__ == "__main__":
     unittest.main()
