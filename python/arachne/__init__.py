@@ -1873,9 +1873,11 @@ class Plan(_Handle):
     def read_header(path):
         # type: (Any) -> Dict[str, Any]
         """The recorded header of a plan file, without a cost model and without
-        validating the plan: model, cluster, global_batch, seq_len, iteration_s
-        and the setup fields the file records (recompute, dist_optimizer,
-        headroom); fields the file lacks are left out."""
+        validating the plan: model, cluster, global_batch, seq_len, iteration_s,
+        the setup fields the file records (recompute, dist_optimizer, headroom,
+        weight/grad/optim bytes, the overlap flags) and a version-2 plan's
+        embedded model_json, cluster_json, profile_json and profile_crc32
+        (PLAN_HEADER_FIELDS); fields the file lacks are left out."""
         out = {}  # type: Dict[str, Any]
         for k, key in PLAN_HEADER_FIELDS.items():
             try:
