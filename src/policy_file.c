@@ -228,6 +228,7 @@ int ar_policy_save(const char *path, const ar_nn *n, uint32_t schema_version, co
     if (!path) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "policy save: NULL path");
     ar_buf_init(&b);
     st = ar_policy_encode(&b, n, schema_version, meta_json);
+    if (st == ARACHNE_OK) st = ar_check_saved_size("policy", path, b.len);
     if (st == ARACHNE_OK) st = ar_write_file_atomic(path, b.data, b.len);
     ar_buf_free(&b);
     return st;

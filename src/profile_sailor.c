@@ -421,6 +421,8 @@ int arachne_profile_import_sailor(arachne_profile **out, const char *dir, const 
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_profile_import_sailor: NULL directory or model name");
     if (strlen(dir) > PATH_MAX_LEN - 64)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "sailor profiles: directory name too long");
+    /* "" would read /profiles.json: a file the caller never named */
+    if (!dir[0]) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "sailor profiles: the directory name is empty");
     snprintf(ppath, sizeof ppath, "%s/profiles.json", dir);
     snprintf(lpath, sizeof lpath, "%s/llm_info.json", dir);
     if ((st = ar_json_parse_file(&prof, ppath)) != ARACHNE_OK) return st;

@@ -177,6 +177,7 @@ int arachne_trainer_save_checkpoint(const arachne_trainer *t, const char *path)
     if (!t || !path) return AR_NULL_ARG("arachne_trainer_save_checkpoint", t, path);
     ar_buf_init(&b);
     st = ar_train_ckpt_encode(t, &b);
+    if (!st) st = ar_check_saved_size("checkpoint", path, b.len);
     if (!st) st = ar_write_file_atomic(path, b.data, b.len);
     ar_buf_free(&b);
     return st;

@@ -83,10 +83,12 @@ static int open_read_nowait(const char *path)
 
 int ar_path_readable(const char *path)
 {
-    int fd = open_read_nowait(path);
+    struct stat sb;
+    int fd = open_read_nowait(path), ok;
     if (fd < 0) return 0;
+    ok = fstat(fd, &sb) == 0 && !S_ISDIR(sb.st_mode);
     close(fd);
-    return 1;
+    return ok;
 }
 
 int ar_read_file(const char *path, char **out, size_t *out_len)
@@ -319,6 +321,13 @@ fail:
     unlink(tmp);
     free(tmp);
     return ar_error(ARACHNE_E_IO, "%s: write failed: %s", path, strerror(e));
+}
+
+int ar_check_saved_size(const char *what, const char *path, size_t len)
+{
+    if (len <= AR_FILE_MAX_BYTES) return ARACHNE_OK;
+    return ar_error(ARACHNE_E_INVALID_ARGUMENT, "%s: the %s would be %zu bytes, more than the %zu a file may have to "
+                    "be read back; nothing written", path, what, len, (size_t)AR_FILE_MAX_BYTES);
 }
 
 int arachne_file_write(const char *path, const void *data, size_t len)

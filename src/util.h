@@ -45,8 +45,13 @@ int ar_strcasecmp(const char *a, const char *b);
  * Input longer than AR_FILE_MAX_BYTES (e.g. /dev/zero) is refused with
  * ARACHNE_E_IO instead of being read until memory runs out. */
 #define AR_FILE_MAX_BYTES ((size_t)256 << 20)
+/* ARACHNE_OK when len bytes of `what` read back (at most AR_FILE_MAX_BYTES);
+ * else ARACHNE_E_INVALID_ARGUMENT naming path and the sizes: a writer never
+ * saves a file its own loader refuses. */
+int ar_check_saved_size(const char *what, const char *path, size_t len);
 int ar_read_file(const char *path, char **out, size_t *out_len);
-/* Whether path opens for reading (without waiting on a FIFO's writer). */
+/* Whether path opens for reading and is not a directory (without waiting
+ * on a FIFO's writer). */
 int ar_path_readable(const char *path);
 
 /* Writes len bytes to path atomically: a temporary file in the same

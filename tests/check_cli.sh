@@ -14,4 +14,21 @@ done
 "$bin" version | grep -q "^arachne [0-9]*\.[0-9]*\.[0-9]*$" || fail "version output"
 "$bin" version --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["version"]' || fail "version --json is not JSON"
 "$bin" version --bogus 2>/dev/null; [ $? -eq 2 ] || fail "unknown option must exit 2"
+# a directory named like a preset does not hide the preset (a preset wins over files)
+case $bin in /*) abin=$bin ;; *) abin=$PWD/$bin ;; esac
+d=$(mktemp -d) || exit 1
+mkdir "$d/llama3-8b"
+(cd "$d" && "$abin" price --parallel tp=8,pp=1,dp=2,mbs=1 --model llama3-8b --cluster h100:2x8 >/dev/null) ||
+    { rm -rf "$d"; fail "a directory named llama3-8b hid the preset"; }
+# an empty Sailor directory name is refused, not read as /profiles.json
+out=$(cd "$d" && "$abin" profile --import-sailor '' --model llama3-8b 2>&1); rc=$?
+rm -rf "$d"
+[ $rc -eq 1 ] || fail "profile --import-sailor '': exit $rc, want 1"
+case "$out" in *"directory name is empty"*) ;; *) fail "profile --import-sailor '': $out";; esac
+# output that did not arrive is a failure, not a cut-off file behind exit 0
+if [ -c /dev/full ]; then
+    out=$("$bin" models --json 2>&1 >/dev/full); rc=$?
+    [ $rc -eq 1 ] || fail "models --json > /dev/full: exit $rc, want 1"
+    case "$out" in *"writing standard output"*) ;; *) fail "models --json > /dev/full: no message: $out";; esac
+fi
 exit 0

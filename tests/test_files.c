@@ -375,6 +375,20 @@ TEST(fifos_do_not_block_readers_and_are_not_replaced)
     ASSERT_STR(listing(dir), "pipe");
 }
 
+/* A writer never saves what its loader refuses: a policy of hidden 4096
+ * and 3 layers (286 MB, inside `policy init`'s documented ranges) was
+ * written and then refused by every reader (the 256 MiB limit).  The
+ * policy and checkpoint savers ask this check first; the size at the
+ * limit still reads back. */
+TEST(savers_refuse_what_the_reader_would)
+{
+    ASSERT_OK(ar_check_saved_size("policy", "p.arpol", AR_FILE_MAX_BYTES));
+    ASSERT_STATUS(ar_check_saved_size("policy", "p.arpol", AR_FILE_MAX_BYTES + 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "p.arpol");
+    ASSERT_CONTAINS(arachne_last_error(), "nothing written");
+}
+
 SUITE(files, T(save_succeeds_and_replaces_old_file), T(readonly_directory_keeps_old_file),
       T(target_is_a_directory_rename_fails), T(write_error_keeps_old_file_and_removes_temporary),
-      T(unwritable_paths_fail_cleanly), T(fifos_do_not_block_readers_and_are_not_replaced));
+      T(unwritable_paths_fail_cleanly), T(fifos_do_not_block_readers_and_are_not_replaced),
+      T(savers_refuse_what_the_reader_would));

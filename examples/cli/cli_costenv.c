@@ -41,6 +41,17 @@ int cli_costenv_options(cli_costenv_opts *o, cli_opt *opts)
     return CLI_COSTENV_NOPTS;
 }
 
+/* Whether name is a model preset: a preset wins over a file or directory
+ * of the same name (arachne_model_open), so it is not checked as one. */
+static int is_model_preset(const char *name)
+{
+    arachne_model *m = NULL;
+    int ok = arachne_model_preset(&m, name) == ARACHNE_OK;
+    arachne_model_destroy(m);
+    arachne_clear_error();
+    return ok;
+}
+
 int cli_check_regular(const char *cmd, const char *opt, const char *s)
 {
     struct stat st;
@@ -89,7 +100,7 @@ int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *e
         else if (strcmp(o->recompute, "full") == 0) recompute = ARACHNE_RECOMPUTE_FULL;
         else return cli_usage_error(cmd, "--recompute: '%s' is not none, selective or full", o->recompute);
     }
-    if ((o->model && (rc = cli_check_regular(cmd, "model", o->model))) ||
+    if ((o->model && !is_model_preset(o->model) && (rc = cli_check_regular(cmd, "model", o->model))) ||
         (o->cluster && (rc = cli_check_regular(cmd, "cluster", o->cluster))) ||
         (o->profile && (rc = cli_check_regular(cmd, "profile", o->profile))))
         return rc;

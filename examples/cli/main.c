@@ -2,6 +2,7 @@
  * Each subcommand lives in its own cmd_<name>.c and is listed in
  * cli_commands.inc. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
 
@@ -73,7 +74,17 @@ int cli_main(int argc, char **argv)
  * limit fail with EFBIG (the library also refuses them before writing). */
 int main(int argc, char **argv)
 {
+    int rc;
     signal(SIGXFSZ, SIG_IGN);
-    return cli_main(argc, argv);
+    rc = cli_main(argc, argv);
+    /* what went to standard output must have arrived: a full disk, a
+     * file-size limit or a closed pipe (`> /dev/full`, `ulimit -f`) would
+     * otherwise leave cut-off JSON behind an exit status of 0 */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        int e = errno;
+        fprintf(stderr, "arachne: writing standard output: %s\n", e ? strerror(e) : "write error");
+        return rc == CLI_OK ? 1 : rc;
+    }
+    return rc;
 }
 #endif
