@@ -1687,6 +1687,7 @@ class CostModel(_Handle):
         elif not isinstance(profile, Profile):
             raise TypeError("profile must be a Profile, a profile file or None, got %s" % type(profile).__name__)
         ptr = _make(_COST, "arachne_cost_model_create", model._h(), cluster._h(), profile._h())
+        self._trainers = 0  # open Trainers it is a composition of (CostModel.set refuses then)
         _Handle.__init__(self, ptr, (model, cluster, profile))
         try:
             for k in OPTIONS:  # fixed order: seq_len before options that depend on it
@@ -1718,12 +1719,14 @@ class CostModel(_Handle):
             value = _recompute(value)
         elif isinstance(value, bool):
             value = 1 if value else 0
+        # the handle first: while this call holds it to itself, no other
+        # thread can add it to a trainer between the check and the change
+        h = self._exclusive()
         with _refs_lock:
-            if getattr(self, "_trainers", 0):
+            if self._trainers:
                 raise Error(E_INVALID_ARGUMENT, "CostModel is a composition of %d open Trainer(s): it must not "
                             "change while they live (close them first)" % self._trainers)
-        _check(_fn("arachne_cost_model_set")(self._exclusive(), _field(OPTIONS, option, "option"),
-                                             _farg(value, str(option))))
+        _check(_fn("arachne_cost_model_set")(h, _field(OPTIONS, option, "option"), _farg(value, str(option))))
         return self
 
     def get(self, option):
@@ -2299,7 +2302,7 @@ class Trainer(_Handle):
         _check(_fn("arachne_trainer_add_composition")(self._idle(), cost_model._h(), _opt_enc(name, "name")))
         with _refs_lock:
             cost_model._borrowers += 1
-            cost_model._trainers = getattr(cost_model, "_trainers", 0) + 1  # CostModel.set refuses from now on
+            cost_model._trainers += 1  # CostModel.set refuses from now on
             self._parents = self._parents + (cost_model,)
         return len(self._parents) - 2
 
