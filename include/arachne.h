@@ -240,7 +240,9 @@ ARACHNE_API void arachne_cluster_destroy(arachne_cluster *c);
 /** Adds a GPU type of the caller's own, or overrides the figures of one
  *  already in the cluster or in the catalog (matched by name or alias).
  *  SI units: mem_bytes bytes, flops FLOP/s, hbm_bw / intra_bw / inter_bw
- *  bytes/s (intra and inter per direction, inter per GPU); all finite > 0.
+ *  bytes/s (intra and inter per direction, inter per GPU); each within
+ *  its physical bounds (docs/formats.md, "Cluster", "JSON": memory 1e6-1e15 B,
+ *  FLOP/s 1e9-1e19, HBM 1e8-1e15 B/s, links 1e6-1e15 B/s).
  *  Latencies keep the catalog values (new types: 5e-6 s intra, 10e-6 s
  *  inter; change them with arachne_cluster_set_gpu_field).  The name is
  *  1-31 characters of letters, digits, '-', '_', '.'.  Such types are
@@ -249,10 +251,12 @@ ARACHNE_API void arachne_cluster_destroy(arachne_cluster *c);
 ARACHNE_API int arachne_cluster_add_gpu_type(arachne_cluster *c, const char *name, double mem_bytes, double flops,
                                              double hbm_bw, double intra_bw, double inter_bw);
 
-/** Sets one field (an arachne_gpu_field, SI units, finite > 0) of a GPU type
- *  in the cluster; the type then counts as user-given.  ARACHNE_E_NOT_FOUND
- *  if the type is not in the cluster, ARACHNE_E_INVALID_ARGUMENT for a bad
- *  field or value. */
+/** Sets one field (an arachne_gpu_field, SI units, within the bounds of
+ *  arachne_cluster_add_gpu_type; latencies 1e-9-1 s; the link class one of
+ *  arachne_link_class) of a GPU type in the cluster; the type then counts as
+ *  user-given.  ARACHNE_E_NOT_FOUND if the type is not in the cluster,
+ *  ARACHNE_E_INVALID_ARGUMENT for a bad field or a value out of bounds
+ *  (the message names the field and its bounds). */
 ARACHNE_API int arachne_cluster_set_gpu_field(arachne_cluster *c, const char *type, int field, double value);
 
 /** Adds `count` nodes of `gpus_per_node` GPUs of `type` (catalog types are
@@ -261,7 +265,7 @@ ARACHNE_API int arachne_cluster_set_gpu_field(arachne_cluster *c, const char *ty
  *  [1, 1024], or a total above 1,000,000 GPUs (the cluster is unchanged). */
 ARACHNE_API int arachne_cluster_add_nodes(arachne_cluster *c, const char *type, int count, int gpus_per_node);
 
-/** Sets the bandwidth (bytes/s per GPU per direction, finite > 0) of a
+/** Sets the bandwidth (bytes/s per GPU per direction, 1e6-1e15) of a
  *  transfer across nodes between a GPU of type_a and one of type_b (either
  *  order; the same type twice sets its own inter-node figure).  Default:
  *  the smaller of the two types' inter-node bandwidths.  Both types must be

@@ -247,6 +247,16 @@ oom:
 
 static int positive_finite(double v) { return isfinite(v) && v > 0; }
 
+/* ARACHNE_E_INVALID_ARGUMENT naming what, the field and its bounds when
+ * value lies outside them (ar_gpu_field_bound). */
+static int check_field(const char *what, int field, double value)
+{
+    const ar_gpu_bound *b = ar_gpu_field_bound(field);
+    if (ar_gpu_field_in_bounds(field, value)) return ARACHNE_OK;
+    return ar_error(ARACHNE_E_INVALID_ARGUMENT, "%s: %s %g is outside [%g, %g] %s", what, b->key, value, b->lo,
+                    b->hi, b->unit);
+}
+
 int arachne_cluster_add_gpu_type(arachne_cluster *c, const char *name, double mem_bytes, double flops,
                                  double hbm_bw, double intra_bw, double inter_bw)
 {
@@ -258,11 +268,14 @@ int arachne_cluster_add_gpu_type(arachne_cluster *c, const char *name, double me
         return ar_error(ARACHNE_E_INVALID_ARGUMENT,
                         "GPU type name '%.64s': want 1-%d characters of letters, digits, '-', '_' or '.'",
                         name ? name : "(null)", AR_NAME_MAX - 1);
-    if (!positive_finite(mem_bytes) || !positive_finite(flops) || !positive_finite(hbm_bw) ||
-        !positive_finite(intra_bw) || !positive_finite(inter_bw))
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT,
-                        "GPU type '%s': memory, FLOP/s and bandwidths must be finite and > 0 "
-                        "(got %g B, %g FLOP/s, %g, %g, %g B/s)", name, mem_bytes, flops, hbm_bw, intra_bw, inter_bw);
+    {
+        const double given[5] = { mem_bytes, flops, hbm_bw, intra_bw, inter_bw };
+        char what[AR_NAME_MAX + 16];
+        int f, st;
+        snprintf(what, sizeof what, "GPU type '%s'", name);
+        for (f = ARACHNE_GPU_MEMORY_BYTES; f <= ARACHNE_GPU_INTER_BYTES_PER_S; f++)
+            if ((st = check_field(what, f, given[f])) != ARACHNE_OK) return st;
+    }
     idx = ar_cluster_type_index(c, name);
     if (idx < 0) {
         g = ar_gpu_catalog_find(name);
@@ -294,10 +307,13 @@ int arachne_cluster_set_gpu_field(arachne_cluster *c, const char *type, int fiel
     if (!c || !type) return AR_NULL_ARG("arachne_cluster_set_gpu_field", c, type);
     idx = ar_cluster_type_index(c, type);
     if (idx < 0) return ar_error(ARACHNE_E_NOT_FOUND, "GPU type '%.64s' is not in the cluster", type);
-    if (!positive_finite(value))
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "GPU type '%s': field %d: value %g must be finite and > 0",
-                        c->types[idx].name, field, value);
-    if (field == ARACHNE_GPU_INTRA_LINK && !ar_link_class_name((int)value == value ? (int)value : 0))
+    if (ar_gpu_field_bound(field)) {
+        char what[AR_NAME_MAX + 16];
+        int st;
+        snprintf(what, sizeof what, "GPU type '%s'", c->types[idx].name);
+        if ((st = check_field(what, field, value)) != ARACHNE_OK) return st;
+    } else if (field == ARACHNE_GPU_INTRA_LINK &&
+               !(positive_finite(value) && ar_link_class_name((int)value == value ? (int)value : 0)))
         return ar_error(ARACHNE_E_INVALID_ARGUMENT,
                         "GPU type '%s': intra-node link class %g: want 1 (NVLink), 2 (PCIe peer-to-peer) or "
                         "3 (PCIe through the host)", c->types[idx].name, value);
@@ -341,9 +357,11 @@ int arachne_cluster_set_link_bandwidth(arachne_cluster *c, const char *type_a, c
     if (i < 0) return ar_error(ARACHNE_E_NOT_FOUND, "link: GPU type '%.64s' is not in the cluster", type_a);
     j = ar_cluster_type_index(c, type_b);
     if (j < 0) return ar_error(ARACHNE_E_NOT_FOUND, "link: GPU type '%.64s' is not in the cluster", type_b);
-    if (!positive_finite(bytes_per_s))
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "link %s-%s: bandwidth %g must be finite and > 0 bytes/s",
-                        c->types[i].name, c->types[j].name, bytes_per_s);
+    if (!ar_gpu_field_in_bounds(ARACHNE_GPU_INTER_BYTES_PER_S, bytes_per_s)) {
+        const ar_gpu_bound *b = ar_gpu_field_bound(ARACHNE_GPU_INTER_BYTES_PER_S);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "link %s-%s: bandwidth %g is outside [%g, %g] bytes/s",
+                        c->types[i].name, c->types[j].name, bytes_per_s, b->lo, b->hi);
+    }
     c->link_bw[i][j] = c->link_bw[j][i] = bytes_per_s;
     c->link_set[i][j] = c->link_set[j][i] = 1;
     return ar_cluster_refresh(c);

@@ -47,6 +47,18 @@ int ar_gpu_name_key(const char *name, char *out, size_t cap);
  * unknown field. */
 int ar_gpu_spec_field(const ar_gpu_spec *g, int field, double *out);
 
+/* Bounds of a measured GPU figure: its JSON key, SI unit, least and most
+ * value (both allowed). */
+typedef struct ar_gpu_bound {
+    const char *key, *unit;
+    double lo, hi;
+} ar_gpu_bound;
+/* Bounds of field (an arachne_gpu_field other than the link class); NULL
+ * otherwise. */
+const ar_gpu_bound *ar_gpu_field_bound(int field);
+/* 1 when value lies within field's bounds (NaN never does), else 0. */
+int ar_gpu_field_in_bounds(int field, double value);
+
 typedef struct ar_node {
     int type;   /* index into cluster->types */
     int gpus;   /* GPUs in this node, 1..AR_MAX_NODE_GPUS */

@@ -86,6 +86,13 @@ int ar_stage_check(const arachne_cost_model *cm, const ar_template *t, int s);
  * prices do not. */
 double ar_pipeline_time(int M, const double *t_s, int depth, double max_g);
 
+/* Micro-batches per pipeline up to which both schedules are evaluated step
+ * by step; past it their times are extrapolated along the steady state
+ * from two evaluations within it (ar_pipeline_exact,
+ * ar_pipeline_interleaved).  Above every count the bundled training draws
+ * (global batch <= 8,192), so no price it made moves. */
+#define AR_PIPE_STEP_MAX 8192
+
 /* Exact time of one non-interleaved 1F1B pipeline (PipeDream-Flush /
  * Megatron) of depth stages over M micro-batches, in seconds from the first
  * forward's start to the last backward's end.  Stage s runs
@@ -97,7 +104,10 @@ double ar_pipeline_time(int M, const double *t_s, int depth, double max_g);
  * they occupy the link (one per direction, in micro-batch order), not the
  * stages; a stage starts an operation when it is free and its input has
  * arrived.  A max-plus recurrence over micro-batches x stages, O(M depth)
- * time, O(depth) stack, no allocation, thread-safe.  M <= 0 gives 0;
+ * time (less where it finds the steady state repeating: the shortcut in
+ * schedule.c), O(depth) stack, no allocation, thread-safe.  Past
+ * AR_PIPE_STEP_MAX micro-batches, extrapolated from the times at
+ * AR_PIPE_STEP_MAX and half of it.  M <= 0 gives 0;
  * depth in [1, AR_MAX_DEPTH] (0 otherwise). */
 double ar_pipeline_exact(int M, int depth, const double *fwd, const double *bwd, const double *send);
 
@@ -115,7 +125,8 @@ double ar_pipeline_exact(int M, int depth, const double *fwd, const double *bwd,
  * ar_pipeline_exact, one link per direction and stage pair.  Seconds from
  * the first forward's start to the last backward's end; 0 for M <= 0; -1
  * for arguments outside these rules (or no memory: it allocates
- * (2 p v + 1) M doubles).  Thread-safe. */
+ * (2 p v + 1) M doubles, M at most AR_PIPE_STEP_MAX: past it the time is
+ * extrapolated from two evaluations within it).  Thread-safe. */
 double ar_pipeline_interleaved(int M, int p, int v, const double *fwd, const double *bwd, const double *send);
 /* Warm-up forwards of stage s in the interleaved schedule (Megatron-Core):
  * min(2 (p - s - 1) + (v - 1) p, M v). */

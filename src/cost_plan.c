@@ -754,6 +754,11 @@ holders_done:
 
     /* 6. commit */
     iter = finish + sync_max + opt_max;
+    if (!isfinite(iter) || !isfinite(busy)) {  /* huge profile times by a batch of 10^9 */
+        rc = ar_error(ARACHNE_E_INFEASIBLE, "the iteration's time overflows (%g s, %g GPU-seconds busy): the "
+                      "profile or batch figures are beyond what can be priced", iter, busy);
+        goto done;
+    }
     for (j = 0; j < n; j++) {
         ar_template *t = &plan->t[j];
         for (s = 0; s < t->depth; s++) {
@@ -865,6 +870,7 @@ static int price_memo_bound(const arachne_cost_model *cm, arachne_plan *plan,
     finish = 0.0;
     if (pipe > finish) finish = pipe;
     iter = finish + sync_max + opt_max;
+    if (!isfinite(iter)) return 0;  /* price_plan says why */
     plan->iteration_s = iter;
     plan->iter_per_s = iter > 0.0 ? 1.0 / iter : 0.0;
     *rc = ARACHNE_OK;

@@ -154,6 +154,34 @@ int ar_gpu_spec_field(const ar_gpu_spec *g, int field, double *out)
     return ARACHNE_OK;
 }
 
+/* Physical bounds of each measured figure.  Wide enough for any part from
+ * a 2010 card to racks a decade ahead of the catalog (which spans 11.8 GB
+ * to 300 GB, 53.8 to 2,500 TFLOP/s, 12.5 GB/s to 8 TB/s and 3 to 10 us);
+ * narrow enough that no time the cost model derives from them overflows,
+ * underflows or rounds to nothing: an inter-node bandwidth of 1e-300 B/s
+ * once priced a stage at 6.7e304 s and an MFU of 13,883 %.  Indexed by
+ * arachne_gpu_field; docs/formats.md ("GPU figures") lists them. */
+static const ar_gpu_bound bounds[] = {
+    { "memory_bytes", "B", 1e6, 1e15 },
+    { "flops", "FLOP/s", 1e9, 1e19 },
+    { "hbm_bytes_per_s", "B/s", 1e8, 1e15 },
+    { "intra_bytes_per_s", "B/s", 1e6, 1e15 },
+    { "inter_bytes_per_s", "B/s", 1e6, 1e15 },
+    { "intra_latency_s", "s", 1e-9, 1.0 },
+    { "inter_latency_s", "s", 1e-9, 1.0 },
+};
+
+const ar_gpu_bound *ar_gpu_field_bound(int field)
+{
+    return field >= 0 && field < (int)AR_COUNT(bounds) ? &bounds[field] : NULL;
+}
+
+int ar_gpu_field_in_bounds(int field, double value)
+{
+    const ar_gpu_bound *b = ar_gpu_field_bound(field);
+    return b && value >= b->lo && value <= b->hi;  /* false for NaN */
+}
+
 /* ---- public API --------------------------------------------------------- */
 
 int arachne_gpu_catalog_count(void) { return (int)AR_COUNT(catalog); }

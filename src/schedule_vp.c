@@ -47,7 +47,7 @@ void ar_vp_chunk_range(const ar_template *t, int s, int c, int *first, int *end)
  * after its inputs and computes its end as max(stage free, input arrived)
  * + its time.  A link carries its messages in the order its sender makes
  * them (its operation order), so its state is the end of its last send. */
-double ar_pipeline_interleaved(int M, int p, int v, const double *fwd, const double *bwd, const double *send)
+static double vp_simulate(int M, int p, int v, const double *fwd, const double *bwd, const double *send)
 {
     const int P = p * v;
     const long ops = 2L * M * v;
@@ -55,8 +55,6 @@ double ar_pipeline_interleaved(int M, int p, int v, const double *fwd, const dou
     long pos[AR_MAX_DEPTH], done = 0;
     int w[AR_MAX_DEPTH], s;
     size_t cells;
-    if (M <= 0) return 0.0;
-    if (p < 2 || p > AR_MAX_DEPTH || v < 2 || v > AR_MAX_VP || M % p != 0) return -1.0;
     cells = (size_t)P * (size_t)M;
     /* inputs of every (virtual stage, micro-batch), and the last virtual
      * stage's forward ends (its backward's input) */
@@ -118,7 +116,31 @@ double ar_pipeline_interleaved(int M, int p, int v, const double *fwd, const dou
         if (done == before) { free(act); return -1.0; }   /* a stall: cannot happen for this schedule */
     }
     for (s = 0; s < p; s++)
-        if (busy[s] > end) end = busy[s];
+        if (!(busy[s] <= end)) end = busy[s];   /* a NaN (overflow) is kept, not dropped */
     free(act);
     return end;
+}
+
+/* Past AR_PIPE_STEP_MAX micro-batches the time is extrapolated: in the
+ * steady state every group of p micro-batches adds the same time (the
+ * schedule repeats; docs/cost-model.md, "Interleaved 1F1B"), so T is affine
+ * in M there, and the line through the exact times at M1, the largest
+ * multiple of p within the limit, and M0 = M1 / 2 (rounded down to a
+ * multiple of p) gives T(M).  The simulation stores an arrival time per
+ * (virtual stage, micro-batch), so without the limit a batch of 10^9
+ * samples took minutes and tens of GB. */
+double ar_pipeline_interleaved(int M, int p, int v, const double *fwd, const double *bwd, const double *send)
+{
+    int M0, M1;
+    double t0, t1;
+    if (M <= 0) return 0.0;
+    if (p < 2 || p > AR_MAX_DEPTH || v < 2 || v > AR_MAX_VP || M % p != 0) return -1.0;
+    if (M <= AR_PIPE_STEP_MAX) return vp_simulate(M, p, v, fwd, bwd, send);
+    M1 = AR_PIPE_STEP_MAX / p * p;
+    M0 = M1 / 2 / p * p;
+    t1 = vp_simulate(M1, p, v, fwd, bwd, send);
+    if (t1 < 0.0) return -1.0;
+    t0 = vp_simulate(M0, p, v, fwd, bwd, send);
+    if (t0 < 0.0) return -1.0;
+    return t1 + (t1 - t0) * ((double)(M - M1) / (double)(M1 - M0));
 }

@@ -317,7 +317,23 @@ TEST(builder_api)
     ASSERT_STATUS(arachne_cluster_add_gpu_type(c, "-x", 1, 1, 1, 1, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cluster_add_gpu_type(c, "", 1, 1, 1, 1, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cluster_add_gpu_type(c, "x", 0, 1, 1, 1, 1), ARACHNE_E_INVALID_ARGUMENT);
-    ASSERT_STATUS(arachne_cluster_add_gpu_type(c, "x", 1, 1, 1, 1, 0.0 / 0.0), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_cluster_add_gpu_type(c, "x", 1e9, 1e12, 1e9, 1e9, 0.0 / 0.0), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "nan is outside [1e+06, 1e+15] B/s");
+    /* physical bounds, inclusive, on every entry point */
+    ASSERT_STATUS(arachne_cluster_add_gpu_type(c, "x", 1e9, 1e12, 1e9, 1e-300, 1e9), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "GPU type 'x': intra_bytes_per_s 1e-300 is outside");
+    ASSERT_STATUS(arachne_cluster_add_gpu_type(c, "x", 1e16, 1e12, 1e9, 1e9, 1e9), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "memory_bytes 1e+16 is outside [1e+06, 1e+15] B");
+    ASSERT_STATUS(arachne_cluster_add_gpu_type(c, "x", 1e6, 1e9, 1e8, 1e6, 1e6), ARACHNE_OK);
+    ASSERT_STATUS(arachne_cluster_set_gpu_field(c, "x", ARACHNE_GPU_INTER_LATENCY_S, 1e308), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "GPU type 'x': inter_latency_s 1e+308 is outside [1e-09, 1] s");
+    ASSERT_STATUS(arachne_cluster_set_gpu_field(c, "x", ARACHNE_GPU_FLOPS, 1e19), ARACHNE_OK);
+    ASSERT_STATUS(arachne_cluster_set_gpu_field(c, "x", ARACHNE_GPU_INTRA_LATENCY_S, 1.0), ARACHNE_OK);
+    ASSERT_STATUS(arachne_cluster_set_gpu_field(c, "x", ARACHNE_GPU_INTRA_LINK, 0.0 / 0.0), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_cluster_add_nodes(c, "x", 1, 4), ARACHNE_OK);
+    ASSERT_STATUS(arachne_cluster_set_link_bandwidth(c, "x", "x", 1e-300), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "bandwidth 1e-300 is outside [1e+06, 1e+15] bytes/s");
+    ASSERT_STATUS(arachne_cluster_set_link_bandwidth(c, "x", "x", 1e15), ARACHNE_OK);
     ASSERT(same_after_round_trips(c));
     arachne_cluster_destroy(c);
 }
@@ -538,15 +554,29 @@ TEST(json_rejects_bad_content)
              ARACHNE_E_PARSE, ":1:83: ", "b: GPU type 'h100' is not in the cluster");
     BAD_JSON("{\"nodes\": [], \"gpu_types\": [{\"name\": \"x\", \"memory_bytes\": -1, \"flops\": 1,"
              " \"hbm_bytes_per_s\": 1, \"intra_bytes_per_s\": 1, \"inter_bytes_per_s\": 1}]}",
-             ARACHNE_E_PARSE, ":1:59: ", "memory_bytes: expected a number > 0");
-    BAD_JSON("{\"nodes\": [], \"gpu_types\": [{\"name\": \"x\", \"memory_bytes\": 1}]}", ARACHNE_E_PARSE,
+             ARACHNE_E_PARSE, ":1:59: ", "memory_bytes: -1 is outside [1e+06, 1e+15] B");
+    BAD_JSON("{\"nodes\": [], \"gpu_types\": [{\"name\": \"x\", \"memory_bytes\": 1e9}]}", ARACHNE_E_PARSE,
              ":1:29: ", "missing key 'flops'");
-    BAD_JSON("{\"nodes\": [], \"gpu_types\": [{\"name\": \"x\", \"memory_bytes\": 1, \"flops\": 1,"
-             " \"hbm_bytes_per_s\": 1, \"intra_bytes_per_s\": 1, \"inter_bytes_per_s\": 1, \"intra_link\": \"ib\"}]}",
-             ARACHNE_E_PARSE, ":1:158: ", "intra_link: 'ib': expected \"nvlink\"");
-    BAD_JSON("{\"nodes\": [], \"gpu_types\": [{\"name\": \"x\", \"memory_bytes\": 1, \"flops\": 1,"
-             " \"hbm_bytes_per_s\": 1, \"intra_bytes_per_s\": 1, \"inter_bytes_per_s\": 1, \"intra_link\": 2}]}",
+    BAD_JSON("{\"nodes\": [], \"gpu_types\": [{\"name\": \"x\", \"memory_bytes\": 1e9, \"flops\": 1e12,"
+             " \"hbm_bytes_per_s\": 1e9, \"intra_bytes_per_s\": 1e9, \"inter_bytes_per_s\": 1e9, \"intra_link\": \"ib\"}]}",
+             ARACHNE_E_PARSE, ":1:169: ", "intra_link: 'ib': expected \"nvlink\"");
+    BAD_JSON("{\"nodes\": [], \"gpu_types\": [{\"name\": \"x\", \"memory_bytes\": 1e9, \"flops\": 1e12,"
+             " \"hbm_bytes_per_s\": 1e9, \"intra_bytes_per_s\": 1e9, \"inter_bytes_per_s\": 1e9, \"intra_link\": 2}]}",
              ARACHNE_E_PARSE, ":1:", "intra_link");
+    /* physical bounds: an inter-node bandwidth of 1e-300 B/s priced an MFU of 13,883 % */
+    BAD_JSON("{\"nodes\": [], \"gpu_types\": [{\"name\": \"x\", \"memory_bytes\": 1e9, \"flops\": 1e12,"
+             " \"hbm_bytes_per_s\": 1e9, \"intra_bytes_per_s\": 1e9, \"inter_bytes_per_s\": 1e-300}]}",
+             ARACHNE_E_PARSE, ":1:150: ", "inter_bytes_per_s: 1e-300 is outside [1e+06, 1e+15] B/s");
+    BAD_JSON("{\"nodes\": [], \"gpu_types\": [{\"name\": \"h100\", \"memory_bytes\": 1e9, \"flops\": 1e12,"
+             " \"hbm_bytes_per_s\": 1e9, \"intra_bytes_per_s\": 1e9, \"inter_bytes_per_s\": 1e9,"
+             " \"inter_latency_s\": 1e308}]}",
+             ARACHNE_E_PARSE, ":1:", "inter_latency_s: 1e+308 is outside [1e-09, 1] s");
+    BAD_JSON("{\"nodes\": [], \"gpu_types\": [{\"name\": \"x\", \"memory_bytes\": 1e9, \"flops\": 1e20,"
+             " \"hbm_bytes_per_s\": 1e9, \"intra_bytes_per_s\": 1e9, \"inter_bytes_per_s\": 1e9}]}",
+             ARACHNE_E_PARSE, ":1:", "flops: 1e+20 is outside [1e+09, 1e+19] FLOP/s");
+    BAD_JSON("{\"nodes\": [{\"type\": \"a100\", \"count\": 1, \"gpus\": 4}, {\"type\": \"h100\", \"count\": 1, \"gpus\": 4}],"
+             " \"links\": [{\"a\": \"a100\", \"b\": \"h100\", \"bytes_per_s\": 1e-300}]}",
+             ARACHNE_E_PARSE, ":1:", "bytes_per_s: 1e-300 is outside [1e+06, 1e+15] B/s");
 }
 
 TEST(save_load_open)

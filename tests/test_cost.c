@@ -850,6 +850,40 @@ TEST(bubble_counts_waiting_for_sends)
     arachne_model_destroy(m);
 }
 
+/* Times past what a double holds are refused, never reported: a profile
+ * of 1e299 s layers by a batch of 10^8 overflowed the busy time (bubble NaN)
+ * and at 10^9 the iteration; every figure came out wrong or infinite.  Also
+ * the interleaved schedule, whose extrapolation multiplies them again. */
+TEST(overflowing_times_are_refused)
+{
+    arachne_model *m = NULL;
+    arachne_cluster *c = NULL;
+    arachne_profile *p = NULL;
+    arachne_cost_model *cm = NULL;
+    arachne_plan *pl = NULL;
+    const char *spec[2] = { "tp=1,pp=2,dp=4,mbs=1", "tp=1,pp=2,dp=4,mbs=1,vp=2" };
+    int k;
+    ASSERT_OK(arachne_model_preset(&m, "llama3-8b"));
+    ASSERT_OK(arachne_cluster_parse(&c, "h100:1x8"));
+    ASSERT_OK(arachne_profile_generate(&p, m, c, 4096));
+    ASSERT_OK(arachne_profile_add(p, "H100", ARACHNE_LAYER_DENSE, 1, 1, 1e299, 1e299, 0.0, 1e6));
+    ASSERT_OK(arachne_cost_model_create(&cm, m, c, p));
+    for (k = 0; k < 2; k++) {
+        ASSERT_OK(arachne_cost_model_set(cm, ARACHNE_OPT_GLOBAL_BATCH, 64));
+        ASSERT_OK(arachne_plan_from_parallel(&pl, cm, spec[k]));   /* huge but finite */
+        arachne_plan_destroy(pl);
+        pl = NULL;
+        ASSERT_OK(arachne_cost_model_set(cm, ARACHNE_OPT_GLOBAL_BATCH, 1e8));
+        ASSERT_STATUS(arachne_plan_from_parallel(&pl, cm, spec[k]), ARACHNE_E_INFEASIBLE);
+        ASSERT_CONTAINS(arachne_last_error(), "overflows");
+        ASSERT(pl == NULL);
+    }
+    arachne_cost_model_destroy(cm);
+    arachne_profile_destroy(p);
+    arachne_cluster_destroy(c);
+    arachne_model_destroy(m);
+}
+
 /* A profile measured at FP32 (Sailor's) sends 4-byte activations between
  * stages, and its activation bytes (measured without recomputation) are
  * converted to the run's recomputation mode, not read as selective ones. */
@@ -948,6 +982,7 @@ SUITE(cost, T(assignment_matches_brute_force), T(exact_assignment_matches_brute_
       T(missing_profile_entry_is_infeasible_naming_the_key), T(options_defaults_and_rejections),
       T(create_rejects_mismatched_profile), T(bad_plans_are_rejected_not_crashed),
       T(moe_tiling_ep1_etp_tp_reproduces_profile_and_ep_pays_all_to_all), T(bubble_of_one_pipeline), T(bubble_counts_waiting_for_sends),
+      T(overflowing_times_are_refused),
       T(profile_precision_sets_send_bytes_and_activation_mode),
       T(recompute_norm_act_drops_norm_and_expert_activation_outputs),
       T(fsdp_shards_experts_over_expert_data_parallel_ranks_only),

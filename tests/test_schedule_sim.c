@@ -12,7 +12,9 @@
  *    and backward times, sends, the slowest stage anywhere, depths up to
  *    AR_MAX_DEPTH, long runs where the evaluation skips steady periods --
  *    and the plans the pricer produces (pipeline_s = simulation + sync). */
+#include <limits.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "event_heap.h"
@@ -383,6 +385,43 @@ TEST(exact_matches_known_cases)
     }
 }
 
+/* Past AR_PIPE_STEP_MAX micro-batches the time is extrapolated along the
+ * steady state.  --global-batch 10^9 looped 5 x 10^8 times per price on
+ * one-stage plans (21 s for a plan at 10^7), and on pipelines bound by
+ * their links, whose state the shortcut never finds repeating (297 s for a
+ * plan at 10^9 with 1 s latencies).  M = INT_MAX takes over 10 s in the
+ * loop; the alarm fails the run there.  Up to the limit, the loop's sum. */
+TEST(huge_batches_follow_the_steady_state)
+{
+    double f[16], b[16], c[16], sum = 0.0, at, below, far;
+    int m, s;
+    f[0] = 0.1;
+    b[0] = 0.2;
+    c[0] = 0.0;
+    alarm(10);
+    ASSERT_NEAR(ar_pipeline_exact(INT_MAX, 1, f, b, c) / (INT_MAX * 0.30000000000000004), 1.0, 1e-12);
+    for (s = 0; s < 15; s++) {  /* links of 1 to 1.14 s against stages of 0.3 s */
+        f[s] = 0.1;
+        b[s] = 0.2;
+        c[s] = 1.0 + 0.01 * s;
+    }
+    at = ar_pipeline_exact(AR_PIPE_STEP_MAX, 15, f, b, c);
+    below = ar_pipeline_exact(AR_PIPE_STEP_MAX - 1000, 15, f, b, c);   /* both stepped */
+    far = ar_pipeline_exact(INT_MAX, 15, f, b, c);
+    alarm(0);
+    /* the rate stepped over the last 1,000 micro-batches carries on (near-
+     * equal links end their transient slowly: 8e-6 apart here) */
+    ASSERT_NEAR((far - at) / (INT_MAX - (double)AR_PIPE_STEP_MAX) / ((at - below) / 1000.0), 1.0, 1e-4);
+    ASSERT_GT(at - below, 1000 * 2.0);  /* bound by the links, not the 0.3 s stages */
+    for (m = 0; m < AR_PIPE_STEP_MAX; m++) {
+        sum += f[0];
+        sum += b[0];
+    }
+    f[0] = 0.1;
+    b[0] = 0.2;
+    ASSERT_EQ(ar_pipeline_exact(AR_PIPE_STEP_MAX, 1, f, b, c), sum);
+}
+
 TEST(exact_grows_with_micro_batches)
 {
     ar_rng r;
@@ -530,5 +569,6 @@ TEST(deepest_template_prices_and_round_trips)
 
 SUITE(schedule_sim, T(closed_form_exact_when_bottleneck_is_last), T(closed_form_exact_for_equal_stages),
       T(closed_form_is_upper_bound_for_any_order), T(pipeline_time_adds_sync_and_handles_idle),
-      T(exact_equals_event_simulation), T(exact_equals_event_simulation_long), T(exact_matches_known_cases), T(exact_grows_with_micro_batches),
+      T(exact_equals_event_simulation), T(exact_equals_event_simulation_long), T(exact_matches_known_cases),
+      T(huge_batches_follow_the_steady_state), T(exact_grows_with_micro_batches),
       T(plan_prices_use_the_exact_schedule), T(deepest_template_prices_and_round_trips));

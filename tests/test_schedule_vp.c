@@ -218,6 +218,40 @@ TEST(interleaved_known_cases)
     ASSERT_EQ(ar_vp_warmup(4, 2, 4, 0), 8);   /* capped at M v */
 }
 
+/* Past AR_PIPE_STEP_MAX micro-batches the interleaved time is extrapolated
+ * from the steady state.  A global batch of 10^9 samples used to store an
+ * arrival time per (virtual stage, micro-batch): 17.6 GB and 82 s for one
+ * price (2^28 micro-batches here ask for 19 GB: the old code fails).  The
+ * closed form of equal chunks without sends holds at any M, and on random
+ * pipelines the extrapolated increments continue the simulated ones. */
+TEST(interleaved_extrapolates_huge_batches)
+{
+    double f[64], b[64], c[8] = { 0 };
+    ar_rng r;
+    int k, p, v, it;
+    for (p = 2; p <= 8; p *= 2)
+        for (v = 2; v <= 4; v++) {
+            const int M = (1 << 28) / p * p;
+            for (k = 0; k < p * v; k++) { f[k] = 1.0; b[k] = 2.0; }
+            ASSERT_NEAR(ar_pipeline_interleaved(M, p, v, f, b, c) / ((double)M * v + (p - 1)) / 3.0, 1.0, 1e-12);
+        }
+    ar_rng_seed(&r, 2028);
+    for (it = 0; it < 20; it++) {
+        double cf[VQ_P * VQ_V], cb[VQ_P * VQ_V], cc[VQ_P], below, at, above, far;
+        int M, top;
+        vq_random(&r, 8, &p, &v, &M, cf, cb, cc);
+        top = AR_PIPE_STEP_MAX / p * p;    /* the last simulated count */
+        below = ar_pipeline_interleaved(top - p, p, v, cf, cb, cc);
+        at = ar_pipeline_interleaved(top, p, v, cf, cb, cc);
+        above = ar_pipeline_interleaved(top + p, p, v, cf, cb, cc);
+        far = ar_pipeline_interleaved(top + 1000 * p, p, v, cf, cb, cc);
+        ASSERT_GT(below, 0.0);
+        ASSERT_MSG(fabs((above - at) - (at - below)) <= 1e-9 * at, "p %d v %d: steps %.17g then %.17g", p, v,
+                   at - below, above - at);
+        ASSERT_NEAR((far - at) / (1000.0 * (above - at)), 1.0, 1e-9);
+    }
+}
+
 /* Interleaving shortens the pipeline of equal stages with free sends. */
 TEST(interleaved_beats_plain_when_sends_are_free)
 {
@@ -415,6 +449,7 @@ TEST(fill_chooses_vp_where_it_pays)
 }
 
 SUITE(schedule_vp, T(interleaved_equals_event_simulation), T(interleaved_known_cases),
-      T(interleaved_beats_plain_when_sends_are_free), T(chunk_ranges_are_chunk_major),
+      T(interleaved_extrapolates_huge_batches), T(interleaved_beats_plain_when_sends_are_free),
+      T(chunk_ranges_are_chunk_major),
       T(parallel_vp_prices_the_interleaved_schedule), T(parallel_vp_errors_name_the_numbers), T(plan_json_vp_is_validated),
       T(fill_chooses_vp_where_it_pays));

@@ -31,6 +31,9 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 int cli_lib_fail(int status, const char *what)
 {
     const char *msg = arachne_last_error();
+    size_t n = strlen(what);
+    /* a file's messages start with its path already ("PATH:LINE:COL: ") */
+    if (n > 0 && strncmp(msg, what, n) == 0 && msg[n] == ':') return cli_fail("%s", msg);
     return cli_fail("%s: %s", what, msg[0] ? msg : arachne_status_string(status));
 }
 
