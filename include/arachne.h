@@ -88,7 +88,8 @@ typedef enum arachne_status {
 ARACHNE_API const char *arachne_status_string(int status);
 
 /** Message of the last failure on the calling thread, naming the input and
- *  position ("cluster spec: offset 7: expected 'x'").  Per thread; never
+ *  position ("cluster spec: offset 7: expected 'x'"); one line, control
+ *  characters of quoted input shown as '?'.  Per thread; never
  *  NULL ("" when no error happened yet).  Valid until the next library call
  *  on the same thread.  Successful calls do not clear it. */
 ARACHNE_API const char *arachne_last_error(void);
@@ -860,7 +861,8 @@ ARACHNE_API int arachne_plan_from_json(arachne_plan **out, const arachne_cost_mo
  *  (node order).  The plan is validated and priced with cm (micro-batch
  *  counts reassigned for cm's global batch); its method is "sailor-import".
  *  *out receives a new plan (arachne_plan_destroy), NULL on failure.
- *  Errors: ARACHNE_E_PARSE (not a Sailor plan; "<sailor plan>:line:col"),
+ *  Errors: ARACHNE_E_PARSE (not a Sailor plan, or a stage's "dp" other
+ *  than the replicas its "tmp_per_stage" lists; "<sailor plan>:line:col"),
  *  ARACHNE_E_INVALID_PLAN (a GPU type not in the cluster, stages with
  *  different replica counts, layers that do not cover the model),
  *  ARACHNE_E_INFEASIBLE (more GPUs than the cluster has), pricing statuses,
@@ -898,7 +900,7 @@ ARACHNE_API int arachne_plan_from_sailor(arachne_plan **out, const arachne_cost_
  *  plan (method "given"; destroy with arachne_plan_destroy) or NULL.
  *  Errors: ARACHNE_E_INVALID_ARGUMENT (NULL argument, values that do not
  *  divide, batch not a multiple -- the message names the nearest batches),
- *  ARACHNE_E_PARSE (malformed spec, unknown key), ARACHNE_E_UNSUPPORTED,
+ *  ARACHNE_E_PARSE (malformed spec, unknown or repeated key), ARACHNE_E_UNSUPPORTED,
  *  ARACHNE_E_NOT_FOUND (gpu= names no type of the cluster),
  *  ARACHNE_E_INFEASIBLE (not enough GPUs; a profile entry missing),
  *  ARACHNE_E_INVALID_PLAN (a TP group would cross a node),

@@ -37,12 +37,22 @@ const char *arachne_last_error(void) { return tls_error; }
 
 void arachne_clear_error(void) { tls_error[0] = '\0'; }
 
+/* Control characters become '?': a message quotes names and text read
+ * from files, and an escape sequence there (a model named "\033[2J...")
+ * must not reach the terminal that prints it. */
+static void strip_controls(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f) *s = '?';
+}
+
 int ar_error(int status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(tls_error, sizeof tls_error, fmt, ap);
     va_end(ap);
+    strip_controls(tls_error);
     return status;
 }
 
@@ -71,4 +81,5 @@ void ar_error_prefix(const char *prefix)
     memcpy(tmp + n + 2, tls_error, AR_ERRMSG_CAP - n - 2);
     tmp[AR_ERRMSG_CAP - 1] = '\0';
     memcpy(tls_error, tmp, sizeof tls_error);
+    strip_controls(tls_error);
 }

@@ -66,6 +66,8 @@ static int parse_layers(par_cfg *c, const char *v, size_t n)
  * errors that name them. */
 static int parse_spec(const char *spec, par_cfg *c)
 {
+    static const char *const known[] = { "tp", "pp", "vp", "dp", "cp", "mbs", "ep", "etp", "fsdp", "layers", "gpu" };
+    unsigned seen = 0;
     const char *p = spec;
     memset(c, 0, sizeof *c);
     c->tp = c->pp = c->mbs = c->ep = c->cp = 1;
@@ -82,6 +84,15 @@ static int parse_spec(const char *spec, par_cfg *c)
             return ar_error(ARACHNE_E_PARSE, FN ": bad key in '%.*s'", (int)(len > 40 ? 40 : len), p);
         memcpy(key, p, klen);
         key[klen] = '\0';
+        {
+            unsigned k;
+            for (k = 0; k < sizeof known / sizeof *known; k++)
+                if (!strcmp(key, known[k])) break;
+            /* the last of a repeated key used to win silently */
+            if (k < sizeof known / sizeof *known && (seen >> k & 1u))
+                return ar_error(ARACHNE_E_PARSE, FN ": key '%s' is given twice", key);
+            seen |= 1u << k;
+        }
         if (!strcmp(key, "tp")) st = parse_long(key, eq + 1, vlen, 1, AR_MAX_NODE_GPUS, &c->tp);
         else if (!strcmp(key, "pp")) st = parse_long(key, eq + 1, vlen, 1, AR_MAX_DEPTH, &c->pp);
         else if (!strcmp(key, "dp")) { st = parse_long(key, eq + 1, vlen, 1, 100000000L, &c->dp); c->has_dp = 1; }

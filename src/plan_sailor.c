@@ -148,6 +148,13 @@ static int from_tree(arachne_plan *plan, const arachne_cost_model *cm, const ar_
                 st = ar_json_error_at(tps->items[s], "pipeline %zu stage %d: expected a list of replicas", pi, s);
                 goto done;
             }
+            /* dp[s] is the stage's replica count: it must agree with the
+             * replicas listed (it used to be read for its length only) */
+            if (dp->items[s]->type != AR_JSON_NUMBER || dp->items[s]->number != (double)tps->items[s]->count) {
+                st = ar_json_error_at(dp->items[s], "pipeline %zu stage %d: dp must be %zu, the replicas listed in "
+                                      "tmp_per_stage", pi, s, tps->items[s]->count);
+                goto done;
+            }
             if (replicas < 0) replicas = (int)tps->items[s]->count;
             if ((int)tps->items[s]->count != replicas) {
                 st = ar_json_error_at(tps->items[s], "pipeline %zu: stage %d has %zu replicas and stage 0 %d; plans "

@@ -169,8 +169,11 @@ uneven = {"pipeline_list": [{"num_stages": 2, "layers_per_stage": [list(range(0,
 json.dump(uneven, open(sys.argv[1] + ".uneven", "w"))
 bad = json.loads(json.dumps(d)); bad["pipeline_list"][0]["tmp_per_stage"][0][0] = ["A100-40", 4, "us-central1-a", 2]
 json.dump(bad, open(sys.argv[1] + ".flat", "w"))
+bad = json.loads(json.dumps(d)); bad["pipeline_list"][0]["dp"][0] += 1
+json.dump(bad, open(sys.argv[1] + ".dp", "w"))
 PY
-for k in h100:"GPU type 'H100' is not in the cluster" uneven:"stage 1 has 1 replicas and stage 0 2" flat:"expected [[[gpu, gpus_per_vm, zone]], tp]"; do
+for k in h100:"GPU type 'H100' is not in the cluster" uneven:"stage 1 has 1 replicas and stage 0 2" flat:"expected [[[gpu, gpus_per_vm, zone]], tp]" \
+         dp:"stage 0: dp must be"; do
     ext=${k%%:*}; want=${k#*:}
     out=$("$bin" import --format sailor "$t/s.sailor.$ext" --model llama3-8b --cluster a100-40:4x4 --global-batch 64 2>&1); rc=$?
     [ $rc -eq 1 ] || fail "import of a bad Sailor plan ($ext): exit $rc"

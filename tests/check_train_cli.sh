@@ -100,4 +100,11 @@ grep -q '"exact_batch": false' "$t/cfg_e.json" || fail "test setup: $(cat "$t/cf
 [ -s "$t/e.arpol" ] || fail "exact_batch false wrote no policy"
 "$bin" train --config "$t/cfg.json" --resume "$t/a.csv" 2> "$t/err"; [ $? -eq 1 ] || fail "a CSV is not a checkpoint"
 grep -q "magic" "$t/err" || fail "message: $(cat "$t/err")"
+# two outputs naming one file are refused before training (the CSV log
+# used to overwrite the policy), also through another name of the file
+sed -e 's|"csv": "[^"]*"|"csv": "'"$t"'/./a.arpol"|' "$t/cfg.json" > "$t/cfg_same.json"
+cp "$t/a.arpol" "$t/keep.arpol"
+"$bin" train --config "$t/cfg_same.json" 2> "$t/err"; [ $? -eq 1 ] || fail "csv = policy should fail"
+grep -q "output.policy and output.csv name the same file" "$t/err" || fail "message: $(cat "$t/err")"
+cmp "$t/a.arpol" "$t/keep.arpol" || fail "the refused run changed the policy"
 echo "train CLI ok"

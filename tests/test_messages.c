@@ -52,6 +52,26 @@ TEST(preset_typo_gets_a_suggestion)
     ASSERT_CONTAINS(arachne_last_error(), "neither a preset nor a readable model file");
 }
 
+/* Messages quote names and text from the caller's input; control
+ * characters there (a terminal escape in a preset name or a cluster spec)
+ * come back as '?', so printing a message never drives a terminal. */
+TEST(control_characters_are_not_echoed)
+{
+    arachne_model *m = NULL;
+    arachne_cluster *c = NULL;
+    const char *msg;
+    size_t i;
+    ASSERT_STATUS(arachne_model_preset(&m, "evil\033[2J\a"), ARACHNE_E_NOT_FOUND);
+    msg = arachne_last_error();
+    ASSERT_CONTAINS(msg, "evil?[2J?");
+    for (i = 0; msg[i]; i++) ASSERT((unsigned char)msg[i] >= 0x20 && msg[i] != 0x7f);
+    ASSERT(arachne_cluster_parse(&c, "h100\n:1x8\177") != ARACHNE_OK);
+    msg = arachne_last_error();
+    ASSERT(msg[0] != '\0');
+    for (i = 0; msg[i]; i++) ASSERT((unsigned char)msg[i] >= 0x20 && msg[i] != 0x7f);
+    ASSERT(m == NULL && c == NULL);
+}
+
 TEST(profile_without_the_gpu_type_names_it)
 {
     arachne_model *m = NULL;
@@ -124,4 +144,5 @@ TEST(svg_wording_and_node_labels)
 }
 
 SUITE(messages, T(null_argument_is_named), T(preset_typo_gets_a_suggestion),
-      T(profile_without_the_gpu_type_names_it), T(svg_wording_and_node_labels));
+      T(profile_without_the_gpu_type_names_it), T(svg_wording_and_node_labels),
+      T(control_characters_are_not_echoed));

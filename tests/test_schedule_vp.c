@@ -385,6 +385,9 @@ TEST(parallel_vp_errors_name_the_numbers)
     ASSERT_EQ(arachne_plan_from_parallel(&a, e.cm, "tp=1,pp=4,vp=2,dp=6"), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "6 micro-batches");
     ASSERT_CONTAINS(arachne_last_error(), "multiple of pp=4");
+    /* a repeated key is refused (the last one used to win silently) */
+    ASSERT_EQ(arachne_plan_from_parallel(&a, e.cm, "tp=1,pp=4,vp=2,dp=8,vp=4"), ARACHNE_E_PARSE);
+    ASSERT_CONTAINS(arachne_last_error(), "key 'vp' is given twice");
     ASSERT(a == NULL);
     env_close(&e);
 }

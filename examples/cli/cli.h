@@ -35,6 +35,9 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     ;
 /* Prints "arachne: <what>: <arachne_last_error()>" ; returns CLI_FAIL. */
 int cli_lib_fail(int status, const char *what);
+/* 1 when a and b name one file: the same string, or both exist with the
+ * same device and inode. */
+int cli_same_file(const char *a, const char *b);
 
 /* Long-option parser.  Options are "--name VALUE", "--name=VALUE" or flags.
  * Non-option arguments are collected into positional[] (at most npos_max).

@@ -544,6 +544,20 @@ int cmd_train(int argc, char **argv)
             (st = ar_json_int(out, "select_every", 0, 0, 100000000L, &select_every)))
             goto lib_fail;
     }
+    {
+        /* each output its own file: a CSV log named like the policy used to
+         * overwrite it every log line (and the policy the log) */
+        const char *outs[5], *keys[5] = { "policy", "csv", "svg", "checkpoint", "the config" };
+        int a, b;
+        outs[0] = out_policy; outs[1] = out_csv; outs[2] = out_svg; outs[3] = out_ckpt; outs[4] = config;
+        for (a = 0; a < 4; a++)
+            for (b = a + 1; b < 5; b++)
+                if (outs[a] && outs[b] && cli_same_file(outs[a], outs[b])) {
+                    rc = cli_fail("train: %s: output.%s and %s%s name the same file '%s'", config, keys[a],
+                                  b < 4 ? "output." : "", keys[b], outs[a]);
+                    goto done;
+                }
+    }
     envs = calloc(MAX_COMPS, sizeof *envs);
     if (!envs) { rc = cli_fail("train: out of memory"); goto done; }
     /* envs[0 .. n): training, envs[n .. nall): validation; nall counts every built one */

@@ -1243,7 +1243,8 @@ class Cluster(_Handle):
 
     def add_gpu_type(self, name, mem_bytes, flops, hbm_bytes_per_s, intra_bytes_per_s, inter_bytes_per_s):
         # type: (str, float, float, float, float, float) -> Cluster
-        """Adds (or overrides) a GPU type: bytes, FLOP/s, bytes/s.  Returns self."""
+        """Adds (or overrides) a GPU type: bytes, FLOP/s, bytes/s, each within its physical bounds
+        (docs/formats.md, "Cluster", "JSON"; Error otherwise).  Returns self."""
         _check(_fn("arachne_cluster_add_gpu_type")(self._mutable(), _enc(name, "name"), _farg(mem_bytes, "mem_bytes"),
                                                    _farg(flops, "flops"), _farg(hbm_bytes_per_s, "hbm_bytes_per_s"),
                                                    _farg(intra_bytes_per_s, "intra_bytes_per_s"),
