@@ -160,7 +160,7 @@ int ar_gpu_spec_field(const ar_gpu_spec *g, int field, double *out)
  * narrow enough that no time the cost model derives from them overflows,
  * underflows or rounds to nothing: an inter-node bandwidth of 1e-300 B/s
  * once priced a stage at 6.7e304 s and an MFU of 13,883 %.  Indexed by
- * arachne_gpu_field; docs/formats.md ("GPU figures") lists them. */
+ * arachne_gpu_field; docs/formats.md ("Cluster", "JSON") lists them. */
 static const ar_gpu_bound bounds[] = {
     { "memory_bytes", "B", 1e6, 1e15 },
     { "flops", "FLOP/s", 1e9, 1e19 },
