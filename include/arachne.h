@@ -889,8 +889,12 @@ ARACHNE_API int arachne_plan_from_sailor(arachne_plan **out, const arachne_cost_
  *                weights, gradients and optimizer state; divides dp; 0 or 1:
  *                off, ZeRO-1 per the setup);
  *    gpu         the GPU type (required when the cluster has several);
- *    vp          accepted at 1; larger values give ARACHNE_E_UNSUPPORTED
- *                naming the dimension.
+ *    vp          interleaved 1F1B: model chunks per stage (default 1, up
+ *                to 16); above 1 it needs pp >= 2, no layers=, the blocks
+ *                splitting evenly into pp x vp chunks and the micro-batches
+ *                a multiple of pp (ARACHNE_E_INVALID_ARGUMENT naming the
+ *                numbers otherwise).
+ *  Each key at most once.
  *  The global batch (cm's GLOBAL_BATCH) must be a multiple of dp x mbs;
  *  micro-batches per replica = batch / (dp x mbs).  Ranks follow
  *  Megatron-Core's default order (TP fastest, then CP, then DP, then the
