@@ -12,6 +12,10 @@
  *  - out-parameters come first; handles are opaque; every _create/_load has a
  *    _destroy that accepts NULL;
  *  - units are SI: seconds, bytes, bytes/s, FLOP/s;
+ *  - functions that write text into a caller buffer (buf, cap, needed) set
+ *    *needed to the size with the NUL; buf NULL with cap 0 asks that size
+ *    (ARACHNE_E_BUFFER_TOO_SMALL), buf NULL with cap > 0 is
+ *    ARACHNE_E_INVALID_ARGUMENT;
  *  - the library never prints, aborts or exits.
  */
 #ifndef ARACHNE_H
@@ -1361,8 +1365,8 @@ ARACHNE_API int arachne_trainer_load_checkpoint(arachne_trainer *t, const char *
 
 /** Options of a replan (arachne_replan_options_set).  Numbers are pinned. */
 typedef enum arachne_replan_option {
-    ARACHNE_REPLAN_OPT_HORIZON_S = 0, /**< seconds the new plan is expected to run, > 0 (default 1800) */
-    ARACHNE_REPLAN_OPT_RESTART_S = 1, /**< fixed seconds of a switch besides moving state, >= 0 (default 20) */
+    ARACHNE_REPLAN_OPT_HORIZON_S = 0, /**< seconds the new plan is expected to run, in (0, 1e9] (default 1800) */
+    ARACHNE_REPLAN_OPT_RESTART_S = 1, /**< fixed seconds of a switch besides moving state, in [0, 1e9] (default 20) */
     ARACHNE_REPLAN_OPT_SAMPLES = 2,   /**< plans the policy builds (best-of-K; 1 = greedy), integer 1..100000 (default 1) */
     ARACHNE_REPLAN_OPT_SEED = 3,      /**< seed of the sampled plans, integer 0..2^53 (default 0) */
     ARACHNE_REPLAN_OPT_REFINE_EVALUATIONS = 4 /**< fills of arachne_plan_refine spent on the new plan before it is

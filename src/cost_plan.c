@@ -891,6 +891,7 @@ int ar_plan_price(const arachne_cost_model *cm, arachne_plan *plan)
     int j, rc;
     if (!cm || !plan) return AR_NULL_ARG("price", cm, plan);
     if ((rc = check_cover(cm, plan, 0, NULL)) != ARACHNE_OK) return rc;
+    if ((rc = ar_plan_check_type_names(cm, plan)) != ARACHNE_OK) return rc;
     if (plan->nranks < 1 || !plan->ranks)
         return ar_error(ARACHNE_E_INVALID_PLAN, "plan has no device assignment (ranks) to price");
     place = ar_malloc(sizeof(*place) * (size_t)plan->ntemplates);

@@ -290,6 +290,11 @@ int ar_plan_parse_json(arachne_plan *p, const arachne_cost_model *cm, const char
  * expert tiling, batch cover).  ARACHNE_E_INVALID_PLAN naming template,
  * stage or rank.  Pure read. */
 int ar_plan_validate(const arachne_cost_model *cm, const arachne_plan *p);
+/* A plan names its stages' GPU types by index into the type table of the
+ * cluster it was made for (p->type_names); ARACHNE_E_INVALID_PLAN when cm's
+ * cluster holds another type at an index a stage uses (a cluster of the
+ * same nodes listed in another order priced H100 stages as A100s). */
+int ar_plan_check_type_names(const arachne_cost_model *cm, const arachne_plan *p);
 /* GPU type name of a type index of the plan ("?" when out of range). */
 const char *ar_plan_type_name(const arachne_plan *p, int type);
 

@@ -215,6 +215,23 @@ static int check_ranks(const arachne_cost_model *cm, const arachne_plan *p, vsta
     return ARACHNE_OK;
 }
 
+int ar_plan_check_type_names(const arachne_cost_model *cm, const arachne_plan *p)
+{
+    const arachne_cluster *c = cm->cluster;
+    int t, s;
+    for (t = 0; t < p->ntemplates && t < AR_MAX_TEMPLATES; t++)
+        for (s = 0; s < p->t[t].depth && s < AR_MAX_DEPTH; s++) {
+            int k = p->t[t].stages[s].type;
+            if (k < 0 || k >= p->ntypes || k >= AR_MAX_TYPES || k >= c->ntypes || !p->type_names[k][0]) continue;
+            if (strcmp(p->type_names[k], c->types[k].name) != 0)
+                return ar_error(ARACHNE_E_INVALID_PLAN, "template %d stage %d runs on %s, but this cost model's "
+                                "cluster lists %s in its place (GPU type %d): the plan was made for cluster '%s'; "
+                                "read it from its JSON to place it on this one", t, s, p->type_names[k],
+                                c->types[k].name, k, p->cluster_spec ? p->cluster_spec : "?");
+        }
+    return ARACHNE_OK;
+}
+
 int ar_plan_validate(const arachne_cost_model *cm, const arachne_plan *p)
 {
     vstate v;
@@ -222,6 +239,7 @@ int ar_plan_validate(const arachne_cost_model *cm, const arachne_plan *p)
     if (!cm || !p || !cm->cluster || !cm->model)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "plan validate: NULL plan or incomplete cost model");
     if ((st = check_templates(cm, p))) return st;
+    if ((st = ar_plan_check_type_names(cm, p))) return st;
     memset(&v, 0, sizeof v);
     st = check_ranks(cm, p, &v);
     vstate_free(&v);

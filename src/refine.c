@@ -40,6 +40,7 @@
  * `evaluations` everywhere), so the result depends only on the inputs; the
  * optional wall-clock cap only guards against a slow machine, and a plan it
  * cut says so in its method ("...+refine-capped"). */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -405,7 +406,11 @@ static int rf_exact_run(rf_ctx *R, long cap)
     E.R = R;
     E.cap = cap;
     E.seen = 0;
-    st = ar_builder_enumerate_limited(&R->b, 1, R->deadline, AR_REFINE_EXACT_NODES_PER_PLAN * (cap > 0 ? cap : 1),
+    /* saturated: a budget near LONG_MAX overflowed the product */
+    st = ar_builder_enumerate_limited(&R->b, 1, R->deadline,
+                                      cap > LONG_MAX / AR_REFINE_EXACT_NODES_PER_PLAN
+                                          ? LONG_MAX
+                                          : AR_REFINE_EXACT_NODES_PER_PLAN * (cap > 0 ? cap : 1),
                                       rf_exact_visit, &E, &scratch, &leaves, &cut);
     ar_plan_clear(&scratch);
     if (st == ARACHNE_E_CANCELLED) {

@@ -31,6 +31,7 @@ struct arachne_replan_decision {
 
 #define DEFAULT_HORIZON_S 1800.0
 #define DEFAULT_RESTART_S 20.0
+#define MAX_SPAN_S 1e9 /* horizon and restart cost at most (about 32 years) */
 #define MAX_SEED 9007199254740992.0 /* 2^53: every integer up to it is a double */
 
 /* ---- options ---------------------------------------------------------------- */
@@ -64,11 +65,15 @@ int arachne_replan_options_set(arachne_replan_options *o, int key, double v)
     if (!isfinite(v)) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "replan option %d: value is not finite", key);
     switch (key) {
     case ARACHNE_REPLAN_OPT_HORIZON_S:
-        if (!(v > 0.0)) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "replan option horizon: %g s, expected > 0", v);
+        /* bounded so that samples = throughput x horizon stays finite
+         * (1e308 made the decision's gains inf and its net NaN) */
+        if (!(v > 0.0 && v <= MAX_SPAN_S))
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT, "replan option horizon: %g s, expected in (0, 1e9]", v);
         o->horizon_s = v;
         return ARACHNE_OK;
     case ARACHNE_REPLAN_OPT_RESTART_S:
-        if (v < 0.0) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "replan option restart cost: %g s, expected >= 0", v);
+        if (!(v >= 0.0 && v <= MAX_SPAN_S))
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT, "replan option restart cost: %g s, expected in [0, 1e9]", v);
         o->restart_s = v;
         return ARACHNE_OK;
     case ARACHNE_REPLAN_OPT_SAMPLES:

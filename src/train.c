@@ -1,6 +1,7 @@
 /* train.c -- arachne_trainer: options, compositions, and the update loop
  * (rollouts, group-relative advantages, PPO epochs with PCGrad, periodic
  * self-imitation).  See docs/training.md. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -691,6 +692,10 @@ int arachne_trainer_run(arachne_trainer *t, int updates, arachne_train_callback 
     if (!t) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_trainer_run: trainer is NULL");
     if (updates < 1) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_trainer_run: updates = %d (>= 1)", updates);
     if (t->ncomp < 1) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_trainer_run: no composition added");
+    /* the callback counts updates in an int, across resumes */
+    if (t->updates_done > (long)INT_MAX - updates)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_trainer_run: %ld updates done and %d more pass INT_MAX, "
+                        "the callback's count", t->updates_done, updates);
     if ((int)t->opt[ARACHNE_TRAIN_GROUP_SIZE] > 1024)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_trainer_run: group size above 1024");
     if (t->opt[ARACHNE_TRAIN_GREEDY_ROLLOUTS] >= t->opt[ARACHNE_TRAIN_GROUP_SIZE])

@@ -3,6 +3,7 @@
  * trainer RNG, update counter, statistics, replay buffers, best plans),
  * little-endian, closed by a CRC-32.  Layout: docs/training.md
  * ("Training checkpoint"). */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,7 +248,9 @@ static int get_plan(rd *r, ar_sil_plan *p, const char *path)
     if (r->bad) goto trunc;
     if (ndec > 1000000u || (size_t)ndec * 16 > r->len - r->pos)
         return ar_error(ARACHNE_E_CORRUPT, "%s: offset %zu: %u decisions in a kept plan", path, r->pos, ndec);
-    if (!(p->iter_per_s >= 0) || !isfinite(p->iter_per_s) ||
+    /* at most 1e9 iterations per second: a kept 1e308 made the trainer's
+     * normalised statistics infinite */
+    if (!(p->iter_per_s >= 0) || !(p->iter_per_s <= 1e9) ||
         (ndec > 0 && (p->iter_per_s <= 0 || p->depth < 1 || p->depth > AR_SEARCH_MAX_DEPTH)))
         return ar_error(ARACHNE_E_CORRUPT, "%s: offset %zu: kept plan with throughput %g and depth %d", path, r->pos,
                         p->iter_per_s, p->depth);
@@ -429,7 +432,7 @@ int arachne_trainer_load_checkpoint(arachne_trainer *t, const char *path)
                       stats[1], stats[2]);
         goto done;
     }
-    if (adam_t > (uint64_t)1 << 40 || upd > (uint64_t)1 << 40) {
+    if (adam_t > (uint64_t)1 << 40 || upd > (uint64_t)INT_MAX) {   /* the run's callback counts in an int */
         st = ar_error(ARACHNE_E_CORRUPT, "%s: step counters out of range", path);
         goto done;
     }

@@ -392,6 +392,9 @@ int ar_buf_status(const ar_buf *b)
 int ar_copy_out(char *buf, size_t cap, size_t *needed, const char *s, size_t len)
 {
     if (needed) *needed = len + 1;
+    /* buf NULL with cap 0 asks the size; with a capacity it is a mistake,
+     * not a buffer too small */
+    if (!buf && cap) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "NULL buffer with a capacity of %zu bytes", cap);
     if (!buf || cap < len + 1)
         return ar_error(ARACHNE_E_BUFFER_TOO_SMALL, "buffer of %zu bytes too small: %zu needed", cap, len + 1);
     memcpy(buf, s, len);

@@ -75,7 +75,9 @@ int ar_buf_status(const ar_buf *b);
 
 /* Copies a borrowed string into a caller buffer with capacity; reports the
  * needed size (including the NUL) through *needed when not NULL.
- * ARACHNE_E_BUFFER_TOO_SMALL when cap is too small (buffer untouched). */
+ * ARACHNE_E_BUFFER_TOO_SMALL when cap is too small (buffer untouched; buf
+ * NULL with cap 0 asks the size), ARACHNE_E_INVALID_ARGUMENT for buf NULL
+ * with cap > 0. */
 int ar_copy_out(char *buf, size_t cap, size_t *needed, const char *s, size_t len);
 
 /* Deterministic RNG (xoshiro256**) seeded with splitmix64. */

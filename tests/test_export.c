@@ -279,6 +279,10 @@ TEST(export_checks_format_and_buffer)
                   ARACHNE_E_BUFFER_TOO_SMALL);
     ASSERT_STR(small, "intact!");
     ASSERT(need > 100);
+    /* a NULL buffer with a capacity is a mistake, not a buffer too small */
+    ASSERT_STATUS(arachne_plan_export(&f.plan, ARACHNE_EXPORT_MEGATRON, NULL, 1 << 20, &need2),
+                  ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "NULL buffer with a capacity of 1048576 bytes");
     a = export_str(&f.plan, ARACHNE_EXPORT_MEGATRON);
     b = export_str(&f.plan, ARACHNE_EXPORT_MEGATRON);
     ASSERT(a && b);

@@ -4,6 +4,7 @@
  * is too small, splits a plan that runs more samples than the batch into one that runs
  * it exactly at the same speed (as the searches do), gives the same bytes for the same budget, stops at its budget, names a
  * time-capped run, and rejects bad arguments and foreign plans. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -225,7 +226,53 @@ TEST(refine_arguments_are_checked)
     env_close(&e);
 }
 
+/* The same nodes listed in another order number their GPU types the other
+ * way round.  A plan's stages name their type by index, so pricing or
+ * refining it with that cluster's cost model ran its H100 stages as
+ * A100-80s and reported the result as its own (17.86 -> 48.99 s); both
+ * now refuse, naming both types.  Reading the plan's JSON places it. */
+TEST(a_plan_is_not_priced_on_another_type_order)
+{
+    env a, b;
+    arachne_plan *start = NULL, *r = NULL;
+    double before = 0.0, after = 0.0;
+    ASSERT_OK(env_open(&a, "llama3-8b", "a100-80:1x8,h100:1x8"));
+    ASSERT_OK(env_open(&b, "llama3-8b", "h100:1x8,a100-80:1x8"));
+    ASSERT_OK(poor_start(&a, &start));
+    before = pget(start, ARACHNE_PLAN_ITERATION_S);
+    ASSERT_STATUS(arachne_cost_model_price(b.cm, start), ARACHNE_E_INVALID_PLAN);
+    ASSERT_CONTAINS(arachne_last_error(), "but this cost model's cluster lists");
+    after = pget(start, ARACHNE_PLAN_ITERATION_S);
+    ASSERT_EQ(after, before);
+    ASSERT_STATUS(arachne_plan_refine(&r, start, b.cm, 0, 0), ARACHNE_E_INVALID_PLAN);
+    ASSERT(r == NULL);
+    /* its own cost model still prices and refines it */
+    ASSERT_OK(arachne_cost_model_price(a.cm, start));
+    ASSERT_OK(arachne_plan_refine(&r, start, a.cm, 0, 0));
+    arachne_plan_destroy(r);
+    arachne_plan_destroy(start);
+    env_close(&b);
+    env_close(&a);
+}
+
+/* A budget near LONG_MAX overflowed the exact search's prefix limit
+ * (16,384 per plan x the budget: UBSan aborts; a release build failed
+ * with "node limit -16384").  The product saturates; the time cap ends it. */
+TEST(refine_takes_any_budget)
+{
+    env e;
+    arachne_plan *start = NULL, *r = NULL;
+    ASSERT_OK(env_open(&e, "llama3-8b", "a100-40:1x4,h100:1x8"));
+    ASSERT_OK(poor_start(&e, &start));
+    ASSERT_OK(arachne_plan_refine(&r, start, e.cm, LONG_MAX, 0.05));
+    ASSERT(pget(r, ARACHNE_PLAN_ITER_PER_S) >= pget(start, ARACHNE_PLAN_ITER_PER_S));
+    arachne_plan_destroy(r);
+    arachne_plan_destroy(start);
+    env_close(&e);
+}
+
 SUITE(refine, T(refine_improves_a_poor_start_and_never_loses), T(refine_reaches_the_exact_optimum_on_a_tiny_cluster),
       T(refine_stage_moves_reach_the_optimum_the_exact_share_cannot),
       T(planners_rank_plans_that_run_the_batch_exactly_first),
-      T(refine_is_deterministic_and_capped_runs_say_so), T(refine_arguments_are_checked));
+      T(refine_is_deterministic_and_capped_runs_say_so), T(refine_arguments_are_checked),
+      T(a_plan_is_not_priced_on_another_type_order), T(refine_takes_any_budget));

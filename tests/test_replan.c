@@ -80,6 +80,15 @@ TEST(options_defaults_and_ranges)
     ASSERT_STATUS(arachne_replan_options_set(o, ARACHNE_REPLAN_OPT_HORIZON_S, 0.0), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "horizon");
     ASSERT_STATUS(arachne_replan_options_set(o, ARACHNE_REPLAN_OPT_RESTART_S, -1.0), ARACHNE_E_INVALID_ARGUMENT);
+    /* finite but past 1e9 s: the decision's samples gained were inf and
+     * its net NaN */
+    ASSERT_STATUS(arachne_replan_options_set(o, ARACHNE_REPLAN_OPT_HORIZON_S, 1e308), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "expected in (0, 1e9]");
+    ASSERT_STATUS(arachne_replan_options_set(o, ARACHNE_REPLAN_OPT_RESTART_S, 1.1e9), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_OK(arachne_replan_options_set(o, ARACHNE_REPLAN_OPT_HORIZON_S, 1e9));
+    ASSERT_OK(arachne_replan_options_set(o, ARACHNE_REPLAN_OPT_RESTART_S, 1e9));
+    ASSERT_OK(arachne_replan_options_set(o, ARACHNE_REPLAN_OPT_HORIZON_S, 1800.0));
+    ASSERT_OK(arachne_replan_options_set(o, ARACHNE_REPLAN_OPT_RESTART_S, 20.0));
     ASSERT_STATUS(arachne_replan_options_set(o, ARACHNE_REPLAN_OPT_SAMPLES, 1.5), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_replan_options_set(o, ARACHNE_REPLAN_OPT_SAMPLES, 0), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_replan_options_set(o, ARACHNE_REPLAN_OPT_SEED, -3), ARACHNE_E_INVALID_ARGUMENT);

@@ -474,6 +474,35 @@ TEST(checkpoint_with_extreme_adam_moments_is_refused)
         ASSERT_CONTAINS(arachne_last_error(), "statistics");
     }
     free(x);
+    /* updates done past INT_MAX: the progress callback counts in an int
+     * (2^31 read back as -2147483647, 2^40 as 1) */
+    ASSERT_EQ(file_bytes(ck, &x, &n), 0);
+    {
+        uint64_t many = (uint64_t)1 << 31;
+        memcpy(x + 64 + 24 * P + 48, &many, 8);
+        ASSERT_EQ(write_with_crc(bad, x, n), 0);
+        ASSERT_STATUS(arachne_trainer_load_checkpoint(t, bad), ARACHNE_E_CORRUPT);
+        ASSERT_CONTAINS(arachne_last_error(), "step counters");
+    }
+    free(x);
+    /* a kept plan's throughput of 1e308 (finite) made MEAN_NORM_BEST
+     * infinite after the next update: at most 1e9 iterations per second.
+     * The kept plan is found by its recorded throughput, the best one. */
+    ASSERT_EQ(file_bytes(ck, &x, &n), 0);
+    {
+        double best = 0.0, huge = 1e308;
+        size_t k, at = 0;
+        ASSERT_OK(arachne_trainer_get(t, 0, ARACHNE_TRAIN_BEST_ITER_PER_S, &best));
+        ASSERT(best > 0.0);
+        for (k = 64 + 24 * P; k + 8 <= n - 4 && !at; k++)
+            if (memcmp(x + k, &best, 8) == 0) at = k;
+        ASSERT(at > 0);
+        memcpy(x + at, &huge, 8);
+        ASSERT_EQ(write_with_crc(bad, x, n), 0);
+        ASSERT_STATUS(arachne_trainer_load_checkpoint(t, bad), ARACHNE_E_CORRUPT);
+        ASSERT_CONTAINS(arachne_last_error(), "kept plan with throughput 1e+308");
+    }
+    free(x);
     /* nothing was taken from the refused files; the good one still loads,
      * trains one more update and saves a file that loads again */
     ASSERT_OK(arachne_trainer_load_checkpoint(t, ck));
