@@ -1002,7 +1002,9 @@ ARACHNE_API int arachne_search_random(arachne_plan **out, const arachne_cost_mod
  *  exponentially with depth and GPU count: it is practical on clusters up
  *  to about 64 GPUs (with a small max_templates).  `time_budget_s` > 0 stops
  *  the enumeration after that many seconds and returns the best plan so
- *  far (its method then reads "exhaustive-partial"); 0 means no limit.
+ *  far (its method then reads "exhaustive-partial"; when the time ran out
+ *  before any plan, the plan of one construction that takes the first
+ *  allowed choice at every decision); 0 means no limit.
  *  Ownership and errors as arachne_search_random. */
 ARACHNE_API int arachne_search_exhaustive(arachne_plan **out, const arachne_cost_model *cm,
                                           int max_templates, double time_budget_s);

@@ -165,6 +165,16 @@ int arachne_search_exhaustive(arachne_plan **out, const arachne_cost_model *cm,
                               cur, &leaves);
     if (st == ARACHNE_E_CANCELLED) { complete = 0; st = ARACHNE_OK; }
     if (st) goto done;
+    if (!keep.have && !complete) {
+        /* the time ran out before the enumeration reached a plan: one
+         * construction taking the first allowed choice everywhere gives the
+         * best so far, or says why nothing fits (a budget of 1e-6 s used to
+         * report a feasible cluster as "no plan found") */
+        st = ar_builder_run(&b, first_choice, NULL, cur, NULL);
+        if (st) goto done;
+        leaves++;
+        if ((st = keep_if_better(&keep, cur))) goto done;
+    }
     if (!keep.have) {
         /* nothing fits: let the construction explain why */
         st = infeasible_reason(&b, cur);

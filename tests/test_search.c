@@ -107,6 +107,15 @@ TEST(exhaustive_time_budget_returns_partial)
     ASSERT_STR(method, "exhaustive-partial");
     ASSERT_GT(pget(best, ARACHNE_PLAN_ITER_PER_S), 0);
     arachne_plan_destroy(best);
+    best = NULL;
+    /* a budget that runs out before the first plan: still a plan (one
+     * construction of first choices), not "no plan found" on a cluster
+     * that has plans */
+    ASSERT_OK(arachne_search_exhaustive(&best, e.cm, 1, 1e-9));
+    ASSERT_OK(arachne_plan_method(best, &method));
+    ASSERT_STR(method, "exhaustive-partial");
+    ASSERT_GT(pget(best, ARACHNE_PLAN_ITER_PER_S), 0);
+    arachne_plan_destroy(best);
     env_close(&e);
 }
 
