@@ -118,16 +118,19 @@ typedef struct pending_type {
     int added;
 } pending_type;
 
-/* A GPU figure (an arachne_gpu_field) under its key, within its physical
- * bounds (ar_gpu_field_bound). */
-static int figure(const ar_json *obj, int field, int required, double *out)
+/* A GPU figure (an arachne_gpu_field) under key (NULL: the field's own),
+ * within the field's physical bounds (ar_gpu_field_bound). */
+static int figure(const ar_json *obj, const char *key, int field, int required, double *out)
 {
     const ar_gpu_bound *b = ar_gpu_field_bound(field);
-    const ar_json *v = ar_json_get(obj, b->key);
-    int st = ar_json_num(obj, b->key, required, out);
+    const ar_json *v;
+    int st;
+    if (!key) key = b->key;
+    v = ar_json_get(obj, key);
+    st = ar_json_num(obj, key, required, out);
     if (st != ARACHNE_OK) return st;
     if (v && !ar_gpu_field_in_bounds(field, *out))
-        return ar_json_error_at(v, "%s: %g is outside [%g, %g] %s", b->key, *out, b->lo, b->hi, b->unit);
+        return ar_json_error_at(v, "%s: %g is outside [%g, %g] %s", key, *out, b->lo, b->hi, b->unit);
     return ARACHNE_OK;
 }
 
@@ -171,13 +174,13 @@ static int read_gpu_types(const ar_json *root, pending_type *pend, int *npend)
         for (k = 0; k < *npend; k++)
             if (strcmp(pend[k].key, p->key) == 0)
                 return ar_json_error_at(o, "GPU type '%s' is defined twice in gpu_types", name);
-        if ((st = figure(o, ARACHNE_GPU_MEMORY_BYTES, 1, &p->spec.mem_bytes)) != ARACHNE_OK) return st;
-        if ((st = figure(o, ARACHNE_GPU_FLOPS, 1, &p->spec.flops)) != ARACHNE_OK) return st;
-        if ((st = figure(o, ARACHNE_GPU_HBM_BYTES_PER_S, 1, &p->spec.hbm_bw)) != ARACHNE_OK) return st;
-        if ((st = figure(o, ARACHNE_GPU_INTRA_BYTES_PER_S, 1, &p->spec.intra_bw)) != ARACHNE_OK) return st;
-        if ((st = figure(o, ARACHNE_GPU_INTER_BYTES_PER_S, 1, &p->spec.inter_bw)) != ARACHNE_OK) return st;
-        if ((st = figure(o, ARACHNE_GPU_INTRA_LATENCY_S, 0, &p->spec.intra_lat)) != ARACHNE_OK) return st;
-        if ((st = figure(o, ARACHNE_GPU_INTER_LATENCY_S, 0, &p->spec.inter_lat)) != ARACHNE_OK) return st;
+        if ((st = figure(o, NULL, ARACHNE_GPU_MEMORY_BYTES, 1, &p->spec.mem_bytes)) != ARACHNE_OK) return st;
+        if ((st = figure(o, NULL, ARACHNE_GPU_FLOPS, 1, &p->spec.flops)) != ARACHNE_OK) return st;
+        if ((st = figure(o, NULL, ARACHNE_GPU_HBM_BYTES_PER_S, 1, &p->spec.hbm_bw)) != ARACHNE_OK) return st;
+        if ((st = figure(o, NULL, ARACHNE_GPU_INTRA_BYTES_PER_S, 1, &p->spec.intra_bw)) != ARACHNE_OK) return st;
+        if ((st = figure(o, NULL, ARACHNE_GPU_INTER_BYTES_PER_S, 1, &p->spec.inter_bw)) != ARACHNE_OK) return st;
+        if ((st = figure(o, NULL, ARACHNE_GPU_INTRA_LATENCY_S, 0, &p->spec.intra_lat)) != ARACHNE_OK) return st;
+        if ((st = figure(o, NULL, ARACHNE_GPU_INTER_LATENCY_S, 0, &p->spec.inter_lat)) != ARACHNE_OK) return st;
         {
             const char *link = NULL;
             if ((st = ar_json_str(o, "intra_link", 0, &link)) != ARACHNE_OK) return st;
@@ -277,12 +280,7 @@ static int read_cluster(arachne_cluster *c, const ar_json *root)
         if ((st = ar_json_only_keys(o, link_keys)) != ARACHNE_OK) return st;
         if ((st = ar_json_str(o, "a", 1, &a)) != ARACHNE_OK) return st;
         if ((st = ar_json_str(o, "b", 1, &b)) != ARACHNE_OK) return st;
-        if ((st = ar_json_num(o, "bytes_per_s", 1, &bw)) != ARACHNE_OK) return st;
-        if (!ar_gpu_field_in_bounds(ARACHNE_GPU_INTER_BYTES_PER_S, bw)) {
-            const ar_gpu_bound *b = ar_gpu_field_bound(ARACHNE_GPU_INTER_BYTES_PER_S);
-            return ar_json_error_at(ar_json_get(o, "bytes_per_s"), "bytes_per_s: %g is outside [%g, %g] B/s", bw, b->lo,
-                                    b->hi);
-        }
+        if ((st = figure(o, "bytes_per_s", ARACHNE_GPU_INTER_BYTES_PER_S, 1, &bw)) != ARACHNE_OK) return st;
         ia = ar_cluster_type_index(c, a);
         if (ia < 0) return ar_json_error_at(ar_json_get(o, "a"), "a: GPU type '%.64s' is not in the cluster", a);
         ib = ar_cluster_type_index(c, b);

@@ -93,6 +93,14 @@ double ar_pipeline_time(int M, const double *t_s, int depth, double max_g);
  * (global batch <= 8,192), so no price it made moves. */
 #define AR_PIPE_STEP_MAX 8192
 
+/* T(M) on the line through the stepped times (M0, t0) and (M1, t1), M0 < M1:
+ * the steady state adds the same time per micro-batch.  Both schedules'
+ * extrapolation past AR_PIPE_STEP_MAX. */
+static inline double ar_pipe_extend(int M0, double t0, int M1, double t1, int M)
+{
+    return t1 + (t1 - t0) * ((double)(M - M1) / (double)(M1 - M0));
+}
+
 /* Exact time of one non-interleaved 1F1B pipeline (PipeDream-Flush /
  * Megatron) of depth stages over M micro-batches, in seconds from the first
  * forward's start to the last backward's end.  Stage s runs

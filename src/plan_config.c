@@ -66,7 +66,9 @@ static int parse_layers(par_cfg *c, const char *v, size_t n)
  * errors that name them. */
 static int parse_spec(const char *spec, par_cfg *c)
 {
-    static const char *const known[] = { "tp", "pp", "vp", "dp", "cp", "mbs", "ep", "etp", "fsdp", "layers", "gpu" };
+    enum { K_TP, K_PP, K_VP, K_DP, K_CP, K_MBS, K_EP, K_ETP, K_FSDP, K_LAYERS, K_GPU, K_COUNT };
+    static const char *const known[K_COUNT] = { "tp", "pp", "vp", "dp", "cp", "mbs", "ep", "etp", "fsdp", "layers",
+                                                "gpu" };
     unsigned seen = 0;
     const char *p = spec;
     memset(c, 0, sizeof *c);
@@ -75,7 +77,7 @@ static int parse_spec(const char *spec, par_cfg *c)
         const char *comma = strchr(p, ','), *eq;
         size_t len = comma ? (size_t)(comma - p) : strlen(p), klen, vlen;
         char key[16];
-        int st = ARACHNE_OK;
+        int st = ARACHNE_OK, k;
         eq = memchr(p, '=', len);
         if (!eq) return ar_error(ARACHNE_E_PARSE, FN ": '%.*s' is not key=value", (int)(len > 40 ? 40 : len), p);
         klen = (size_t)(eq - p);
@@ -84,36 +86,33 @@ static int parse_spec(const char *spec, par_cfg *c)
             return ar_error(ARACHNE_E_PARSE, FN ": bad key in '%.*s'", (int)(len > 40 ? 40 : len), p);
         memcpy(key, p, klen);
         key[klen] = '\0';
-        {
-            unsigned k;
-            for (k = 0; k < sizeof known / sizeof *known; k++)
-                if (!strcmp(key, known[k])) break;
-            /* the last of a repeated key used to win silently */
-            if (k < sizeof known / sizeof *known && (seen >> k & 1u))
-                return ar_error(ARACHNE_E_PARSE, FN ": key '%s' is given twice", key);
-            seen |= 1u << k;
-        }
-        if (!strcmp(key, "tp")) st = parse_long(key, eq + 1, vlen, 1, AR_MAX_NODE_GPUS, &c->tp);
-        else if (!strcmp(key, "pp")) st = parse_long(key, eq + 1, vlen, 1, AR_MAX_DEPTH, &c->pp);
-        else if (!strcmp(key, "dp")) { st = parse_long(key, eq + 1, vlen, 1, 100000000L, &c->dp); c->has_dp = 1; }
-        else if (!strcmp(key, "mbs")) st = parse_long(key, eq + 1, vlen, 1, 1000000L, &c->mbs);
-        else if (!strcmp(key, "ep")) { st = parse_long(key, eq + 1, vlen, 1, 1000000L, &c->ep); c->has_ep = 1; }
-        else if (!strcmp(key, "etp")) { st = parse_long(key, eq + 1, vlen, 1, AR_MAX_NODE_GPUS, &c->etp); c->has_etp = 1; }
-        else if (!strcmp(key, "layers")) st = parse_layers(c, eq + 1, vlen);
-        else if (!strcmp(key, "gpu")) {
+        for (k = 0; k < K_COUNT; k++)
+            if (!strcmp(key, known[k])) break;
+        if (k == K_COUNT)
+            return ar_error(ARACHNE_E_PARSE, FN ": unknown key '%s' (known: tp pp vp dp cp mbs ep etp fsdp layers gpu)",
+                            key);
+        /* the last of a repeated key used to win silently */
+        if (seen >> k & 1u) return ar_error(ARACHNE_E_PARSE, FN ": key '%s' is given twice", key);
+        seen |= 1u << k;
+        switch (k) {
+        case K_TP: st = parse_long(key, eq + 1, vlen, 1, AR_MAX_NODE_GPUS, &c->tp); break;
+        case K_PP: st = parse_long(key, eq + 1, vlen, 1, AR_MAX_DEPTH, &c->pp); break;
+        case K_DP: st = parse_long(key, eq + 1, vlen, 1, 100000000L, &c->dp); c->has_dp = 1; break;
+        case K_MBS: st = parse_long(key, eq + 1, vlen, 1, 1000000L, &c->mbs); break;
+        case K_EP: st = parse_long(key, eq + 1, vlen, 1, 1000000L, &c->ep); c->has_ep = 1; break;
+        case K_ETP: st = parse_long(key, eq + 1, vlen, 1, AR_MAX_NODE_GPUS, &c->etp); c->has_etp = 1; break;
+        case K_LAYERS: st = parse_layers(c, eq + 1, vlen); break;
+        case K_GPU:
             if (vlen == 0 || vlen >= sizeof c->gpu) return ar_error(ARACHNE_E_PARSE, FN ": gpu= needs a GPU type name");
             memcpy(c->gpu, eq + 1, vlen);
             c->gpu[vlen] = '\0';
-        } else if (!strcmp(key, "fsdp")) {
-            st = parse_long(key, eq + 1, vlen, 0, 100000000L, &c->fsdp);
-        } else if (!strcmp(key, "cp")) {
+            break;
+        case K_FSDP: st = parse_long(key, eq + 1, vlen, 0, 100000000L, &c->fsdp); break;
+        case K_CP:
             st = parse_long(key, eq + 1, vlen, 0, AR_MAX_CP, &c->cp);
             if (!st && c->cp < 1) c->cp = 1;
-        } else if (!strcmp(key, "vp")) {
-            st = parse_long(key, eq + 1, vlen, 0, AR_MAX_VP, &c->vp);
-        } else {
-            return ar_error(ARACHNE_E_PARSE, FN ": unknown key '%s' (known: tp pp vp dp cp mbs ep etp fsdp layers gpu)",
-                            key);
+            break;
+        case K_VP: st = parse_long(key, eq + 1, vlen, 0, AR_MAX_VP, &c->vp); break;
         }
         if (st) return st;
         p = comma ? comma + 1 : p + len;

@@ -490,7 +490,7 @@ double ar_pipeline_exact(int M, int depth, const double *fwd, const double *bwd,
     if (M <= AR_PIPE_STEP_MAX) return exact_steps(M, depth, fwd, bwd, send);
     t1 = exact_steps(M1, depth, fwd, bwd, send);
     t0 = exact_steps(M0, depth, fwd, bwd, send);
-    return t1 + (t1 - t0) * ((double)(M - M1) / (double)(M1 - M0));
+    return ar_pipe_extend(M0, t0, M1, t1, M);
 }
 
 /* ---- memo of exact pipeline times ---------------------------------------------- */

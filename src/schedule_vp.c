@@ -142,5 +142,5 @@ double ar_pipeline_interleaved(int M, int p, int v, const double *fwd, const dou
     if (t1 < 0.0) return -1.0;
     t0 = vp_simulate(M0, p, v, fwd, bwd, send);
     if (t0 < 0.0) return -1.0;
-    return t1 + (t1 - t0) * ((double)(M - M1) / (double)(M1 - M0));
+    return ar_pipe_extend(M0, t0, M1, t1, M);
 }

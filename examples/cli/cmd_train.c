@@ -547,9 +547,9 @@ int cmd_train(int argc, char **argv)
     {
         /* each output its own file: a CSV log named like the policy used to
          * overwrite it every log line (and the policy the log) */
-        const char *outs[5], *keys[5] = { "policy", "csv", "svg", "checkpoint", "the config" };
+        const char *outs[5] = { out_policy, out_csv, out_svg, out_ckpt, config };
+        const char *keys[5] = { "policy", "csv", "svg", "checkpoint", "the config" };
         int a, b;
-        outs[0] = out_policy; outs[1] = out_csv; outs[2] = out_svg; outs[3] = out_ckpt; outs[4] = config;
         for (a = 0; a < 4; a++)
             for (b = a + 1; b < 5; b++)
                 if (outs[a] && outs[b] && cli_same_file(outs[a], outs[b])) {
