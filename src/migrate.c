@@ -1,13 +1,19 @@
 /* migrate.c -- what a switch from one plan to another has to move.
  *
  * Every layer's parameters are seen as the interval [0, 1).  A rank holds a
- * sub-interval of each part of each layer it computes:
+ * part of each part of each layer it computes (an interleaved stage: the
+ * layers of its chunks):
  *   dense weights   its TP shard [k/t, (k+1)/t) (embedding and head too);
- *   dense optimizer the same, or with the distributed optimizer the slice g
- *                   of R of that shard (g: the rank's replica x CP rank
- *                   counted over all templates, R: all replicas x CP);
+ *   dense optimizer the same, or with the distributed optimizer its slice:
+ *                   the layer is cut into T cells (T: the largest TP degree
+ *                   among the layer's holders in the plan), each cell into
+ *                   R slices, and the rank holds slice g of each cell of its
+ *                   TP shard (g: the rank's replica x CP rank counted over
+ *                   all templates, R: all replicas x CP).  The slices of all
+ *                   holders tile the layer once, whatever their TP degrees;
+ *                   with one TP degree t it is [k/t + g/(tR), k/t + (g+1)/(tR));
  *   expert weights  (MoE blocks) shard e = w mod (EP*ETP) of EP*ETP, where
- *                   w = replica * TP + tp_rank;
+ *                   w = replica * TP * CP + cp_rank * TP + tp_rank;
  *   expert optimizer the same, or slice w / (EP*ETP) of EDP of that shard.
  * A new rank must receive every piece of its intervals that the old rank on
  * the same GPU did not hold.  Each piece comes from an old rank that still
@@ -62,38 +68,112 @@ static int dbl_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Does stage s of template t hold layer l (-1 embedding, blocks head)? */
-static int holds(const ar_template *t, int s, int l, int blocks)
+/* Where a plan keeps each layer: per template, the stage that computes
+ * each block (an interleaved template's stages compute their chunks,
+ * ar_vp_chunk_range); per layer (index l + 1: -1 the embedding, blocks
+ * the head), the largest TP degree among the stages that hold it. */
+typedef struct lmap {
+    int *stage_at[AR_MAX_TEMPLATES]; /* [blocks]: -1 where no stage holds the block */
+    int *tmax;                       /* [blocks + 2] */
+} lmap;
+
+static void lmap_free(lmap *mp)
 {
-    if (l < 0) return s == 0;
-    if (l >= blocks) return s == t->depth - 1;
-    return t->stages[s].first <= l && l < t->stages[s].end;
+    int j;
+    for (j = 0; j < AR_MAX_TEMPLATES; j++) free(mp->stage_at[j]);
+    free(mp->tmax);
+    memset(mp, 0, sizeof *mp);
 }
 
-/* The stage of template t that holds layer l. */
-static int stage_of(const ar_template *t, int l, int blocks)
+/* The stage of template j that holds layer l (-1 embedding, blocks head);
+ * -1 when none does. */
+static int stage_of(const arachne_plan *p, const lmap *mp, int j, int l, int blocks)
 {
-    int s;
     if (l < 0) return 0;
-    if (l >= blocks) return t->depth - 1;
-    for (s = 0; s < t->depth; s++)
-        if (t->stages[s].first <= l && l < t->stages[s].end) return s;
-    return -1;
+    if (l >= blocks) return p->t[j].depth - 1;
+    return mp->stage_at[j][l];
 }
 
-/* Interval of `part` that rank r of plan p holds. */
-static void interval(const arachne_plan *p, int R, const rinfo *r, int part, int dist, double *a, double *b)
+static int lmap_build(const arachne_plan *p, int blocks, lmap *mp)
+{
+    int j, s, c, l;
+    memset(mp, 0, sizeof *mp);
+    if (p->ntemplates < 0 || p->ntemplates > AR_MAX_TEMPLATES)
+        return ar_error(ARACHNE_E_INVALID_PLAN, "migration: plan has %d templates", p->ntemplates);
+    mp->tmax = ar_calloc((size_t)blocks + 2, sizeof *mp->tmax);
+    if (!mp->tmax) return ARACHNE_E_NO_MEMORY;
+    for (j = 0; j < p->ntemplates; j++) {
+        const ar_template *t = &p->t[j];
+        int v = t->vp > 1 ? t->vp : 1;
+        if (!(mp->stage_at[j] = ar_malloc(((size_t)blocks + 1) * sizeof(int)))) {
+            lmap_free(mp);
+            return ARACHNE_E_NO_MEMORY;
+        }
+        for (l = 0; l < blocks; l++) mp->stage_at[j][l] = -1;
+        for (s = 0; s < t->depth; s++)
+            for (c = 0; c < v; c++) {
+                int first, end;
+                ar_vp_chunk_range(t, s, c, &first, &end);
+                for (l = AR_MAX(first, 0); l < end && l < blocks; l++) mp->stage_at[j][l] = s;
+            }
+        for (l = -1; l <= blocks; l++) {
+            s = stage_of(p, mp, j, l, blocks);
+            if (s >= 0 && t->stages[s].tp > mp->tmax[l + 1]) mp->tmax[l + 1] = t->stages[s].tp;
+        }
+    }
+    return ARACHNE_OK;
+}
+
+/* A list of disjoint intervals [a[i], b[i]) in increasing order. */
+typedef struct ivl { double *a, *b; int n, cap; } ivl;
+
+static int ivl_add(ivl *v, double a, double b)
+{
+    if (v->n == v->cap) {
+        int nc = v->cap ? 2 * v->cap : 16;
+        double *na = ar_realloc(v->a, (size_t)nc * sizeof *na), *nb;
+        if (!na) return ARACHNE_E_NO_MEMORY;
+        v->a = na;
+        if (!(nb = ar_realloc(v->b, (size_t)nc * sizeof *nb))) return ARACHNE_E_NO_MEMORY;
+        v->b = nb;
+        v->cap = nc;
+    }
+    v->a[v->n] = a;
+    v->b[v->n] = b;
+    v->n++;
+    return ARACHNE_OK;
+}
+
+static void ivl_free(ivl *v)
+{
+    free(v->a);
+    free(v->b);
+    memset(v, 0, sizeof *v);
+}
+
+/* The intervals of `part` of layer l that rank r of plan p holds (out is
+ * emptied first); T: the layer's largest TP degree among its holders. */
+static int intervals(const arachne_plan *p, int R, const rinfo *r, int part, int dist, int T, ivl *out)
 {
     const ar_template *t = &p->t[r->tmpl];
     const ar_stage *S = &t->stages[r->stage];
     double lo, w;
+    out->n = 0;
     if (part == PART_DW || part == PART_DO) {
+        if (part == PART_DO && dist && R > 1) {
+            /* slice g of each of the T / tp cells of the rank's TP shard */
+            int per = T > S->tp ? T / S->tp : 1, c, st;
+            for (c = r->tp_rank * per; c < (r->tp_rank + 1) * per; c++) {
+                w = 1.0 / (S->tp * per);
+                lo = c * w;
+                w /= R;
+                lo += r->g * w;
+                if ((st = ivl_add(out, lo, lo + w))) return st;
+            }
+            return ARACHNE_OK;
+        }
         w = 1.0 / S->tp;
         lo = r->tp_rank * w;
-        if (part == PART_DO && dist && R > 1) {
-            w /= R;
-            lo += r->g * w;
-        }
     } else {
         int E = S->ep * S->etp, flat = r->replica * ar_stage_gpus(t, r->stage) + r->cp_rank * S->tp + r->tp_rank;
         if (E < 1) E = 1;
@@ -104,8 +184,25 @@ static void interval(const arachne_plan *p, int R, const rinfo *r, int part, int
             lo += ((flat / E) % S->edp) * w;
         }
     }
-    *a = lo;
-    *b = lo + w;
+    return ivl_add(out, lo, lo + w);
+}
+
+/* out = want minus have (both sorted and disjoint); out is emptied first. */
+static int ivl_minus(const ivl *want, const ivl *have, ivl *out)
+{
+    int i, k = 0, st;
+    out->n = 0;
+    for (i = 0; i < want->n; i++) {
+        double a = want->a[i], b = want->b[i];
+        while (k < have->n && have->b[k] <= a + EPS) k++;
+        for (; k < have->n && have->a[k] < b - EPS; k++) {
+            if (have->a[k] > a + EPS && (st = ivl_add(out, a, have->a[k]))) return st;
+            if (have->b[k] > a) a = have->b[k];
+            if (a >= b - EPS) break;
+        }
+        if (b - a > EPS && (st = ivl_add(out, a, b))) return st;
+    }
+    return ARACHNE_OK;
 }
 
 static int fill_info(const arachne_plan *p, const int *node_override, rinfo **out)
@@ -172,39 +269,60 @@ typedef struct mctx {
     const arachne_cost_model *cm;
     const arachne_plan *old, *newp;
     const rinfo *oi;
+    lmap om;                         /* where the old plan keeps each layer */
     int R_old, dist, blocks;
     int *hold_off[AR_MAX_TEMPLATES]; /* per old template: offsets of its stages' rank lists */
     int *hold;                       /* old rank indices grouped by (template, stage) */
-    double *cand_a, *cand_b, *bounds;
-    int *cand;
+    ivl held;                        /* scratch: one old rank's intervals */
+    ivl cands;                       /* the intervals of the candidates of route() */
+    int *cand, ncand_cap;            /* their old ranks */
+    double *bounds;                  /* [2 x cands.cap + 2] */
 } mctx;
+
+/* Adds candidate (old rank o, [a, b)) to route()'s lists. */
+static int add_cand(mctx *x, int o, double a, double b)
+{
+    int st;
+    if ((st = ivl_add(&x->cands, a, b))) return st;
+    if (x->ncand_cap < x->cands.cap) {
+        int *nc = ar_realloc(x->cand, (size_t)x->cands.cap * sizeof *nc);
+        double *nb;
+        if (!nc) return ARACHNE_E_NO_MEMORY;
+        x->cand = nc;
+        if (!(nb = ar_realloc(x->bounds, ((size_t)x->cands.cap * 2 + 2) * sizeof *nb))) return ARACHNE_E_NO_MEMORY;
+        x->bounds = nb;
+        x->ncand_cap = x->cands.cap;
+    }
+    x->cand[x->cands.n - 1] = o;
+    return ARACHNE_OK;
+}
 
 /* Sends piece [pa, pb) of `part` of layer l (params P, bpp bytes per
  * parameter) to the new rank on node dst_node; records pieces in pb. */
 static int route(mctx *x, int l, int part, double pa, double pb, double bytes_per_unit, int dst_node, pbuf *out)
 {
     const arachne_cluster *c = x->cm->cluster;
-    int nc = 0, nb = 0, j, k, st;
+    int nc, nb = 0, j, k, q, st;
+    x->cands.n = 0;
     for (j = 0; j < x->old->ntemplates; j++) {
-        const ar_template *t = &x->old->t[j];
-        int s = stage_of(t, l, x->blocks), *lst, cnt;
+        int s = stage_of(x->old, &x->om, j, l, x->blocks), *lst, cnt;
         if (s < 0) continue;
         lst = x->hold + x->hold_off[j][s];
         cnt = x->hold_off[j][s + 1] - x->hold_off[j][s];
         for (k = 0; k < cnt; k++) {
             const rinfo *o = &x->oi[lst[k]];
-            double a, b;
             if (o->node < 0) continue;
-            interval(x->old, x->R_old, o, part, x->dist, &a, &b);
-            if (b <= pa + EPS || a >= pb - EPS) continue;
-            x->cand[nc] = lst[k];
-            x->cand_a[nc] = a;
-            x->cand_b[nc] = b;
-            nc++;
-            if (a > pa + EPS && a < pb - EPS) x->bounds[nb++] = a;
-            if (b > pa + EPS && b < pb - EPS) x->bounds[nb++] = b;
+            if ((st = intervals(x->old, x->R_old, o, part, x->dist, x->om.tmax[l + 1], &x->held))) return st;
+            for (q = 0; q < x->held.n; q++) {
+                double a = x->held.a[q], b = x->held.b[q];
+                if (b <= pa + EPS || a >= pb - EPS) continue;
+                if ((st = add_cand(x, lst[k], a, b))) return st;
+                if (a > pa + EPS && a < pb - EPS) x->bounds[nb++] = a;
+                if (b > pa + EPS && b < pb - EPS) x->bounds[nb++] = b;
+            }
         }
     }
+    nc = x->cands.n;
     x->bounds[nb++] = pa;
     x->bounds[nb++] = pb;
     qsort(x->bounds, (size_t)nb, sizeof *x->bounds, dbl_cmp);
@@ -216,7 +334,7 @@ static int route(mctx *x, int l, int part, double pa, double pb, double bytes_pe
             const rinfo *o = &x->oi[x->cand[i]];
             int same, link;
             double bw;
-            if (x->cand_a[i] > lo + EPS || x->cand_b[i] < hi - EPS) continue;
+            if (x->cands.a[i] > lo + EPS || x->cands.b[i] < hi - EPS) continue;
             same = o->node == dst_node;
             bw = link_bw(c, o->node, dst_node, &link);
             /* same node first, then the fastest link, then the lowest rank
@@ -242,6 +360,8 @@ int ar_migration_compute(const arachne_cost_model *cm, const arachne_plan *old, 
     rinfo *oi = NULL, *ni = NULL;
     int *node_off = NULL, *old_at = NULL, *rank_of = NULL;
     pbuf pb;
+    lmap nm;
+    ivl want, have, left;
     int st = ARACHNE_OK, i, j, s, l, part, total_gpus, nh = 0, R_new = 0;
     double wb, ob;
 
@@ -250,6 +370,10 @@ int ar_migration_compute(const arachne_cost_model *cm, const arachne_plan *old, 
     out->slowest_rank = -1;
     memset(&x, 0, sizeof x);
     memset(&pb, 0, sizeof pb);
+    memset(&nm, 0, sizeof nm);
+    memset(&want, 0, sizeof want);
+    memset(&have, 0, sizeof have);
+    memset(&left, 0, sizeof left);
     c = cm->cluster;
     cc = cm->cache;
     if (!cc) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "migration: cost model has no lookup cache");
@@ -295,11 +419,15 @@ int ar_migration_compute(const arachne_cost_model *cm, const arachne_plan *old, 
             x.hold_off[j][s + 1] = nh;
         }
     }
-    x.cand = ar_malloc(((size_t)old->nranks + 1) * sizeof *x.cand);
-    x.cand_a = ar_malloc(((size_t)old->nranks + 1) * sizeof *x.cand_a);
-    x.cand_b = ar_malloc(((size_t)old->nranks + 1) * sizeof *x.cand_b);
-    x.bounds = ar_malloc(((size_t)old->nranks * 2 + 2) * sizeof *x.bounds);
-    if (!x.cand || !x.cand_a || !x.cand_b || !x.bounds) { st = ARACHNE_E_NO_MEMORY; goto done; }
+    /* route()'s candidates: one interval per old rank unless their TP
+     * degrees differ (then add_cand grows the lists) */
+    x.ncand_cap = x.cands.cap = old->nranks + 16;
+    x.cands.a = ar_malloc((size_t)x.cands.cap * sizeof *x.cands.a);
+    x.cands.b = ar_malloc((size_t)x.cands.cap * sizeof *x.cands.b);
+    x.cand = ar_malloc((size_t)x.cands.cap * sizeof *x.cand);
+    x.bounds = ar_malloc(((size_t)x.cands.cap * 2 + 2) * sizeof *x.bounds);
+    if (!x.cands.a || !x.cands.b || !x.cand || !x.bounds) { st = ARACHNE_E_NO_MEMORY; goto done; }
+    if ((st = lmap_build(old, x.blocks, &x.om)) || (st = lmap_build(newp, x.blocks, &nm))) goto done;
 
     /* new ranks in global-rank order */
     rank_of = ar_malloc(((size_t)newp->nranks + 1) * sizeof *rank_of);
@@ -313,7 +441,6 @@ int ar_migration_compute(const arachne_cost_model *cm, const arachne_plan *old, 
 
     for (i = 0; i < newp->nranks; i++) {
         const rinfo *r = &ni[rank_of[i]];
-        const ar_template *t = &newp->t[r->tmpl];
         int dst_node = r->node, local = -1, k;
         double rank_s = 0.0;
         if (dst_node < 0 || dst_node >= c->nnodes || r->gpu < 0 || r->gpu >= c->nodes[dst_node].gpus) {
@@ -325,25 +452,25 @@ int ar_migration_compute(const arachne_cost_model *cm, const arachne_plan *old, 
         pb.n = 0;
         for (l = -1; l <= x.blocks; l++) {
             int kind, local_holds;
-            if (!holds(t, r->stage, l, x.blocks)) continue;
+            if (stage_of(newp, &nm, r->tmpl, l, x.blocks) != r->stage) continue;
             kind = l < 0 ? AR_LAYER_EMBED : l >= x.blocks ? AR_LAYER_HEAD : ar_model_block_kind(cm->model, l);
-            local_holds = local >= 0 && holds(&old->t[oi[local].tmpl], oi[local].stage, l, x.blocks);
+            local_holds = local >= 0 && stage_of(old, &x.om, oi[local].tmpl, l, x.blocks) == oi[local].stage;
             for (part = 0; part < PARTS; part++) {
                 double P = part < PART_EW ? cc->dense_params[kind] : cc->expert_params[kind];
                 double bpp = (part == PART_DW || part == PART_EW) ? wb : ob;
-                double a, b, la, lb, pa[2], pz[2];
-                int np = 0, q;
+                const ivl *send = &want;
+                int q;
                 if (P <= 0.0 || bpp <= 0.0) continue;
-                interval(newp, R_new, r, part, x.dist, &a, &b);
+                if ((st = intervals(newp, R_new, r, part, x.dist, nm.tmax[l + 1], &want))) goto done;
                 if (local_holds) {
-                    interval(old, x.R_old, &oi[local], part, x.dist, &la, &lb);
-                    if (la > a + EPS) { pa[np] = a; pz[np] = la < b ? la : b; np++; }
-                    if (lb < b - EPS) { pa[np] = lb > a ? lb : a; pz[np] = b; np++; }
-                } else {
-                    pa[0] = a; pz[0] = b; np = 1;
+                    if ((st = intervals(old, x.R_old, &oi[local], part, x.dist, x.om.tmax[l + 1], &have)) ||
+                        (st = ivl_minus(&want, &have, &left)))
+                        goto done;
+                    send = &left;
                 }
-                for (q = 0; q < np; q++)
-                    if (pz[q] - pa[q] > EPS && (st = route(&x, l, part, pa[q], pz[q], P * bpp, dst_node, &pb)))
+                for (q = 0; q < send->n; q++)
+                    if (send->b[q] - send->a[q] > EPS &&
+                        (st = route(&x, l, part, send->a[q], send->b[q], P * bpp, dst_node, &pb)))
                         goto done;
             }
         }
@@ -373,7 +500,7 @@ int ar_migration_compute(const arachne_cost_model *cm, const arachne_plan *old, 
             e.bytes = floor(bytes + 0.5); /* whole bytes: the parts are fractions of a layer's bytes */
             e.seconds = bw > 0.0 ? bytes / bw : 0.0;
             rank_s += e.seconds;
-            out->bytes += bytes;
+            out->bytes += e.bytes; /* the entries' sum, as listed */
             if ((st = add_entry(out, &e))) goto done;
         }
         if (rank_s > out->max_rank_s) {
@@ -387,9 +514,14 @@ done:
     for (j = 0; j < AR_MAX_TEMPLATES; j++) free(x.hold_off[j]);
     free(x.hold);
     free(x.cand);
-    free(x.cand_a);
-    free(x.cand_b);
     free(x.bounds);
+    ivl_free(&x.cands);
+    ivl_free(&x.held);
+    ivl_free(&want);
+    ivl_free(&have);
+    ivl_free(&left);
+    lmap_free(&x.om);
+    lmap_free(&nm);
     free(pb.p);
     free(oi);
     free(ni);

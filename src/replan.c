@@ -230,6 +230,18 @@ fail:
 
 /* ---- the running plan on the new cluster ------------------------------------- */
 
+/* Samples a plan trains per second.  Under the exact-batch rule (the
+ * default) a plan that runs more samples than the batch counts the batch
+ * (the surplus is lost time, as the planners rank it); without it
+ * (ARACHNE_OPT_EXACT_BATCH 0, the CLI's --allow-batch-rounding) the plan
+ * trains the batch it runs. */
+static double trained_sps(const arachne_plan *p)
+{
+    long run = ar_plan_samples_run(p);
+    if (p->setup.exact_batch || run <= p->setup.global_batch) return p->samples_per_s;
+    return (double)run * p->iter_per_s;
+}
+
 /* Moves `running` onto cm's cluster (old_node per rank, all >= 0) and
  * prices it there.  On failure the message says why it cannot run. */
 static int carry_over(const arachne_cost_model *cm, const arachne_plan *running, const int *old_node,
@@ -427,7 +439,7 @@ int arachne_replan(arachne_plan **new_plan, arachne_replan_decision **decision, 
             kept = NULL;
         } else {
             d->running_valid = 1;
-            d->old_sps = kept->samples_per_s;
+            d->old_sps = trained_sps(kept);
         }
     }
 
@@ -449,7 +461,7 @@ int arachne_replan(arachne_plan **new_plan, arachne_replan_decision **decision, 
     /* 4. what switching moves, and the decision */
     if (cand) {
         if ((st = ar_migration_compute(cm, running, old_node, cand, &d->mig))) goto done;
-        d->new_sps = cand->samples_per_s;
+        d->new_sps = trained_sps(cand);
     }
     d->cost_s = d->mig.max_rank_s + d->restart_s;
     if (!d->running_valid) {

@@ -61,6 +61,16 @@ PY
 out=$("$bin" price "$t/plan.json" --model "$t/model.json.wide") || fail "price with another model failed"
 echo "$out" | grep -q 'model: plan "ffn": 8192, -> given "ffn": 9216,' || fail "changed model field not named: $out"
 
+# ... and a model of another name is priced on a profile generated for it
+# (the embedded one times the plan's model)
+python3 - "$t/model.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); d["name"] = "my-3b-renamed"
+json.dump(d, open(sys.argv[1] + ".renamed", "w"))
+PY
+out=$("$bin" price "$t/plan.json" --model "$t/model.json.renamed" 2>&1) || fail "price with a renamed model failed: $out"
+echo "$out" | grep -q "iter/s" || fail "price with a renamed model printed no price: $out"
+
 # 3. an edited embedded profile is refused with a clear message
 python3 - "$t/plan.json" <<'PY'
 import json, sys

@@ -24,9 +24,12 @@ grep -v "rounded to .*--allow-batch-rounding" "$t/err" | grep -q . && fail "--js
 "$bin" price "$t/next.json" > /dev/null 2>"$t/err" || fail "the plan to run does not price: $(cat "$t/err")"
 grep -q "rtx-pro-6000:1x3,a6000:2x4,a5000:1x4" "$t/next.json" || fail "the plan to run is not for the new cluster"
 if command -v python3 >/dev/null 2>&1; then
-    python3 - "$t/grow.json" <<'PY' || fail "decision JSON check failed"
+    python3 - "$t/grow.json" "$t/next.json" <<'PY' || fail "decision JSON check failed"
 import json, sys
 d = json.load(open(sys.argv[1]))
+# the plan --out wrote (repriced at the batch it runs) trains what the decision counted
+p = json.load(open(sys.argv[2]))
+assert abs(p["samples_per_s"] - d["new_samples_per_s"]) <= 1e-12 * p["samples_per_s"], (p["samples_per_s"], d["new_samples_per_s"])
 assert d["format"] == "arachne-replan" and d["version"] == 1
 to, tn, h, c = d["old_samples_per_s"], d["new_samples_per_s"], d["horizon_s"], d["cost_s"]
 assert abs(c - d["migration_s"] - d["restart_s"]) < 1e-9 * (1 + c)
@@ -35,6 +38,18 @@ assert d["action"] == want, (d["action"], want)
 assert abs(sum(m["bytes"] for m in d["migration"]) - d["bytes_moved"]) <= 1e-6 * (1 + d["bytes_moved"])
 PY
 fi
+
+# a plan that cannot run the batch exactly: with --allow-batch-rounding the
+# decision counts the samples the plan it writes runs (513 of 512 here)
+"$bin" plan --model llama3-8b --cluster a100-40:4x4,a6000:2x4+4x1 --samples 4 --refine 0 --json > "$t/r_old.json" \
+    2>/dev/null || fail "arachne plan (rounding case) failed"
+"$bin" replan --plan "$t/r_old.json" --cluster a6000:2x4+4x1 --samples 4 --allow-batch-rounding --json \
+    --out "$t/r_next.json" > "$t/r_dec.json" 2>"$t/err" || fail "replan (rounding case) failed: $(cat "$t/err")"
+grep -q "rounded to 513" "$t/err" || fail "the rounding case no longer rounds: $(cat "$t/err")"
+python3 -c 'import json, sys
+d, p = (json.load(open(a)) for a in sys.argv[1:3])
+assert p["global_batch"] == 513 and p["samples_per_s"] == d["new_samples_per_s"], (p["samples_per_s"], d["new_samples_per_s"])' \
+    "$t/r_dec.json" "$t/r_next.json" || fail "the decision counts other samples than the plan it wrote"
 
 "$bin" replan --plan "$t/old.json" --cluster a6000:1x4 --json > "$t/shrink.json" 2>"$t/err" ||
     fail "replan on a shrunk cluster failed: $(cat "$t/err")"

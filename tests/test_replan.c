@@ -471,6 +471,98 @@ TEST(migration_sharded_optimizer_by_hand)
     renv_free(&e);
 }
 
+TEST(migration_sharded_optimizer_tiles_mixed_tp)
+{
+    /* ZeRO-1 over two replicas of different TP degrees: template 0 runs the
+     * model at TP 2 on GPUs 0-1, template 1 at TP 1 on GPU 2.  Their
+     * optimizer slices must tile each layer once (cells of 1/2, each cut in
+     * two slices: GPU 0 [0, 1/4), GPU 1 [1/2, 3/4), GPU 2 [1/4, 1/2) and
+     * [3/4, 1)), so a switch to one TP-1 rank on GPU 0 with every GPU still
+     * there reads nothing from a checkpoint.  (With the slice of the shard,
+     * k/t + g/(tR), GPU 2 held [1/2, 1) and [1/4, 1/2) belonged to no one.) */
+    renv e;
+    arachne_plan two, one;
+    ar_migration m;
+    const int tp2[] = { 2 }, tp1[] = { 1 }, first[] = { 0 }, gpu0[] = { 0 };
+    int alive[] = { 0, 0, 0 }, i, r;
+    double P = 0, E = 0, H = 0, want;
+    memset(&two, 0, sizeof two);
+    memset(&one, 0, sizeof one);
+    ASSERT_OK(renv_make(&e, "llama3-8b", "a100-80:1x4"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_DIST_OPTIMIZER, 1));
+    ASSERT_OK(arachne_model_layer_params(e.model, ARACHNE_LAYER_DENSE, &P));
+    ASSERT_OK(arachne_model_layer_params(e.model, ARACHNE_LAYER_EMBED, &E));
+    ASSERT_OK(arachne_model_layer_params(e.model, ARACHNE_LAYER_HEAD, &H));
+    ASSERT_OK(hand_plan(&one, e.cm, 1, tp1, first, gpu0));
+    ASSERT_OK(hand_plan(&two, e.cm, 1, tp2, first, gpu0));
+    two.ntemplates = 2;
+    ar_template_copy(&two.t[1], &one.t[0]);
+    free(two.ranks);
+    two.ranks = calloc(3, sizeof *two.ranks);
+    ASSERT(two.ranks != NULL);
+    two.nranks = 3;
+    for (r = 0; r < 3; r++) {
+        two.ranks[r].rank = r;
+        two.ranks[r].gpu = r;
+        two.ranks[r].tmpl = r / 2;
+        two.ranks[r].tp_rank = r < 2 ? r : 0;
+    }
+    ASSERT_OK(ar_migration_compute(e.cm, &two, alive, &one, &m));
+    ASSERT(m.n > 0);
+    for (i = 0; i < m.n; i++) {
+        ASSERT(m.e[i].src_rank >= 1); /* GPU 1 or 2, never a checkpoint */
+        ASSERT_EQ(m.e[i].dst_rank, 0);
+    }
+    /* GPU 0 keeps weights [0, 1/2) and optimizer state [0, 1/4) */
+    want = (32.0 * P + E + H) * (0.5 * 2.0 + 0.75 * 12.0);
+    ASSERT_NEAR(m.bytes, want, 1e-12);
+    ar_migration_free(&m);
+    ar_plan_clear(&one);
+    ar_plan_clear(&two);
+    renv_free(&e);
+}
+
+TEST(migration_follows_interleaved_chunks)
+{
+    /* Two stages of 16 blocks on GPUs 0 and 1, interleaved (vp 2): GPU 0
+     * computes chunks [0, 8) and [16, 24), GPU 1 [8, 16) and [24, 32).
+     * Switching to the same stages without interleaving, GPU 0 needs
+     * [8, 16) from GPU 1 and GPU 1 needs [16, 24) from GPU 0 (the embedding
+     * and the head stay).  Read as [first, end), nothing would move. */
+    renv e;
+    arachne_plan vp, flat;
+    ar_migration m;
+    const int tp[] = { 1, 1 }, first[] = { 0, 16 }, gpu[] = { 0, 1 };
+    int alive[] = { 0, 0 }, i;
+    double P = 0, bpp = 2.0 + 12.0;
+    memset(&vp, 0, sizeof vp);
+    memset(&flat, 0, sizeof flat);
+    ASSERT_OK(renv_make(&e, "llama3-8b", "a100-80:1x4"));
+    ASSERT_OK(arachne_model_layer_params(e.model, ARACHNE_LAYER_DENSE, &P));
+    ASSERT_OK(hand_plan(&vp, e.cm, 2, tp, first, gpu));
+    ASSERT_OK(hand_plan(&flat, e.cm, 2, tp, first, gpu));
+    vp.t[0].vp = 2;
+    ASSERT_OK(ar_migration_compute(e.cm, &vp, alive, &flat, &m));
+    ASSERT_EQ(m.n, 2);
+    for (i = 0; i < 2; i++) {
+        ASSERT_EQ(m.e[i].dst_rank, i);
+        ASSERT_EQ(m.e[i].src_rank, 1 - i);
+        ASSERT_EQ(m.e[i].first, i == 0 ? 8 : 16);
+        ASSERT_EQ(m.e[i].end, i == 0 ? 16 : 24);
+        ASSERT_NEAR(m.e[i].bytes, floor(8.0 * P * bpp + 0.5), 0);
+    }
+    ar_migration_free(&m);
+    /* and back: the interleaved plan's chunks come from the flat one */
+    ASSERT_OK(ar_migration_compute(e.cm, &flat, alive, &vp, &m));
+    ASSERT_EQ(m.n, 2);
+    ASSERT_EQ(m.e[0].first, 16);
+    ASSERT_EQ(m.e[1].first, 8);
+    ar_migration_free(&m);
+    ar_plan_clear(&vp);
+    ar_plan_clear(&flat);
+    renv_free(&e);
+}
+
 TEST(decision_json_parses)
 {
     renv a, b;
@@ -555,4 +647,5 @@ SUITE(replan, T(options_defaults_and_ranges), T(node_map_matches_type_and_index)
       T(adding_nodes_gives_valid_plan_and_consistent_decision), T(refine_evaluations_refine_the_new_plan),
       T(removing_a_used_node_forces_switch),
       T(migration_bytes_by_hand),
-      T(migration_sharded_optimizer_by_hand), T(decision_json_parses), T(bad_arguments));
+      T(migration_sharded_optimizer_by_hand), T(migration_sharded_optimizer_tiles_mixed_tp),
+      T(migration_follows_interleaved_chunks), T(decision_json_parses), T(bad_arguments));

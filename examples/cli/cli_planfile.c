@@ -5,6 +5,7 @@
  * user changed is reported next to the price it moved.  A plan file's
  * fields are text: they are never opened as paths. */
 #define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +154,14 @@ static int diff_switch(FILE *f, const char *name, const char *file, const char *
     return 1;
 }
 
+/* Model names compare case aside, as the library matches them. */
+static int same_name(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return 0;
+    return *a == *b;
+}
+
 int cli_plan_open(const char *cmd, const char *path, cli_costenv_opts *o, cli_costenv *env, arachne_plan **plan,
                   FILE *report)
 {
@@ -180,6 +189,17 @@ int cli_plan_open(const char *cmd, const char *path, cli_costenv_opts *o, cli_co
         o->cluster_spec = hdr[H_CLUSTER];
     }
     if (!o->profile) o->profile_json = hdr[H_PROFILE_JSON];
+    if (o->model && !o->profile && o->profile_json && hdr[H_MODEL]) {
+        /* the embedded profile times the plan's model: for another model
+         * given with --model a profile is generated, as `plan` would */
+        arachne_model *m = NULL;
+        const char *name = NULL;
+        if (arachne_model_open(&m, o->model) == ARACHNE_OK && arachne_model_name(m, &name) == ARACHNE_OK &&
+            !same_name(name, hdr[H_MODEL]))
+            o->profile_json = NULL;
+        arachne_model_destroy(m);
+        arachne_clear_error();
+    }
     if (!o->global_batch) o->global_batch = hdr[H_BATCH];
     if (!o->recompute) o->recompute = hdr[H_RECOMPUTE];
     if (!o->headroom) o->headroom = hdr[H_HEADROOM];

@@ -96,8 +96,8 @@ int cmd_replan(int argc, char **argv)
     if ((rc = cli_parse("replan", argc, argv, opts, n, pos, 0, &npos))) return rc;
     if (!plan_path) return cli_usage_error("replan", "--plan OLD.json is required");
     if (!new_cluster) return cli_usage_error("replan", "--cluster NEWSPEC is required");
-    if ((horizon_s && (rc = cli_double("replan", "horizon", horizon_s, 1e-9, 1e12, &horizon))) ||
-        (restart_s && (rc = cli_double("replan", "restart-cost", restart_s, 0.0, 1e12, &restart))) ||
+    if ((horizon_s && (rc = cli_double("replan", "horizon", horizon_s, 1e-9, 1e9, &horizon))) ||
+        (restart_s && (rc = cli_double("replan", "restart-cost", restart_s, 0.0, 1e9, &restart))) ||
         (samples_s && (rc = cli_int("replan", "samples", samples_s, 1, CLI_MAX_SAMPLES, &samples))) ||
         (seed_s && (rc = cli_int("replan", "seed", seed_s, 0, 0x7fffffffL, &seed))) ||
         (refine_s && (rc = cli_int("replan", "refine", refine_s, 0, 100000000L, &refine))))
