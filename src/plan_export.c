@@ -181,7 +181,8 @@ static void export_ranks(const xctx *x, ar_buf *b)
     }
 }
 
-/* "#   stage 0: A100-40 x TP 4, blocks [0, 16), ranks 0,1,2,3@node0 ..." for each stage. */
+/* "#   stage 0: A100-40 x TP 4, blocks [0, 16), ranks 0,1,2,3@node0 ..." for each stage (a group over
+ * several nodes: "@node0,1"). */
 static void stage_comments(const xctx *x, ar_buf *b, int t)
 {
     const arachne_plan *p = x->p;
@@ -197,7 +198,14 @@ static void stage_comments(const xctx *x, ar_buf *b, int t)
         for (r = 0; r < T->replicas; r++) {
             ar_buf_puts(b, " ");
             for (k = 0; k < ar_stage_gpus(T, s); k++) ar_buf_printf(b, "%s%d", k ? "," : "", slot_rank(x, t, r, s, k));
+            /* the nodes in the ranks' order (a CP ring or a TP x CP group
+             * can span several) */
             ar_buf_printf(b, "@node%d", slot(x, t, r, s, 0)->node);
+            for (k = 1; k < ar_stage_gpus(T, s); k++) {
+                int n = slot(x, t, r, s, k)->node, seen = 0, q;
+                for (q = 0; q < k && !seen; q++) seen = slot(x, t, r, s, q)->node == n;
+                if (!seen) ar_buf_printf(b, ",%d", n);
+            }
         }
         ar_buf_puts(b, "\n");
     }
@@ -245,9 +253,9 @@ void ar_xstage_list(ar_buf *b, const ar_template *T, int which)
     }
 }
 
-int ar_xmoe(const ar_template *T)
+int ar_xmoe(const xctx *x, const ar_template *T)
 {
-    int s, moe = 0;
+    int s, moe = x->model && x->model->experts > 0;
     for (s = 0; s < T->depth; s++) moe |= T->stages[s].ep > 1 || T->stages[s].etp > 1;
     return moe;
 }

@@ -37,8 +37,10 @@ int ar_xslot_rank(const xctx *x, int t, int replica, int stage, int tp_rank);
 int ar_xuniform(const ar_template *T, int which);
 /* "4,2" : the per-stage TP (0), EP (1) or ETP (2) list. */
 void ar_xstage_list(ar_buf *b, const ar_template *T, int which);
-/* 1 when a stage of the template holds MoE experts tiled over several GPUs. */
-int ar_xmoe(const ar_template *T);
+/* 1 when the template's expert tiling must be written: the model has routed
+ * experts (a tiling of EP 1, ETP 1 still differs from the targets' default,
+ * ETP = TP), or (no model known) a stage tiles experts over several GPUs. */
+int ar_xmoe(const xctx *x, const ar_template *T);
 /* Samples per iteration of template T: replicas x micro-batch x micro-batches. */
 long ar_xshare(const ar_template *T);
 /* "# arachne plan for TOOL: ..." header lines. */

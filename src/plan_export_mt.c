@@ -90,7 +90,7 @@ void ar_export_megatron(const xctx *x, ar_buf *b)
                        "pipeline stages as the layer ranges below do.\n");
     for (t = 0; t < p->ntemplates; t++) {
         const ar_template *T = &p->t[t];
-        int moe = ar_xmoe(T), first = 0, last = 0, tp = T->stages[0].tp;
+        int moe = ar_xmoe(x, T), first = 0, last = 0, tp = T->stages[0].tp;
         ar_buf_puts(b, "\n");
         ar_xtemplate_header(x, b, t);
         if (!ar_xuniform(T, 0)) {
@@ -240,7 +240,7 @@ static void torchtitan_dp(const arachne_plan *p, const ar_template *T, int *repl
 static void torchtitan_notes(const xctx *x, ar_buf *b, int t, int has_etp)
 {
     const ar_template *T = &x->p->t[t];
-    int moe = ar_xmoe(T);
+    int moe = ar_xmoe(x, T);
     if (!ar_xuniform(T, 0)) {
         ar_buf_puts(b, "# NOTE: torchtitan cannot express this template: its stages use TP ");
         ar_xstage_list(b, T, 0);
@@ -255,6 +255,13 @@ static void torchtitan_notes(const xctx *x, ar_buf *b, int t, int has_etp)
     if (moe && !has_etp && T->stages[0].etp > 1)
         ar_buf_printf(b, "# NOTE: this torchtitan has no expert tensor parallel degree (the plan uses ETP %d): "
                          "its experts are sharded over EP and FSDP instead.\n", T->stages[0].etp);
+    else if (moe && has_etp && T->stages[0].ep == 1 && T->stages[0].tp > 1 && T->stages[0].etp != T->stages[0].tp)
+        ar_buf_printf(b, "# NOTE: with EP 1 torchtitan shards the experts over TP (%d; its expert tensor parallel "
+                         "degree has no effect then), the plan keeps them at ETP %d: more expert memory per GPU "
+                         "and other traffic than it runs.\n", T->stages[0].tp, T->stages[0].etp);
+    else if (moe && has_etp && T->stages[0].etp != 1 && T->stages[0].etp != T->stages[0].tp)
+        ar_buf_printf(b, "# NOTE: torchtitan takes an expert tensor parallel degree of 1 or the TP degree only; "
+                         "the plan's ETP %d (TP %d) is refused at start.\n", T->stages[0].etp, T->stages[0].tp);
     if (x->p->setup.dist_optimizer && T->fsdp <= 1)
         ar_buf_puts(b, "# NOTE: the plan shards optimizer state (ZeRO-1); torchtitan's closest is FSDP "
                        "(data_parallel_shard_degree), which also shards weights and gradients: less memory than "
@@ -303,12 +310,16 @@ void ar_export_torchtitan_toml(const xctx *x, ar_buf *b)
             torchtitan_fqns(T, b);
             ar_buf_puts(b, "\n");
         }
-        if (ar_xmoe(T)) {
+        if (ar_xmoe(x, T)) {
             ar_buf_printf(b, "expert_parallel_degree = %d\n", T->stages[0].ep);
             ar_buf_printf(b, "expert_tensor_parallel_degree = %d\n", T->stages[0].etp);
         }
         ar_buf_puts(b, "\n[training]\n");
-        ar_buf_printf(b, "local_batch_size = %ld\n", (long)T->micro_batch * T->micro_batches);
+        /* a pipeline splits one replica's samples into micro-batches; without
+         * one, torchtitan runs local_batch_size at once and accumulates
+         * gradients over global / (local x data-parallel degree) steps */
+        ar_buf_printf(b, "local_batch_size = %ld\n",
+                      T->depth > 1 ? (long)T->micro_batch * T->micro_batches : (long)T->micro_batch);
         ar_buf_printf(b, "global_batch_size = %ld\n", ar_xshare(T));
         ar_buf_printf(b, "seq_len = %d\n", p->setup.seq_len);
         ar_buf_puts(b, "mixed_precision_param = \"bfloat16\"\n");
@@ -357,7 +368,7 @@ void ar_export_torchtitan_cli(const xctx *x, ar_buf *b)
                       rep, shard,
                       T->stages[0].tp, T->depth, torchtitan_schedule(T), T->micro_batches);
         if (T->cp > 1) ar_buf_printf(b, " --parallelism.context_parallel_degree %d", T->cp);
-        if (ar_xmoe(T)) ar_buf_printf(b, " --parallelism.expert_parallel_degree %d", T->stages[0].ep);
+        if (ar_xmoe(x, T)) ar_buf_printf(b, " --parallelism.expert_parallel_degree %d", T->stages[0].ep);
         tok = (long)T->micro_batch * p->setup.seq_len;
         ar_buf_printf(b, " --training.num_tokens_per_microbatch_per_dp_rank %ld --training.num_tokens_per_train_step "
                          "%ld --training.max_context_length %d --training.mixed_precision_param bfloat16\n",

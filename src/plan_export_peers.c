@@ -24,6 +24,9 @@ static void flashflex_notes(const xctx *x, ar_buf *b, int any_tp)
     if (p->setup.recompute == AR_RECOMPUTE_SELECTIVE)
         ar_buf_puts(b, "# NOTE: FlashFlex has no selective recomputation: without --checkpoint-layers it keeps "
                        "every activation (more memory than priced), with it it recomputes whole layers (slower).\n");
+    if (p->setup.seq_len != 4096)
+        ar_buf_printf(b, "# NOTE: FlashFlex sets the sequence length to 4096 whatever --seq_length says "
+                         "(hexiscale/process_args.py); the plan's is %d.\n", p->setup.seq_len);
     if (p->setup.dist_optimizer)
         ar_buf_puts(b, "# NOTE: the plan shards optimizer state (ZeRO-1); FlashFlex's closest is "
                        "--default_dp_type zero2, which also shards gradients (less memory than priced).\n");
@@ -42,7 +45,7 @@ void ar_export_flashflex(const xctx *x, ar_buf *b)
     ar_xplan_header(x, b, "FlashFlex");
     ar_buf_puts(b, "# target: " AR_FLASHFLEX_VERSION " (llama/arguments.py); append to llama_train.py's launch\n");
     ar_xassumptions(x, b);
-    ar_buf_puts(b, "# one pipeline per replica of every template, in this order:\n");
+    ar_buf_puts(b, "# one pipeline per replica of every template, in this order (--pp_layouts names the ranks):\n");
     for (t = 0; t < p->ntemplates; t++) {
         const ar_template *T = &p->t[t];
         for (s = 0; s < T->depth; s++) any_tp |= T->stages[s].tp > 1;
@@ -75,6 +78,23 @@ void ar_export_flashflex(const xctx *x, ar_buf *b)
             f = 0;
             for (s = 0; s < p->t[t].depth; s++)
                 ar_buf_printf(b, "%s%d", s ? ", " : "", p->t[t].stages[s].end - p->t[t].stages[s].first);
+            ar_buf_puts(b, "]");
+        }
+    /* which ranks run each stage: without it FlashFlex numbers them pipeline
+     * by pipeline, stage by stage, which is not the plan's order (a plan
+     * from `price --parallel` numbers them Megatron's way) */
+    ar_buf_puts(b, "]\" --pp_layouts \"[");
+    f = 1;
+    for (t = 0; t < p->ntemplates; t++)
+        for (r = 0; r < p->t[t].replicas; r++) {
+            ar_buf_puts(b, f ? "[" : ", [");
+            f = 0;
+            for (s = 0; s < p->t[t].depth; s++) {
+                ar_buf_puts(b, s ? ", [" : "[");
+                for (k = 0; k < p->t[t].stages[s].tp; k++)
+                    ar_buf_printf(b, "%s%d", k ? ", " : "", ar_xslot_rank(x, t, r, s, k));
+                ar_buf_puts(b, "]");
+            }
             ar_buf_puts(b, "]");
         }
     /* batch per pipeline and micro-batches per pipeline (micro-batch = batch / chunks) */

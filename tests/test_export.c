@@ -212,6 +212,7 @@ TEST(flashflex_export_lists_every_pipeline)
     ASSERT(text != NULL);
     ASSERT_CONTAINS(text, "--hetero_configs \"[[2, 2], [2, 2], [4, 2]]\"");
     ASSERT_CONTAINS(text, "--layer_partitions \"[[16, 16], [16, 16], [20, 12]]\"");
+    ASSERT_CONTAINS(text, "--pp_layouts \"[[[0, 1], [2, 3]], [[4, 5], [6, 7]], [[8, 9, 10, 11], [12, 13]]]\"");
     ASSERT_CONTAINS(text, "--global_bsz_size 16 16 32 --chunks 16 16 16 --total-layer-num 32 --seq_length 4096");
     ASSERT_CONTAINS(text, "--mixed_precision bf16 --default_dp_type zero2 --pipeline-type 1F1B --seq-parallel\n");
     ASSERT(strstr(text, "--pipeline_batches") == NULL && strstr(text, "--micro_batch_sizes") == NULL);
@@ -264,6 +265,75 @@ TEST(sailor_export_is_a_pipeline_list)
     fx_free(&f);
 }
 
+/* The export of a plan given by a parallel spec (NULL on failure). */
+static char *spec_export(const char *model, const char *cluster, int seq, const char *spec, int format)
+{
+    arachne_model *m = NULL;
+    arachne_cluster *c = NULL;
+    arachne_profile *p = NULL;
+    arachne_cost_model *cm = NULL;
+    arachne_plan *pl = NULL;
+    char *text = NULL;
+    if (!arachne_model_preset(&m, model) && !arachne_cluster_parse(&c, cluster) &&
+        !arachne_profile_generate(&p, m, c, seq) && !arachne_cost_model_create(&cm, m, c, p) &&
+        !arachne_plan_from_parallel(&pl, cm, spec))
+        text = export_str(pl, format);
+    arachne_plan_destroy(pl);
+    arachne_cost_model_destroy(cm);
+    arachne_profile_destroy(p);
+    arachne_cluster_destroy(c);
+    arachne_model_destroy(m);
+    return text;
+}
+
+/* From a probe of the exports against the targets' sources (torchtitan
+ * v0.2.2 train.py and parallel_dims.py, Megatron-Core core_v0.15.0
+ * arguments.py, FlashFlex 5ee1726 hexiscale/): each case ran, or was
+ * refused at start, otherwise than the plan says. */
+TEST(exports_say_what_the_targets_would_otherwise_change)
+{
+    char *t;
+    /* one stage: torchtitan runs local_batch_size at once, so it must be the
+     * micro-batch, and accumulates over the 32 micro-batches */
+    t = spec_export("qwen3-8b", "h100:4x8", 4096, "tp=4,pp=1,dp=8,mbs=2", ARACHNE_EXPORT_TORCHTITAN);
+    ASSERT(t != NULL);
+    ASSERT_CONTAINS(t, "local_batch_size = 2\nglobal_batch_size = 512\n");
+    free(t);
+    /* a pipeline keeps one replica's samples per iteration */
+    t = spec_export("qwen3-8b", "h100:4x8", 4096, "tp=4,pp=2,dp=4,mbs=2", ARACHNE_EXPORT_TORCHTITAN);
+    ASSERT(t != NULL);
+    ASSERT_CONTAINS(t, "local_batch_size = 128\nglobal_batch_size = 512\n");
+    free(t);
+    /* experts kept whole (EP 1, ETP 1) under TP 2: Megatron's default ETP is
+     * TP, so the flag is written; torchtitan shards them over TP: a NOTE */
+    t = spec_export("qwen3-30b-a3b", "h100:4x8", 4096, "tp=2,pp=4,dp=4,mbs=1,ep=1,etp=1", ARACHNE_EXPORT_MEGATRON);
+    ASSERT(t != NULL);
+    ASSERT_CONTAINS(t, " --expert-model-parallel-size 1 --expert-tensor-parallel-size 1");
+    free(t);
+    t = spec_export("qwen3-30b-a3b", "h100:4x8", 4096, "tp=2,pp=4,dp=4,mbs=1,ep=1,etp=1", ARACHNE_EXPORT_TORCHTITAN);
+    ASSERT(t != NULL);
+    ASSERT_CONTAINS(t, "# NOTE: with EP 1 torchtitan shards the experts over TP (2;");
+    free(t);
+    /* torchtitan takes ETP 1 or TP only */
+    t = spec_export("mixtral-8x7b", "h100:4x8", 4096, "tp=4,pp=2,dp=4,mbs=1,ep=4,etp=2", ARACHNE_EXPORT_TORCHTITAN);
+    ASSERT(t != NULL);
+    ASSERT_CONTAINS(t, "the plan's ETP 2 (TP 4) is refused at start");
+    free(t);
+    /* FlashFlex numbers ranks pipeline by pipeline unless --pp_layouts says
+     * otherwise; a spec's plan numbers them Megatron's way (stage 1 of
+     * replica 0 is ranks 16-19), and FlashFlex fixes the sequence at 4096 */
+    t = spec_export("llama3-8b", "h100:4x8", 2048, "tp=4,pp=2,dp=4,mbs=1", ARACHNE_EXPORT_FLASHFLEX);
+    ASSERT(t != NULL);
+    ASSERT_CONTAINS(t, "--pp_layouts \"[[[0, 1, 2, 3], [16, 17, 18, 19]], [[4, 5, 6, 7], [20, 21, 22, 23]], ");
+    ASSERT_CONTAINS(t, "# NOTE: FlashFlex sets the sequence length to 4096 whatever --seq_length says");
+    free(t);
+    /* a stage whose TP x CP group spans two nodes names both */
+    t = spec_export("llama3-70b", "h100:4x8", 4096, "tp=8,pp=2,dp=1,mbs=1,cp=2", ARACHNE_EXPORT_MEGATRON);
+    ASSERT(t != NULL);
+    ASSERT_CONTAINS(t, ",14,15@node0,1\n");
+    free(t);
+}
+
 TEST(export_checks_format_and_buffer)
 {
     fx f;
@@ -297,7 +367,7 @@ TEST(export_checks_format_and_buffer)
     fx_free(&f);
 }
 
-SUITE(export,
+SUITE(export, T(exports_say_what_the_targets_would_otherwise_change),
       T(ranks_export_lists_every_gpu_once_with_node_local_tp),
       T(ranks_export_survives_other_valid_layouts),
       T(megatron_export_says_where_per_stage_tp_cannot_be_expressed),
