@@ -215,6 +215,8 @@ typedef struct ar_stage_place {
     int dp_local;    /* fewest data-parallel peers (replicas of one TP rank) the stage has on
                       * any node it uses, >= 1: a ring that crosses nodes runs that many
                       * channels side by side, one per GPU's network port */
+    int fsdp_inter;  /* 1: some FSDP sharding group of the stage (fsdp consecutive replicas at
+                      * one TP x CP position) spans nodes; 0 as well without FSDP */
 } ar_stage_place;
 
 /* Per-micro-batch time of stage s of template t: fills st->compute_s,

@@ -104,6 +104,10 @@ int ar_template_place(const arachne_plan *p, int tmpl, ar_stage_place *out)
         for (q = 0; q < t->replicas && !out[s].cp_inter && gw > S->tp; q++)
             for (k = 1; k < gw; k++)
                 if (nd[q * gw + k] != nd[q * gw]) { out[s].cp_inter = 1; break; }
+        out[s].fsdp_inter = 0;
+        for (q = 1; t->fsdp > 1 && q < t->replicas && !out[s].fsdp_inter; q++)
+            for (k = 0; k < gw; k++)
+                if (nd[q * gw + k] != nd[(q - q % t->fsdp) * gw + k]) { out[s].fsdp_inter = 1; break; }
         out[s].p2p_inter = 0;
         if (t->depth > 1) {   /* the last stage: the wrap to stage 0 (interleaved 1F1B) */
             const int *nn = node_of + off[(s + 1) % t->depth];
@@ -230,16 +234,18 @@ static void ring_link(const arachne_cluster *c, uint32_t mask, double *bw, doubl
 
 /* FSDP (ZeRO-3) with a sharding group of f data-parallel ranks: every
  * micro-batch all-gathers the stage's parameters for the forward and again
- * for the backward and reduce-scatters its gradients, prefetched under the
- * stage's compute, so only what outlasts one micro-batch's stage time is
- * added to it (to the forward and backward in proportion).  *grad_s is the
- * all-reduce of the gradient shards over the R / f groups (hybrid sharding;
- * 0 when one group holds every replica). */
-static void fsdp_stage(const ar_setup *su, int f, int R, double params, double bw, double lat, stage_out *o,
-                       double *grad_s)
+ * for the backward and reduce-scatters its gradients over the group
+ * (bandwidth bw_f, latency lat_f: the group's own ring), prefetched under
+ * the stage's compute, so only what outlasts one micro-batch's stage time
+ * is added to it (to the forward and backward in proportion).  *grad_s is
+ * the all-reduce of the gradient shards over the R / f groups (hybrid
+ * sharding, on the data-parallel ring bw, lat; 0 when one group holds every
+ * replica). */
+static void fsdp_stage(const ar_setup *su, int f, int R, double params, double bw_f, double lat_f, double bw,
+                       double lat, stage_out *o, double *grad_s)
 {
-    double k = (double)f, ag = (k - 1.0) / k * params * su->weight_bytes / bw + (k - 1.0) * lat;
-    double rs = (k - 1.0) / k * params * su->grad_bytes / bw + (k - 1.0) * lat;
+    double k = (double)f, ag = (k - 1.0) / k * params * su->weight_bytes / bw_f + (k - 1.0) * lat_f;
+    double rs = (k - 1.0) / k * params * su->grad_bytes / bw_f + (k - 1.0) * lat_f;
     double comm = 2.0 * ag + rs, extra = comm - o->stage_s;
     if (extra > 0.0) {
         o->stage_s += extra;
@@ -637,7 +643,13 @@ holders_done:
             ring_bw(cl, S, mask, cross, kl, &bw, &bw_e, &lat);
             if (t->fsdp > 1) {
                 ar_stage_params(cm, t, s, &dense, &expert);
-                fsdp_stage(su, t->fsdp, R, dense + expert, bw, lat, &out[j][s], &grad);
+                {
+                    /* a sharding group inside one node gathers over the node's
+                     * links, whatever the whole data-parallel ring crosses */
+                    int in_node = place && !place[j][s].fsdp_inter;
+                    fsdp_stage(su, t->fsdp, R, dense + expert, in_node ? g->intra_bw * ar_intra_link_eff(g) : bw,
+                               in_node ? g->intra_lat : lat, bw, lat, &out[j][s], &grad);
+                }
                 upto += out[j][s].stage_s;
                 out[j][s].sync_s = grad;
                 exposed = su->overlap_grad_reduce ? AR_MAX(0.0, grad - AR_BWD_SHARE * upto) : grad;

@@ -251,6 +251,7 @@ static void summarise_place(fill_ctx *c)
             p->dp_local = (least > 1 ? least : 1) * c->cp;
         }
         p->cp_inter = 0; /* a stage's tp x cp GPUs of one replica sit in one node */
+        p->fsdp_inter = 0; /* the fill's templates do not shard with FSDP */
         /* a trial fill prices the most sharded tiling (index 0) only */
         for (i = 0; i < (c->mode == AR_FILL_CHECK ? 1 : c->ntiles[s]); i++) {
             const ar_tile *tl = &c->tiles[s][i];
