@@ -292,46 +292,40 @@ static char *spec_export(const char *model, const char *cluster, int seq, const 
  * refused at start, otherwise than the plan says. */
 TEST(exports_say_what_the_targets_would_otherwise_change)
 {
-    char *t;
-    /* one stage: torchtitan runs local_batch_size at once, so it must be the
-     * micro-batch, and accumulates over the 32 micro-batches */
-    t = spec_export("qwen3-8b", "h100:4x8", 4096, "tp=4,pp=1,dp=8,mbs=2", ARACHNE_EXPORT_TORCHTITAN);
-    ASSERT(t != NULL);
-    ASSERT_CONTAINS(t, "local_batch_size = 2\nglobal_batch_size = 512\n");
-    free(t);
-    /* a pipeline keeps one replica's samples per iteration */
-    t = spec_export("qwen3-8b", "h100:4x8", 4096, "tp=4,pp=2,dp=4,mbs=2", ARACHNE_EXPORT_TORCHTITAN);
-    ASSERT(t != NULL);
-    ASSERT_CONTAINS(t, "local_batch_size = 128\nglobal_batch_size = 512\n");
-    free(t);
-    /* experts kept whole (EP 1, ETP 1) under TP 2: Megatron's default ETP is
-     * TP, so the flag is written; torchtitan shards them over TP: a NOTE */
-    t = spec_export("qwen3-30b-a3b", "h100:4x8", 4096, "tp=2,pp=4,dp=4,mbs=1,ep=1,etp=1", ARACHNE_EXPORT_MEGATRON);
-    ASSERT(t != NULL);
-    ASSERT_CONTAINS(t, " --expert-model-parallel-size 1 --expert-tensor-parallel-size 1");
-    free(t);
-    t = spec_export("qwen3-30b-a3b", "h100:4x8", 4096, "tp=2,pp=4,dp=4,mbs=1,ep=1,etp=1", ARACHNE_EXPORT_TORCHTITAN);
-    ASSERT(t != NULL);
-    ASSERT_CONTAINS(t, "# NOTE: with EP 1 torchtitan shards the experts over TP (2;");
-    free(t);
-    /* torchtitan takes ETP 1 or TP only */
-    t = spec_export("mixtral-8x7b", "h100:4x8", 4096, "tp=4,pp=2,dp=4,mbs=1,ep=4,etp=2", ARACHNE_EXPORT_TORCHTITAN);
-    ASSERT(t != NULL);
-    ASSERT_CONTAINS(t, "the plan's ETP 2 (TP 4) is refused at start");
-    free(t);
-    /* FlashFlex numbers ranks pipeline by pipeline unless --pp_layouts says
-     * otherwise; a spec's plan numbers them Megatron's way (stage 1 of
-     * replica 0 is ranks 16-19), and FlashFlex fixes the sequence at 4096 */
-    t = spec_export("llama3-8b", "h100:4x8", 2048, "tp=4,pp=2,dp=4,mbs=1", ARACHNE_EXPORT_FLASHFLEX);
-    ASSERT(t != NULL);
-    ASSERT_CONTAINS(t, "--pp_layouts \"[[[0, 1, 2, 3], [16, 17, 18, 19]], [[4, 5, 6, 7], [20, 21, 22, 23]], ");
-    ASSERT_CONTAINS(t, "# NOTE: FlashFlex sets the sequence length to 4096 whatever --seq_length says");
-    free(t);
-    /* a stage whose TP x CP group spans two nodes names both */
-    t = spec_export("llama3-70b", "h100:4x8", 4096, "tp=8,pp=2,dp=1,mbs=1,cp=2", ARACHNE_EXPORT_MEGATRON);
-    ASSERT(t != NULL);
-    ASSERT_CONTAINS(t, ",14,15@node0,1\n");
-    free(t);
+    static const struct { const char *model; int seq; const char *spec; int format; const char *want; } cases[] = {
+        /* one stage: torchtitan runs local_batch_size at once, so it must be
+         * the micro-batch, and accumulates over the 32 micro-batches */
+        { "qwen3-8b", 4096, "tp=4,pp=1,dp=8,mbs=2", ARACHNE_EXPORT_TORCHTITAN,
+          "local_batch_size = 2\nglobal_batch_size = 512\n" },
+        /* a pipeline keeps one replica's samples per iteration */
+        { "qwen3-8b", 4096, "tp=4,pp=2,dp=4,mbs=2", ARACHNE_EXPORT_TORCHTITAN,
+          "local_batch_size = 128\nglobal_batch_size = 512\n" },
+        /* experts kept whole (EP 1, ETP 1) under TP 2: Megatron's default
+         * ETP is TP, so the flag is written; torchtitan shards them over TP */
+        { "qwen3-30b-a3b", 4096, "tp=2,pp=4,dp=4,mbs=1,ep=1,etp=1", ARACHNE_EXPORT_MEGATRON,
+          " --expert-model-parallel-size 1 --expert-tensor-parallel-size 1" },
+        { "qwen3-30b-a3b", 4096, "tp=2,pp=4,dp=4,mbs=1,ep=1,etp=1", ARACHNE_EXPORT_TORCHTITAN,
+          "# NOTE: with EP 1 torchtitan shards the experts over TP (2;" },
+        /* torchtitan takes ETP 1 or TP only */
+        { "mixtral-8x7b", 4096, "tp=4,pp=2,dp=4,mbs=1,ep=4,etp=2", ARACHNE_EXPORT_TORCHTITAN,
+          "the plan's ETP 2 (TP 4) is refused at start" },
+        /* FlashFlex numbers ranks pipeline by pipeline unless --pp_layouts
+         * says otherwise; a spec's plan numbers them Megatron's way (stage 1
+         * of replica 0 is ranks 16-19); and it fixes the sequence at 4096 */
+        { "llama3-8b", 2048, "tp=4,pp=2,dp=4,mbs=1", ARACHNE_EXPORT_FLASHFLEX,
+          "--pp_layouts \"[[[0, 1, 2, 3], [16, 17, 18, 19]], [[4, 5, 6, 7], [20, 21, 22, 23]], " },
+        { "llama3-8b", 2048, "tp=4,pp=2,dp=4,mbs=1", ARACHNE_EXPORT_FLASHFLEX,
+          "# NOTE: FlashFlex sets the sequence length to 4096 whatever --seq_length says" },
+        /* a stage whose TP x CP group spans two nodes names both */
+        { "llama3-70b", 4096, "tp=8,pp=2,dp=1,mbs=1,cp=2", ARACHNE_EXPORT_MEGATRON, ",14,15@node0,1\n" },
+    };
+    size_t k;
+    for (k = 0; k < AR_COUNT(cases); k++) {
+        char *t = spec_export(cases[k].model, "h100:4x8", cases[k].seq, cases[k].spec, cases[k].format);
+        ASSERT(t != NULL);
+        ASSERT_CONTAINS(t, cases[k].want);
+        free(t);
+    }
 }
 
 TEST(export_checks_format_and_buffer)

@@ -426,6 +426,19 @@ TEST(migration_bytes_by_hand)
     renv_free(&e);
 }
 
+/* llama3-8b on a100-80:1x4 with the distributed optimizer (ZeRO-1); the
+ * parameters of a block, the embedding and the head. */
+static int zero1_env(renv *e, double *P, double *E, double *H)
+{
+    int st;
+    if ((st = renv_make(e, "llama3-8b", "a100-80:1x4")) ||
+        (st = arachne_cost_model_set(e->cm, ARACHNE_OPT_DIST_OPTIMIZER, 1)) ||
+        (st = arachne_model_layer_params(e->model, ARACHNE_LAYER_DENSE, P)) ||
+        (st = arachne_model_layer_params(e->model, ARACHNE_LAYER_EMBED, E)))
+        return st;
+    return arachne_model_layer_params(e->model, ARACHNE_LAYER_HEAD, H);
+}
+
 TEST(migration_sharded_optimizer_by_hand)
 {
     /* ZeRO-1: two replicas of a one-stage plan each hold half of the
@@ -439,11 +452,7 @@ TEST(migration_sharded_optimizer_by_hand)
     double P = 0, E = 0, H = 0, want;
     memset(&two, 0, sizeof two);
     memset(&one, 0, sizeof one);
-    ASSERT_OK(renv_make(&e, "llama3-8b", "a100-80:1x4"));
-    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_DIST_OPTIMIZER, 1));
-    ASSERT_OK(arachne_model_layer_params(e.model, ARACHNE_LAYER_DENSE, &P));
-    ASSERT_OK(arachne_model_layer_params(e.model, ARACHNE_LAYER_EMBED, &E));
-    ASSERT_OK(arachne_model_layer_params(e.model, ARACHNE_LAYER_HEAD, &H));
+    ASSERT_OK(zero1_env(&e, &P, &E, &H));
     ASSERT_OK(hand_plan(&one, e.cm, 1, tp, first, gpu));
     ASSERT_OK(hand_plan(&two, e.cm, 1, tp, first, gpu));
     two.t[0].replicas = 2;
@@ -488,11 +497,7 @@ TEST(migration_sharded_optimizer_tiles_mixed_tp)
     double P = 0, E = 0, H = 0, want;
     memset(&two, 0, sizeof two);
     memset(&one, 0, sizeof one);
-    ASSERT_OK(renv_make(&e, "llama3-8b", "a100-80:1x4"));
-    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_DIST_OPTIMIZER, 1));
-    ASSERT_OK(arachne_model_layer_params(e.model, ARACHNE_LAYER_DENSE, &P));
-    ASSERT_OK(arachne_model_layer_params(e.model, ARACHNE_LAYER_EMBED, &E));
-    ASSERT_OK(arachne_model_layer_params(e.model, ARACHNE_LAYER_HEAD, &H));
+    ASSERT_OK(zero1_env(&e, &P, &E, &H));
     ASSERT_OK(hand_plan(&one, e.cm, 1, tp1, first, gpu0));
     ASSERT_OK(hand_plan(&two, e.cm, 1, tp2, first, gpu0));
     two.ntemplates = 2;
