@@ -466,6 +466,9 @@ static void cp_ring(const arachne_cost_model *cm, const ar_template *t, int s, c
     bytes = tokens * per_token * ar_profile_elt_bytes(cm->profile);
     if (inter) {
         bw = ar_cluster_link_bw(cm->cluster, S->type, S->type) * ar_inter_link_eff();
+        /* a ring with two ranks on one node passes that node's link too
+         * (with NVLink never the slower one; with PCIe often) */
+        if (!pl || pl->cp_hop) bw = AR_MIN(bw, g->intra_bw * ar_intra_link_eff(g));
         lat = g->inter_lat;
     } else {
         bw = g->intra_bw * ar_intra_link_eff(g);

@@ -89,9 +89,11 @@ double ar_pipeline_time(int M, const double *t_s, int depth, double max_g);
 /* Micro-batches per pipeline up to which both schedules are evaluated step
  * by step; past it their times are extrapolated along the steady state
  * from two evaluations within it (ar_pipeline_exact,
- * ar_pipeline_interleaved).  Above every count the bundled training draws
- * (global batch <= 8,192), so no price it made moves. */
-#define AR_PIPE_STEP_MAX 8192
+ * ar_pipeline_interleaved).  Twice the largest global batch the bundled
+ * training draws (8,192): a pipeline's count can pass the batch (rounded
+ * up to whole groups of p under interleaving: training priced 8,196 at
+ * p = 6), so a limit at the batch itself moved training's prices. */
+#define AR_PIPE_STEP_MAX 16384
 
 /* T(M) on the line through the stepped times (M0, t0) and (M1, t1), M0 < M1:
  * the steady state adds the same time per micro-batch.  Both schedules'
@@ -217,6 +219,10 @@ typedef struct ar_stage_place {
                       * channels side by side, one per GPU's network port */
     int fsdp_inter;  /* 1: some FSDP sharding group of the stage (fsdp consecutive replicas at
                       * one TP x CP position) spans nodes; 0 as well without FSDP */
+    int dp_most;     /* most data-parallel peers the stage has on one node, >= 1: with 2 or
+                      * more a gradient ring over nodes also passes intra-node hops */
+    int cp_hop;      /* 1: some context-parallel ring of the stage has two ranks on one node
+                      * (a ring over nodes then passes an intra-node hop too) */
 } ar_stage_place;
 
 /* Per-micro-batch time of stage s of template t: fills st->compute_s,
@@ -285,9 +291,10 @@ int ar_template_same_stages(const ar_template *a, const ar_template *b);
 int ar_plan_place(const arachne_plan *p, ar_stage_place (*place)[AR_MAX_DEPTH]);
 
 /* Fewest data-parallel peers per node of a stage whose w GPUs sit on nodes
- * nd[0..w) (ar_stage_place.dp_local); count[] is zero-filled scratch indexed
- * by node and is zero again on return. */
-int ar_stage_dp_local(const int *nd, int w, int tp, int *count);
+ * nd[0..w) (ar_stage_place.dp_local); *most (unless NULL) gets the most
+ * (ar_stage_place.dp_most).  count[] is zero-filled scratch indexed by node
+ * and is zero again on return. */
+int ar_stage_dp_local(const int *nd, int w, int tp, int *count, int *most);
 
 /* ar_plan_price with the placement given (place[j][s]; NULL: pessimistic),
  * for callers that know it without ranks (fill).  Allocation free. */
@@ -301,6 +308,8 @@ typedef struct ar_holder {
     int node;       /* -2 none yet, -1 several nodes, else the one node */
     int edp;        /* sum over templates of the holding stage's EDP (MoE blocks) */
     int klocal;     /* fewest data-parallel peers per node among the holding stages */
+    double hop;     /* slowest intra-node hop (B/s, efficiency applied) among the holding
+                     * stages with two or more peers on a node; HUGE_VAL if none */
 } ar_holder;
 
 /* What the pricer may keep of one stage of the candidate (the last

@@ -16,16 +16,18 @@
  * stage's w GPUs nd[0..w) (TP groups of tp GPUs never cross a node):
  * min over those nodes of (GPUs of the stage there) / tp, at least 1.
  * count[] (indexed by node, zero on entry) is left zeroed. */
-int ar_stage_dp_local(const int *nd, int w, int tp, int *count)
+int ar_stage_dp_local(const int *nd, int w, int tp, int *count, int *most)
 {
-    int k, least = -1;
+    int k, least = -1, top = 1;
     for (k = 0; k < w; k++) count[nd[k]]++;
     for (k = 0; k < w; k++)
         if (count[nd[k]] > 0) {
             int c = count[nd[k]] / (tp > 0 ? tp : 1);
             if (least < 0 || c < least) least = c;
+            if (c > top) top = c;
             count[nd[k]] = 0;
         }
+    if (most) *most = top;
     return least > 1 ? least : 1;
 }
 
@@ -99,11 +101,18 @@ int ar_template_place(const arachne_plan *p, int tmpl, ar_stage_place *out)
             if (nd[k] != nd[0]) { out[s].node = -1; break; }
         /* data-parallel peers per node: replicas x cp (weights are
          * replicated over the CP ranks too) */
-        out[s].dp_local = ar_stage_dp_local(nd, w, S->tp, count);
+        out[s].dp_local = ar_stage_dp_local(nd, w, S->tp, count, &out[s].dp_most);
         out[s].cp_inter = 0;
         for (q = 0; q < t->replicas && !out[s].cp_inter && gw > S->tp; q++)
             for (k = 1; k < gw; k++)
                 if (nd[q * gw + k] != nd[q * gw]) { out[s].cp_inter = 1; break; }
+        /* a CP ring (one TP rank's cp GPUs of a replica) with two ranks on one node */
+        out[s].cp_hop = 0;
+        for (k = 0; k < w && !out[s].cp_hop && gw > S->tp; k++) {
+            int k2;
+            for (k2 = k + S->tp; k2 < (k / gw + 1) * gw; k2 += S->tp)
+                if (nd[k2] == nd[k]) { out[s].cp_hop = 1; break; }
+        }
         out[s].fsdp_inter = 0;
         for (q = 1; t->fsdp > 1 && q < t->replicas && !out[s].fsdp_inter; q++)
             for (k = 0; k < gw; k++)
@@ -174,14 +183,14 @@ int ar_plan_place(const arachne_plan *p, ar_stage_place (*place)[AR_MAX_DEPTH])
             }
         }
         for (s = 0; s < p->t[j].depth; s++) {
-            int w = 0, kl;
+            int w = 0, kl, most;
             for (i = 0; i < p->nranks; i++) {
                 const ar_rank *r = &p->ranks[i];
                 if (r->tmpl >= 0 && r->tmpl < p->ntemplates && cls[r->tmpl] == j && r->stage == s) nd[w++] = r->node;
             }
-            kl = ar_stage_dp_local(nd, w, p->t[j].stages[s].tp, count);
+            kl = ar_stage_dp_local(nd, w, p->t[j].stages[s].tp, count, &most);
             for (k = j; k < p->ntemplates; k++)
-                if (cls[k] == j) place[k][s].dp_local = kl;
+                if (cls[k] == j) { place[k][s].dp_local = kl; place[k][s].dp_most = most; }
         }
     }
     free(nd);
@@ -204,13 +213,23 @@ typedef struct stage_out {
     double compute_s, tp_comm_s, ep_comm_s, p2p_s, stage_s, fwd_s, bwd_s, sync_s, mem_bytes;
 } stage_out;
 
-static void holder_add(holder *h, int type, int node, int edp, int klocal)
+static void holder_add(holder *h, int type, int node, int edp, int klocal, double hop)
 {
     h->mask |= (uint32_t)1u << type;
     if (h->node == -2) h->node = node;
     else if (h->node != node) h->node = -1;
     h->edp += edp;
     if (h->klocal == 0 || klocal < h->klocal) h->klocal = klocal;
+    if (hop < h->hop) h->hop = hop;
+}
+
+/* The intra-node hop a gradient ring over nodes passes in a stage of GPU
+ * type g with at most `most` data-parallel peers on one node: none (HUGE_VAL)
+ * with one, else the node's own ring rate -- on PCIe parts far below the
+ * network's k channels. */
+static double ring_hop(const ar_gpu_spec *g, int most)
+{
+    return most >= 2 ? g->intra_bw * ar_intra_link_eff(g) : HUGE_VAL;
 }
 
 /* Slowest link among the types in `mask` when a ring crosses nodes. */
@@ -286,21 +305,24 @@ static int expert_ranks(const ar_cost_cache *c, const holder *h, const ar_stage 
 
 /* The bandwidths and latency of stage S's gradient rings, from what its
  * blocks' holders say: the GPU types holding them (mask), whether a ring
- * crosses nodes and the fewest data-parallel peers a node holds (kl).  A
- * ring that crosses nodes runs one channel per peer on a node, each on its
- * own network port, so its bandwidth is k x the per-GPU link (at most the
- * intra-node link); the expert ring's peers are the node's ranks with the
+ * crosses nodes, the fewest data-parallel peers a node holds (kl) and the
+ * slowest intra-node hop on the way (hop).  A ring that crosses nodes runs
+ * one channel per peer on a node, each on its own network port, so its
+ * bandwidth is k x the per-GPU link (at most the intra-node link); it also
+ * runs through the peers inside each node, so it is no faster than their
+ * own ring (PCIe parts: intra x 0.30 or 0.35; NVLink parts intra x 0.8, the
+ * bound before).  The expert ring's peers are the node's ranks with the
  * same experts, kl x TP / (EP x ETP), at least 1. */
-static void ring_bw(const arachne_cluster *cl, const ar_stage *S, uint32_t mask, int cross, int kl, double *bw,
-                    double *bw_e, double *lat)
+static void ring_bw(const arachne_cluster *cl, const ar_stage *S, uint32_t mask, int cross, int kl, double hop,
+                    double *bw, double *bw_e, double *lat)
 {
     const ar_gpu_spec *g = &cl->types[S->type];
     if (cross) {
         double link;
         int kle = AR_MAX(1, AR_MAX(kl, 1) * S->tp / (S->ep * S->etp));
         ring_link(cl, mask, &link, lat);
-        *bw = AR_MIN(link * AR_MAX(kl, 1), g->intra_bw) * ar_inter_link_eff();
-        *bw_e = AR_MIN(link * kle, g->intra_bw) * ar_inter_link_eff();
+        *bw = AR_MIN(AR_MIN(link * AR_MAX(kl, 1), g->intra_bw) * ar_inter_link_eff(), hop);
+        *bw_e = AR_MIN(AR_MIN(link * kle, g->intra_bw) * ar_inter_link_eff(), hop);
     } else {
         *bw = *bw_e = g->intra_bw * ar_intra_link_eff(g);
         *lat = g->intra_lat;
@@ -342,13 +364,13 @@ static void stage_sync_alone(const arachne_cost_model *cm, const ar_template *t,
     int moe = c->moe_before[S->end] - c->moe_before[S->first];
     int node = pl ? pl->node : -1, kh = pl ? AR_MAX(1, pl->dp_local) : 1, cross = 0, kl = 0;
     uint32_t mask = 0, mine = (uint32_t)1u << S->type;
-    double bw, bw_e, lat;
+    double bw, bw_e, lat, hop = ring_hop(&cm->cluster->types[S->type], pl ? pl->dp_most : 2);
     /* price_plan's reading of the holders: its blocks, then the ends */
     if (S->end > S->first) { mask = mine; cross = node == -1; kl = kh; }
     if (s == 0) { mask |= mine; if (node == -1) cross = 1; kl = AR_MIN(kl, kh); }
     if (s == t->depth - 1) { mask |= mine; if (node == -1) cross = 1; kl = AR_MIN(kl, kh); }
     sm->ke = moe > 0 ? AR_MAX(1, S->edp) : 1;
-    ring_bw(cm->cluster, S, mask, cross, kl, &bw, &bw_e, &lat);
+    ring_bw(cm->cluster, S, mask, cross, kl, hop, &bw, &bw_e, &lat);
     sync_terms(cm, t, s, moe, sm->ke, R, bw, bw_e, lat, &sm->grad, &sm->gather, &sm->upd);
     sm->have |= AR_MEMO_SYNC;
 }
@@ -580,10 +602,11 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
         embed_h = pp->embed_h;
         head_h = pp->head_h;
     } else {
-        for (b = 0; b < nb; b++) { h[b].mask = 0; h[b].node = -2; h[b].edp = 0; h[b].klocal = 0; }
+        for (b = 0; b < nb; b++) { h[b].mask = 0; h[b].node = -2; h[b].edp = 0; h[b].klocal = 0; h[b].hop = HUGE_VAL; }
         embed_h = head_h = h[0];
         embed_h.mask = head_h.mask = 0; embed_h.node = head_h.node = -2; embed_h.edp = head_h.edp = 0;
         embed_h.klocal = head_h.klocal = 0;
+        embed_h.hop = head_h.hop = HUGE_VAL;
     }
     for (j = kept; j < n; j++) {
         const ar_template *t = &plan->t[j];
@@ -596,9 +619,10 @@ static int price_plan(const arachne_cost_model *cm, arachne_plan *plan,
         for (s = 0; s < t->depth; s++) {
             const ar_stage *S = &t->stages[s];
             int node = place ? place[j][s].node : -1, kl = place ? AR_MAX(1, place[j][s].dp_local) : 1;
-            for (b = S->first; b < S->end; b++) holder_add(&h[b], S->type, node, S->edp, kl);
-            if (s == 0) holder_add(&embed_h, S->type, node, 0, kl);
-            if (s == t->depth - 1) holder_add(&head_h, S->type, node, 0, kl);
+            double hop = ring_hop(&cl->types[S->type], place ? place[j][s].dp_most : 2);
+            for (b = S->first; b < S->end; b++) holder_add(&h[b], S->type, node, S->edp, kl, hop);
+            if (s == 0) holder_add(&embed_h, S->type, node, 0, kl, hop);
+            if (s == t->depth - 1) holder_add(&head_h, S->type, node, 0, kl, hop);
         }
     }
 
@@ -623,7 +647,7 @@ holders_done:
             ar_stage_memo *sm = memo && j == n - 1 && t->fsdp <= 1 ? memo[s] : NULL;
             uint32_t mask = 0;
             int cross = 0, ke = 1, moe = c->moe_before[S->end] - c->moe_before[S->first], kl = 0;
-            double dense, expert, bw, bw_e, lat, grad, gather, exposed, upd;
+            double dense, expert, bw, bw_e, lat, grad, gather, exposed, upd, hop = HUGE_VAL;
             if (sm && (sm->have & AR_MEMO_SYNC)) {
                 ranks_e[j][s] = sm->ke;
                 grad = sm->grad;
@@ -635,12 +659,23 @@ holders_done:
                 mask |= h[b].mask;
                 if (h[b].node == -1) cross = 1;
                 if (kl == 0 || h[b].klocal < kl) kl = h[b].klocal;
+                if (h[b].hop < hop) hop = h[b].hop;
             }
             if (moe > 0) ke = expert_ranks(c, h, S);
             ranks_e[j][s] = ke;
-            if (s == 0) { mask |= embed_h.mask; if (embed_h.node == -1) cross = 1; kl = AR_MIN(kl, embed_h.klocal); }
-            if (s == t->depth - 1) { mask |= head_h.mask; if (head_h.node == -1) cross = 1; kl = AR_MIN(kl, head_h.klocal); }
-            ring_bw(cl, S, mask, cross, kl, &bw, &bw_e, &lat);
+            if (s == 0) {
+                mask |= embed_h.mask;
+                if (embed_h.node == -1) cross = 1;
+                kl = AR_MIN(kl, embed_h.klocal);
+                hop = AR_MIN(hop, embed_h.hop);
+            }
+            if (s == t->depth - 1) {
+                mask |= head_h.mask;
+                if (head_h.node == -1) cross = 1;
+                kl = AR_MIN(kl, head_h.klocal);
+                hop = AR_MIN(hop, head_h.hop);
+            }
+            ring_bw(cl, S, mask, cross, kl, hop, &bw, &bw_e, &lat);
             if (t->fsdp > 1) {
                 ar_stage_params(cm, t, s, &dense, &expert);
                 {

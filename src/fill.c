@@ -239,18 +239,21 @@ static void summarise_place(fill_ctx *c)
         /* replicas of the stage per node (TP groups sit whole in one
          * node); free_scratch is the packer's scratch, free again here */
         {
-            int *cnt = c->ws->free_scratch, least = -1;
+            int *cnt = c->ws->free_scratch, least = -1, most = 1;
             for (q = 0; q < c->r; q++) cnt[no[q * d + s]] = 0;
             for (q = 0; q < c->r; q++) cnt[no[q * d + s]]++;
             for (q = 0; q < c->r; q++)
                 if (cnt[no[q * d + s]] > 0) {
                     if (least < 0 || cnt[no[q * d + s]] < least) least = cnt[no[q * d + s]];
+                    if (cnt[no[q * d + s]] > most) most = cnt[no[q * d + s]];
                     cnt[no[q * d + s]] = 0;
                 }
             /* every CP rank of a replica is a data-parallel peer too */
             p->dp_local = (least > 1 ? least : 1) * c->cp;
+            p->dp_most = most * c->cp;
         }
         p->cp_inter = 0; /* a stage's tp x cp GPUs of one replica sit in one node */
+        p->cp_hop = c->cp > 1;
         p->fsdp_inter = 0; /* the fill's templates do not shard with FSDP */
         /* a trial fill prices the most sharded tiling (index 0) only */
         for (i = 0; i < (c->mode == AR_FILL_CHECK ? 1 : c->ntiles[s]); i++) {
@@ -999,7 +1002,9 @@ static int choose_vp(fill_ctx *c, double *iter_s)
     if (c->depth < 2 || c->cm->setup.max_vp < 2) return ARACHNE_OK;
     if ((long)c->r * c->mbs * c->depth + ar_plan_batch_floor(c->plan) > c->cm->setup.global_batch)
         return ARACHNE_OK;
-    for (j = 0; j <= c->n; j++) R += ws->trial.t[j].replicas;
+    /* data-parallel ranks as the pricer counts them: every CP rank of a
+     * replica holds the weights too */
+    for (j = 0; j <= c->n; j++) R += ws->trial.t[j].replicas * ar_tmpl_cp(&ws->trial.t[j]);
     for (s = 0; s < c->depth; s++) orig[s] = t->stages[s].first;
     orig[c->depth] = t->stages[c->depth - 1].end;
     memcpy(best_split, orig, sizeof orig);

@@ -550,8 +550,13 @@ TEST(sync_uses_intra_node_ring_inside_one_node_and_slowest_link_across)
     bw = f.c->link_bw[h][a];
     if (f.c->link_bw[a][a] < bw) bw = f.c->link_bw[a][a];
     ASSERT_NEAR(bw, f.c->types[a].inter_bw, 1e-12); /* default: the slower side */
-    /* the A6000 node holds 2 replicas: two channels on that side */
-    want = ar_ring_allreduce_s(params * 1.0, 10, 2 * bw * ar_inter_link_eff(), f.c->types[a].inter_lat);
+    /* the A6000 node holds 2 replicas: two channels on that side, and the
+     * ring passes the hop between them, PCIe at its own ring's rate (9.6 GB/s,
+     * below the two ports' 20 GB/s) */
+    bw = 2 * bw * ar_inter_link_eff();
+    ASSERT(f.c->types[a].intra_bw * ar_intra_link_eff(&f.c->types[a]) < bw);
+    bw = f.c->types[a].intra_bw * ar_intra_link_eff(&f.c->types[a]);
+    want = ar_ring_allreduce_s(params * 1.0, 10, bw, f.c->types[a].inter_lat);
     ASSERT_NEAR(pl.t[0].stages[0].sync_s, want, 1e-12);
     ASSERT_NEAR(pl.t[1].stages[0].sync_s, want, 1e-12);
     /* iteration = slowest pipeline + slowest sync + optimizer step (no optimizer
@@ -978,7 +983,7 @@ TEST(fsdp_shards_experts_over_expert_data_parallel_ranks_only)
  * time per micro-batch in *stage0.  inter_scale multiplies every type's
  * inter-node bandwidth. */
 static double spec_iteration(const char *model, const char *cluster, const char *spec, int batch, double headroom,
-                             double inter_scale, double *stage0)
+                             double inter_scale, ar_stage *stage0)
 {
     arachne_model *m = NULL;
     arachne_cluster *c = NULL;
@@ -996,7 +1001,7 @@ static double spec_iteration(const char *model, const char *cluster, const char 
         !arachne_cost_model_set(cm, ARACHNE_OPT_GLOBAL_BATCH, batch) &&
         !arachne_cost_model_set(cm, ARACHNE_OPT_HEADROOM, headroom) && !arachne_plan_from_parallel(&pl, cm, spec)) {
         it = pl->iteration_s;
-        if (stage0) *stage0 = pl->t[0].stages[0].stage_s;
+        if (stage0) *stage0 = pl->t[0].stages[0];
     }
     arachne_plan_destroy(pl);
     arachne_cost_model_destroy(cm);
@@ -1013,15 +1018,37 @@ static double spec_iteration(const char *model, const char *cluster, const char 
  * and 0.2415 s with 4x the network. */
 TEST(an_fsdp_group_inside_a_node_gathers_over_its_links)
 {
-    double s1 = 0.0, s4 = 0.0, one_node = 0.0;
+    ar_stage s1, s4, one_node;
     ASSERT(spec_iteration("mixtral-8x7b", "b300:2x8", "tp=2,pp=1,dp=8,mbs=1,fsdp=4", 64, 0.08, 1.0, &s1) > 0.0);
     ASSERT(spec_iteration("mixtral-8x7b", "b300:2x8", "tp=2,pp=1,dp=8,mbs=1,fsdp=4", 64, 0.08, 4.0, &s4) > 0.0);
     ASSERT(spec_iteration("mixtral-8x7b", "b300:1x8", "tp=2,pp=1,dp=4,mbs=1,fsdp=4", 64, 0.08, 1.0, &one_node) > 0.0);
-    ASSERT_NEAR(s1, s4, 1e-12);
-    ASSERT_NEAR(s1, one_node, 1e-12);
+    ASSERT_NEAR(s1.stage_s, s4.stage_s, 1e-12);
+    ASSERT_NEAR(s1.stage_s, one_node.stage_s, 1e-12);
 }
 
-SUITE(cost, T(an_fsdp_group_inside_a_node_gathers_over_its_links), T(assignment_matches_brute_force), T(exact_assignment_matches_brute_force), T(assignment_idles_only_a_template_that_would_slow_the_iteration),
+/* A gradient ring over nodes of PCIe GPUs also runs through the GPUs
+ * inside each node, so it is no faster than the same ring inside one node:
+ * with pp=4, dp=4 in Megatron's order stage 0's 4 replicas span two nodes
+ * on a6000:8x2 (2 each) and sit in one on a6000:2x8; the network is not
+ * the bound (4x its bandwidth leaves the sync as it is).  With one replica
+ * per node (a6000:16x1) the ring has no intra-node hop and the network is
+ * the bound again. */
+TEST(a_ring_over_pcie_nodes_is_no_faster_than_inside_one)
+{
+    ar_stage over, over4, inside, one, one4;
+    const char *spec = "tp=1,pp=4,dp=4,mbs=1";
+    ASSERT(spec_iteration("llama3-8b", "a6000:8x2", spec, 64, 0.08, 1.0, &over) > 0.0);
+    ASSERT(spec_iteration("llama3-8b", "a6000:8x2", spec, 64, 0.08, 4.0, &over4) > 0.0);
+    ASSERT(spec_iteration("llama3-8b", "a6000:2x8", spec, 64, 0.08, 1.0, &inside) > 0.0);
+    ASSERT(inside.sync_s > 0.0);
+    ASSERT(over.sync_s >= inside.sync_s);
+    ASSERT_NEAR(over.sync_s, over4.sync_s, 1e-12);
+    ASSERT(spec_iteration("llama3-8b", "a6000:16x1", spec, 64, 0.08, 1.0, &one) > 0.0);
+    ASSERT(spec_iteration("llama3-8b", "a6000:16x1", spec, 64, 0.08, 4.0, &one4) > 0.0);
+    ASSERT(one4.sync_s < one.sync_s);
+}
+
+SUITE(cost, T(an_fsdp_group_inside_a_node_gathers_over_its_links), T(a_ring_over_pcie_nodes_is_no_faster_than_inside_one), T(assignment_matches_brute_force), T(exact_assignment_matches_brute_force), T(assignment_idles_only_a_template_that_would_slow_the_iteration),
       T(assignment_large_overshoot_stays_feasible_and_minimal), T(assignment_rejects_bad_input),
       T(ring_allreduce_formula), T(stage_time_sums_profile_and_prices_the_send_over_the_real_link),
       T(full_recompute_adds_a_forward_and_scales_activations), T(memory_matches_hand_computation_llama3_8b),

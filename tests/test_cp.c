@@ -318,6 +318,42 @@ TEST(cp_planner_chooses_cp_for_long_sequences)
     cp_close(&e);
 }
 
+/* A CP ring over PCIe nodes with two ranks on a node passes that node's
+ * PCIe hop, which is slower than the network (A6000: 32 GB/s x 0.30 against
+ * 12.5 GB/s x 0.8): the transfer is priced at the hop's rate; with one rank
+ * per node only the network counts. */
+TEST(cp_ring_over_pcie_nodes_passes_the_intra_node_hop)
+{
+    cpenv e;
+    arachne_plan *p = NULL;
+    ar_stage_place one, two;
+    ar_stage a, b;
+    ASSERT_OK(cp_open(&e, "llama3-8b", "a6000:4x8", 32768));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 16));
+    ASSERT_OK(arachne_plan_from_parallel(&p, e.cm, "tp=1,cp=16,pp=2,dp=1,mbs=1"));
+    memset(&one, 0, sizeof one);
+    one.node = -1;
+    one.dp_local = one.dp_most = 1;
+    one.cp_inter = 1;
+    two = one;
+    two.cp_hop = 1;
+    ASSERT_OK(ar_stage_price(e.cm, &p->t[0], 0, &one, &a));
+    ASSERT_OK(ar_stage_price(e.cm, &p->t[0], 0, &two, &b));
+    ASSERT(b.tp_comm_s > a.tp_comm_s);
+    ASSERT_NEAR(b.compute_s, a.compute_s, 1e-12);
+    /* the plan's own placement: 8 of a ring's 16 ranks on each node */
+    {
+        ar_stage_place pl;
+        ASSERT_OK(ar_template_place(p, 0, &pl));
+        ASSERT_EQ(pl.cp_inter, 1);
+        ASSERT_EQ(pl.cp_hop, 1);
+        ASSERT_NEAR(p->t[0].stages[0].tp_comm_s, b.tp_comm_s, 1e-12);
+    }
+    arachne_plan_destroy(p);
+    cp_close(&e);
+}
+
 SUITE(cp, T(cp_stage_prices_a_cp_share_of_the_tokens), T(cp_ring_across_nodes_is_never_cheaper),
+      T(cp_ring_over_pcie_nodes_passes_the_intra_node_hop),
       T(cp_masks_and_errors), T(cp_plan_json_round_trip_and_errors), T(cp_exports),
       T(cp_fill_check_agrees_with_best), T(cp_planner_chooses_cp_for_long_sequences));

@@ -152,6 +152,8 @@ TEST(split_halves_share_one_gradient_ring)
     ASSERT_OK(ar_plan_place(&q, place));
     ASSERT_EQ(place[0][0].dp_local, 2);
     ASSERT_EQ(place[1][0].dp_local, 2);
+    ASSERT_EQ(place[0][0].dp_most, 2);
+    ASSERT_EQ(place[1][0].dp_most, 2);
     ASSERT(p->t[0].stages[0].sync_s > 0);
     ASSERT_NEAR(q.t[0].stages[0].sync_s, p->t[0].stages[0].sync_s, 1e-12);
     ASSERT_NEAR(q.t[1].stages[0].sync_s, p->t[0].stages[0].sync_s, 1e-12);
