@@ -214,7 +214,7 @@ REPLAN_OPTIONS = {"horizon_s": 0, "restart_cost_s": 1, "samples": 2, "seed": 3, 
 REPLAN_KEEP = 0
 REPLAN_SWITCH = 1
 REPLAN_ACTIONS = {0: "keep", 1: "switch"}
-REPLAN_REASONS = {0: "not_faster", 1: "gain_too_small", 2: "gain", 3: "running_invalid"}
+REPLAN_REASONS = {0: "not-faster", 1: "gain-too-small", 2: "gain", 3: "running-invalid"}  # the names of the decision JSON
 
 # Decision fields (arachne_decision_field)
 DECISION_FIELDS = {
@@ -2450,7 +2450,7 @@ class Decision(_Handle):
     """The outcome of arachne.replan(): keep or switch, why, and the migration
     to the new plan (arachne_replan_decision).  Every DECISION_FIELDS name is
     an attribute (decision.cost_s, decision.bytes_moved, ...; action and
-    reason as their names "keep"/"switch" and "not_faster", ...; the count
+    reason as their names "keep"/"switch" and "not-faster", ...; the count
     of migration entries as num_migrations, the entries by migrations()).  It keeps
     the cost model and the running plan of the replan alive."""
 

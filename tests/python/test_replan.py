@@ -30,7 +30,7 @@ class ReplanTest(unittest.TestCase):
             self.assertTrue(d.keep)
             self.assertFalse(d.switch)
             self.assertEqual(d.action, "keep")
-            self.assertIn(d.reason, ("not_faster", "gain_too_small"))
+            self.assertIn(d.reason, ("not-faster", "gain-too-small"))
             self.assertEqual(d.running_valid, 1)
             self.assertEqual(d.gpus_left, 0)
             self.assertEqual(d.horizon_s, 1800)                  # library defaults
