@@ -1157,6 +1157,32 @@ ARACHNE_API int arachne_plan_rollout(arachne_plan **out, const arachne_policy *p
 ARACHNE_API int arachne_plan_refine(arachne_plan **out, const arachne_plan *start,
                                     const arachne_cost_model *cm, long evaluations, double time_cap_s);
 
+/** The default planner of `arachne plan`, `arachne eval`'s
+ *  policy-best16+refine and arachne_replan: best-of-`samples`
+ *  (arachne_plan_build), then arachne_plan_refine with `evaluations` fills
+ *  from the best sample and, when samples > 1 and the greedy plan
+ *  (samples 1) has another structure (templates, depths, stage GPU types
+ *  and group sizes), again with `evaluations` fills from the greedy plan;
+ *  returns the faster of the two refined plans (ties: the best sample's).
+ *  A local search stays near its start, and the best sample and the
+ *  greedy plan are often different pipelines: from both, the refinement
+ *  reaches 1.026 of exhaustive search on the 100 small validation
+ *  compositions against 1.021 from the best sample alone (docs/search.md,
+ *  "Refinement").  evaluations 0: the best-of-K plan unrefined.
+ *  time_cap_s (0: none) caps the whole refinement: the first start gets
+ *  half, the second what is left.  The plan records `samples`, every
+ *  evaluation spent (both builds and both refinements) and the whole wall
+ *  time; its method is the refined plan's ("policy-best-of-k+refine",
+ *  "policy-greedy+refine" when samples <= 1).  Deterministic as
+ *  arachne_plan_build and arachne_plan_refine are.  Errors: as
+ *  arachne_plan_build and arachne_plan_refine (ARACHNE_E_INVALID_ARGUMENT
+ *  for a NULL argument, samples outside 0..1000000, a negative budget, a
+ *  cap outside [0, 1e7]).  Threads: as arachne_plan_build.  The caller
+ *  owns *out (arachne_plan_destroy); *out is NULL on failure. */
+ARACHNE_API int arachne_plan_build_refined(arachne_plan **out, const arachne_policy *policy,
+                                           const arachne_cost_model *cm, int samples, uint64_t seed,
+                                           long evaluations, double time_cap_s);
+
 /** Draws the plan as a plain SVG picture: every node and GPU of the cluster
  *  coloured by template (hue) and stage (lightness), idle GPUs grey; per
  *  template its stages with GPU type x TP, layer range, a stage-time bar and

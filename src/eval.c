@@ -616,7 +616,10 @@ int ar_eval_run(const ar_eval_config *cfg, const arachne_policy *policy, ar_eval
                 ar_eval_env_free(&env);
                 goto done;
             }
-            st2 = arachne_plan_refine(&r, p, env.cm, cfg->refine_evaluations, cfg->refine_time_cap_s);
+            /* the default planner (best-of-K again, deterministic, then the
+             * refinement from the best sample and the greedy plan) */
+            st2 = arachne_plan_build_refined(&r, policy, env.cm, cfg->samples, cfg->seed, cfg->refine_evaluations,
+                                             cfg->refine_time_cap_s);
             if ((st2 = take(&row->cell[AR_EVAL_POLICY_REFINED], st2, r))) {
                 arachne_plan_destroy(p);
                 st = st2;

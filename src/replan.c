@@ -444,15 +444,9 @@ int arachne_replan(arachne_plan **new_plan, arachne_replan_decision **decision, 
     }
 
     /* 3. the new plan */
-    st = arachne_plan_build(&cand, policy, cm, opts->samples, opts->seed);
-    if (!st && opts->refine > 0) {
-        /* the same search `arachne plan` runs after sampling; it returns a
-         * plan at least as fast as the sampled one */
-        arachne_plan *better = NULL;
-        st = arachne_plan_refine(&better, cand, cm, opts->refine, 0.0);
-        arachne_plan_destroy(cand);
-        cand = better;
-    }
+    /* the planner `arachne plan` runs: best-of-K, refined from the best
+     * sample and the greedy plan (never slower than the sampled plan) */
+    st = arachne_plan_build_refined(&cand, policy, cm, opts->samples, opts->seed, opts->refine, 0.0);
     if (st) {
         if (!kept || st == ARACHNE_E_NO_MEMORY) goto done; /* nothing to run */
         cand = NULL;

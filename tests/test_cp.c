@@ -343,10 +343,10 @@ TEST(cp_ring_over_pcie_nodes_passes_the_intra_node_hop)
     ASSERT_NEAR(b.compute_s, a.compute_s, 1e-12);
     /* the plan's own placement: 8 of a ring's 16 ranks on each node */
     {
-        ar_stage_place pl;
-        ASSERT_OK(ar_template_place(p, 0, &pl));
-        ASSERT_EQ(pl.cp_inter, 1);
-        ASSERT_EQ(pl.cp_hop, 1);
+        ar_stage_place pl[AR_MAX_DEPTH]; /* one per stage of the template */
+        ASSERT_OK(ar_template_place(p, 0, pl));
+        ASSERT_EQ(pl[0].cp_inter, 1);
+        ASSERT_EQ(pl[0].cp_hop, 1);
         ASSERT_NEAR(p->t[0].stages[0].tp_comm_s, b.tp_comm_s, 1e-12);
     }
     arachne_plan_destroy(p);

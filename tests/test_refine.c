@@ -271,7 +271,80 @@ TEST(refine_takes_any_budget)
     env_close(&e);
 }
 
-SUITE(refine, T(refine_improves_a_poor_start_and_never_loses), T(refine_reaches_the_exact_optimum_on_a_tiny_cluster),
+/* The default planner is the faster of the refinements from the best
+ * sample and from the greedy plan, each with the whole budget: on several
+ * untrained policies (whose best sample and greedy plan often differ) it
+ * equals, byte for byte apart from the bookkeeping, the better of the two
+ * refinements run by hand; it records every evaluation spent; budget 0
+ * gives the best-of-K plan; one sample is one refinement of the greedy
+ * plan; bad arguments are refused. */
+TEST(the_default_planner_refines_the_best_sample_and_the_greedy_plan)
+{
+    env e;
+    int seed, differed = 0;
+    ASSERT_OK(env_open(&e, "llama3-8b", "a100-40:4x4,a6000:4x4,h100:2x8"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
+    for (seed = 1; seed <= 4; seed++) {
+        arachne_policy *pol = NULL;
+        arachne_plan *best = NULL, *greedy = NULL, *rb = NULL, *rg = NULL, *d = NULL, *d0 = NULL, *d1 = NULL, *r1 = NULL;
+        const char *m = NULL;
+        double want;
+        ASSERT_OK(arachne_policy_create(&pol, (uint64_t)seed, 16, 1));
+        ASSERT_OK(arachne_plan_build(&best, pol, e.cm, 8, 3));
+        ASSERT_OK(arachne_plan_build(&greedy, pol, e.cm, 1, 3));
+        ASSERT_OK(arachne_plan_refine(&rb, best, e.cm, 60, 0.0));
+        ASSERT_OK(arachne_plan_refine(&rg, greedy, e.cm, 60, 0.0));
+        ASSERT_OK(arachne_plan_build_refined(&d, pol, e.cm, 8, 3, 60, 0.0));
+        want = ar_plan_rank(rg) > ar_plan_rank(rb) ? pget(rg, ARACHNE_PLAN_ITER_PER_S) : pget(rb, ARACHNE_PLAN_ITER_PER_S);
+        ASSERT_EQ(pget(d, ARACHNE_PLAN_ITER_PER_S), want);
+        ASSERT(ar_plan_rank(d) >= ar_plan_rank(rb) && ar_plan_rank(d) >= ar_plan_rank(rg));
+        if (ar_plan_rank(rg) > ar_plan_rank(rb)) differed++;
+        ASSERT_OK(arachne_plan_method(d, &m));
+        ASSERT_STR(m, "policy-best-of-k+refine");
+        ASSERT_EQ(d->samples, 8);
+        ASSERT(pget(d, ARACHNE_PLAN_EVALUATIONS) >= pget(rb, ARACHNE_PLAN_EVALUATIONS));
+        ASSERT_OK(ar_plan_validate(e.cm, d));
+        /* budget 0: the best-of-K plan itself */
+        ASSERT_OK(arachne_plan_build_refined(&d0, pol, e.cm, 8, 3, 0, 0.0));
+        ASSERT_EQ(pget(d0, ARACHNE_PLAN_ITER_PER_S), pget(best, ARACHNE_PLAN_ITER_PER_S));
+        ASSERT_OK(arachne_plan_method(d0, &m));
+        ASSERT_STR(m, "policy-best-of-k");
+        /* one sample: the greedy plan refined once */
+        ASSERT_OK(arachne_plan_build_refined(&d1, pol, e.cm, 1, 3, 60, 0.0));
+        ASSERT_OK(arachne_plan_refine(&r1, greedy, e.cm, 60, 0.0));
+        ASSERT_EQ(pget(d1, ARACHNE_PLAN_ITER_PER_S), pget(r1, ARACHNE_PLAN_ITER_PER_S));
+        ASSERT_EQ(pget(d1, ARACHNE_PLAN_EVALUATIONS), pget(r1, ARACHNE_PLAN_EVALUATIONS));
+        ASSERT_OK(arachne_plan_method(d1, &m));
+        ASSERT_STR(m, "policy-greedy+refine");
+        arachne_plan_destroy(best);
+        arachne_plan_destroy(greedy);
+        arachne_plan_destroy(rb);
+        arachne_plan_destroy(rg);
+        arachne_plan_destroy(d);
+        arachne_plan_destroy(d0);
+        arachne_plan_destroy(d1);
+        arachne_plan_destroy(r1);
+        arachne_policy_destroy(pol);
+    }
+    ASSERT_GT(differed, 0); /* some seed's greedy start won: the second start is exercised */
+    {
+        arachne_policy *pol = NULL;
+        arachne_plan *p = (arachne_plan *)&e; /* must be set to NULL on failure */
+        ASSERT_OK(arachne_policy_create(&pol, 1, 16, 1));
+        ASSERT_EQ(arachne_plan_build_refined(&p, pol, e.cm, 8, 3, -1, 0.0), ARACHNE_E_INVALID_ARGUMENT);
+        ASSERT(p == NULL);
+        ASSERT(strstr(arachne_last_error(), "evaluations") != NULL);
+        ASSERT_EQ(arachne_plan_build_refined(&p, pol, e.cm, 8, 3, 10, -1.0), ARACHNE_E_INVALID_ARGUMENT);
+        ASSERT_EQ(arachne_plan_build_refined(&p, NULL, e.cm, 8, 3, 10, 0.0), ARACHNE_E_INVALID_ARGUMENT);
+        ASSERT(strstr(arachne_last_error(), "policy") != NULL);
+        ASSERT_EQ(arachne_plan_build_refined(NULL, pol, e.cm, 8, 3, 10, 0.0), ARACHNE_E_INVALID_ARGUMENT);
+        arachne_policy_destroy(pol);
+    }
+    env_close(&e);
+}
+
+SUITE(refine, T(the_default_planner_refines_the_best_sample_and_the_greedy_plan),
+      T(refine_improves_a_poor_start_and_never_loses), T(refine_reaches_the_exact_optimum_on_a_tiny_cluster),
       T(refine_stage_moves_reach_the_optimum_the_exact_share_cannot),
       T(planners_rank_plans_that_run_the_batch_exactly_first),
       T(refine_is_deterministic_and_capped_runs_say_so), T(refine_arguments_are_checked),

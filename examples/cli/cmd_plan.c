@@ -76,10 +76,11 @@ int cmd_plan(int argc, char **argv)
         st = arachne_policy_create(&pol, 1, 0, 0);
         if (st) { cli_costenv_free(&env); return cli_lib_fail(st, "plan"); }
     }
-    /* --rollout: rollout decoding (docs/search.md), else greedy or best-of-K */
-    st = rollout ? arachne_plan_rollout(&plan, pol, env.cm, 0, 0)
-                 : arachne_plan_build(&plan, pol, env.cm, (int)samples, (uint64_t)seed);
-    if (!st && refine > 0) {
+    /* --rollout: rollout decoding (docs/search.md), else greedy or best-of-K,
+     * refined from the best sample and the greedy plan */
+    if (rollout) st = arachne_plan_rollout(&plan, pol, env.cm, 0, 0);
+    else st = arachne_plan_build_refined(&plan, pol, env.cm, (int)samples, (uint64_t)seed, refine, refine_ms / 1000.0);
+    if (!st && rollout && refine > 0) {
         /* the policy's plan is the start of the refinement (docs/search.md) */
         arachne_plan *better = NULL;
         st = arachne_plan_refine(&better, plan, env.cm, refine, refine_ms / 1000.0);

@@ -462,6 +462,7 @@ _SIGNATURES = {
     "arachne_policy_metadata": (_int, [_POLICY, _pstr]),
     "arachne_policy_set_metadata": (_int, [_POLICY, _str]),
     "arachne_plan_build": (_int, [_P(_PLAN), _POLICY, _COST, _int, _u64]),
+    "arachne_plan_build_refined": (_int, [_P(_PLAN), _POLICY, _COST, _int, _u64, _long, _dbl]),
     "arachne_plan_rollout": (_int, [_P(_PLAN), _POLICY, _COST, _long, _dbl]),
     "arachne_plan_refine": (_int, [_P(_PLAN), _PLAN, _COST, _long, _dbl]),
     "arachne_plan_to_svg": (_int, [_PLAN, _buf, _size, _psize]),
@@ -2193,14 +2194,17 @@ class Policy(_Handle):
         # type: (CostModel, int, int, int, float) -> Plan
         """Plans the cost model's cluster: greedy (samples 1) or best of `samples`;
         refine > 0 then improves the plan with that many evaluations of local
-        search (arachne_plan_refine; REFINE_EVALUATIONS is the CLI default),
-        refine_time_cap_s > 0 caps its wall time."""
-        plan = Plan(_make(_PLAN, "arachne_plan_build", self._h(), cost_model._h(), _iarg(samples, "samples"),
+        search from the best sample and from the greedy plan, as `arachne plan`
+        does (arachne_plan_build_refined; REFINE_EVALUATIONS is the CLI
+        default), refine_time_cap_s > 0 caps the refinement's wall time."""
+        if refine:
+            return Plan(_make(_PLAN, "arachne_plan_build_refined", self._h(), cost_model._h(),
+                              _iarg(samples, "samples"), _iarg(seed, "seed"), _iarg(refine, "refine"),
+                              _farg(refine_time_cap_s, "refine_time_cap_s")),
+                        cost_model)
+        return Plan(_make(_PLAN, "arachne_plan_build", self._h(), cost_model._h(), _iarg(samples, "samples"),
                           _iarg(seed, "seed")),
                     cost_model)
-        if refine:
-            plan = plan.refine(cost_model, refine, refine_time_cap_s)
-        return plan
 
     def plan_rollout(self, cost_model, evaluations=0, time_cap_s=0.0, refine=0, refine_time_cap_s=0.0):
         # type: (CostModel, int, float, int, float) -> Plan

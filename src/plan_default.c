@@ -1,0 +1,94 @@
+/* plan_default.c -- arachne_plan_build_refined: the default planner.
+ *
+ * Best-of-K, then the refinement from two starts: the best sample and the
+ * greedy plan.  The refinement is a local search (refine.c): it stays near
+ * the structure it starts from, and the best sample and the greedy plan
+ * are often different pipelines (on small-mixtral-8x7b-22 of the held-out
+ * set, a one-replica 8-stage template with context parallelism against a
+ * 6-stage one).  Refining both and keeping the faster costs one greedy
+ * decode and one more refinement; splitting one budget between the two
+ * starts instead was worse than one start with the whole budget
+ * (docs/search.md, "Refinement"). */
+#include <stdio.h>
+#include <string.h>
+
+#include "arachne.h"
+#include "plan.h"
+#include "util.h"
+
+/* 1 when a and b have the same templates, depths, stage GPU types and
+ * stage group sizes (what the refinement starts from; refine.c). */
+static int same_structure(const arachne_plan *a, const arachne_plan *b)
+{
+    int j, s;
+    if (a->ntemplates != b->ntemplates) return 0;
+    for (j = 0; j < a->ntemplates; j++) {
+        const ar_template *x = &a->t[j], *y = &b->t[j];
+        if (x->depth != y->depth) return 0;
+        for (s = 0; s < x->depth; s++)
+            if (x->stages[s].type != y->stages[s].type || ar_stage_gpus(x, s) != ar_stage_gpus(y, s)) return 0;
+    }
+    return 1;
+}
+
+int arachne_plan_build_refined(arachne_plan **out, const arachne_policy *policy, const arachne_cost_model *cm,
+                               int samples, uint64_t seed, long evaluations, double time_cap_s)
+{
+    double t0 = ar_now(), first_cap = 0.0, left = 0.0;
+    arachne_plan *best = NULL, *greedy = NULL, *rb = NULL, *rg = NULL, *win;
+    long spent;
+    int st;
+    if (!out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_build_refined: out is NULL");
+    *out = NULL;
+    if (!policy || !cm)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_build_refined: %s is NULL",
+                        policy ? "cost model" : "policy");
+    if (evaluations < 0)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_build_refined: evaluations %ld is negative",
+                        evaluations);
+    if (!(time_cap_s >= 0.0 && time_cap_s <= 1e7))
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_build_refined: time cap %g s is outside [0, 1e7]",
+                        time_cap_s);
+    if ((st = arachne_plan_build(&best, policy, cm, samples, seed))) return st;
+    if (evaluations == 0) {
+        *out = best;
+        return ARACHNE_OK;
+    }
+    if (time_cap_s > 0) first_cap = time_cap_s / 2;
+    if ((st = arachne_plan_refine(&rb, best, cm, evaluations, first_cap))) goto done;
+    spent = rb->evaluations;
+    if (samples > 1) {
+        if ((st = arachne_plan_build(&greedy, policy, cm, 1, seed))) goto done;
+        spent += greedy->evaluations;
+        if (!same_structure(greedy, best)) {
+            if (time_cap_s > 0) {
+                left = time_cap_s - (ar_now() - t0);
+                if (left < 1e-9) left = 1e-9; /* spent: the second start gets its first candidate only */
+            }
+            if ((st = arachne_plan_refine(&rg, greedy, cm, evaluations, left))) goto done;
+            spent += rg->evaluations - greedy->evaluations;
+        }
+    }
+    win = rg && ar_plan_rank(rg) > ar_plan_rank(rb) ? rg : rb;
+    /* named for what ran: the best-of-K planner refined (capped if either
+     * refinement was) */
+    {
+        int capped = strstr(rb->method, "capped") || (rg && strstr(rg->method, "capped"));
+        char m[sizeof win->method];
+        snprintf(m, sizeof m, "%.*s%s", (int)(sizeof m - 15), best->method, capped ? "+refine-capped" : "+refine");
+        memcpy(win->method, m, sizeof m);
+    }
+    win->samples = best->samples;
+    win->evaluations = spent;
+    win->planning_s = ar_now() - t0;
+    if ((st = ar_plan_finish(win))) goto done;
+    *out = win;
+    if (win == rg) rg = NULL;
+    else rb = NULL;
+done:
+    arachne_plan_destroy(best);
+    arachne_plan_destroy(greedy);
+    arachne_plan_destroy(rb);
+    arachne_plan_destroy(rg);
+    return st;
+}
