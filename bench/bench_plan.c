@@ -1,6 +1,7 @@
 /* bench_plan.c -- planning time of the structured policy (greedy,
- * best-of-16, and best-of-16 followed by arachne_plan_refine with the
- * default budget, as `arachne plan` runs) on large heterogeneous clusters:
+ * best-of-16, and the default planner arachne_plan_build_refined: best-of-16
+ * refined from the best sample and the greedy plan with the default budget,
+ * as `arachne plan` runs) on large heterogeneous clusters:
  * llama3-8b on the paper's 512-GPU mix, and on 4,096 and 16,384 GPUs of 8
  * GPU types with 4- and 8-GPU nodes.  Prints a table and one JSON line per
  * case; times are medians over repeated runs (the cost model and its
@@ -121,13 +122,8 @@ int main(int argc, char **argv)
 #ifdef _OPENMP
                 omp_set_num_threads(md->threads);
 #endif
-                st = arachne_plan_build(&plan, pol, cm, samples, 1);
-                if (!st && md->refine) {
-                    arachne_plan *better = NULL;
-                    st = arachne_plan_refine(&better, plan, cm, ARACHNE_REFINE_EVALUATIONS, 0.0);
-                    arachne_plan_destroy(plan);
-                    plan = better;
-                }
+                st = md->refine ? arachne_plan_build_refined(&plan, pol, cm, samples, 1, ARACHNE_REFINE_EVALUATIONS, 0.0)
+                                : arachne_plan_build(&plan, pol, cm, samples, 1);
                 t[r] = ar_now() - t0;
                 cpu[r] = (double)(clock() - c0) / CLOCKS_PER_SEC;
                 if (st) {
