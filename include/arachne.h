@@ -1162,13 +1162,14 @@ ARACHNE_API int arachne_plan_refine(arachne_plan **out, const arachne_plan *star
  *  (arachne_plan_build), then arachne_plan_refine with `evaluations` fills
  *  from the best sample and, when samples > 1 and the greedy plan
  *  (samples 1) has another structure (templates, depths, stage GPU types
- *  and group sizes), again with `evaluations` fills from the greedy plan;
- *  returns the faster of the two refined plans (ties: the best sample's).
- *  A local search stays near its start, and the best sample and the
- *  greedy plan are often different pipelines: from both, the refinement
- *  reaches 1.026 of exhaustive search on the 100 small validation
- *  compositions against 1.021 from the best sample alone (docs/search.md,
- *  "Refinement").  evaluations 0: the best-of-K plan unrefined.
+ *  and group sizes), again with evaluations / 2 fills (at least 1) from
+ *  the greedy plan; returns the faster of the two refined plans (ties: the
+ *  best sample's).  A local search stays near its start, and the best
+ *  sample and the greedy plan are often different pipelines: from both,
+ *  the refinement reaches 1.024 of exhaustive search on the 100 small
+ *  validation compositions against 1.021 from the best sample alone
+ *  (docs/search.md, "Two starts").  evaluations 0: the best-of-K plan
+ *  unrefined.
  *  time_cap_s (0: none) caps the whole refinement: the first start gets
  *  half, the second what is left.  The plan records `samples`, every
  *  evaluation spent (both builds and both refinements) and the whole wall
