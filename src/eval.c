@@ -578,7 +578,8 @@ int ar_eval_run(const ar_eval_config *cfg, const arachne_policy *policy, ar_eval
                 ar_eval_result *res)
 {
     ar_flat *flat = NULL;
-    int st = ARACHNE_OK, i, k;
+    arachne_plan *greedy = NULL; /* a row's greedy plan, until the refinement has started from it */
+    int st = ARACHNE_OK, st_g, i, k;
     if (!res) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "eval: result is NULL");
     memset(res, 0, sizeof *res);
     if (!cfg || !policy) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "eval: NULL config or policy");
@@ -602,7 +603,14 @@ int ar_eval_run(const ar_eval_config *cfg, const arachne_policy *policy, ar_eval
 #define TAKE(m, call) do { p = NULL; st = (call); st = take(&row->cell[m], st, p); \
         if (st) { ar_eval_env_free(&env); goto done; } } while (0)
         STEP("policy greedy");
-        TAKE(AR_EVAL_POLICY_GREEDY, arachne_plan_build(&p, policy, env.cm, 1, cfg->seed));
+        /* the greedy plan is also the refinement's second start: kept
+         * until the refinement has run */
+        st_g = arachne_plan_build(&greedy, policy, env.cm, 1, cfg->seed);
+        if (st_g != ARACHNE_OK) {
+            arachne_plan_destroy(greedy);
+            greedy = NULL;
+            TAKE(AR_EVAL_POLICY_GREEDY, st_g);
+        }
         STEP("policy best-of-K");
         p = NULL;
         st = arachne_plan_build(&p, policy, env.cm, cfg->samples, cfg->seed);
@@ -616,10 +624,10 @@ int ar_eval_run(const ar_eval_config *cfg, const arachne_policy *policy, ar_eval
                 ar_eval_env_free(&env);
                 goto done;
             }
-            /* the default planner (best-of-K again, deterministic, then the
-             * refinement from the best sample and the greedy plan) */
-            st2 = arachne_plan_build_refined(&r, policy, env.cm, cfg->samples, cfg->seed, cfg->refine_evaluations,
-                                             cfg->refine_time_cap_s);
+            /* the default planner's refinement (arachne_plan_build_refined)
+             * from the plans built above */
+            st2 = ar_plan_refine_two_starts(&r, p, cfg->samples > 1 ? greedy : NULL, env.cm, cfg->refine_evaluations,
+                                            cfg->refine_time_cap_s);
             if ((st2 = take(&row->cell[AR_EVAL_POLICY_REFINED], st2, r))) {
                 arachne_plan_destroy(p);
                 st = st2;
@@ -633,6 +641,11 @@ int ar_eval_run(const ar_eval_config *cfg, const arachne_policy *policy, ar_eval
         }
         st = take(&row->cell[AR_EVAL_POLICY_BEST], st, p);
         if (st) { ar_eval_env_free(&env); goto done; }
+        if (greedy) {
+            st = take(&row->cell[AR_EVAL_POLICY_GREEDY], ARACHNE_OK, greedy);
+            greedy = NULL;
+            if (st) { ar_eval_env_free(&env); goto done; }
+        }
         if (cfg->rollout) {
             STEP("policy rollout decoding");
             TAKE(AR_EVAL_POLICY_ROLLOUT, arachne_plan_rollout(&p, policy, env.cm, cfg->rollout_evaluations, 0.0));
@@ -708,6 +721,7 @@ int ar_eval_run(const ar_eval_config *cfg, const arachne_policy *policy, ar_eval
     }
     st = ARACHNE_OK;
 done:
+    arachne_plan_destroy(greedy);
     ar_flat_destroy(flat);
     if (st) ar_eval_result_free(res);
     return st;

@@ -237,6 +237,18 @@ long ar_plan_samples_run(const arachne_plan *p);
  * rate of the asked samples, the surplus counted as wasted work), so an
  * exact plan wins unless the other is faster by more than its surplus. */
 double ar_plan_rank(const arachne_plan *p);
+
+/* The default planner's refinement (plan_default.c) from plans already
+ * built: `best` (best-of-K) with `evaluations` fills and, when `greedy` is
+ * given and has another structure, `greedy` with half of them; the faster
+ * refined plan, named "<best's method>+refine" ("+refine-capped" when a
+ * cap cut either), with best's samples, the evaluations and planning time
+ * of both plans plus those of the refinements.  time_cap_s (0: none) caps
+ * the two refinements together, half to the first.  evaluations 0: a
+ * copy of best.  Arguments as arachne_plan_build_refined checks them;
+ * *out owned by the caller. */
+int ar_plan_refine_two_starts(arachne_plan **out, const arachne_plan *best, const arachne_plan *greedy,
+                              const arachne_cost_model *cm, long evaluations, double time_cap_s);
 /* When p (priced with cm) runs S > B samples and cm's setup has
  * exact_batch, tries to run B exactly at p's speed by splitting templates
  * in two groups of replicas, one running a division step fewer

@@ -39,12 +39,63 @@ static int same_structure(const arachne_plan *a, const arachne_plan *b)
     return 1;
 }
 
+int ar_plan_refine_two_starts(arachne_plan **out, const arachne_plan *best, const arachne_plan *greedy,
+                              const arachne_cost_model *cm, long evaluations, double time_cap_s)
+{
+    double t0 = ar_now(), first_cap = 0.0, left = 0.0;
+    arachne_plan *rb = NULL, *rg = NULL, *win;
+    long spent;
+    int st;
+    *out = NULL;
+    if (evaluations == 0) { /* no refinement: the best-of-K plan itself, as arachne_plan_build_refined gives it */
+        arachne_plan *copy = ar_calloc(1, sizeof *copy);
+        if (!copy) return ARACHNE_E_NO_MEMORY;
+        if ((st = ar_plan_copy(copy, best)) || (st = ar_plan_finish(copy))) {
+            arachne_plan_destroy(copy);
+            return st;
+        }
+        *out = copy;
+        return ARACHNE_OK;
+    }
+    if (time_cap_s > 0) first_cap = time_cap_s / 2;
+    if ((st = arachne_plan_refine(&rb, best, cm, evaluations, first_cap))) return st;
+    spent = rb->evaluations;
+    if (greedy) spent += greedy->evaluations; /* its decode was spent whether or not it is refined */
+    if (greedy && !same_structure(greedy, best)) {
+        if (time_cap_s > 0) {
+            left = time_cap_s - (ar_now() - t0);
+            if (left < 1e-9) left = 1e-9; /* spent: the second start gets its first candidate only */
+        }
+        if ((st = arachne_plan_refine(&rg, greedy, cm, AR_MAX(1, evaluations / AR_SECOND_START_SHARE), left)))
+            goto done;
+        spent += rg->evaluations - greedy->evaluations;
+    }
+    win = rg && ar_plan_rank(rg) > ar_plan_rank(rb) ? rg : rb;
+    /* named for what ran: the best-of-K planner refined (capped if either
+     * refinement was) */
+    {
+        int capped = strstr(rb->method, "capped") || (rg && strstr(rg->method, "capped"));
+        char m[sizeof win->method];
+        snprintf(m, sizeof m, "%.*s%s", (int)(sizeof m - 15), best->method, capped ? "+refine-capped" : "+refine");
+        memcpy(win->method, m, sizeof m);
+    }
+    win->samples = best->samples;
+    win->evaluations = spent;
+    win->planning_s = best->planning_s + (greedy ? greedy->planning_s : 0.0) + (ar_now() - t0);
+    if ((st = ar_plan_finish(win))) goto done;
+    *out = win;
+    if (win == rg) rg = NULL;
+    else rb = NULL;
+done:
+    arachne_plan_destroy(rb);
+    arachne_plan_destroy(rg);
+    return st;
+}
+
 int arachne_plan_build_refined(arachne_plan **out, const arachne_policy *policy, const arachne_cost_model *cm,
                                int samples, uint64_t seed, long evaluations, double time_cap_s)
 {
-    double t0 = ar_now(), first_cap = 0.0, left = 0.0;
-    arachne_plan *best = NULL, *greedy = NULL, *rb = NULL, *rg = NULL, *win;
-    long spent;
+    arachne_plan *best = NULL, *greedy = NULL;
     int st;
     if (!out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_build_refined: out is NULL");
     *out = NULL;
@@ -62,42 +113,9 @@ int arachne_plan_build_refined(arachne_plan **out, const arachne_policy *policy,
         *out = best;
         return ARACHNE_OK;
     }
-    if (time_cap_s > 0) first_cap = time_cap_s / 2;
-    if ((st = arachne_plan_refine(&rb, best, cm, evaluations, first_cap))) goto done;
-    spent = rb->evaluations;
-    if (samples > 1) {
-        if ((st = arachne_plan_build(&greedy, policy, cm, 1, seed))) goto done;
-        spent += greedy->evaluations;
-        if (!same_structure(greedy, best)) {
-            if (time_cap_s > 0) {
-                left = time_cap_s - (ar_now() - t0);
-                if (left < 1e-9) left = 1e-9; /* spent: the second start gets its first candidate only */
-            }
-            if ((st = arachne_plan_refine(&rg, greedy, cm, AR_MAX(1, evaluations / AR_SECOND_START_SHARE), left)))
-                goto done;
-            spent += rg->evaluations - greedy->evaluations;
-        }
-    }
-    win = rg && ar_plan_rank(rg) > ar_plan_rank(rb) ? rg : rb;
-    /* named for what ran: the best-of-K planner refined (capped if either
-     * refinement was) */
-    {
-        int capped = strstr(rb->method, "capped") || (rg && strstr(rg->method, "capped"));
-        char m[sizeof win->method];
-        snprintf(m, sizeof m, "%.*s%s", (int)(sizeof m - 15), best->method, capped ? "+refine-capped" : "+refine");
-        memcpy(win->method, m, sizeof m);
-    }
-    win->samples = best->samples;
-    win->evaluations = spent;
-    win->planning_s = ar_now() - t0;
-    if ((st = ar_plan_finish(win))) goto done;
-    *out = win;
-    if (win == rg) rg = NULL;
-    else rb = NULL;
-done:
+    if (samples <= 1 || !(st = arachne_plan_build(&greedy, policy, cm, 1, seed)))
+        st = ar_plan_refine_two_starts(out, best, greedy, cm, evaluations, time_cap_s);
     arachne_plan_destroy(best);
     arachne_plan_destroy(greedy);
-    arachne_plan_destroy(rb);
-    arachne_plan_destroy(rg);
     return st;
 }
