@@ -49,7 +49,8 @@ static int rnd_decide(void *user, const ar_dec_ctx *c, int *choice)
 
 /* The fill's optional searches, switched off cumulatively by --ablate. */
 static const struct { const char *name; int option; double off; } ablations[] = {
-    { "no stage moves", ARACHNE_OPT_STAGE_MOVES, 0 },
+    { "no stage-major placement", ARACHNE_OPT_STAGE_MAJOR, 0 },
+    { "+ no stage moves", ARACHNE_OPT_STAGE_MOVES, 0 },
     { "+ no reversal", ARACHNE_OPT_STAGE_REVERSAL, 0 },
     { "+ no priced re-split", ARACHNE_OPT_PRICED_RESPLIT, 0 },
     { "+ max vp 1", ARACHNE_OPT_MAX_VP, 1 },

@@ -662,12 +662,18 @@ typedef enum arachne_option {
                                      *   stages add the expert all-to-all of the tiling chosen after it)
                                      *   and keeps the new split when it prices faster; 0: the profiled
                                      *   split only; 0 or 1 (default 1) */
-    ARACHNE_OPT_STAGE_MOVES = 21    /**< 1: the planners' fill also prices each template with one stage
+    ARACHNE_OPT_STAGE_MOVES = 21,   /**< 1: the planners' fill also prices each template with one stage
                                      *   moved to the front or to the end of the faster of the decided and
                                      *   the reversed order (every stage, one pass, templates of 3 to 16
                                      *   stages) and keeps the fastest order; the exhaustive search and
                                      *   arachne_plan_refine's climb, which reorder stages themselves, never
                                      *   do; 0: only the orders STAGE_REVERSAL tries; 0 or 1 (default 1) */
+    ARACHNE_OPT_STAGE_MAJOR = 22    /**< 1: the planners' fill also places the replicas of each template in
+                                     *   Megatron's order (stage by stage: a stage's data-parallel and
+                                     *   expert-parallel peers share nodes) as well as replica by replica
+                                     *   (a replica's consecutive stages share nodes), when two of its
+                                     *   stages have one GPU type and group size, and keeps the faster;
+                                     *   0: replica by replica only; 0 or 1 (default 1) */
 } arachne_option;
 
 /** Creates a cost model over model `m`, cluster `c` and profile `p`, with

@@ -39,6 +39,7 @@ void ar_setup_defaults(ar_setup *s)
     s->stage_reversal = 1;
     s->priced_resplit = 1;
     s->stage_moves = 1;
+    s->stage_major = 1;
 }
 
 int ar_setup_act_mode(const ar_setup *s)
@@ -245,7 +246,7 @@ static const char *const option_names[] = {
     "global_batch", "seq_len", "weight_bytes", "grad_bytes", "optim_bytes",
     "dist_optimizer", "recompute", "headroom", "expert_tiling", "max_depth",
     "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm", "context_parallel", "max_vp",
-    "ep_hierarchical", "exact_batch", "stage_reversal", "priced_resplit", "stage_moves"
+    "ep_hierarchical", "exact_batch", "stage_reversal", "priced_resplit", "stage_moves", "stage_major"
 };
 
 static int need_int(int option, double v, double lo, double hi)
@@ -354,8 +355,11 @@ int arachne_cost_model_set(arachne_cost_model *cm, int option, double value)
     case ARACHNE_OPT_STAGE_MOVES:
         if ((st = need_int(option, value, 0, 1)) == ARACHNE_OK) s->stage_moves = (int)value;
         break;
+    case ARACHNE_OPT_STAGE_MAJOR:
+        if ((st = need_int(option, value, 0, 1)) == ARACHNE_OK) s->stage_major = (int)value;
+        break;
     default:
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..21)", option);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..22)", option);
     }
     if (st == ARACHNE_OK && rebuild) st = ar_cost_cache_build(cm);
     return st;
@@ -390,8 +394,9 @@ int arachne_cost_model_get(const arachne_cost_model *cm, int option, double *out
     case ARACHNE_OPT_STAGE_REVERSAL: v = s->stage_reversal; break;
     case ARACHNE_OPT_PRICED_RESPLIT: v = s->priced_resplit; break;
     case ARACHNE_OPT_STAGE_MOVES: v = s->stage_moves; break;
+    case ARACHNE_OPT_STAGE_MAJOR: v = s->stage_major; break;
     default:
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..21)", option);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..22)", option);
     }
     *out = v;
     return ARACHNE_OK;

@@ -65,6 +65,7 @@ int ar_fill_ws_init(ar_fill_ws *ws, const arachne_cost_model *cm)
     ws->reverse_stages = cm->setup.stage_reversal;
     ws->resplit = cm->setup.priced_resplit;
     ws->move_stages = cm->setup.stage_moves;
+    ws->stage_major = cm->setup.stage_major;
     return ARACHNE_OK;
 }
 
@@ -138,6 +139,7 @@ typedef struct fill_ctx {
     int r;                       /* replicas of the candidate */
     int mbs;
     int placed_r;                /* replica count ws->node_of holds (0: none) */
+    int stage_major;             /* placement order (ar_pack_place): 1 Megatron's, 0 replica by replica */
     int nranks_new;              /* trial rank count with the placed replicas */
     int tiles_w;                 /* W the tile lists were built for (tp*r) */
     int mode;
@@ -153,6 +155,7 @@ typedef struct fill_ctx {
 
 typedef struct fill_cand {
     int valid, mbs, r, cp;
+    int stage_major;             /* placed in Megatron's order (ARACHNE_OPT_STAGE_MAJOR) */
     int firsts[AR_MAX_DEPTH + 1];
     int tile[AR_MAX_DEPTH];      /* index into ctx->tiles[s] (MoE stages) */
     double iter_s;
@@ -279,8 +282,8 @@ static int place(fill_ctx *c, const ar_avail *a)
 {
     int st;
     if (c->placed_r == c->r) return ARACHNE_OK;
-    st = ar_pack_place(c->cm->cluster, a, c->depth, c->types, c->tps, c->r, c->ws->node_of, c->ws->gpu_of,
-                       c->ws->free_scratch);
+    st = ar_pack_place(c->cm->cluster, a, c->depth, c->types, c->tps, c->r, c->stage_major, c->ws->node_of,
+                       c->ws->gpu_of, c->ws->free_scratch);
     if (st) return st;
     c->placed_r = c->r;
     {
@@ -594,6 +597,7 @@ static int eval_split(fill_ctx *c, const int *firsts, fill_cand *best, oom_info 
     optimise_tiles(c, firsts, tile, &it);
     if (!best->valid || it < best->iter_s) {
         best->valid = 1; best->mbs = c->mbs; best->r = c->r; best->cp = c->cp; best->iter_s = it;
+        best->stage_major = c->stage_major;
         memcpy(best->firsts, firsts, (size_t)(c->depth + 1) * sizeof(int));
         memcpy(best->tile, tile, (size_t)c->depth * sizeof(int));
         for (s = 0; s < c->depth; s++) if (!c->moe[s]) best->tile[s] = 0;
@@ -1045,18 +1049,69 @@ static int choose_vp(fill_ctx *c, double *iter_s)
     return st;
 }
 
+/* Sets the context of candidate b: micro-batch size, CP degree, replicas
+ * and their expert tilings (the placement is left to place()). */
+static void set_context(fill_ctx *c, const fill_cand *b)
+{
+    c->mbs = b->mbs;
+    if (c->cp != b->cp) set_cp(c, b->cp);
+    if (c->r != b->r) c->tiles_w = 0;
+    c->r = b->r;
+    build_tiles(c);
+}
+
+/* ARACHNE_OPT_STAGE_MAJOR: the context of the fill's best candidate *b
+ * (micro-batch size, replicas, CP degree) placed again in Megatron's order,
+ * a stage's replicas together, and its splits and expert tilings searched
+ * again there; *b becomes the faster.  Pricing reads a placement through
+ * its summary (summarise_place: per stage, the nodes its groups share, its
+ * peers per node, which expert tilings cross nodes), so when Megatron's
+ * order gives the same summary, nothing is searched.
+ * Only the winning context is searched again: a placement that favoured
+ * another micro-batch size or replica count is not looked for. */
+static int retry_stage_major(fill_ctx *c, ar_avail *a, fill_cand *b)
+{
+    ar_fill_ws *ws = c->ws;
+    oom_info oom;
+    ar_stage_place pl[AR_MAX_DEPTH];
+    unsigned char inter[AR_MAX_DEPTH][AR_MAX_TILES];
+    int s, st, same;
+    if (b->stage_major) return ARACHNE_OK;
+    set_context(c, b);
+    c->stage_major = 0;
+    c->placed_r = 0;
+    if ((st = place(c, a)) != ARACHNE_OK) return st;
+    memcpy(pl, c->pl, (size_t)c->depth * sizeof pl[0]);
+    for (s = 0; s < c->depth; s++) memcpy(inter[s], c->tile_inter[s], (size_t)c->ntiles[s]);
+    c->stage_major = 1;
+    c->placed_r = 0;
+    if ((st = place(c, a)) != ARACHNE_OK) return st;
+    same = !memcmp(pl, c->pl, (size_t)c->depth * sizeof pl[0]);
+    for (s = 0; s < c->depth && same; s++) same = !memcmp(inter[s], c->tile_inter[s], (size_t)c->ntiles[s]);
+    if (!same) {
+        stage_tab_begin(ws);
+        for (s = 0; s < c->depth; s++) (void)ar_stage_speed_get(c->cm, c->types[s], c->ttp[s], c->mbs, &c->sp[s]);
+        oom.stage = -1;
+        /* a context that fitted in the fill's order fits in this one
+         * (memory does not depend on the nodes); what does not price is
+         * no better candidate */
+        st = eval_mbs(c, b, &oom);
+        if (st == ARACHNE_E_NO_MEMORY) return st;
+    }
+    c->placed_r = 0; /* commit places *b in its order */
+    return ARACHNE_OK;
+}
+
 static int commit(fill_ctx *c, ar_avail *a, arachne_plan *plan, const fill_cand *b)
 {
     ar_fill_ws *ws = c->ws;
     double it;
     int st, s, q, nr;
     ar_rank *nranks;
-    c->mbs = b->mbs;
-    if (c->cp != b->cp) set_cp(c, b->cp);
-    if (c->r != b->r) c->tiles_w = 0;
-    c->r = b->r;
+    set_context(c, b);
     for (s = 0; s < c->depth; s++) c->moe[s] = stage_is_moe(c->cm->model, b->firsts[s], b->firsts[s + 1]);
-    build_tiles(c);
+    if (c->stage_major != b->stage_major) c->placed_r = 0;
+    c->stage_major = b->stage_major;
     st = place(c, a);
     if (st) return st;
     stage_tab_begin(ws);
@@ -1300,6 +1355,18 @@ static int reversed_stages(int depth, const int *types, const int *tps, int *rt,
     return differs;
 }
 
+/* Whether Megatron's placement order can differ from the fill's: two
+ * stages of one GPU type and group size (the packer places each type and
+ * size on its own, so stages that share neither are placed alike). */
+static int order_matters(int depth, const int *types, const int *tps)
+{
+    int s, q;
+    for (s = 1; s < depth; s++)
+        for (q = 0; q < s; q++)
+            if (types[q] == types[s] && tps[q] == tps[s]) return 1;
+    return 0;
+}
+
 /* Whether order (t, p) is one of the n orders in tried (depth each). */
 static int order_tried(int depth, const int *t, const int *p, int (*tried_t)[AR_FILL_MOVE_MAX_DEPTH],
                        int (*tried_p)[AR_FILL_MOVE_MAX_DEPTH], int n)
@@ -1405,6 +1472,12 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
     if (st == ARACHNE_OK && mode != AR_FILL_CHECK && ws->move_stages) {
         st = move_stages(ws, a, plan, depth, types, tps, rt, rp, have_rev, &pc, &pb, &c, &best, &rbest, ord_t,
                          ord_p, &searched);
+        if (st != ARACHNE_OK) return st;
+    }
+    /* ARACHNE_OPT_STAGE_MAJOR (BEST only: the packing fits the same
+     * replicas in either order, so CHECK's answer stays the same) */
+    if (st == ARACHNE_OK && mode != AR_FILL_CHECK && ws->stage_major && order_matters(depth, pc->types, pc->tps)) {
+        st = retry_stage_major(pc, a, pb);
         if (st != ARACHNE_OK) return st;
     }
     /* the work space's placement arrays hold the last search's replicas */

@@ -48,10 +48,16 @@ int ar_pack_max_replicas(const arachne_cluster *c, const ar_avail *a, int depth,
  * node_of[q*depth+s] and gpu_of[q*depth+s] (first local GPU index of the
  * contiguous TP group).  Groups are placed largest first, best fit: a node
  * whose free count equals the group size, else the smallest larger one;
- * ties go to the lowest node index.  scratch holds 3 * a->nnodes ints.
- * Does not modify *a.  ARACHNE_E_INFEASIBLE if r does not fit. */
+ * ties go to the lowest node index.  Within one group size and type the
+ * groups go replica by replica, stage by stage (stage_major 0: a replica's
+ * consecutive stages share a node where they can), or stage by stage,
+ * replica by replica (stage_major 1, Megatron's order: a stage's
+ * data-parallel and expert-parallel peers share a node where they can).
+ * scratch holds 3 * a->nnodes ints.  Does not modify *a.
+ * ARACHNE_E_INFEASIBLE if r does not fit (in either order: the count of
+ * groups each node takes does not depend on it). */
 int ar_pack_place(const arachne_cluster *c, const ar_avail *a, int depth, const int *types,
-                  const int *tps, int r, int *node_of, int *gpu_of, int *scratch);
+                  const int *tps, int r, int stage_major, int *node_of, int *gpu_of, int *scratch);
 
 /* --- layer splits (fill_split.c) --------------------------------------- */
 /* Seconds of block b (0-based) / embedding / head on a stage, for one
@@ -112,6 +118,7 @@ typedef struct ar_fill_ws {
     void *rev_ctx;           /* the reversed search's context (fill.c), allocated at first use */
     int move_stages;         /* BEST also tries each stage moved to the front and the end (STAGE_MOVES) */
     int resplit;             /* BEST also splits again on the priced stage times (PRICED_RESPLIT) */
+    int stage_major;         /* BEST also places the winning order in Megatron's order (STAGE_MAJOR) */
     void *stage_tab;         /* per (stage, block range, tiling): what pricing computed of the
                               * candidate's stage in the current context (fill.c), allocated at
                               * first use */

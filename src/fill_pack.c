@@ -70,12 +70,12 @@ static int list_nodes(const arachne_cluster *c, const ar_avail *a, const int *fr
 }
 
 int ar_pack_place(const arachne_cluster *c, const ar_avail *a, int depth, const int *types,
-                  const int *tps, int r, int *node_of, int *gpu_of, int *scratch)
+                  const int *tps, int r, int stage_major, int *node_of, int *gpu_of, int *scratch)
 {
     /* scratch: [0, n) copy of free; [n, 3n) node index list. */
     int *freev = scratch, *idx = scratch + a->nnodes;
     int pos[AR_MAX_NODE_GPUS + 2], match[AR_MAX_DEPTH];
-    int m, t, s, q, j;
+    int m, t, s, q, i;
     memcpy(freev, a->free, (size_t)a->nnodes * sizeof(int));
     for (m = AR_MAX_TP_LOG; m >= 0; m--) {
         int size = 1 << m;
@@ -87,19 +87,20 @@ int ar_pack_place(const arachne_cluster *c, const ar_avail *a, int depth, const 
             if (!nm) continue;
             if (maxf > AR_MAX_NODE_GPUS) maxf = AR_MAX_NODE_GPUS;
             n = maxf < size ? 0 : list_nodes(c, a, freev, t, size, maxf, pos, idx);
-            for (q = 0; q < r; q++) {
-                for (j = 0; j < nm; j++) {
-                    int node;
-                    s = match[j];
-                    while (cur < n && freev[idx[cur]] < size) cur++;
-                    if (cur >= n)
-                        return ar_error(ARACHNE_E_INFEASIBLE, "packing: %d replicas do not fit (type %s, TP %d)",
-                                        r, c->types[t].name, size);
-                    node = idx[cur];
-                    node_of[q * depth + s] = node;
-                    gpu_of[q * depth + s] = c->nodes[node].gpus - freev[node];
-                    freev[node] -= size;
-                }
+            /* replica-major: one replica's stages next to each other;
+             * stage-major (Megatron's order): one stage's replicas */
+            for (i = 0; i < r * nm; i++) {
+                int node;
+                q = stage_major ? i % r : i / nm;
+                s = match[stage_major ? i / r : i % nm];
+                while (cur < n && freev[idx[cur]] < size) cur++;
+                if (cur >= n)
+                    return ar_error(ARACHNE_E_INFEASIBLE, "packing: %d replicas do not fit (type %s, TP %d)",
+                                    r, c->types[t].name, size);
+                node = idx[cur];
+                node_of[q * depth + s] = node;
+                gpu_of[q * depth + s] = c->nodes[node].gpus - freev[node];
+                freev[node] -= size;
             }
         }
     }

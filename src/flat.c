@@ -428,7 +428,7 @@ static int try_template(ar_flat_runner *r, const partial *p, int mbs)
                  rmax);
         return ARACHNE_E_INFEASIBLE;
     }
-    st = ar_pack_place(cl, &r->avail, d, p->types, p->tps, p->reps, r->node_of, r->gpu_of, r->scratch);
+    st = ar_pack_place(cl, &r->avail, d, p->types, p->tps, p->reps, 0, r->node_of, r->gpu_of, r->scratch);
     if (st) { snprintf(r->why, sizeof r->why, "%s", arachne_last_error()); return st; }
     for (s = 0; s < d; s++) w[s] = p->shares[s];
     ar_split_weighted(cm->model->blocks, d, w, firsts);

@@ -47,6 +47,8 @@ typedef struct ar_setup {
                               * a planner setting, not recorded in plan files */
     int stage_moves;         /* 1: the fill also tries each stage moved to the front and the end
                               * (fill.c); a planner setting, not recorded in plan files */
+    int stage_major;         /* 1: the fill also places each template in Megatron's order (a stage's
+                              * replicas together) and keeps the faster (fill.c); a planner setting */
 } ar_setup;
 
 void ar_setup_defaults(ar_setup *s);

@@ -657,9 +657,13 @@ TEST(options_defaults_and_rejections)
     ASSERT_CONTAINS(arachne_last_error(), "priced_resplit");
     ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_STAGE_MOVES, 3), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "stage_moves");
-    ASSERT_STATUS(arachne_cost_model_set(f.cm, 22, 1), ARACHNE_E_INVALID_ARGUMENT);
-    ASSERT_CONTAINS(arachne_last_error(), "0..21");
-    ASSERT_STATUS(arachne_cost_model_get(f.cm, 22, &v), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_STAGE_MAJOR, 0.5), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "stage_major");
+    ASSERT_OK(arachne_cost_model_get(f.cm, ARACHNE_OPT_STAGE_MAJOR, &v));
+    ASSERT(v == 1.0);
+    ASSERT_STATUS(arachne_cost_model_set(f.cm, 23, 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "0..22");
+    ASSERT_STATUS(arachne_cost_model_get(f.cm, 23, &v), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_get(f.cm, -1, &v), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_set(NULL, 0, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_price(f.cm, NULL), ARACHNE_E_INVALID_ARGUMENT);

@@ -41,7 +41,7 @@ TEST(pack_max_replicas_matches_brute_force)
         ar_node nodes[6];
         int nt[6], freev[6], scratch[18], node_of[64], gpu_of[64], used[6];
         int nn = 1 + ar_rng_int(&rng, 5), ntypes = 1 + ar_rng_int(&rng, 2), depth = 1 + ar_rng_int(&rng, 3);
-        int types[3], tps[3], i, s, q, r, rbf = 0;
+        int types[3], tps[3], i, s, q, r, rbf = 0, order;
         memset(&cl, 0, sizeof cl);
         cl.ntypes = ntypes;
         for (i = 0; i < ntypes; i++) snprintf(cl.types[i].name, AR_NAME_MAX, "T%d", i);
@@ -72,21 +72,31 @@ TEST(pack_max_replicas_matches_brute_force)
         if (r < 1) continue;
         /* the placement of r replicas is valid */
         if (r * depth > 64) continue;
-        ASSERT_OK(ar_pack_place(&cl, &a, depth, types, tps, r, node_of, gpu_of, scratch));
-        memset(used, 0, sizeof used);
-        for (q = 0; q < r; q++)
-            for (s = 0; s < depth; s++) {
-                int n = node_of[q * depth + s], g = gpu_of[q * depth + s];
-                ASSERT(n >= 0 && n < nn);
-                ASSERT_EQ(nodes[n].type, types[s]);
-                /* contiguous GPUs inside the node, after those already used */
-                ASSERT(g >= nodes[n].gpus - freev[n]);
-                ASSERT(g + tps[s] <= nodes[n].gpus);
-                used[n] += tps[s];
-            }
-        for (i = 0; i < nn; i++) ASSERT(used[i] <= freev[i]);
-        /* r + 1 does not place */
-        ASSERT_STATUS(ar_pack_place(&cl, &a, depth, types, tps, r + 1, node_of, gpu_of, scratch), ARACHNE_E_INFEASIBLE);
+        /* in either order (replica by replica; stage by stage) */
+        for (order = 0; order <= 1; order++) {
+            unsigned char taken[6][8];
+            memset(taken, 0, sizeof taken);
+            ASSERT_OK(ar_pack_place(&cl, &a, depth, types, tps, r, order, node_of, gpu_of, scratch));
+            memset(used, 0, sizeof used);
+            for (q = 0; q < r; q++)
+                for (s = 0; s < depth; s++) {
+                    int n = node_of[q * depth + s], g = gpu_of[q * depth + s], k;
+                    ASSERT(n >= 0 && n < nn);
+                    ASSERT_EQ(nodes[n].type, types[s]);
+                    /* contiguous GPUs inside the node, after those already used */
+                    ASSERT(g >= nodes[n].gpus - freev[n]);
+                    ASSERT(g + tps[s] <= nodes[n].gpus);
+                    for (k = g; k < g + tps[s]; k++) {
+                        ASSERT_MSG(!taken[n][k], "order %d: node %d GPU %d placed twice", order, n, k);
+                        taken[n][k] = 1;
+                    }
+                    used[n] += tps[s];
+                }
+            for (i = 0; i < nn; i++) ASSERT(used[i] <= freev[i]);
+            /* r + 1 does not place */
+            ASSERT_STATUS(ar_pack_place(&cl, &a, depth, types, tps, r + 1, order, node_of, gpu_of, scratch),
+                          ARACHNE_E_INFEASIBLE);
+        }
     }
 }
 
@@ -108,7 +118,7 @@ TEST(pack_prefers_exact_node_then_smallest_larger)
     ASSERT_EQ(a.type_free[0], 17);
     ASSERT_EQ(a.type_max_free[0], 8);
     ASSERT_EQ(ar_pack_max_replicas(&cl, &a, 1, types, tps), 1 + 1 + 2 + 4);
-    ASSERT_OK(ar_pack_place(&cl, &a, 1, types, tps, 4, node_of, gpu_of, scratch));
+    ASSERT_OK(ar_pack_place(&cl, &a, 1, types, tps, 4, 0, node_of, gpu_of, scratch));
     ASSERT_EQ(node_of[0], 2);   /* the node with exactly 2 free */
     ASSERT_EQ(gpu_of[0], 0);
     ASSERT_EQ(node_of[1], 1);   /* then the smallest larger one (3 free) */
@@ -116,6 +126,41 @@ TEST(pack_prefers_exact_node_then_smallest_larger)
     ASSERT_EQ(node_of[2], 3);   /* then the 4-GPU node, filled */
     ASSERT_EQ(node_of[3], 3);
     ASSERT_EQ(gpu_of[3], 2);
+}
+
+TEST(pack_places_a_stage_s_replicas_together_in_megatron_order)
+{
+    /* two 8-GPU nodes, a template of two TP-1 stages, 8 replicas */
+    arachne_cluster cl;
+    ar_avail a;
+    ar_node nodes[2] = { { 0, 8 }, { 0, 8 } };
+    int freev[2] = { 8, 8 }, scratch[6], node_of[16], gpu_of[16], types[2] = { 0, 0 }, tps[2] = { 1, 1 }, q;
+    memset(&cl, 0, sizeof cl);
+    cl.ntypes = 1;
+    strcpy(cl.types[0].name, "T");
+    cl.nnodes = 2;
+    cl.nodes = nodes;
+    memset(&a, 0, sizeof a);
+    a.nnodes = 2;
+    a.free = freev;
+    ar_avail_refresh(&a, &cl);
+    /* replica by replica: replica q's two stages side by side, so each
+     * stage's 8 replicas are spread 4 + 4 over both nodes */
+    ASSERT_OK(ar_pack_place(&cl, &a, 2, types, tps, 8, 0, node_of, gpu_of, scratch));
+    for (q = 0; q < 8; q++) {
+        ASSERT_EQ(node_of[2 * q], q / 4);
+        ASSERT_EQ(node_of[2 * q + 1], q / 4);
+        ASSERT_EQ(gpu_of[2 * q], 2 * (q % 4));
+        ASSERT_EQ(gpu_of[2 * q + 1], 2 * (q % 4) + 1);
+    }
+    /* stage by stage: stage 0 fills node 0, stage 1 node 1 */
+    ASSERT_OK(ar_pack_place(&cl, &a, 2, types, tps, 8, 1, node_of, gpu_of, scratch));
+    for (q = 0; q < 8; q++) {
+        ASSERT_EQ(node_of[2 * q], 0);
+        ASSERT_EQ(node_of[2 * q + 1], 1);
+        ASSERT_EQ(gpu_of[2 * q], q);
+        ASSERT_EQ(gpu_of[2 * q + 1], q);
+    }
 }
 
 /* ---- splits and tiles ----------------------------------------------------- */
@@ -474,20 +519,31 @@ TEST(fill_places_a_valid_maximal_template)
     env_close(&e);
 }
 
-/* Fills one template with ARACHNE_OPT_STAGE_REVERSAL set to rev and
- * ARACHNE_OPT_STAGE_MOVES to moves. */
-static int fill_with_orders(env *e, int rev, int moves, int depth, const int *types, const int *tps, arachne_plan *p)
+/* Fills one template with ARACHNE_OPT_STAGE_REVERSAL set to rev,
+ * ARACHNE_OPT_STAGE_MOVES to moves and ARACHNE_OPT_STAGE_MAJOR to major. */
+static int fill_with_options(env *e, int rev, int moves, int major, int depth, const int *types, const int *tps,
+                             arachne_plan *p)
 {
     ar_avail a;
     int st;
     memset(p, 0, sizeof *p);
     if ((st = arachne_cost_model_set(e->cm, ARACHNE_OPT_STAGE_MOVES, moves)) ||
+        (st = arachne_cost_model_set(e->cm, ARACHNE_OPT_STAGE_MAJOR, major)) ||
         (st = arachne_cost_model_set(e->cm, ARACHNE_OPT_STAGE_REVERSAL, rev)) || (st = ar_plan_init(p, e->cm)) ||
         (st = ar_avail_init(&a, e->c)))
         return st;
     st = ar_fill_template(e->cm, &a, p, depth, types, tps);
     ar_avail_free(&a);
     return st;
+}
+
+/* The same in the fill's placement order only: each option's test then
+ * compares it with the fill without it, the others as they are (Megatron's
+ * order is tried on the winning order only, so with it on, an option that
+ * finds a faster order can end slower than the order it beat). */
+static int fill_with_orders(env *e, int rev, int moves, int depth, const int *types, const int *tps, arachne_plan *p)
+{
+    return fill_with_options(e, rev, moves, 0, depth, types, tps, p);
 }
 
 /* Fills one template with ARACHNE_OPT_STAGE_REVERSAL set to rev (and no
@@ -691,6 +747,48 @@ TEST(fill_moves_a_stage_to_either_end)
     /* never slower, feasible exactly when the asked or the reversed order
      * is, and always the asked stages */
     ASSERT_MSG(random_templates_agree(&e, fill_with_moves, 11, 3, 4, &checked, &faster, why, sizeof why), "%s", why);
+    ASSERT_GT(checked, 5);
+    ASSERT_GT(faster, 0);
+    env_close(&e);
+}
+
+/* Fills one template with ARACHNE_OPT_STAGE_MAJOR set to on (the
+ * reversal and the stage moves on, as by default). */
+static int fill_with_stage_major(env *e, int on, int depth, const int *types, const int *tps, arachne_plan *p)
+{
+    return fill_with_options(e, 1, 1, on, depth, types, tps, p);
+}
+
+TEST(fill_places_a_stage_s_replicas_together_when_that_is_faster)
+{
+    /* qwen3-30b-a3b on two H100 nodes, two TP-1 stages: placed replica by
+     * replica each stage's 8 replicas sit 4 + 4 on both nodes, so every
+     * expert-parallel group of more than 4 crosses the network; in
+     * Megatron's order stage 0 holds node 0 and stage 1 node 1. */
+    env e;
+    arachne_plan p0, p1;
+    int types[2] = { 0, 0 }, tps[2] = { 1, 1 }, checked = 0, faster = 0, k;
+    char why[200];
+    double v;
+    ASSERT_OK(env_open(&e, "qwen3-30b-a3b", "h100:2x8"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
+    ASSERT_OK(arachne_cost_model_get(e.cm, ARACHNE_OPT_STAGE_MAJOR, &v));
+    ASSERT(v == 1.0); /* on by default */
+    ASSERT_MSG(option_speeds_up(&e, fill_with_stage_major, 2, types, tps, 1.8, &p0, &p1, why, sizeof why),
+               "%s", why);
+    for (k = 0; k < p1.nranks; k++) {
+        const ar_rank *R = &p1.ranks[k];
+        ASSERT_EQ(R->node, R->stage); /* each stage on its own node */
+    }
+    ar_plan_clear(&p0);
+    ar_plan_clear(&p1);
+    /* never slower, feasible exactly when the fill's order is, and always
+     * the asked stages (on 2 types x 2 of the random templates' GPUs) */
+    env_close(&e);
+    ASSERT_OK(env_open(&e, "qwen3-30b-a3b", "h100:2x8,a100-80:2x8,l40s:2x4"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
+    ASSERT_MSG(random_templates_agree(&e, fill_with_stage_major, 13, 2, 4, &checked, &faster, why, sizeof why), "%s",
+               why);
     ASSERT_GT(checked, 5);
     ASSERT_GT(faster, 0);
     env_close(&e);
@@ -995,10 +1093,12 @@ TEST(avail_copy_is_independent)
 }
 
 SUITE(fill, T(pack_max_replicas_matches_brute_force), T(pack_prefers_exact_node_then_smallest_larger),
+      T(pack_places_a_stage_s_replicas_together_in_megatron_order),
       T(splits_cover_every_block_once), T(capped_split_is_the_fastest_within_the_caps),
       T(balanced_split_is_the_plain_bisection_bit_for_bit),
       T(tiles_are_every_valid_factorisation),
       T(fill_places_a_valid_maximal_template), T(fill_runs_a_template_the_faster_way_round), T(fill_splits_again_on_the_priced_stage_times), T(fill_moves_a_stage_to_either_end),
+      T(fill_places_a_stage_s_replicas_together_when_that_is_faster),
       T(fill_replicas_match_brute_force_on_small_clusters),
       T(fill_failure_changes_nothing_and_says_why), T(fill_micro_batch_is_the_fastest_profiled_one),
       T(expert_tiling_is_never_beaten_by_another_factorisation), T(stage_memo_changes_no_fill),

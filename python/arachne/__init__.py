@@ -135,13 +135,13 @@ OPTIONS = {
     "overlap_grad_reduce": 10, "overlap_param_gather": 11, "tp_comm_overlap": 12,
     "recompute_norm_act": 13, "recompute_alt_mm": 14, "context_parallel": 15, "max_vp": 16,
     "ep_hierarchical": 17, "exact_batch": 18, "stage_reversal": 19,
-    "priced_resplit": 20, "stage_moves": 21,
+    "priced_resplit": 20, "stage_moves": 21, "stage_major": 22,
 }
 _INT_OPTIONS = ("global_batch", "seq_len", "max_depth", "max_vp")
 _BOOL_OPTIONS = ("dist_optimizer", "expert_tiling", "overlap_grad_reduce", "overlap_param_gather",
                  "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm",
                  "context_parallel", "ep_hierarchical", "exact_batch", "stage_reversal",
-                 "priced_resplit", "stage_moves")
+                 "priced_resplit", "stage_moves", "stage_major")
 
 # Plan fields (arachne_plan_field, arachne_template_field, arachne_stage_field,
 # arachne_rank_field)
