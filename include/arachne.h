@@ -1166,11 +1166,13 @@ ARACHNE_API int arachne_plan_refine(arachne_plan **out, const arachne_plan *star
 /** The default planner of `arachne plan`, `arachne eval`'s
  *  policy-best16+refine and arachne_replan: best-of-`samples`
  *  (arachne_plan_build), then arachne_plan_refine with `evaluations` fills
- *  from the best sample and, when samples > 1 and the greedy plan
- *  (samples 1) has another structure (templates, depths, stage GPU types
- *  and group sizes), again with evaluations / 2 fills (at least 1) from
- *  the greedy plan; returns the faster of the two refined plans (ties: the
- *  best sample's).  A local search stays near its start, and the best
+ *  from the best sample and, when samples > 1 and the greedy plan has
+ *  another structure (templates, depths, stage GPU types and group
+ *  sizes), again with evaluations / 2 fills (at least 1) from the greedy
+ *  plan; returns the faster of the two refined plans (ties: the best
+ *  sample's).  The greedy plan is the build's rollout 0, the plan
+ *  arachne_plan_build gives with samples 1, kept rather than decoded
+ *  again; when it found no plan, the best sample alone is refined.  A local search stays near its start, and the best
  *  sample and the greedy plan are often different pipelines: from both,
  *  the refinement reaches 1.024 of exhaustive search on the 100 small
  *  validation compositions against 1.021 from the best sample alone
@@ -1178,8 +1180,8 @@ ARACHNE_API int arachne_plan_refine(arachne_plan **out, const arachne_plan *star
  *  unrefined.
  *  time_cap_s (0: none) caps the whole refinement: the first start gets
  *  half, the second what is left.  The plan records `samples`, every
- *  evaluation spent (both builds and both refinements) and the whole wall
- *  time; its method is the refined plan's ("policy-best-of-k+refine",
+ *  evaluation spent (the build's, the greedy plan's among them, and both
+ *  refinements') and the whole wall time; its method is the refined plan's ("policy-best-of-k+refine",
  *  "policy-greedy+refine" when samples <= 1).  Deterministic as
  *  arachne_plan_build and arachne_plan_refine are.  Errors: as
  *  arachne_plan_build and arachne_plan_refine (ARACHNE_E_INVALID_ARGUMENT

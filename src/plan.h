@@ -244,8 +244,9 @@ double ar_plan_rank(const arachne_plan *p);
  * built: `best` (best-of-K) with `evaluations` fills and, when `greedy` is
  * given and has another structure, `greedy` with half of them; the faster
  * refined plan, named "<best's method>+refine" ("+refine-capped" when a
- * cap cut either), with best's samples, the evaluations and planning time
- * of both plans plus those of the refinements.  time_cap_s (0: none) caps
+ * cap cut either), with best's samples, best's evaluations and planning
+ * time plus those of the refinements (`greedy` is best-of-K's rollout 0,
+ * whose fills and time best's build already counts).  time_cap_s (0: none) caps
  * the two refinements together, half to the first.  evaluations 0: a
  * copy of best.  Arguments as arachne_plan_build_refined checks them;
  * *out owned by the caller. */

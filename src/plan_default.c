@@ -5,8 +5,9 @@
  * the structure it starts from, and the best sample and the greedy plan
  * are often different pipelines (on small-mixtral-8x7b-22 of the held-out
  * set, a one-replica 8-stage template with context parallelism against a
- * 6-stage one).  Refining both and keeping the faster costs one greedy
- * decode and half the budget more.  On the 100 small validation
+ * 6-stage one).  Refining both and keeping the faster costs half the
+ * budget more: the greedy plan is best-of-K's rollout 0, kept by the build
+ * (ar_policy_build).  On the 100 small validation
  * compositions (docs/search.md, "Two starts"): one start 1.021 of
  * exhaustive search; a second start with the whole budget 1.026, with a
  * half 1.024, with a quarter 1.023; 250 + 250 fills 1.015, as a start
@@ -19,6 +20,7 @@
 
 #include "arachne.h"
 #include "plan.h"
+#include "policy.h"
 #include "util.h"
 
 /* The greedy start's budget: the best sample's / this. */
@@ -59,8 +61,9 @@ int ar_plan_refine_two_starts(arachne_plan **out, const arachne_plan *best, cons
     }
     if (time_cap_s > 0) first_cap = time_cap_s / 2;
     if ((st = arachne_plan_refine(&rb, best, cm, evaluations, first_cap))) return st;
+    /* the greedy plan is best-of-K's rollout 0: its fills are in best's
+     * count, and its refinement's count starts from its own */
     spent = rb->evaluations;
-    if (greedy) spent += greedy->evaluations; /* its decode was spent whether or not it is refined */
     if (greedy && !same_structure(greedy, best)) {
         if (time_cap_s > 0) {
             left = time_cap_s - (ar_now() - t0);
@@ -81,7 +84,7 @@ int ar_plan_refine_two_starts(arachne_plan **out, const arachne_plan *best, cons
     }
     win->samples = best->samples;
     win->evaluations = spent;
-    win->planning_s = best->planning_s + (greedy ? greedy->planning_s : 0.0) + (ar_now() - t0);
+    win->planning_s = best->planning_s + (ar_now() - t0); /* the greedy decode is inside best's build */
     if ((st = ar_plan_finish(win))) goto done;
     *out = win;
     if (win == rg) rg = NULL;
@@ -108,13 +111,13 @@ int arachne_plan_build_refined(arachne_plan **out, const arachne_policy *policy,
     if (!(time_cap_s >= 0.0 && time_cap_s <= 1e7))
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_build_refined: time cap %g s is outside [0, 1e7]",
                         time_cap_s);
-    if ((st = arachne_plan_build(&best, policy, cm, samples, seed))) return st;
+    /* rollout 0 of best-of-K is the greedy decode: kept, not decoded again */
+    if ((st = ar_policy_build(&best, evaluations > 0 ? &greedy : NULL, policy, cm, samples, seed))) return st;
     if (evaluations == 0) {
         *out = best;
         return ARACHNE_OK;
     }
-    if (samples <= 1 || !(st = arachne_plan_build(&greedy, policy, cm, 1, seed)))
-        st = ar_plan_refine_two_starts(out, best, greedy, cm, evaluations, time_cap_s);
+    st = ar_plan_refine_two_starts(out, best, greedy, cm, evaluations, time_cap_s);
     arachne_plan_destroy(best);
     arachne_plan_destroy(greedy);
     return st;

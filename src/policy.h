@@ -140,6 +140,14 @@ int ar_policy_rollout_relabel(const arachne_policy *policy, const arachne_cost_m
  * rollout decision's completions): all the OpenMP threads, at most one per
  * run; 1 without OpenMP. */
 int ar_policy_threads(int runs);
+/* arachne_plan_build that also hands out, in *greedy (when not NULL and
+ * samples > 1), rollout 0's plan: the greedy plan a build with one sample
+ * gives, with method "policy-greedy", 0 evaluations and 0 s (both are
+ * counted in *out's).  *greedy is NULL when rollout 0 found no plan, when
+ * samples <= 1 (*out is then that plan) and on error.  The caller destroys
+ * both. */
+int ar_policy_build(arachne_plan **out, arachne_plan **greedy, const arachne_policy *policy,
+                    const arachne_cost_model *cm, int samples, uint64_t seed);
 
 /* The greedy decoder's first finishing pass on a constructed plan p whose
  * construction trace is tr: p cut to the template prefix after which the

@@ -62,6 +62,8 @@ typedef struct pb_worker {
     ar_trace tr;
     arachne_plan *trial, *best; /* heap slots, swapped by pointer; the winner's best is handed out */
     arachne_plan *spare;        /* a third slot: a rollout's exact split (ar_plan_keep_form) */
+    arachne_plan *greedy;       /* a copy of rollout 0's plan, when asked for (keep_greedy) */
+    int keep_greedy;            /* 1: copy rollout 0's plan into greedy */
     int ready;          /* init succeeded */
     int have, best_k;   /* best holds rollout best_k */
     int st, st_k;       /* first error (other than a failed rollout) and its rollout */
@@ -80,7 +82,8 @@ static int pb_worker_init(pb_worker *w, const arachne_policy *policy, const arac
 {
     ar_construct_opts opts;
     int st;
-    w->ready = w->have = w->best_k = w->st = 0;
+    w->ready = w->have = w->best_k = w->st = w->keep_greedy = 0;
+    w->greedy = NULL;
     w->st_k = -1;
     w->infeasible_k = -1;
     w->msg[0] = '\0';
@@ -106,6 +109,7 @@ static void pb_worker_free(pb_worker *w)
     if (w->trial) ar_plan_clear(w->trial);
     if (w->best) ar_plan_clear(w->best);
     if (w->spare) ar_plan_clear(w->spare);
+    if (w->greedy) arachne_plan_destroy(w->greedy);
     free(w->trial);
     free(w->best);
     free(w->spare);
@@ -138,6 +142,19 @@ static void pb_rollout(pb_worker *w, const arachne_cost_model *cm, int k, uint64
         arachne_plan *tmp = w->trial; /* the rollout's plan is its exact split */
         w->trial = w->spare;
         w->spare = tmp;
+    }
+    if (k == 0 && w->keep_greedy) { /* the greedy plan, as a build with one sample gives it */
+        if (!(w->greedy = ar_malloc(sizeof *w->greedy))) st = ARACHNE_E_NO_MEMORY;
+        else {
+            ar_plan_empty(w->greedy);
+            st = ar_plan_copy(w->greedy, w->trial);
+        }
+        if (st) {
+            w->st = ar_error(st, "arachne_plan_build: out of memory copying the greedy plan");
+            w->st_k = k;
+            snprintf(w->msg, sizeof w->msg, "%s", arachne_last_error());
+            return;
+        }
     }
     if (!w->have || ar_plan_rank(w->trial) > ar_plan_rank(w->best)) {
         arachne_plan *tmp = w->best;
@@ -193,6 +210,12 @@ int ar_policy_threads(int runs)
 int arachne_plan_build(arachne_plan **out, const arachne_policy *policy, const arachne_cost_model *cm,
                        int samples, uint64_t seed)
 {
+    return ar_policy_build(out, NULL, policy, cm, samples, seed);
+}
+
+int ar_policy_build(arachne_plan **out, arachne_plan **greedy, const arachne_policy *policy,
+                    const arachne_cost_model *cm, int samples, uint64_t seed)
+{
     double t0 = ar_now();
     arachne_plan *best = NULL;
     pb_worker *w = NULL;
@@ -202,6 +225,7 @@ int arachne_plan_build(arachne_plan **out, const arachne_policy *policy, const a
     long evals = 0;
     if (!out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_build: out is NULL");
     *out = NULL;
+    if (greedy) *greedy = NULL;
     if (!policy || !cm)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_build: %s is NULL", policy ? "cost model" : "policy");
     if (samples < 0 || samples > 1000000)
@@ -217,6 +241,7 @@ int arachne_plan_build(arachne_plan **out, const arachne_policy *policy, const a
     for (i = 0; i < nw; i++) {
         st = pb_worker_init(&w[i], policy, cm);
         if (st) { nw = i + 1; goto done; }
+        w[i].keep_greedy = greedy != NULL && runs > 1;
     }
     if (nw == 1) {
         for (k = 0; k < runs; k++) pb_rollout(&w[0], cm, k, rseed[k]);
@@ -249,6 +274,18 @@ int arachne_plan_build(arachne_plan **out, const arachne_policy *policy, const a
     best->evaluations = evals;
     best->planning_s = ar_now() - t0;
     if ((st = ar_plan_finish(best))) goto done;
+    /* rollout 0's plan: its fills are counted in best's evaluations */
+    for (i = 0; greedy && i < nw; i++)
+        if (w[i].greedy) {
+            arachne_plan *g = w[i].greedy;
+            snprintf(g->method, sizeof g->method, "policy-greedy");
+            g->samples = 1;
+            g->evaluations = 0;
+            g->planning_s = 0.0;
+            if ((st = ar_plan_finish(g))) goto done;
+            *greedy = g;
+            w[i].greedy = NULL;
+        }
     *out = best;
     best = NULL;
 done:
