@@ -1141,7 +1141,10 @@ ARACHNE_API int arachne_plan_rollout(arachne_plan **out, const arachne_policy *p
  *  refills the plan and keeps a change when it is faster; the budget left
  *  goes to climbs from randomly perturbed copies of the best plan (a
  *  fixed-seed RNG).  A structure met again is not refilled (it costs no
- *  budget).  Returns the best plan priced, never slower than `start`
+ *  budget).  The search fills without ARACHNE_OPT_STAGE_MAJOR's second
+ *  placement order; when the option is on, the best structure is filled
+ *  once more with it at the end (one fill per template beyond the budget).
+ *  Returns the best plan priced, never slower than `start`
  *  repriced with cm (under ARACHNE_OPT_EXACT_BATCH, the default, a plan that
  *  runs more samples than the batch counts at iterations per second x
  *  batch / samples run, and so may give way to a slower exact plan).

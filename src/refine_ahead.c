@@ -195,6 +195,7 @@ static void fill_ahead(rf_ctx *R, rf_worker *w, rf_result *r)
     if (!w->ready) {
         if ((r->st = ar_builder_init(&w->b, R->cm, NULL))) return;
         w->b.ws.move_stages = R->b.ws.move_stages;
+        w->b.ws.stage_major = R->b.ws.stage_major;
         w->ready = 1;
     }
     fills0 = w->b.fills;

@@ -75,6 +75,74 @@ TEST(refine_improves_a_poor_start_and_never_loses)
     env_close(&e);
 }
 
+/* The climb fills in the fill's own placement order; with
+ * ARACHNE_OPT_STAGE_MAJOR on, its best structure is filled once more with
+ * Megatron's order as well, so the result is never slower than with the
+ * option off and costs one fill per template more. */
+TEST(refine_fills_its_best_structure_in_megatron_order_last)
+{
+    env e;
+    int seed, faster = 0;
+    ASSERT_OK(env_open(&e, "qwen3-30b-a3b", "h100:2x8,a100-80:2x8"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
+    for (seed = 1; seed <= 6; seed++) {
+        arachne_policy *pol = NULL;
+        arachne_plan *start = NULL, *off = NULL, *on = NULL;
+        double n;
+        ASSERT_OK(arachne_policy_create(&pol, (uint64_t)seed, 16, 1));
+        ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_STAGE_MAJOR, 0));
+        ASSERT_OK(arachne_plan_build(&start, pol, e.cm, 1, 1));
+        ASSERT_OK(arachne_plan_refine(&off, start, e.cm, 40, 0.0));
+        ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_STAGE_MAJOR, 1));
+        ASSERT_OK(arachne_plan_refine(&on, start, e.cm, 40, 0.0));
+        ASSERT(ar_plan_rank(on) >= ar_plan_rank(off));
+        faster += ar_plan_rank(on) > ar_plan_rank(off);
+        n = pget(off, ARACHNE_PLAN_TEMPLATES);
+        ASSERT_MSG(pget(on, ARACHNE_PLAN_EVALUATIONS) <= pget(off, ARACHNE_PLAN_EVALUATIONS) + AR_MAX_TEMPLATES &&
+                       pget(on, ARACHNE_PLAN_EVALUATIONS) >= pget(off, ARACHNE_PLAN_EVALUATIONS) + n,
+                   "seed %d: %g evaluations with the last fill, %g without (%g templates)", seed,
+                   pget(on, ARACHNE_PLAN_EVALUATIONS), pget(off, ARACHNE_PLAN_EVALUATIONS), n);
+        ASSERT_OK(ar_plan_validate(e.cm, on));
+        arachne_plan_destroy(start);
+        arachne_plan_destroy(off);
+        arachne_plan_destroy(on);
+        arachne_policy_destroy(pol);
+    }
+    (void)faster;
+    env_close(&e);
+    /* two TP-1 stages of 8 replicas on h100:2x8, filled replica by replica
+     * (each stage's expert groups cross both nodes): with a budget of one
+     * fill the climb refills that structure the same way, and the last
+     * fill places each stage on its own node */
+    {
+        arachne_plan p, *start = NULL, *off = NULL, *on = NULL;
+        ar_avail a;
+        int types[2] = { 0, 0 }, tps[2] = { 1, 1 };
+        ASSERT_OK(env_open(&e, "qwen3-30b-a3b", "h100:2x8"));
+        ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
+        ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_STAGE_MAJOR, 0));
+        memset(&p, 0, sizeof p);
+        ASSERT_OK(ar_plan_init(&p, e.cm));
+        ASSERT_OK(ar_avail_init(&a, e.c));
+        ASSERT_OK(ar_fill_template(e.cm, &a, &p, 2, types, tps));
+        ar_avail_free(&a);
+        ASSERT_OK(ar_plan_finish(&p));
+        start = &p;
+        ASSERT_OK(arachne_plan_refine(&off, start, e.cm, 1, 0.0));
+        ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_STAGE_MAJOR, 1));
+        ASSERT_OK(arachne_plan_refine(&on, start, e.cm, 1, 0.0));
+        ASSERT_NEAR(pget(off, ARACHNE_PLAN_ITER_PER_S), pget(start, ARACHNE_PLAN_ITER_PER_S), 1e-12);
+        ASSERT_MSG(pget(on, ARACHNE_PLAN_ITER_PER_S) > 1.8 * pget(off, ARACHNE_PLAN_ITER_PER_S),
+                   "with the last fill %.4f iter/s, without %.4f", pget(on, ARACHNE_PLAN_ITER_PER_S),
+                   pget(off, ARACHNE_PLAN_ITER_PER_S));
+        ASSERT_OK(ar_plan_validate(e.cm, on));
+        arachne_plan_destroy(off);
+        arachne_plan_destroy(on);
+        ar_plan_clear(&p);
+        env_close(&e);
+    }
+}
+
 TEST(refine_reaches_the_exact_optimum_on_a_tiny_cluster)
 {
     env e;
@@ -374,4 +442,5 @@ SUITE(refine, T(the_default_planner_refines_the_best_sample_and_the_greedy_plan)
       T(refine_stage_moves_reach_the_optimum_the_exact_share_cannot),
       T(planners_rank_plans_that_run_the_batch_exactly_first),
       T(refine_is_deterministic_and_capped_runs_say_so), T(refine_arguments_are_checked),
-      T(a_plan_is_not_priced_on_another_type_order), T(refine_takes_any_budget));
+      T(a_plan_is_not_priced_on_another_type_order), T(refine_takes_any_budget),
+      T(refine_fills_its_best_structure_in_megatron_order_last));
