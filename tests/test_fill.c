@@ -100,21 +100,28 @@ TEST(pack_max_replicas_matches_brute_force)
     }
 }
 
+/* A cluster of n nodes of one GPU type "T" and its availability (free
+ * GPUs per node in freev), for the packing tests. */
+static void one_type_cluster(arachne_cluster *cl, ar_avail *a, ar_node *nodes, int *freev, int n)
+{
+    memset(cl, 0, sizeof *cl);
+    cl->ntypes = 1;
+    strcpy(cl->types[0].name, "T");
+    cl->nnodes = n;
+    cl->nodes = nodes;
+    memset(a, 0, sizeof *a);
+    a->nnodes = n;
+    a->free = freev;
+    ar_avail_refresh(a, cl);
+}
+
 TEST(pack_prefers_exact_node_then_smallest_larger)
 {
     arachne_cluster cl;
     ar_avail a;
     ar_node nodes[4] = { { 0, 8 }, { 0, 4 }, { 0, 2 }, { 0, 4 } };
     int freev[4] = { 8, 3, 2, 4 }, scratch[12], node_of[8], gpu_of[8], types[1] = { 0 }, tps[1] = { 2 };
-    memset(&cl, 0, sizeof cl);
-    cl.ntypes = 1;
-    strcpy(cl.types[0].name, "T");
-    cl.nnodes = 4;
-    cl.nodes = nodes;
-    memset(&a, 0, sizeof a);
-    a.nnodes = 4;
-    a.free = freev;
-    ar_avail_refresh(&a, &cl);
+    one_type_cluster(&cl, &a, nodes, freev, 4);
     ASSERT_EQ(a.type_free[0], 17);
     ASSERT_EQ(a.type_max_free[0], 8);
     ASSERT_EQ(ar_pack_max_replicas(&cl, &a, 1, types, tps), 1 + 1 + 2 + 4);
@@ -135,15 +142,7 @@ TEST(pack_places_a_stage_s_replicas_together_in_megatron_order)
     ar_avail a;
     ar_node nodes[2] = { { 0, 8 }, { 0, 8 } };
     int freev[2] = { 8, 8 }, scratch[6], node_of[16], gpu_of[16], types[2] = { 0, 0 }, tps[2] = { 1, 1 }, q;
-    memset(&cl, 0, sizeof cl);
-    cl.ntypes = 1;
-    strcpy(cl.types[0].name, "T");
-    cl.nnodes = 2;
-    cl.nodes = nodes;
-    memset(&a, 0, sizeof a);
-    a.nnodes = 2;
-    a.free = freev;
-    ar_avail_refresh(&a, &cl);
+    one_type_cluster(&cl, &a, nodes, freev, 2);
     /* replica by replica: replica q's two stages side by side, so each
      * stage's 8 replicas are spread 4 + 4 over both nodes */
     ASSERT_OK(ar_pack_place(&cl, &a, 2, types, tps, 8, 0, node_of, gpu_of, scratch));
@@ -519,6 +518,19 @@ TEST(fill_places_a_valid_maximal_template)
     env_close(&e);
 }
 
+/* Opens qwen3-30b-a3b on cluster at a global batch of 256 and checks that
+ * the fill option is on by default (ARACHNE_E_INVALID_ARGUMENT if not). */
+static int open_option_on(env *e, const char *cluster, int option)
+{
+    double v = 0.0;
+    int st;
+    if ((st = env_open(e, "qwen3-30b-a3b", cluster)) ||
+        (st = arachne_cost_model_set(e->cm, ARACHNE_OPT_GLOBAL_BATCH, 256)) ||
+        (st = arachne_cost_model_get(e->cm, option, &v)))
+        return st;
+    return v == 1.0 ? ARACHNE_OK : ar_error(ARACHNE_E_INVALID_ARGUMENT, "option %d is %g by default", option, v);
+}
+
 /* Fills one template with ARACHNE_OPT_STAGE_REVERSAL set to rev,
  * ARACHNE_OPT_STAGE_MOVES to moves and ARACHNE_OPT_STAGE_MAJOR to major. */
 static int fill_with_options(env *e, int rev, int moves, int major, int depth, const int *types, const int *tps,
@@ -562,11 +574,7 @@ TEST(fill_runs_a_template_the_faster_way_round)
     int types[8] = { 2, 2, 2, 1, 0, 0, 0, 0 }, tps[8] = { 1, 1, 1, 4, 1, 1, 1, 1 }, k, checked = 0;
     char why[200];
     ar_rng rng;
-    double v;
-    ASSERT_OK(env_open(&e, "qwen3-30b-a3b", "l40s:1x8,h200:2x4,b300:6x1"));
-    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
-    ASSERT_OK(arachne_cost_model_get(e.cm, ARACHNE_OPT_STAGE_REVERSAL, &v));
-    ASSERT(v == 1.0); /* on by default */
+    ASSERT_OK(open_option_on(&e, "l40s:1x8,h200:2x4,b300:6x1", ARACHNE_OPT_STAGE_REVERSAL));
     ASSERT_OK(fill_with_reversal(&e, 0, 8, types, tps, &p0));
     ASSERT_OK(fill_with_reversal(&e, 1, 8, types, tps, &p1));
     ASSERT_EQ(p0.t[0].stages[0].type, 2);
@@ -699,11 +707,8 @@ TEST(fill_splits_again_on_the_priced_stage_times)
     arachne_plan p0, p1;
     int types[6] = { 1, 1, 0, 2, 2, 2 }, tps[6] = { 1, 1, 1, 1, 1, 2 }, checked = 0, faster = 0, s;
     char why[200];
-    double v, slow0 = 0.0, slow1 = 0.0;
-    ASSERT_OK(env_open(&e, "qwen3-30b-a3b", "h100-pcie:3x1+1x4,h200:1x8,a5000:2x4+1x8"));
-    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
-    ASSERT_OK(arachne_cost_model_get(e.cm, ARACHNE_OPT_PRICED_RESPLIT, &v));
-    ASSERT(v == 1.0); /* on by default */
+    double slow0 = 0.0, slow1 = 0.0;
+    ASSERT_OK(open_option_on(&e, "h100-pcie:3x1+1x4,h200:1x8,a5000:2x4+1x8", ARACHNE_OPT_PRICED_RESPLIT));
     ASSERT_MSG(option_speeds_up(&e, fill_with_resplit, 6, types, tps, 1.4, &p0, &p1, why, sizeof why), "%s", why);
     for (s = 0; s < 6; s++) {
         if (p0.t[0].stages[s].stage_s > slow0) slow0 = p0.t[0].stages[s].stage_s;
@@ -735,11 +740,7 @@ TEST(fill_moves_a_stage_to_either_end)
     arachne_plan p0, p1;
     int types[6] = { 1, 1, 0, 0, 1, 2 }, tps[6] = { 1, 1, 2, 2, 1, 4 }, checked = 0, faster = 0;
     char why[200];
-    double v;
-    ASSERT_OK(env_open(&e, "qwen3-30b-a3b", "b200:2x4,a100-40:7x1,rtx-3090:2x4"));
-    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
-    ASSERT_OK(arachne_cost_model_get(e.cm, ARACHNE_OPT_STAGE_MOVES, &v));
-    ASSERT(v == 1.0); /* on by default */
+    ASSERT_OK(open_option_on(&e, "b200:2x4,a100-40:7x1,rtx-3090:2x4", ARACHNE_OPT_STAGE_MOVES));
     ASSERT_MSG(option_speeds_up(&e, fill_with_moves, 6, types, tps, 1.2, &p0, &p1, why, sizeof why), "%s", why);
     ASSERT(same_stages(&p1, 6, types, tps));
     ar_plan_clear(&p0);
@@ -769,11 +770,7 @@ TEST(fill_places_a_stage_s_replicas_together_when_that_is_faster)
     arachne_plan p0, p1;
     int types[2] = { 0, 0 }, tps[2] = { 1, 1 }, checked = 0, faster = 0, k;
     char why[200];
-    double v;
-    ASSERT_OK(env_open(&e, "qwen3-30b-a3b", "h100:2x8"));
-    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
-    ASSERT_OK(arachne_cost_model_get(e.cm, ARACHNE_OPT_STAGE_MAJOR, &v));
-    ASSERT(v == 1.0); /* on by default */
+    ASSERT_OK(open_option_on(&e, "h100:2x8", ARACHNE_OPT_STAGE_MAJOR));
     ASSERT_MSG(option_speeds_up(&e, fill_with_stage_major, 2, types, tps, 1.8, &p0, &p1, why, sizeof why),
                "%s", why);
     for (k = 0; k < p1.nranks; k++) {
