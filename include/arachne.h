@@ -1175,8 +1175,9 @@ ARACHNE_API int arachne_plan_refine(arachne_plan **out, const arachne_plan *star
  *  plan; returns the faster of the two refined plans (ties: the best
  *  sample's).  The greedy plan is the build's rollout 0, the plan
  *  arachne_plan_build gives with samples 1, kept rather than decoded
- *  again; when it found no plan, the best sample alone is refined.  A local search stays near its start, and the best
- *  sample and the greedy plan are often different pipelines: from both,
+ *  again; when it found no plan, the best sample alone is refined.  A
+ *  local search stays near its start, and the best sample and the greedy
+ *  plan are often different pipelines: from both,
  *  the refinement reaches 1.024 of exhaustive search on the 100 small
  *  validation compositions against 1.021 from the best sample alone
  *  (docs/search.md, "Two starts").  evaluations 0: the best-of-K plan
@@ -1184,8 +1185,9 @@ ARACHNE_API int arachne_plan_refine(arachne_plan **out, const arachne_plan *star
  *  time_cap_s (0: none) caps the whole refinement: the first start gets
  *  half, the second what is left.  The plan records `samples`, every
  *  evaluation spent (the build's, the greedy plan's among them, and both
- *  refinements') and the whole wall time; its method is the refined plan's ("policy-best-of-k+refine",
- *  "policy-greedy+refine" when samples <= 1).  Deterministic as
+ *  refinements') and the whole wall time; its method is the refined
+ *  plan's ("policy-best-of-k+refine", "policy-greedy+refine" when
+ *  samples <= 1).  Deterministic as
  *  arachne_plan_build and arachne_plan_refine are.  Errors: as
  *  arachne_plan_build and arachne_plan_refine (ARACHNE_E_INVALID_ARGUMENT
  *  for a NULL argument, samples outside 0..1000000, a negative budget, a

@@ -1076,7 +1076,6 @@ static int retry_stage_major(fill_ctx *c, ar_avail *a, fill_cand *b)
     ar_stage_place pl[AR_MAX_DEPTH];
     unsigned char inter[AR_MAX_DEPTH][AR_MAX_TILES];
     int s, st, same;
-    if (b->stage_major) return ARACHNE_OK;
     set_context(c, b);
     c->stage_major = 0;
     c->placed_r = 0;

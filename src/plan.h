@@ -246,8 +246,8 @@ double ar_plan_rank(const arachne_plan *p);
  * refined plan, named "<best's method>+refine" ("+refine-capped" when a
  * cap cut either), with best's samples, best's evaluations and planning
  * time plus those of the refinements (`greedy` is best-of-K's rollout 0,
- * whose fills and time best's build already counts).  time_cap_s (0: none) caps
- * the two refinements together, half to the first.  evaluations 0: a
+ * whose fills and time best's build already counts).  time_cap_s (0:
+ * none) caps the two refinements together, half to the first.  evaluations 0: a
  * copy of best.  Arguments as arachne_plan_build_refined checks them;
  * *out owned by the caller. */
 int ar_plan_refine_two_starts(arachne_plan **out, const arachne_plan *best, const arachne_plan *greedy,

@@ -509,6 +509,8 @@ int arachne_plan_refine(arachne_plan **out, const arachne_plan *start, const ara
         }
     }
     if (R.have && stage_major && evaluations > 0) {
+        /* a copy: keeping a faster prefix rewrites R.best_spec (and its
+         * template count) while the fill still walks the structure */
         rf_spec fin = R.best_spec;
         R.b.ws.stage_major = 1;
         if ((st = ar_rf_fill_spec(&R.b, &R.work, &fin, rf_keep_prefix, &R, &v, &k, &R.used))) goto done;
