@@ -169,6 +169,8 @@ typedef struct look {
     /* stage options (type, tp) of the lookahead, most memory per stage first */
     int nopt, opt_type[AR_MAX_TYPES * (AR_MAX_TP_LOG + 1)], opt_tp[AR_MAX_TYPES * (AR_MAX_TP_LOG + 1)];
     double ablk;                   /* least activation bytes of one block per sample */
+    double akind[AR_LAYER_KINDS];  /* least activation bytes of one layer of a kind per sample */
+    int nkind[AR_LAYER_KINDS];     /* blocks of each kind */
     double embed_a, head_a;
     double gpu_cap[AR_MAX_TYPES];  /* usable bytes of one GPU after the fixed overhead */
     double stage_cap;              /* most bytes one stage can hold (one replica) */
@@ -177,6 +179,7 @@ typedef struct look {
     int ascending;                 /* 1: the search tries the stage options least memory first */
     int pin;                       /* > 0: judge the bounds at pin replicas, which the prefix must pack
                                     * (a heuristic, never a proof) */
+    int gpus;                      /* 1: the proof search's tighter bounds (prefix_fits_span) */
 } look;
 
 /* Least activation bytes of one layer of each kind for one sample of a
@@ -318,6 +321,8 @@ static void look_bounds(look *L)
     L->blocks = cm->model->blocks;
     for (k = 0; k < AR_LAYER_KINDS; k++) {
         L->kinds[k] = ar_kind_is_block(k) && ar_model_kind_count(cm->model, k) > 0;
+        L->nkind[k] = L->kinds[k] ? ar_model_kind_count(cm->model, k) : 0;
+        L->akind[k] = act[k];
         L->pd[k] = cc->dense_params[k];
         L->pe[k] = cc->expert_params[k];
         if (L->kinds[k] && (ab < 0 || act[k] < ab)) ab = act[k];
@@ -385,32 +390,110 @@ static double prefix_replicas(const look *L)
     return r;
 }
 
+/* Weight, gradient and optimizer bytes of one block of kind k in a replica
+ * of a template of at most r replicas. */
+static double kind_static(const look *L, int k, double r)
+{
+    return dense_bpp(L, r) * L->pd[k] + expert_bpp(L, r) * L->pe[k];
+}
+
+/* Most blocks of e static bytes and a activation bytes per sample that the
+ * stages of a template of depth d can hold when stages [0, i) are fixed
+ * (L->pcap) and the open ones share at most `left` bytes, with the stages
+ * in the order asked (rev 0) or reversed (rev 1): a trial fill calls a
+ * template feasible when either order fits (ar_fill_template_ws).  The
+ * stage at position p holds min(d - p, f1) samples in flight, so a block
+ * costs it e + that many times a, and it holds at most floor(capacity /
+ * cost) of them (position 0 less the embedding, position d - 1 less the
+ * head; an open stage at most stage_cap).  The open stages' blocks are
+ * counted cheapest first -- from the last position, which holds the fewest
+ * samples -- until `left` runs out: no other share of `left` holds more.
+ * Returns -1 when a fixed stage cannot hold one such block. */
+static double stages_hold(const look *L, int d, int i, double e, double a, double bpp, double f1, double left, int rev)
+{
+    double n = 0.0;
+    int p;
+    for (p = d - 1; p >= 0; p--) {
+        int s = rev ? d - 1 - p : p;
+        double c = s < i ? L->pcap[s] : L->stage_cap, f = AR_MIN((double)(d - p), f1), unit = e + f * a, y;
+        if (p == 0) c -= bpp * L->pd_embed + f * L->embed_a;
+        if (p == d - 1) c -= bpp * L->pd_head + L->head_a;
+        y = c > 0 && unit > 0 ? floor(c / unit) : 0.0;
+        if (s < i && y < 1.0) return -1.0;
+        if (s >= i) {
+            y = AR_MIN(y, floor(left / unit));
+            left -= y * unit;
+        }
+        n += y;
+    }
+    return n;
+}
+
+/* Whether the stages, in one order (stages_hold), hold every block: the
+ * cheapest block's bytes and activations (each the least over the kinds)
+ * for all of them, and for each kind k the blocks at least as dear as k
+ * in both. */
+static int order_holds(const look *L, int d, int i, double rb, double bpp, double blk, double f1, double left, int rev)
+{
+    int k, j;
+    if (stages_hold(L, d, i, blk, L->ablk, bpp, f1, left, rev) < (double)L->blocks) return 0;
+    for (k = 0; k < AR_LAYER_KINDS; k++) {
+        double ek, n = 0.0;
+        if (!L->kinds[k]) continue;
+        ek = kind_static(L, k, rb);
+        for (j = 0; j < AR_LAYER_KINDS; j++)
+            if (L->kinds[j] && kind_static(L, j, rb) >= ek && L->akind[j] >= L->akind[k]) n += L->nkind[j];
+        if (stages_hold(L, d, i, ek, L->akind[k], bpp, f1, left, rev) < n) return 0;
+    }
+    return 1;
+}
+
 /* Can stages [0, i) of a template of depth d (L->pcap, whose demand L holds)
- * still be completed, as far as memory bounds tell?  Every fixed stage is
- * judged at the replicas the whole prefix admits, so fixing a stage that
- * lowers that count tightens the bounds of the stages before it.  A stage
- * s of capacity c holds at most floor(c / blk) blocks, blk the cheapest
- * block with the activations of the samples it holds in flight: the first
- * template is alone in the plan, its replicas run the whole global batch,
- * M x mbs x r >= B, so stage s holds at least min(d - s, B / r) samples
+ * still be completed with some replica count in [ra, rb], as far as memory
+ * bounds tell?  Every term is taken at the end of the span that makes it
+ * smaller: bytes per parameter and samples in flight at rb (both fall as
+ * replicas rise), the GPUs a replica may use at ra.  The first template is
+ * alone in the plan, its replicas run the whole global batch, M x mbs x r
+ * >= B, so the stage at position p holds at least min(d - p, B / r) samples
  * (1F1B warm-up); the first stage also holds the embedding, the last the
- * head.  (The GPU
- * count would bound the replicas too -- r x GPUs per replica <= free GPUs --
- * but pruning with it lets the budgeted search reach, and trial-fill, many
- * more leaves per query: rollouts cost 2.5x more for a few masked choices
- * fewer.) */
-static int prefix_fits(const look *L, int d, int i)
+ * head.
+ *  - The bounds of the searches with the lookahead budget (L->gpus 0): the
+ *    bytes of a replica, and the blocks, each the cheapest block with the
+ *    samples its stage holds in the order asked, every open stage as large
+ *    as any (stage_cap) and holding one sample.
+ *  - The bounds of the proof searches (step0_prove, L->gpus 1): r replicas of a
+ *    template hold r times its GPUs of each type, so with r >= ra the open
+ *    stages have at most floor(free of type t / ra) less the fixed stages'
+ *    GPUs of each type t, at least one per stage, and their bytes; the
+ *    blocks of each kind and the dearer ones must fit (order_holds), in the
+ *    order asked or reversed, as a trial fill tries them.  Only that search
+ *    uses them: in the first one, pruning harder lets the budgeted search
+ *    reach, and trial-fill, many more leaves per query (rollouts cost 2.5x
+ *    more for a few masked choices fewer). */
+static int prefix_fits_span(const look *L, int d, int i, double ra, double rb)
 {
     const arachne_cost_model *cm = L->b->cm;
-    double r = prefix_replicas(L), cap = 0.0, nb = 0.0, bpp, blk, f1;
+    double cap = 0.0, nb = 0.0, bpp = dense_bpp(L, rb), blk = block_static(L, rb), f1;
     int s;
-    r = AR_MIN(r, L->rmem[d]);
-    if (r < 1.0) return 0;
-    r = L->pin > 0 ? (double)L->pin : clamp_r(L, d, r);
-    bpp = dense_bpp(L, r);
-    blk = block_static(L, r);
-    /* stage_blocks, inlined: samples in flight min(d - s, f1) */
-    f1 = L->plan->ntemplates == 0 ? AR_MAX(1.0, floor((double)cm->setup.global_batch / r)) : 1.0;
+    f1 = L->plan->ntemplates == 0 ? AR_MAX(1.0, floor((double)cm->setup.global_batch / rb)) : 1.0;
+    if (L->gpus) {
+        const ar_avail *a = &L->b->avail;
+        double used[AR_MAX_TYPES] = {0}, left = 0.0, gpus_left = 0.0;
+        int t;
+        for (s = 0; s < i; s++) {
+            used[L->b->q_types[s]] += L->b->q_tps[s];
+            cap += L->pcap[s];
+        }
+        for (t = 0; t < cm->cluster->ntypes; t++) {
+            double g = floor((double)a->type_free[t] / ra) - used[t];
+            if (g < 0) return 0;
+            left += g * L->gpu_cap[t];
+            gpus_left += g;
+        }
+        if (gpus_left < d - i) return 0;
+        if (cap + AR_MIN((d - i) * L->stage_cap, left) < need_bytes(L, d, rb)) return 0;
+        return order_holds(L, d, i, rb, bpp, blk, f1, left, 0) || order_holds(L, d, i, rb, bpp, blk, f1, left, 1);
+    }
     for (s = 0; s < i; s++) {
         double c = L->pcap[s], f = AR_MIN((double)(d - s), f1), sb;
         if (s == 0) c -= bpp * L->pd_embed + f * L->embed_a;
@@ -421,8 +504,37 @@ static int prefix_fits(const look *L, int d, int i)
         cap += L->pcap[s];
         nb += sb;
     }
-    if (cap + (d - i) * L->stage_cap < need_bytes(L, d, r)) return 0;
+    if (cap + (d - i) * L->stage_cap < need_bytes(L, d, rb)) return 0;
     return nb + (d - i) * floor(L->stage_cap / (blk + L->ablk)) >= (double)L->blocks;
+}
+
+/* Whether some replica count in [ra, rb] passes prefix_fits_span: a span
+ * that fails is settled, one that passes is halved until single counts
+ * pass.  *work caps the spans judged; when it runs out the answer is yes,
+ * which prunes nothing. */
+static int prefix_fits_some(const look *L, int d, int i, double ra, double rb, int *work)
+{
+    double mid;
+    if (!prefix_fits_span(L, d, i, ra, rb)) return 0;
+    if (ra >= rb || --*work <= 0) return 1;
+    mid = floor((ra + rb) / 2.0);
+    return prefix_fits_some(L, d, i, ra, mid, work) || prefix_fits_some(L, d, i, mid + 1.0, rb, work);
+}
+
+/* Can stages [0, i) of a template of depth d still be completed?  Every
+ * fixed stage is judged at the replicas the whole prefix admits (at most;
+ * prefix_fits_span), so fixing a stage that lowers that count tightens the
+ * bounds of the stages before it.  A pinned search judges its pinned count
+ * alone. */
+static int prefix_fits(const look *L, int d, int i)
+{
+    double r = prefix_replicas(L);
+    int work = 64;
+    r = AR_MIN(r, L->rmem[d]);
+    if (r < 1.0) return 0;
+    r = L->pin > 0 ? (double)L->pin : clamp_r(L, d, r);
+    if (!L->gpus) return prefix_fits_span(L, d, i, r, r);
+    return prefix_fits_some(L, d, i, L->pin > 0 ? r : 1.0, r, &work);
 }
 
 static void look_supply(look *L)
@@ -738,6 +850,31 @@ static void step0_depth(look *L, int depth, ar_step0_part *p)
     b->wn = 0;
 }
 
+/* When no depth was found: the proof searches, one per depth whose search
+ * with 64x the budget ran out (parts[].open2), with that budget and the
+ * tighter bounds (prefix_fits_span).  A search that settles without a
+ * completion proves that the depth has none; the depth leaves todo[] (the
+ * 1024x searches could only confirm it, slowly).  A completion a proof
+ * search finds is not kept: the 1024x searches decide, as they did without
+ * it, so the mask and its witnesses stay the same.  Returns whether every
+ * such depth was proven. */
+static int step0_prove(ar_builder *b, look *L, const ar_step0_part *parts, int n, unsigned char *todo)
+{
+    const int keep = b->opts.lookahead_budget, wn = b->wn;
+    int d, all = 1;
+    b->opts.lookahead_budget = keep * 64;
+    L->gpus = 1;
+    for (d = 0; d < n; d++) {
+        if (!parts[d].open2) continue;
+        if (step0_query(L, parts[d].depth) == 0) todo[parts[d].depth] = 0;
+        else all = 0;
+        b->wn = wn;
+    }
+    L->gpus = 0;
+    b->opts.lookahead_budget = keep;
+    return all;
+}
+
 /* The first step's mask from the parts of depths 1..n (parts[d - 1]) on b
  * and L (set up for step 0): the mask, b's statistics and its witnesses
  * (by depth: a query asks whether any witness matches, so their order
@@ -772,6 +909,7 @@ static int step0_merge(ar_builder *b, look *L, const ar_step0_part *parts, int n
         return any;
     }
     b->infeasible_proven = !any2 && !open2;
+    if (!any && open2) b->infeasible_proven = step0_prove(b, L, parts, n, todo);
     if (!any && any_set(todo, AR_MAX_CHOICES)) {
         int keep = b->opts.lookahead_budget;
         b->opts.lookahead_budget = keep * 1024;
@@ -1276,4 +1414,28 @@ int ar_builder_enumerate_limited(ar_builder *b, int max_steps, double deadline, 
     if (leaves) *leaves = E.leaves;
     if (cut) *cut = E.cut;
     return st;
+}
+
+int ar_builder_prefix_fits(ar_builder *b, arachne_plan *scratch, int depth, const int *types, const int *tps, int nfixed,
+                           int gpus, int *fits)
+{
+    look L;
+    int s, st;
+    if (!b || !b->cm || !scratch || !types || !tps || !fits)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "construct: prefix bound: NULL argument");
+    *fits = 0;
+    if (depth < 1 || depth > AR_SEARCH_MAX_DEPTH || nfixed < 0 || nfixed > depth)
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "construct: prefix bound: %d of %d stages", nfixed, depth);
+    if ((st = step0_setup(b, scratch, &L))) return st;
+    L.gpus = gpus != 0;
+    for (s = 0; s < nfixed; s++) {
+        if (types[s] < 0 || types[s] >= b->cm->cluster->ntypes || tps[s] < 1 || (tps[s] & (tps[s] - 1)))
+            return ar_error(ARACHNE_E_INVALID_ARGUMENT, "construct: prefix bound: stage %d", s);
+        if (!demand_push(&L, types[s], tps[s])) return ARACHNE_OK; /* not one replica packs */
+        b->q_types[s] = types[s];
+        b->q_tps[s] = tps[s];
+        L.pcap[s] = tps[s] * L.gpu_cap[types[s]];
+    }
+    *fits = prefix_fits(&L, depth, nfixed);
+    return ARACHNE_OK;
 }

@@ -202,6 +202,16 @@ int ar_builder_step0_part(ar_builder *b, arachne_plan *scratch, int depth, ar_st
  * into b's cache (with the 1024x fallback searches when nothing was found). */
 int ar_builder_step0_merge(ar_builder *b, arachne_plan *scratch, const ar_step0_part *parts, int n);
 
+/* Tests: *fits = whether the lookahead's memory bounds let stages [0, nfixed)
+ * of types/tps (GPU type, group size) start a first template of `depth`
+ * stages on b's free cluster (0 when one replica of them does not pack).
+ * gpus 0: the bounds of the searches; 1: those of the proof searches that
+ * run when no depth was found (also the GPU count, both stage orders and
+ * every block kind).  A sound bound says yes to every prefix of a template
+ * whose trial fill succeeds. */
+int ar_builder_prefix_fits(ar_builder *b, arachne_plan *scratch, int depth, const int *types, const int *tps, int nfixed,
+                           int gpus, int *fits);
+
 /* One-shot: init, run, free. */
 int ar_construct(const arachne_cost_model *cm, ar_decide_fn fn, void *user, int max_steps,
                  arachne_plan *out, ar_trace *trace);
