@@ -734,8 +734,12 @@ static int infeasible_start(ar_builder *b, arachne_plan *plan)
     {
         char msg[512];
         snprintf(msg, sizeof msg, "%s", arachne_last_error());
-        return ar_error(ARACHNE_E_INFEASIBLE, "no template of depth 1..%d fits %s on this cluster; for example %s",
-                        b->max_depth, cm->model->name, msg);
+        /* not proven: some depth's searches ran out of budget, so a
+         * template the searches did not reach may still fit */
+        return ar_error(ARACHNE_E_INFEASIBLE, "no template of depth 1..%d fits %s on this cluster%s; for example %s",
+                        b->max_depth, cm->model->name,
+                        b->infeasible_proven ? "" : " as far as the lookahead reached (not proven: some depths' searches "
+                                                    "ran out of budget)", msg);
     }
 }
 

@@ -701,7 +701,7 @@ TEST(first_step_mask_merges_from_depth_parts)
         { "llama3-70b", "a6000:10x2,h100:3x1,h200:1x4", 1 },
     };
     size_t i;
-    int escalated = 0, later = 0, none = 0, fallback = 0, proved = 0;
+    int escalated = 0, later = 0, none = 0, fallback = 0, proved = 0, unproven_msg = 0;
     for (i = 0; i < AR_COUNT(cases); i++) {
         env e;
         ar_builder alone, part[2], merged;
@@ -750,6 +750,11 @@ TEST(first_step_mask_merges_from_depth_parts)
             fallback += open > 0 && !alone.s0.proven; /* depths left to the 1024x searches */
             ASSERT_EQ(ar_builder_run(&merged, stop_at_first, NULL, &p, NULL), ARACHNE_E_INFEASIBLE);
             ASSERT_EQ(merged.infeasible_proven, alone.infeasible_proven);
+            /* the message says when it is not a proof */
+            if (strstr(arachne_last_error(), "no template of depth")) {
+                ASSERT_EQ(strstr(arachne_last_error(), "not proven") != NULL, !alone.s0.proven);
+                unproven_msg += !alone.s0.proven;
+            }
         } else {
             long q0 = alone.queries, c0 = alone.check_fills;
             char *ja, *jm;
@@ -777,6 +782,7 @@ TEST(first_step_mask_merges_from_depth_parts)
     ASSERT_GT(none, 1);
     ASSERT_GT(proved, 0);
     ASSERT_GT(fallback, 0);
+    ASSERT_GT(unproven_msg, 0);
 }
 
 /* Picks the largest allowed choice (deep, wide), or a fixed one. */
@@ -888,7 +894,7 @@ TEST(a_model_that_fits_nowhere_is_proven_in_few_fills)
     ASSERT_OK(ar_builder_init(&b, e.cm, &o));
     memset(&p, 0, sizeof p);
     ASSERT_STATUS(ar_builder_run(&b, last_allowed, NULL, &p, NULL), ARACHNE_E_INFEASIBLE);
-    ASSERT_CONTAINS(arachne_last_error(), "no template of depth 1..16 fits deepseek-v3");
+    ASSERT_CONTAINS(arachne_last_error(), "no template of depth 1..16 fits deepseek-v3 on this cluster; for example");
     ASSERT(b.infeasible_proven);
     ASSERT_MSG(b.check_fills < 40000, "%ld trial fills", b.check_fills); /* 29,508 */
     ASSERT_EQ(b.budget_outs > 0, 1); /* the first searches did run out */
