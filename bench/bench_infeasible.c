@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "arachne.h"
+#include "bench_policy.h"
 #include "bench_stats.h"
 #include "util.h"
 
@@ -35,7 +36,7 @@ int main(int argc, char **argv)
                                     "qwen3-64b", "qwen3-30b-a3b", "mixtral-8x7b", "deepseek-v3" };
     static const char *gpus[] = { "a100-40", "a100-80", "h100", "a6000", "a5000", "l40s", "v100-16",
                                   "rtx-2080ti", "rtx-3090", "h200", "b200", "l4", "rtx-4090", "gh-96" };
-    const char *policy_path = getenv("ARACHNE_POLICY");
+    const char *policy_path = getenv("ARACHNE_POLICY"), *policy_desc;
     arachne_policy *pol = NULL;
     double *times[NGROUPS];
     int count[NGROUPS] = { 0, 0, 0 }, n = 200, i, g, st, other = 0;
@@ -51,20 +52,14 @@ int main(int argc, char **argv)
         }
     }
     if (n < 1) n = 1;
-    if (!policy_path || !policy_path[0]) {
-        FILE *f = fopen("examples/policies/default.arpol", "rb");
-        if (f) { fclose(f); policy_path = "examples/policies/default.arpol"; }
-        else policy_path = NULL;
-    }
-    st = policy_path ? arachne_policy_load(&pol, policy_path) : arachne_policy_create(&pol, 1, 0, 0);
-    if (st) {
+    if ((st = bench_policy_open(&pol, policy_path, &policy_desc, NULL))) {
         fprintf(stderr, "bench_infeasible: %s\n", arachne_last_error());
         return 1;
     }
     for (g = 0; g < NGROUPS; g++)
         if (!(times[g] = malloc(sizeof(double) * (size_t)n))) return 1;
     ar_rng_seed(&rng, seed);
-    printf("policy: %s; %d compositions, seed %lu\n", policy_path ? policy_path : "fresh (untrained, seed 1)", n, seed);
+    printf("policy: %s; %d compositions, seed %lu\n", policy_desc, n, seed);
     for (i = 0; i < n; i++) {
         const char *model = models[ar_rng_int(&rng, (int)(sizeof models / sizeof models[0]))];
         int groups = 1 + ar_rng_int(&rng, 3), k, batch = 64 << ar_rng_int(&rng, 4), dist = ar_rng_int(&rng, 4) != 0;

@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "arachne.h"
+#include "bench_policy.h"
 #include "bench_stats.h"
 #include "util.h"
 #ifdef _OPENMP
@@ -61,7 +62,7 @@ int main(int argc, char **argv)
 {
     const char *policy_path = getenv("ARACHNE_POLICY"), *policy_desc;
     arachne_policy *pol = NULL;
-    int reps = 5, i, st, cp = 1, max_vp = 0;
+    int reps = 5, i, st, cp = 1, max_vp = 0, fresh = 0;
     size_t c, ncases = sizeof cases / sizeof cases[0];
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
@@ -75,20 +76,9 @@ int main(int argc, char **argv)
         }
     }
     if (reps < 1) reps = 1;
-    if (!policy_path || !policy_path[0]) {
-        FILE *f = fopen("examples/policies/default.arpol", "rb");
-        if (f) { fclose(f); policy_path = "examples/policies/default.arpol"; }
-        else policy_path = NULL;
-    }
-    if (policy_path) {
-        if ((st = arachne_policy_load(&pol, policy_path))) {
-            fprintf(stderr, "bench_plan: %s\n", arachne_last_error());
-            return 1;
-        }
-        policy_desc = policy_path;
-    } else {
-        if ((st = arachne_policy_create(&pol, 1, 0, 0))) return 1;
-        policy_desc = "fresh (untrained, seed 1; no bundled policy found)";
+    if ((st = bench_policy_open(&pol, policy_path, &policy_desc, &fresh))) {
+        fprintf(stderr, "bench_plan: %s\n", arachne_last_error());
+        return 1;
     }
     printf("policy: %s; context parallelism %s\n", policy_desc, cp ? "on" : "off (--no-cp)");
     printf("%-10s %6s %5s %-10s %3s %5s %12s %12s %12s %12s %10s %9s\n", "cluster", "GPUs", "types", "mode", "thr",
@@ -147,7 +137,7 @@ int main(int argc, char **argv)
                        "\"max_s\":%.6f,\"median_cpu_s\":%.6f,\"iter_per_s\":%.6g,\"evaluations\":%.0f,\"policy\":\"%s\","
                        "\"context_parallel\":%s}\n",
                        cases[c].name, cases[c].spec, gpus, types, mname, md->threads, n, med, t[0], t[n - 1], cmed, thr,
-                       ev, policy_path ? "bundled-or-given" : "fresh", cp ? "true" : "false");
+                       ev, fresh ? "fresh" : "bundled-or-given", cp ? "true" : "false");
             }
             free(t);
         }

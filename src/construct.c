@@ -397,6 +397,21 @@ static double kind_static(const look *L, int k, double r)
     return dense_bpp(L, r) * L->pd[k] + expert_bpp(L, r) * L->pe[k];
 }
 
+/* Blocks of e static bytes and a activation bytes per sample that a stage
+ * of c bytes holds at position p of a template of depth d: it holds
+ * min(d - p, f1) samples in flight, so a block costs it e + that many
+ * times a (*unit); position 0 also holds the embedding, position d - 1 the
+ * head (bpp: bytes per dense parameter). */
+static double position_blocks(const look *L, double c, int p, int d, double e, double a, double bpp, double f1,
+                              double *unit)
+{
+    double f = AR_MIN((double)(d - p), f1);
+    *unit = e + f * a;
+    if (p == 0) c -= bpp * L->pd_embed + f * L->embed_a;
+    if (p == d - 1) c -= bpp * L->pd_head + L->head_a;
+    return c > 0 && *unit > 0 ? floor(c / *unit) : 0.0;
+}
+
 /* Most blocks of e static bytes and a activation bytes per sample that the
  * stages of a template of depth d can hold when stages [0, i) are fixed
  * (L->pcap) and the open ones share at most `left` bytes, with the stages
@@ -415,10 +430,7 @@ static double stages_hold(const look *L, int d, int i, double e, double a, doubl
     int p;
     for (p = d - 1; p >= 0; p--) {
         int s = rev ? d - 1 - p : p;
-        double c = s < i ? L->pcap[s] : L->stage_cap, f = AR_MIN((double)(d - p), f1), unit = e + f * a, y;
-        if (p == 0) c -= bpp * L->pd_embed + f * L->embed_a;
-        if (p == d - 1) c -= bpp * L->pd_head + L->head_a;
-        y = c > 0 && unit > 0 ? floor(c / unit) : 0.0;
+        double unit, y = position_blocks(L, s < i ? L->pcap[s] : L->stage_cap, p, d, e, a, bpp, f1, &unit);
         if (s < i && y < 1.0) return -1.0;
         if (s >= i) {
             y = AR_MIN(y, floor(left / unit));
@@ -495,12 +507,8 @@ static int prefix_fits_span(const look *L, int d, int i, double ra, double rb)
         return order_holds(L, d, i, rb, bpp, blk, f1, left, 0) || order_holds(L, d, i, rb, bpp, blk, f1, left, 1);
     }
     for (s = 0; s < i; s++) {
-        double c = L->pcap[s], f = AR_MIN((double)(d - s), f1), sb;
-        if (s == 0) c -= bpp * L->pd_embed + f * L->embed_a;
-        if (s == d - 1) c -= bpp * L->pd_head + L->head_a;
-        if (c < 0) return 0;
-        sb = floor(c / (blk + f * L->ablk));
-        if (sb < 1.0) return 0; /* cannot hold one block */
+        double unit, sb = position_blocks(L, L->pcap[s], s, d, blk, L->ablk, bpp, f1, &unit);
+        if (sb < 1.0) return 0; /* cannot hold one block (in the order asked) */
         cap += L->pcap[s];
         nb += sb;
     }
@@ -585,6 +593,21 @@ static int witness_match(const look *L, int depth, int nfixed, int fixed_type)
     return 0;
 }
 
+/* Loads the prefix b->q_types/q_tps[0, nfixed) into L: its one-replica
+ * demand and its stages' capacities (L->pcap).  Returns 0 when L->rep
+ * replicas of it do not pack. */
+static int prefix_load(look *L, int nfixed)
+{
+    const ar_builder *b = L->b;
+    int s;
+    memset(L->demand, 0, sizeof L->demand);
+    for (s = 0; s < nfixed; s++) {
+        if (!demand_push(L, b->q_types[s], b->q_tps[s])) return 0;
+        L->pcap[s] = b->q_tps[s] * L->gpu_cap[b->q_types[s]];
+    }
+    return 1;
+}
+
 /* Depth-first search for a completion of q_types/q_tps[0, i) to depth
  * (their capacities in L->pcap, their demand in L->demand).  fixed_type >= 0
  * pins stage i's type. */
@@ -632,17 +655,13 @@ static int dfs(look *L, int depth, int i, int fixed_type)
 static int query(look *L, int depth, int nfixed, int fixed_type)
 {
     ar_builder *b = L->b;
-    int found, s;
+    int found;
     b->queries++;
     if (witness_match(L, depth, nfixed, fixed_type)) return 1;
     /* the prefix as the search that found it saw it: the bounds of a node
      * depend on its prefix alone, so the pruning along a witness's path is
      * the same */
-    memset(L->demand, 0, sizeof L->demand);
-    for (s = 0; s < nfixed; s++) {
-        if (!demand_push(L, b->q_types[s], b->q_tps[s])) return 0;
-        L->pcap[s] = b->q_tps[s] * L->gpu_cap[b->q_types[s]];
-    }
+    if (!prefix_load(L, nfixed)) return 0;
     b->budget_left = b->opts.lookahead_budget + 2 * depth;
     found = dfs(L, depth, nfixed, fixed_type);
     if (!found && b->budget_left <= 0) b->budget_outs++;
@@ -1435,11 +1454,9 @@ int ar_builder_prefix_fits(ar_builder *b, arachne_plan *scratch, int depth, cons
     for (s = 0; s < nfixed; s++) {
         if (types[s] < 0 || types[s] >= b->cm->cluster->ntypes || tps[s] < 1 || (tps[s] & (tps[s] - 1)))
             return ar_error(ARACHNE_E_INVALID_ARGUMENT, "construct: prefix bound: stage %d", s);
-        if (!demand_push(&L, types[s], tps[s])) return ARACHNE_OK; /* not one replica packs */
         b->q_types[s] = types[s];
         b->q_tps[s] = tps[s];
-        L.pcap[s] = tps[s] * L.gpu_cap[types[s]];
     }
-    *fits = prefix_fits(&L, depth, nfixed);
+    *fits = prefix_load(&L, nfixed) && prefix_fits(&L, depth, nfixed);
     return ARACHNE_OK;
 }
