@@ -668,12 +668,20 @@ typedef enum arachne_option {
                                      *   stages) and keeps the fastest order; the exhaustive search and
                                      *   arachne_plan_refine's climb, which reorder stages themselves, never
                                      *   do; 0: only the orders STAGE_REVERSAL tries; 0 or 1 (default 1) */
-    ARACHNE_OPT_STAGE_MAJOR = 22    /**< 1: the planners' fill also places the replicas of each template in
+    ARACHNE_OPT_STAGE_MAJOR = 22,   /**< 1: the planners' fill also places the replicas of each template in
                                      *   Megatron's order (stage by stage: a stage's data-parallel and
                                      *   expert-parallel peers share nodes) as well as replica by replica
                                      *   (a replica's consecutive stages share nodes), when two of its
                                      *   stages have one GPU type and group size, and keeps the faster;
                                      *   0: replica by replica only; 0 or 1 (default 1) */
+    ARACHNE_OPT_FSDP_SEARCH = 23    /**< 1: where memory refused one of a template's candidates (a
+                                     *   micro-batch size, or its balanced layer split), the planners' fill
+                                     *   also prices that candidate with the template's data-parallel
+                                     *   ranks sharding weights, gradients and optimizer state (FSDP /
+                                     *   ZeRO-3), in groups of the replicas one node holds and of all its
+                                     *   replicas, and keeps the fastest; it never makes a template fit
+                                     *   that does not fit without it; 0: no FSDP in planned templates;
+                                     *   0 or 1 (default 1) */
 } arachne_option;
 
 /** Creates a cost model over model `m`, cluster `c` and profile `p`, with
@@ -765,8 +773,10 @@ typedef enum arachne_template_field {
     ARACHNE_TEMPLATE_PIPELINE_S = 4,    /**< seconds one replica takes for its micro-batches (1F1B) */
     ARACHNE_TEMPLATE_CP = 5,            /**< context-parallel degree (1: none); each stage of one replica
                                              runs on tp x cp GPUs (Megatron --context-parallel-size) */
-    ARACHNE_TEMPLATE_VP = 6             /**< model chunks per pipeline stage (interleaved 1F1B); 1 when
+    ARACHNE_TEMPLATE_VP = 6,            /**< model chunks per pipeline stage (interleaved 1F1B); 1 when
                                          *   not interleaved.  Chunk ranges: docs/formats.md */
+    ARACHNE_TEMPLATE_FSDP = 7           /**< FSDP (ZeRO-3) group: consecutive replicas that shard their
+                                         *   stages' weights, gradients and optimizer state; 1: none */
 } arachne_template_field;
 
 /** Per-stage values for arachne_plan_stage_get.  Numbers are pinned.

@@ -40,6 +40,7 @@ void ar_setup_defaults(ar_setup *s)
     s->priced_resplit = 1;
     s->stage_moves = 1;
     s->stage_major = 1;
+    s->fsdp_search = 1;
 }
 
 int ar_setup_act_mode(const ar_setup *s)
@@ -246,7 +247,8 @@ static const char *const option_names[] = {
     "global_batch", "seq_len", "weight_bytes", "grad_bytes", "optim_bytes",
     "dist_optimizer", "recompute", "headroom", "expert_tiling", "max_depth",
     "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm", "context_parallel", "max_vp",
-    "ep_hierarchical", "exact_batch", "stage_reversal", "priced_resplit", "stage_moves", "stage_major"
+    "ep_hierarchical", "exact_batch", "stage_reversal", "priced_resplit", "stage_moves", "stage_major",
+    "fsdp_search"
 };
 
 static int need_int(int option, double v, double lo, double hi)
@@ -358,8 +360,11 @@ int arachne_cost_model_set(arachne_cost_model *cm, int option, double value)
     case ARACHNE_OPT_STAGE_MAJOR:
         if ((st = need_int(option, value, 0, 1)) == ARACHNE_OK) s->stage_major = (int)value;
         break;
+    case ARACHNE_OPT_FSDP_SEARCH:
+        if ((st = need_int(option, value, 0, 1)) == ARACHNE_OK) s->fsdp_search = (int)value;
+        break;
     default:
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..22)", option);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..23)", option);
     }
     if (st == ARACHNE_OK && rebuild) st = ar_cost_cache_build(cm);
     return st;
@@ -395,8 +400,9 @@ int arachne_cost_model_get(const arachne_cost_model *cm, int option, double *out
     case ARACHNE_OPT_PRICED_RESPLIT: v = s->priced_resplit; break;
     case ARACHNE_OPT_STAGE_MOVES: v = s->stage_moves; break;
     case ARACHNE_OPT_STAGE_MAJOR: v = s->stage_major; break;
+    case ARACHNE_OPT_FSDP_SEARCH: v = s->fsdp_search; break;
     default:
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..22)", option);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..23)", option);
     }
     *out = v;
     return ARACHNE_OK;

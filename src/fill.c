@@ -66,6 +66,12 @@ int ar_fill_ws_init(ar_fill_ws *ws, const arachne_cost_model *cm)
     ws->resplit = cm->setup.priced_resplit;
     ws->move_stages = cm->setup.stage_moves;
     ws->stage_major = cm->setup.stage_major;
+    /* off in every fill but the refinement's last (refine.c): a template the
+     * fill shards with FSDP is faster alone, but the plan it starts can lose
+     * the exact division of the batch that splitting its replicas gives
+     * (plan_exact.c; FSDP groups move whole), so FSDP is tried only where
+     * the whole plan is ranked before it is kept */
+    ws->fsdp_search = 0;
     return ARACHNE_OK;
 }
 
@@ -77,6 +83,7 @@ void ar_fill_ws_free(ar_fill_ws *ws)
     free(ws->gpu_of);
     free(ws->free_scratch);
     free(ws->rev_ctx);
+    free(ws->fsdp_ctx);
     stage_tab_free(ws->stage_tab);
     ar_price_prefix_free(&ws->prefix);
     memset(ws, 0, sizeof *ws);
@@ -142,6 +149,9 @@ typedef struct fill_ctx {
     int stage_major;             /* placement order (ar_pack_place): 1 Megatron's, 0 replica by replica */
     int nranks_new;              /* trial rank count with the placed replicas */
     int tiles_w;                 /* W the tile lists were built for (tp*r) */
+    int fsdp;                    /* FSDP group of the candidate: consecutive replicas (0: none) */
+    unsigned oom_mbs[AR_MAX_TP_LOG + 2]; /* per CP choice, bit log2(mbs): memory refused the size or
+                                          * its balanced split (BEST; what the FSDP search retries) */
     int mode;
     /* The arrays below are written before they are read (build_tiles when
      * tiles_w != r, place, the micro-batch loop), so a fill clears only the
@@ -154,7 +164,7 @@ typedef struct fill_ctx {
 } fill_ctx;
 
 typedef struct fill_cand {
-    int valid, mbs, r, cp;
+    int valid, mbs, r, cp, fsdp;
     int stage_major;             /* placed in Megatron's order (ARACHNE_OPT_STAGE_MAJOR) */
     int firsts[AR_MAX_DEPTH + 1];
     int tile[AR_MAX_DEPTH];      /* index into ctx->tiles[s] (MoE stages) */
@@ -221,6 +231,19 @@ static void put_ranks(fill_ctx *c)
             }
 }
 
+/* Whether an FSDP group of each stage (c->fsdp consecutive replicas; a
+ * replica's TP x CP group sits in one node) spans nodes. */
+static void fsdp_inter_update(fill_ctx *c)
+{
+    const int *no = c->ws->node_of;
+    int s, q, d = c->depth;
+    for (s = 0; s < d; s++) {
+        c->pl[s].fsdp_inter = 0;
+        for (q = 1; c->fsdp > 1 && q < c->r; q++)
+            if (no[q * d + s] != no[(q - q % c->fsdp) * d + s]) { c->pl[s].fsdp_inter = 1; break; }
+    }
+}
+
 /* Stage placement summary (one node or several; p2p across nodes) and,
  * for every tiling candidate, whether an EP group spans nodes.  The W GPUs
  * of a stage are numbered g = replica * tp + tp_rank; expert groups are laid
@@ -257,7 +280,6 @@ static void summarise_place(fill_ctx *c)
         }
         p->cp_inter = 0; /* a stage's tp x cp GPUs of one replica sit in one node */
         p->cp_hop = c->cp > 1;
-        p->fsdp_inter = 0; /* the fill's templates do not shard with FSDP */
         /* a trial fill prices the most sharded tiling (index 0) only */
         for (i = 0; i < (c->mode == AR_FILL_CHECK ? 1 : c->ntiles[s]); i++) {
             const ar_tile *tl = &c->tiles[s][i];
@@ -275,6 +297,7 @@ static void summarise_place(fill_ctx *c)
             c->tile_inter[s][i] = (unsigned char)inter;
         }
     }
+    fsdp_inter_update(c);
 }
 
 /* Places c->r replicas (unless already placed) and writes their ranks. */
@@ -309,6 +332,7 @@ static void put_template(fill_ctx *c, const int *firsts, const int *tile)
     t->replicas = c->r;
     t->micro_batch = c->mbs;
     t->cp = c->cp > 1 ? c->cp : 0;
+    t->fsdp = c->fsdp > 1 ? c->fsdp : 0;
     for (s = 0; s < c->depth; s++) {
         ar_stage *st = &t->stages[s];
         st->type = c->types[s];
@@ -597,6 +621,7 @@ static int eval_split(fill_ctx *c, const int *firsts, fill_cand *best, oom_info 
     optimise_tiles(c, firsts, tile, &it);
     if (!best->valid || it < best->iter_s) {
         best->valid = 1; best->mbs = c->mbs; best->r = c->r; best->cp = c->cp; best->iter_s = it;
+        best->fsdp = c->fsdp;
         best->stage_major = c->stage_major;
         memcpy(best->firsts, firsts, (size_t)(c->depth + 1) * sizeof(int));
         memcpy(best->tile, tile, (size_t)c->depth * sizeof(int));
@@ -656,7 +681,10 @@ static void capacity_weights(const fill_ctx *c, double *w)
     for (s = 0; s < c->depth; s++) {
         int tp = c->ttp[s], W = c->tps[s] * AR_MAX(1, c->r), cp = c->cp;
         double optim = su->dist_optimizer ? su->optim_bytes / AR_MAX(1, c->r * cp) : su->optim_bytes;
-        double per_param = su->weight_bytes + su->grad_bytes + optim;
+        /* FSDP shards gradients and optimizer state over its group and
+         * gathers the weights of two blocks at a time (cost_memory.c) */
+        double per_param = c->fsdp > 1 ? (su->grad_bytes + su->optim_bytes) / c->fsdp
+                                       : su->weight_bytes + su->grad_bytes + optim;
         double shard = su->expert_tiling && m->experts > 0 ? (double)W : (double)tp;
         double fixed = ((p_all - p_exp) / tp + p_exp / shard) * per_param;
         double act = ar_model_act_bytes(m, kind, su->seq_len, c->mbs, tp, ar_setup_act_mode(su)) / cp;
@@ -922,6 +950,27 @@ static void set_cp(fill_ctx *c, int cp)
     c->placed_r = 0;
 }
 
+/* The FSDP groups the FSDP search prices for c->r placed replicas, into
+ * out (at most 2): the most replicas that every node holding a stage
+ * holds of it (a power of two dividing r; the gathers then stay on the
+ * node's links, replicated across nodes as HSDP), and all r replicas. */
+static int fsdp_groups(const fill_ctx *c, int *out)
+{
+    int s, local = c->r, f = 1, n = 0;
+    for (s = 0; s < c->depth; s++) local = AR_MIN(local, c->pl[s].dp_local / c->cp);
+    while (f * 2 <= local && c->r % (f * 2) == 0) f *= 2;
+    if (f >= 2 && f < c->r) out[n++] = f;
+    if (c->r >= 2) out[n++] = c->r;
+    return n;
+}
+
+/* The candidate's FSDP group (0: none) on the placed replicas. */
+static void set_fsdp(fill_ctx *c, int f)
+{
+    c->fsdp = f;
+    fsdp_inter_update(c);
+}
+
 /* The context-parallel degrees the template may use, smallest first (1
  * always): powers of two that divide every stage's GPU group (so TP stays
  * a power of two, >= 1), with the sequence divisible by 2 cp (Megatron's
@@ -1057,6 +1106,8 @@ static void set_context(fill_ctx *c, const fill_cand *b)
     if (c->cp != b->cp) set_cp(c, b->cp);
     if (c->r != b->r) c->tiles_w = 0;
     c->r = b->r;
+    if (c->fsdp != b->fsdp) c->placed_r = 0; /* place() summarises the groups again */
+    c->fsdp = b->fsdp;
     build_tiles(c);
 }
 
@@ -1168,6 +1219,7 @@ static int fill_search(ar_fill_ws *ws, ar_avail *a, const arachne_plan *plan, in
     const arachne_cost_model *cm = ws->cm;
     const arachne_cluster *cl = cm->cluster;
     const arachne_model *m = cm->model;
+    const fill_ctx *refused = (const fill_ctx *)ws->fsdp_src; /* the FSDP search: what it retries */
     fill_ctx *cx = cp_out;
     fill_cand *bp = best_out;
     oom_info oom, small_oom = { -1, 0.0, 0.0, 0, 0, 0 };
@@ -1257,7 +1309,9 @@ static int fill_search(ar_fill_ws *ws, ar_avail *a, const arachne_plan *plan, in
         /* CHECK mode tries the smallest (most likely to fit) first */
         for (k = 0; k < nml; k++) {
             int mbs = mode == AR_FILL_CHECK ? ml[nml - 1 - k] : ml[k];
-            int rlist[2], nr = 0, ri, fit_here = 0;
+            int rlist[2], nr = 0, ri, fit_here = 0, lg = 0;
+            while ((1 << lg) < mbs) lg++;
+            if (refused && !(refused->oom_mbs[ci] >> lg & 1u)) continue;
             rlist[nr++] = AR_MIN(rpack, batch_left / mbs);
             if (rlist[0] < 1) continue;
             /* An MoE stage's EP x ETP must divide tp x replicas and EP the
@@ -1268,28 +1322,34 @@ static int fill_search(ar_fill_ws *ws, ar_avail *a, const arachne_plan *plan, in
                 while (p2 * 2 <= rlist[0]) p2 *= 2;
                 if (p2 != rlist[0]) rlist[nr++] = p2;
             }
-            for (ri = 0; ri < nr; ri++) {
-                int r = rlist[ri];
+            for (ri = 0; ri < nr && !fit_here; ri++) {
+                int r = rlist[ri], groups[2], ng = 1, gi;
                 cx->mbs = mbs;
                 if (cx->r != r) { cx->r = r; cx->tiles_w = 0; }
                 build_tiles(cx);
                 st = place(cx, a);
                 if (st) { ws->trial.ntemplates = cx->n; ws->trial.nranks = plan->nranks; return st; }
-                stage_tab_begin(ws);
-                for (s = 0; s < depth; s++) (void)ar_stage_speed_get(cm, types[s], cx->ttp[s], mbs, &cx->sp[s]);
-                oom.stage = -1;
-                st = eval_mbs(cx, bp, &oom);
-                if (st == ARACHNE_OK) {
-                    any_fit = fit_here = 1;
-                    break; /* fewer replicas only when the most do not fit */
-                } else if (st == ARACHNE_E_OUT_OF_MEMORY_PLAN) {
-                    last_err = st;
-                    if (oom.stage >= 0 && (small_oom.stage < 0 || mode != AR_FILL_CHECK)) {
-                        small_oom = oom;
-                        small_oom.mbs = mbs;
+                groups[0] = 0;
+                if (refused && (ng = fsdp_groups(cx, groups)) == 0) continue;
+                for (gi = 0; gi < ng; gi++) {
+                    if (refused) set_fsdp(cx, groups[gi]);
+                    stage_tab_begin(ws);
+                    for (s = 0; s < depth; s++) (void)ar_stage_speed_get(cm, types[s], cx->ttp[s], mbs, &cx->sp[s]);
+                    oom.stage = -1;
+                    st = eval_mbs(cx, bp, &oom);
+                    if (!refused && mode != AR_FILL_CHECK && (st == ARACHNE_E_OUT_OF_MEMORY_PLAN || oom.stage >= 0))
+                        cx->oom_mbs[ci] |= 1u << lg;
+                    if (st == ARACHNE_OK) {
+                        any_fit = fit_here = 1; /* fewer replicas only when the most do not fit */
+                    } else if (st == ARACHNE_E_OUT_OF_MEMORY_PLAN) {
+                        last_err = st;
+                        if (oom.stage >= 0 && (small_oom.stage < 0 || mode != AR_FILL_CHECK)) {
+                            small_oom = oom;
+                            small_oom.mbs = mbs;
+                        }
+                    } else {
+                        last_err = st;
                     }
-                } else {
-                    last_err = st;
                 }
             }
             if (mode == AR_FILL_CHECK) {
@@ -1424,11 +1484,51 @@ static int move_stages(ar_fill_ws *ws, ar_avail *a, const arachne_plan *plan, in
     return ARACHNE_OK;
 }
 
+/* 1 when memory refused some candidate of the winning search *c (what
+ * FSDP, which needs less memory per GPU, can retry). */
+static int fsdp_may_pay(const fill_ctx *c)
+{
+    int i;
+    for (i = 0; i < (int)(sizeof c->oom_mbs / sizeof c->oom_mbs[0]); i++)
+        if (c->oom_mbs[i]) return 1;
+    return 0;
+}
+
+/* ARACHNE_OPT_FSDP_SEARCH: the winning order (*pc, its best candidate *pb)
+ * searched again at the micro-batch sizes and CP degrees whose candidates
+ * memory refused, each with the FSDP groups fsdp_groups offers; when the
+ * fastest of them beats *pb (placed again in Megatron's order too, with
+ * STAGE_MAJOR), *pc and *pb become that context and candidate (*fb holds
+ * it).  FSDP shards what ZeRO-1 keeps whole (weights and gradients) and
+ * pays gathers per micro-batch instead (cost-model.md, "FSDP"), so it can
+ * admit a larger micro-batch or a balanced split. */
+static int fsdp_search(ar_fill_ws *ws, ar_avail *a, const arachne_plan *plan, fill_ctx **pc, fill_cand **pb,
+                       fill_cand *fb)
+{
+    fill_ctx *fc;
+    int st;
+    if (!ws->fsdp_ctx && !(ws->fsdp_ctx = ar_malloc(sizeof(fill_ctx)))) return ARACHNE_E_NO_MEMORY;
+    fc = (fill_ctx *)ws->fsdp_ctx;
+    ws->fsdp_src = *pc;
+    st = fill_search(ws, a, plan, (*pc)->depth, (*pc)->types, (*pc)->tps, AR_FILL_BEST, fc, fb);
+    ws->fsdp_src = NULL;
+    (*pc)->placed_r = 0; /* the search placed its own replicas */
+    if (st == ARACHNE_E_INFEASIBLE) return ARACHNE_OK;
+    if (st != ARACHNE_OK) return st;
+    if (!(fb->iter_s < (*pb)->iter_s)) return ARACHNE_OK;
+    if (ws->stage_major && order_matters(fc->depth, fc->types, fc->tps) &&
+        (st = retry_stage_major(fc, a, fb)) != ARACHNE_OK)
+        return st;
+    *pc = fc;
+    *pb = fb;
+    return ARACHNE_OK;
+}
+
 int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int depth,
                         const int *types, const int *tps, int mode)
 {
     fill_ctx c, *pc = &c;
-    fill_cand best, rbest, *pb = &best;
+    fill_cand best, rbest, fbest, *pb = &best;
     int rt[AR_MAX_DEPTH], rp[AR_MAX_DEPTH], st, rst, retry, have_rev = 0, searched = 0;
     int ord_t[2][AR_MAX_DEPTH], ord_p[2][AR_MAX_DEPTH];
     if (!ws) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "fill: NULL work space");
@@ -1478,6 +1578,13 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
     if (st == ARACHNE_OK && mode != AR_FILL_CHECK && ws->stage_major && order_matters(depth, pc->types, pc->tps)) {
         st = retry_stage_major(pc, a, pb);
         if (st != ARACHNE_OK) return st;
+    }
+    /* ARACHNE_OPT_FSDP_SEARCH (BEST only: it retries candidates that
+     * memory refused, so CHECK's answer stays the same) */
+    if (st == ARACHNE_OK && mode != AR_FILL_CHECK && ws->fsdp_search && fsdp_may_pay(pc)) {
+        st = fsdp_search(ws, a, plan, &pc, &pb, &fbest);
+        if (st != ARACHNE_OK) return st;
+        searched = 1;
     }
     /* the work space's placement arrays hold the last search's replicas */
     if (have_rev || searched) pc->placed_r = 0;

@@ -119,6 +119,10 @@ typedef struct ar_fill_ws {
     int move_stages;         /* BEST also tries each stage moved to the front and the end (STAGE_MOVES) */
     int resplit;             /* BEST also splits again on the priced stage times (PRICED_RESPLIT) */
     int stage_major;         /* BEST also places the winning order in Megatron's order (STAGE_MAJOR) */
+    int fsdp_search;         /* BEST also prices the winning order's candidates that memory refused
+                              * with FSDP groups (FSDP_SEARCH) */
+    void *fsdp_ctx;          /* the FSDP search's context (fill.c), allocated at first use */
+    const void *fsdp_src;    /* during the FSDP search: the context whose refusals it retries */
     void *stage_tab;         /* per (stage, block range, tiling): what pricing computed of the
                               * candidate's stage in the current context (fill.c), allocated at
                               * first use */

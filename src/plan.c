@@ -343,9 +343,10 @@ int arachne_plan_template_get(const arachne_plan *p, int t, int field, double *o
     case ARACHNE_TEMPLATE_PIPELINE_S: *out = T->pipeline_s; break;
     case ARACHNE_TEMPLATE_CP: *out = ar_tmpl_cp(T); break;
     case ARACHNE_TEMPLATE_VP: *out = T->vp > 1 ? T->vp : 1; break;
+    case ARACHNE_TEMPLATE_FSDP: *out = T->fsdp > 1 ? T->fsdp : 1; break;
     default:
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_template_get: unknown field %d (valid 0..%d)",
-                        field, ARACHNE_TEMPLATE_VP);
+                        field, ARACHNE_TEMPLATE_FSDP);
     }
     return ARACHNE_OK;
 }

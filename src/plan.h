@@ -49,6 +49,8 @@ typedef struct ar_setup {
                               * (fill.c); a planner setting, not recorded in plan files */
     int stage_major;         /* 1: the fill also places each template in Megatron's order (a stage's
                               * replicas together) and keeps the faster (fill.c); a planner setting */
+    int fsdp_search;         /* 1: the fill also shards a template over its data-parallel ranks
+                              * (FSDP) where memory refused a candidate (fill.c); a planner setting */
 } ar_setup;
 
 void ar_setup_defaults(ar_setup *s);

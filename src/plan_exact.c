@@ -26,12 +26,13 @@ static long step_samples(const ar_template *t)
 }
 
 /* Replicas of template t that move together: an expert group (EP x ETP
- * GPUs) may span replicas, and both parts of a split must hold whole
- * groups; the least count g with g x a replica's GPUs a multiple of
- * EP x ETP in every stage (the template's replica count is one). */
+ * GPUs) or an FSDP group (fsdp consecutive replicas) may span replicas,
+ * and both parts of a split must hold whole groups; the least count g with
+ * g x a replica's GPUs a multiple of EP x ETP in every stage, and g a
+ * multiple of the FSDP group (the template's replica count is one). */
 static long split_grain(const ar_template *t)
 {
-    long g = 1;
+    long g = t->fsdp > 1 ? t->fsdp : 1;
     int s;
     for (s = 0; s < t->depth; s++) {
         long grp = (long)t->stages[s].ep * t->stages[s].etp, need = grp / ar_gcd(ar_stage_gpus(t, s), grp);
@@ -41,10 +42,11 @@ static long split_grain(const ar_template *t)
 }
 
 /* Most grains of template t that may run one step fewer (all but one);
- * 0 when the template cannot be split (FSDP groups span its replicas). */
+ * 0 when the template cannot be split (one FSDP group holds all of its
+ * replicas, or an expert group does). */
 static int split_cap(const ar_template *t, long grain)
 {
-    if (t->micro_batches < 1 || t->fsdp > 1 || t->replicas % grain) return 0;
+    if (t->micro_batches < 1 || t->replicas % grain) return 0;
     return (int)(t->replicas / grain) - 1;
 }
 

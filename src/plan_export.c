@@ -391,6 +391,13 @@ int arachne_plan_export(const arachne_plan *p, int format, char *buf, size_t cap
                                 "or plan with context parallelism off",
                                 format == ARACHNE_EXPORT_SAILOR ? "sailor" : "flashflex", t, p->t[t].cp,
                                 format == ARACHNE_EXPORT_SAILOR ? "Sailor" : "FlashFlex");
+            else if (p->t[t].fsdp > 1)
+                return ar_error(ARACHNE_E_UNSUPPORTED,
+                                "%s export: template %d shards over FSDP groups of %d replicas, which %s cannot "
+                                "express (its replicas keep whole weights); use the megatron, torchtitan or ranks "
+                                "export, or plan with FSDP off",
+                                format == ARACHNE_EXPORT_SAILOR ? "sailor" : "flashflex", t, p->t[t].fsdp,
+                                format == ARACHNE_EXPORT_SAILOR ? "Sailor" : "FlashFlex");
     }
     st = xctx_init(&x, p);
     if (st) {

@@ -145,6 +145,48 @@ static int rf_keep_prefix(void *user, const arachne_plan *p, const rf_spec *s, i
     return ar_rf_keep((rf_ctx *)user, p, s, k);
 }
 
+/* The last fill's keep (Megatron's order and FSDP groups): as
+ * rf_keep_prefix, but a plan that runs more samples than the batch does
+ * not replace one that runs it exactly (ARACHNE_OPT_EXACT_BATCH).  FSDP
+ * groups move whole when a template is split for the exact division, so a
+ * sharded plan that ranks higher can be one that no split makes exact, and
+ * the commands refuse such a plan. */
+static int rf_keep_final(void *user, const arachne_plan *p, const rf_spec *s, int k)
+{
+    rf_ctx *R = (rf_ctx *)user;
+    long B = R->cm->setup.global_batch;
+    if (R->have && R->cm->setup.exact_batch && ar_plan_samples_run(R->best) == B &&
+        ar_plan_samples_run(ar_plan_keep_form(R->cm, p, ar_plan_rank(R->best), R->split)) != B)
+        return ARACHNE_OK;
+    return ar_rf_keep(R, p, s, k);
+}
+
+/* Adds the first k templates of s, whose throughput is v, to the fastest
+ * structures filled (R->top; a structure already listed is not added
+ * again).  Ties keep the earlier one: the list depends on the order of the
+ * fills only, which is the same for any thread count. */
+static void rf_top_add(rf_ctx *R, const rf_spec *s, int k, double v)
+{
+    rf_spec t;
+    uint64_t h;
+    int i, j;
+    if (R->ntop == RF_TOP && !(v > R->top_value[RF_TOP - 1])) return;
+    ar_rf_copy(&t, s);
+    t.n = k;
+    h = ar_rf_hash(&t);
+    for (i = 0; i < R->ntop; i++) if (R->top_hash[i] == h) return;
+    for (i = 0; i < R->ntop && R->top_value[i] >= v; i++) {}
+    if (R->ntop < RF_TOP) R->ntop++;
+    for (j = R->ntop - 1; j > i; j--) {
+        ar_rf_copy(&R->top[j], &R->top[j - 1]);
+        R->top_value[j] = R->top_value[j - 1];
+        R->top_hash[j] = R->top_hash[j - 1];
+    }
+    ar_rf_copy(&R->top[i], &t);
+    R->top_value[i] = v;
+    R->top_hash[i] = h;
+}
+
 /* Fills the templates of s in order from the whole cluster, stopping at the
  * first that does not fit (ar_rf_fill_spec; h: ar_rf_hash(s)).  *value: the best
  * throughput among its priced prefixes (0 when not even the first template
@@ -154,8 +196,10 @@ static int rf_keep_prefix(void *user, const arachne_plan *p, const rf_spec *s, i
 static int rf_eval(rf_ctx *R, const rf_spec *s, uint64_t h, double *value, int *kbest)
 {
     int st, done = 0;
-    if (R->ahead && ((st = ar_rf_ahead_take(R, s, h, value, kbest, &done)) || done)) return st;
-    return ar_rf_fill_spec(&R->b, &R->work, s, rf_keep_prefix, R, value, kbest, &R->used);
+    if (!(R->ahead && ((st = ar_rf_ahead_take(R, s, h, value, kbest, &done)) || done)))
+        st = ar_rf_fill_spec(&R->b, &R->work, s, rf_keep_prefix, R, value, kbest, &R->used);
+    if (st == ARACHNE_OK && R->top && *kbest > 0) rf_top_add(R, s, *kbest, *value);
+    return st;
 }
 
 /* Tries candidate c: moves the search to it when it beats *cur_value.
@@ -429,7 +473,7 @@ int arachne_plan_refine(arachne_plan **out, const arachne_plan *start, const ara
     rf_spec cur;
     arachne_plan *given = NULL;
     ar_rng rng;
-    int st, i, j, k, maxnode = 1, stage_major;
+    int st, i, j, k, maxnode = 1, stage_major, fsdp_search;
     if (!out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_refine: out is NULL");
     *out = NULL;
     if (!start || !cm)
@@ -461,6 +505,11 @@ int arachne_plan_refine(arachne_plan **out, const arachne_plan *start, const ara
      * more with both orders at the end */
     stage_major = R.b.ws.stage_major;
     R.b.ws.stage_major = 0;
+    /* FSDP groups (ARACHNE_OPT_FSDP_SEARCH) only in that last fill too:
+     * tried in the climb's fills, they led 3 of the 100 small validation
+     * compositions to slower local optima (up to 11 %), none of which kept
+     * FSDP (2026-12-07); the fill never tries them otherwise (fill.c) */
+    fsdp_search = cm->setup.fsdp_search;
     ar_rf_ahead_open(&R);
     for (i = 0; i < cm->cluster->nnodes; i++) if (cm->cluster->nodes[i].gpus > maxnode) maxnode = cm->cluster->nodes[i].gpus;
     R.max_tp = 1;
@@ -470,6 +519,10 @@ int arachne_plan_refine(arachne_plan **out, const arachne_plan *start, const ara
     given = ar_calloc(1, sizeof *given);
     R.seen = ar_calloc(RF_SEEN_SLOTS, sizeof *R.seen);
     if (!R.best || !R.split || !given || !R.seen) { st = ARACHNE_E_NO_MEMORY; goto done; }
+    if (fsdp_search && evaluations > 0 && !(R.top = ar_calloc(RF_TOP, sizeof *R.top))) {
+        st = ARACHNE_E_NO_MEMORY;
+        goto done;
+    }
     if ((st = ar_plan_init(R.best, cm)) || (st = ar_plan_init(&R.work, cm))) goto done;
     /* the plan as given, priced with this cost model, is the first candidate */
     if ((st = ar_plan_copy(given, start))) goto done;
@@ -508,12 +561,23 @@ int arachne_plan_refine(arachne_plan **out, const arachne_plan *start, const ara
             if ((st = rf_climb(&R, &cur, &v))) goto done;
         }
     }
-    if (R.have && stage_major && evaluations > 0) {
+    if (R.have && (stage_major || fsdp_search) && evaluations > 0) {
         /* a copy: keeping a faster prefix rewrites R.best_spec (and its
          * template count) while the fill still walks the structure */
         rf_spec fin = R.best_spec;
-        R.b.ws.stage_major = 1;
-        if ((st = ar_rf_fill_spec(&R.b, &R.work, &fin, rf_keep_prefix, &R, &v, &k, &R.used))) goto done;
+        uint64_t hb;
+        R.b.ws.stage_major = stage_major;
+        R.b.ws.fsdp_search = fsdp_search;
+        if ((st = ar_rf_fill_spec(&R.b, &R.work, &fin, rf_keep_final, &R, &v, &k, &R.used))) goto done;
+        /* FSDP pays where memory binds, which can be in a structure the
+         * climbs (filling without it) ranked below the best: the fastest
+         * others they filled get the last fill too */
+        hb = ar_rf_hash(&fin);
+        for (i = 0; R.top && i < R.ntop; i++) {
+            if (R.top_hash[i] == hb) continue;
+            ar_rf_copy(&fin, &R.top[i]);
+            if ((st = ar_rf_fill_spec(&R.b, &R.work, &fin, rf_keep_final, &R, &v, &k, &R.used))) goto done;
+        }
     }
     if (!R.have) {
         st = ar_error(ARACHNE_E_INFEASIBLE, "arachne_plan_refine: the plan does not price with this cost model "
@@ -538,6 +602,7 @@ done:
     if (R.split) arachne_plan_destroy(R.split);
     ar_rf_ahead_close(&R);
     free(R.seen);
+    free(R.top);
     ar_plan_clear(&R.work);
     ar_builder_free(&R.b);
     return st;

@@ -19,6 +19,7 @@ typedef struct rf_spec {
 } rf_spec;
 
 #define RF_SEEN_SLOTS 8192 /* a power of two; filled up to 3/4 */
+#define RF_TOP 4           /* structures the last fill tries besides the best (refine.c) */
 
 typedef struct rf_seen {
     uint64_t hash;           /* 0: empty */
@@ -42,6 +43,11 @@ typedef struct rf_ctx {
     int nseen;
     int collecting;          /* 1: a pass only lists its candidates (ar_rf_ahead_collect) */
     rf_ahead *ahead;         /* the next candidates filled on several threads; NULL: one thread */
+    rf_spec *top;            /* [RF_TOP] the fastest structures filled (their best prefixes), fastest
+                              * first, for the last fill; NULL: not collected */
+    double top_value[RF_TOP];
+    uint64_t top_hash[RF_TOP];
+    int ntop;
 } rf_ctx;
 
 /* Called with every prefix of a candidate that priced (its first k

@@ -196,6 +196,7 @@ static void fill_ahead(rf_ctx *R, rf_worker *w, rf_result *r)
         if ((r->st = ar_builder_init(&w->b, R->cm, NULL))) return;
         w->b.ws.move_stages = R->b.ws.move_stages;
         w->b.ws.stage_major = R->b.ws.stage_major;
+        w->b.ws.fsdp_search = R->b.ws.fsdp_search;
         w->ready = 1;
     }
     fills0 = w->b.fills;

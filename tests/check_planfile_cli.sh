@@ -154,8 +154,9 @@ assert d["global_batch"] == runs, (d["global_batch"], runs)' || fail "rounded pl
 done
 
 # 7. Sailor round trip: export --format sailor, import it back, same plan and price (Sailor has no
-#    context parallelism: the search keeps it off)
-"$bin" search --method random --budget 40 --model llama3-8b --cluster a100-40:4x4 --global-batch 64 --no-context-parallel --json \
+#    context parallelism and no FSDP: the search keeps them off)
+"$bin" search --method random --budget 40 --model llama3-8b --cluster a100-40:4x4 --global-batch 64 --no-context-parallel \
+    --no-fsdp-search --json \
     > "$t/s.json" || fail "search for the Sailor round trip failed"
 "$bin" export --format sailor "$t/s.json" > "$t/s.sailor" || fail "export sailor failed"
 "$bin" import --format sailor "$t/s.sailor" --model llama3-8b --cluster a100-40:4x4 --global-batch 64 --json \

@@ -661,9 +661,13 @@ TEST(options_defaults_and_rejections)
     ASSERT_CONTAINS(arachne_last_error(), "stage_major");
     ASSERT_OK(arachne_cost_model_get(f.cm, ARACHNE_OPT_STAGE_MAJOR, &v));
     ASSERT(v == 1.0);
-    ASSERT_STATUS(arachne_cost_model_set(f.cm, 23, 1), ARACHNE_E_INVALID_ARGUMENT);
-    ASSERT_CONTAINS(arachne_last_error(), "0..22");
-    ASSERT_STATUS(arachne_cost_model_get(f.cm, 23, &v), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_FSDP_SEARCH, 2), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "fsdp_search");
+    ASSERT_OK(arachne_cost_model_get(f.cm, ARACHNE_OPT_FSDP_SEARCH, &v));
+    ASSERT(v == 1.0);
+    ASSERT_STATUS(arachne_cost_model_set(f.cm, 24, 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "0..23");
+    ASSERT_STATUS(arachne_cost_model_get(f.cm, 24, &v), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_get(f.cm, -1, &v), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_set(NULL, 0, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_price(f.cm, NULL), ARACHNE_E_INVALID_ARGUMENT);

@@ -3,6 +3,7 @@
  * same speed (k replicas one micro-batch fewer), or with k replicas
  * dropped when they run a single micro-batch; ranks stay dense and in
  * order; nothing happens with ARACHNE_OPT_EXACT_BATCH off. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,6 +81,46 @@ TEST(split_runs_the_batch_exactly_at_the_same_speed)
     }
     ar_plan_clear(&q);
     arachne_plan_destroy(p);
+    env_close(&e);
+}
+
+/* An FSDP group (fsdp consecutive replicas) moves whole: four TP8 replicas
+ * in groups of two at batch 48 run 64 samples (two steps of 8 each); the
+ * split runs one group a step fewer, and both parts keep their groups.
+ * Groups of four (every replica) leave nothing to split. */
+TEST(split_moves_whole_fsdp_groups)
+{
+    env e;
+    arachne_plan *p = NULL, q;
+    int f;
+    ASSERT_OK(env_open(&e, "llama3-8b", "h100:4x8"));
+    for (f = 2; f <= 4; f += 2) {
+        char spec[64];
+        snprintf(spec, sizeof spec, "tp=8,pp=1,dp=4,mbs=8,fsdp=%d", f);
+        ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 64));
+        ASSERT_OK(arachne_plan_from_parallel(&p, e.cm, spec));
+        ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 48));
+        ASSERT_OK(ar_plan_price(e.cm, p));
+        ASSERT_EQ(ar_plan_samples_run(p), 64);
+        memset(&q, 0, sizeof q);
+        if (f == 4) {
+            ASSERT_EQ(ar_plan_split_exact(e.cm, p, &q), 0);
+        } else {
+            ASSERT_EQ(ar_plan_split_exact(e.cm, p, &q), 1);
+            ASSERT_EQ(ar_plan_samples_run(&q), 48);
+            ASSERT_EQ(q.ntemplates, 2);
+            ASSERT_EQ(q.t[0].replicas, 2);
+            ASSERT_EQ(q.t[1].replicas, 2);
+            ASSERT_EQ(q.t[0].fsdp, 2);
+            ASSERT_EQ(q.t[1].fsdp, 2);
+            ASSERT(ranks_dense(&q));
+            ASSERT_OK(ar_plan_validate(e.cm, &q));
+            ASSERT(q.iteration_s <= p->iteration_s * (1 + 1e-12));
+            ar_plan_clear(&q);
+        }
+        arachne_plan_destroy(p);
+        p = NULL;
+    }
     env_close(&e);
 }
 
@@ -204,6 +245,6 @@ TEST(fill_prices_a_twin_template_with_the_shared_ring)
     env_close(&e);
 }
 
-SUITE(plan_exact, T(split_runs_the_batch_exactly_at_the_same_speed), T(split_drops_replicas_that_run_one_micro_batch),
+SUITE(plan_exact, T(split_runs_the_batch_exactly_at_the_same_speed), T(split_moves_whole_fsdp_groups), T(split_drops_replicas_that_run_one_micro_batch),
       T(split_leaves_exact_and_unsplittable_plans),
       T(split_halves_share_one_gradient_ring), T(fill_prices_a_twin_template_with_the_shared_ring));

@@ -70,13 +70,13 @@ void cli_note_spec_aliases(const char *spec);
  * --seq-len N --recompute none|selective|full --dist-optimizer
  * --headroom F --max-depth D --max-vp V --no-expert-tiling --no-context-parallel --ep-hierarchical
  * --allow-batch-rounding --no-stage-reversal --no-priced-resplit --no-stage-moves
- * --no-stage-major */
+ * --no-stage-major --no-fsdp-search */
 typedef struct cli_costenv_opts {
     const char *model, *cluster, *profile, *global_batch, *seq_len, *recompute, *headroom, *max_depth, *max_vp;
     const char *weight_bytes, *grad_bytes, *optim_bytes;
     int dist_optimizer, no_dist_optimizer, no_expert_tiling, no_context_parallel, ep_hierarchical;
     int no_overlap_grad_reduce, no_overlap_param_gather, tp_comm_overlap, allow_batch_rounding, no_stage_reversal;
-    int no_priced_resplit, no_stage_moves, no_stage_major;
+    int no_priced_resplit, no_stage_moves, no_stage_major, no_fsdp_search;
     /* Not options: set by cli_plan_open from a plan file.  JSON text used
      * instead of model / cluster / profile when those are NULL; model_name
      * and cluster_spec: a version-1 plan's fields, read as a preset name and
@@ -94,7 +94,7 @@ typedef struct cli_costenv {
 } cli_costenv;
 
 /* Number of cli_opt entries cli_costenv_options() writes. */
-#define CLI_COSTENV_NOPTS 25
+#define CLI_COSTENV_NOPTS 26
 /* Usage lines for the shared options (append to a command's usage text). */
 /* Usage lines of the shared options: CLI_COSTENV_USAGE where --model and
  * --cluster are required (plan, search), CLI_COSTENV_PLANFILE_USAGE where
@@ -130,6 +130,7 @@ typedef struct cli_costenv {
     "  --no-stage-moves       the fill tries no stage moved to the front or the end (default: it tries each,\n" \
     "                         from the faster of the two orders above, and keeps the fastest order)\n" \
     "  --no-stage-major       the fill places replicas one by one only (default: also Megatron's order)\n" \
+    "  --no-fsdp-search       the fill never shards with FSDP (default: tried where memory refuses)\n" \
     "  --no-priced-resplit    the fill splits layers on profiled times only (default: it splits again on\n" \
     "                         the priced stage times, expert all-to-all included, and keeps the faster)\n" \
     "  --allow-batch-rounding run the batch the plan covers when it cannot split --global-batch exactly;\n" \

@@ -36,6 +36,7 @@ int cli_costenv_options(cli_costenv_opts *o, cli_opt *opts)
         { "no-priced-resplit", 0, NULL, &o->no_priced_resplit },
         { "no-stage-moves", 0, NULL, &o->no_stage_moves },
         { "no-stage-major", 0, NULL, &o->no_stage_major },
+        { "no-fsdp-search", 0, NULL, &o->no_fsdp_search },
     };
     memset(o, 0, sizeof *o);
     memcpy(opts, table, sizeof table);
@@ -161,6 +162,7 @@ int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *e
         (rc = set_opt(env, ARACHNE_OPT_PRICED_RESPLIT, o->no_priced_resplit ? 0 : 1)) ||
         (rc = set_opt(env, ARACHNE_OPT_STAGE_MOVES, o->no_stage_moves ? 0 : 1)) ||
         (rc = set_opt(env, ARACHNE_OPT_STAGE_MAJOR, o->no_stage_major ? 0 : 1)) ||
+        (rc = set_opt(env, ARACHNE_OPT_FSDP_SEARCH, o->no_fsdp_search ? 0 : 1)) ||
         /* a user who lets the batch round also lets the planners rank by speed alone */
         (rc = set_opt(env, ARACHNE_OPT_EXACT_BATCH, o->allow_batch_rounding ? 0 : 1)))
         goto fail;

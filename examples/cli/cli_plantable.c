@@ -57,13 +57,14 @@ int cli_print_plan(FILE *f, const arachne_plan *p, const char *title)
     for (t = 0; t < nt; t++) {
         int depth = (int)tget(p, t, ARACHNE_TEMPLATE_DEPTH), reps = (int)tget(p, t, ARACHNE_TEMPLATE_REPLICAS);
         int cp = (int)tget(p, t, ARACHNE_TEMPLATE_CP);
-        int vp = (int)tget(p, t, ARACHNE_TEMPLATE_VP);
+        int vp = (int)tget(p, t, ARACHNE_TEMPLATE_VP), fsdp = (int)tget(p, t, ARACHNE_TEMPLATE_FSDP);
         fprintf(f, "\ntemplate %d: %d replica%s x %d stage%s, micro-batch %d x %d per replica, pipeline %.4f s", t,
                 reps, reps == 1 ? "" : "s", depth, depth == 1 ? "" : "s", (int)tget(p, t, ARACHNE_TEMPLATE_MICRO_BATCH),
                 (int)tget(p, t, ARACHNE_TEMPLATE_MICRO_BATCHES), tget(p, t, ARACHNE_TEMPLATE_PIPELINE_S));
         /* each stage of a replica runs on tp x cp GPUs */
         if (cp > 1) fprintf(f, ", context parallel %d (each stage: tp x %d GPUs)", cp, cp);
         if (vp > 1) fprintf(f, ", interleaved 1F1B with %d chunks per stage", vp);
+        if (fsdp > 1) fprintf(f, ", FSDP over %d replicas", fsdp);
         fputc('\n', f);
         fprintf(f, "  %-5s %-14s %-3s %-9s %-8s %-10s %-10s %s\n", "stage", "gpu", "tp", "layers", "replicas",
                 "stage s", "sync s", "mem/GPU GB");

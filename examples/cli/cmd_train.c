@@ -18,7 +18,7 @@ typedef struct setup {
     long global_batch, seq_len, max_depth;
     double headroom;
     int recompute, dist_optimizer, expert_tiling, exact_batch, stage_reversal, priced_resplit, stage_moves,
-        stage_major;
+        stage_major, fsdp_search;
 } setup;
 
 typedef struct comp_env {
@@ -71,7 +71,7 @@ static int parse_setup(const ar_json *o, setup *s)
 {
     static const char *const keys[] = { "global_batch", "seq_len", "recompute", "dist_optimizer", "headroom",
                                          "max_depth", "expert_tiling", "exact_batch", "stage_reversal",
-                                         "priced_resplit", "stage_moves", "stage_major", NULL };
+                                         "priced_resplit", "stage_moves", "stage_major", "fsdp_search", NULL };
     const char *rc = NULL;
     int st;
     if (!o) return ARACHNE_OK;
@@ -85,7 +85,8 @@ static int parse_setup(const ar_json *o, setup *s)
         (st = ar_json_bool(o, "stage_reversal", 0, &s->stage_reversal)) ||
         (st = ar_json_bool(o, "priced_resplit", 0, &s->priced_resplit)) ||
         (st = ar_json_bool(o, "stage_moves", 0, &s->stage_moves)) ||
-        (st = ar_json_bool(o, "stage_major", 0, &s->stage_major)) || (st = ar_json_str(o, "recompute", 0, &rc)))
+        (st = ar_json_bool(o, "stage_major", 0, &s->stage_major)) ||
+        (st = ar_json_bool(o, "fsdp_search", 0, &s->fsdp_search)) || (st = ar_json_str(o, "recompute", 0, &rc)))
         return st;
     if (rc) {
         if (!strcmp(rc, "none")) s->recompute = ARACHNE_RECOMPUTE_NONE;
@@ -112,7 +113,8 @@ static int build_env(comp_env *e, const char *model, const char *cluster, const 
         (st = arachne_cost_model_set(e->cm, ARACHNE_OPT_STAGE_REVERSAL, s->stage_reversal)) ||
         (st = arachne_cost_model_set(e->cm, ARACHNE_OPT_PRICED_RESPLIT, s->priced_resplit)) ||
         (st = arachne_cost_model_set(e->cm, ARACHNE_OPT_STAGE_MOVES, s->stage_moves)) ||
-        (st = arachne_cost_model_set(e->cm, ARACHNE_OPT_STAGE_MAJOR, s->stage_major)))
+        (st = arachne_cost_model_set(e->cm, ARACHNE_OPT_STAGE_MAJOR, s->stage_major)) ||
+        (st = arachne_cost_model_set(e->cm, ARACHNE_OPT_FSDP_SEARCH, s->fsdp_search)))
         return st;
     return ARACHNE_OK;
 }
@@ -504,7 +506,7 @@ int cmd_train(int argc, char **argv)
     ar_json *cfg = NULL;
     const ar_json *comps = NULL, *vals = NULL, *out = NULL, *pol_o = NULL;
     comp_env *envs = NULL;
-    setup global = { 512, 4096, 16, 0.08, ARACHNE_RECOMPUTE_SELECTIVE, 1, 1, 1, 1, 1, 1, 1 };
+    setup global = { 512, 4096, 16, 0.08, ARACHNE_RECOMPUTE_SELECTIVE, 1, 1, 1, 1, 1, 1, 1, 1 };
     double greedy0 = 0, greedy1 = 0, final_score = 0;
     long updates = 100, seed = 1, threads = -1, stop_after = 0, run_to, hidden = 0, layers = 0, init_seed = 1, log_every = 10, ckpt_every = 0;
     long select_every = 0;

@@ -136,12 +136,13 @@ OPTIONS = {
     "recompute_norm_act": 13, "recompute_alt_mm": 14, "context_parallel": 15, "max_vp": 16,
     "ep_hierarchical": 17, "exact_batch": 18, "stage_reversal": 19,
     "priced_resplit": 20, "stage_moves": 21, "stage_major": 22,
+    "fsdp_search": 23,
 }
 _INT_OPTIONS = ("global_batch", "seq_len", "max_depth", "max_vp")
 _BOOL_OPTIONS = ("dist_optimizer", "expert_tiling", "overlap_grad_reduce", "overlap_param_gather",
                  "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm",
                  "context_parallel", "ep_hierarchical", "exact_batch", "stage_reversal",
-                 "priced_resplit", "stage_moves", "stage_major")
+                 "priced_resplit", "stage_moves", "stage_major", "fsdp_search")
 
 # Plan fields (arachne_plan_field, arachne_template_field, arachne_stage_field,
 # arachne_rank_field)
@@ -153,7 +154,7 @@ PLAN_FIELDS = {
 _PLAN_INT_FIELDS = ("gpus_used", "gpus_total", "templates", "ranks", "evaluations",
                     "global_batch", "seq_len", "samples_run")
 TEMPLATE_FIELDS = {"depth": 0, "replicas": 1, "micro_batch": 2, "micro_batches": 3, "pipeline_s": 4, "cp": 5,
-                   "vp": 6}
+                   "vp": 6, "fsdp": 7}
 _TEMPLATE_INT_FIELDS = ("depth", "replicas", "micro_batch", "micro_batches", "cp", "vp")
 STAGE_FIELDS = {
     "tp": 0, "first_layer": 1, "end_layer": 2, "ep": 3, "etp": 4, "edp": 5, "compute_s": 6,
