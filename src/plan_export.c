@@ -382,22 +382,22 @@ int arachne_plan_export(const arachne_plan *p, int format, char *buf, size_t cap
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_export: unknown format %d (valid 0..%d)", format,
                         ARACHNE_EXPORT_TORCHTITAN_CLI);
     if (format == ARACHNE_EXPORT_FLASHFLEX || format == ARACHNE_EXPORT_SAILOR) {
-        int t;
-        for (t = 0; t < p->ntemplates && t < AR_MAX_TEMPLATES; t++)
-            if (p->t[t].cp > 1)
+        /* what the peers' formats have no setting for */
+        int t, cp, fsdp;
+        for (t = 0; t < p->ntemplates && t < AR_MAX_TEMPLATES; t++) {
+            cp = p->t[t].cp > 1;
+            fsdp = !cp && p->t[t].fsdp > 1;
+            if (cp || fsdp)
                 return ar_error(ARACHNE_E_UNSUPPORTED,
-                                "%s export: template %d uses context parallelism (cp %d), which %s cannot express "
-                                "(it has no context-parallel setting); use the megatron, torchtitan or ranks export, "
-                                "or plan with context parallelism off",
-                                format == ARACHNE_EXPORT_SAILOR ? "sailor" : "flashflex", t, p->t[t].cp,
-                                format == ARACHNE_EXPORT_SAILOR ? "Sailor" : "FlashFlex");
-            else if (p->t[t].fsdp > 1)
-                return ar_error(ARACHNE_E_UNSUPPORTED,
-                                "%s export: template %d shards over FSDP groups of %d replicas, which %s cannot "
-                                "express (its replicas keep whole weights); use the megatron, torchtitan or ranks "
-                                "export, or plan with FSDP off",
-                                format == ARACHNE_EXPORT_SAILOR ? "sailor" : "flashflex", t, p->t[t].fsdp,
-                                format == ARACHNE_EXPORT_SAILOR ? "Sailor" : "FlashFlex");
+                                "%s export: template %d %s %d%s, which %s cannot express (%s); use the megatron, "
+                                "torchtitan or ranks export, or plan with %s off",
+                                format == ARACHNE_EXPORT_SAILOR ? "sailor" : "flashflex", t,
+                                cp ? "uses context parallelism (cp" : "shards over FSDP groups of",
+                                cp ? p->t[t].cp : p->t[t].fsdp, cp ? ")" : " replicas",
+                                format == ARACHNE_EXPORT_SAILOR ? "Sailor" : "FlashFlex",
+                                cp ? "it has no context-parallel setting" : "its replicas keep whole weights",
+                                cp ? "context parallelism" : "FSDP");
+        }
     }
     st = xctx_init(&x, p);
     if (st) {

@@ -102,6 +102,9 @@ TEST(split_moves_whole_fsdp_groups)
         ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 48));
         ASSERT_OK(ar_plan_price(e.cm, p));
         ASSERT_EQ(ar_plan_samples_run(p), 64);
+        /* Sailor's format has no FSDP: the export refuses, naming it */
+        ASSERT_STATUS(arachne_plan_export(p, ARACHNE_EXPORT_SAILOR, NULL, 0, NULL), ARACHNE_E_UNSUPPORTED);
+        ASSERT_CONTAINS(arachne_last_error(), "shards over FSDP groups of");
         memset(&q, 0, sizeof q);
         if (f == 4) {
             ASSERT_EQ(ar_plan_split_exact(e.cm, p, &q), 0);
