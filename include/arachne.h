@@ -674,13 +674,16 @@ typedef enum arachne_option {
                                      *   (a replica's consecutive stages share nodes), when two of its
                                      *   stages have one GPU type and group size, and keeps the faster;
                                      *   0: replica by replica only; 0 or 1 (default 1) */
-    ARACHNE_OPT_FSDP_SEARCH = 23    /**< 1: where memory refused one of a template's candidates (a
-                                     *   micro-batch size, or its balanced layer split), the planners' fill
-                                     *   also prices that candidate with the template's data-parallel
-                                     *   ranks sharding weights, gradients and optimizer state (FSDP /
-                                     *   ZeRO-3), in groups of the replicas one node holds and of all its
-                                     *   replicas, and keeps the fastest; it never makes a template fit
-                                     *   that does not fit without it; 0: no FSDP in planned templates;
+    ARACHNE_OPT_FSDP_SEARCH = 23    /**< 1: arachne_plan_refine's last fills (and, when FSDP wins
+                                     *   there, a further quarter of its budget) also price the candidates
+                                     *   that memory refused (a micro-batch size, or its balanced layer
+                                     *   split) with the template's data-parallel replicas sharding
+                                     *   weights, gradients and optimizer state (FSDP / ZeRO-3), in groups
+                                     *   of the replicas one node holds and of all of them; a plan is kept
+                                     *   when it ranks higher and, when the best runs the batch exactly,
+                                     *   runs it exactly too; FSDP never makes a template fit that does
+                                     *   not fit without it, and the policy's construction and the
+                                     *   baseline searches never shard; 0: no FSDP in planned templates;
                                      *   0 or 1 (default 1) */
 } arachne_option;
 
@@ -1152,8 +1155,12 @@ ARACHNE_API int arachne_plan_rollout(arachne_plan **out, const arachne_policy *p
  *  goes to climbs from randomly perturbed copies of the best plan (a
  *  fixed-seed RNG).  A structure met again is not refilled (it costs no
  *  budget).  The search fills without ARACHNE_OPT_STAGE_MAJOR's second
- *  placement order; when the option is on, the best structure is filled
- *  once more with it at the end (one fill per template beyond the budget).
+ *  placement order and without FSDP; when ARACHNE_OPT_STAGE_MAJOR or
+ *  ARACHNE_OPT_FSDP_SEARCH is on, the best structure is filled once more at
+ *  the end with them (one fill per template beyond the budget), and with
+ *  FSDP_SEARCH the four fastest other structures the search filled too;
+ *  when FSDP won in one of those fills, the search goes on with FSDP in
+ *  every fill for a quarter of the budget more.
  *  Returns the best plan priced, never slower than `start`
  *  repriced with cm (under ARACHNE_OPT_EXACT_BATCH, the default, a plan that
  *  runs more samples than the batch counts at iterations per second x

@@ -1521,6 +1521,7 @@ static int fsdp_search(ar_fill_ws *ws, ar_avail *a, const arachne_plan *plan, fi
         return st;
     *pc = fc;
     *pb = fb;
+    ws->fsdp_wins++;
     return ARACHNE_OK;
 }
 

@@ -123,6 +123,7 @@ typedef struct ar_fill_ws {
                               * with FSDP groups (FSDP_SEARCH) */
     void *fsdp_ctx;          /* the FSDP search's context (fill.c), allocated at first use */
     const void *fsdp_src;    /* during the FSDP search: the context whose refusals it retries */
+    long fsdp_wins;          /* fills whose FSDP search beat their best without FSDP */
     void *stage_tab;         /* per (stage, block range, tiling): what pricing computed of the
                               * candidate's stage in the current context (fill.c), allocated at
                               * first use */

@@ -110,6 +110,16 @@ static int rf_out_of_budget(rf_ctx *R)
 int ar_rf_keep(rf_ctx *R, const arachne_plan *p, const rf_spec *s, int k)
 {
     int st, kept;
+    long B = R->cm->setup.global_batch;
+    /* From the last fill on (R->keep_exact), a plan that runs more samples
+     * than the batch does not replace one that runs it exactly
+     * (ARACHNE_OPT_EXACT_BATCH): FSDP groups move whole when a template is
+     * split for the exact division (plan_exact.c), so a sharded plan that
+     * ranks higher can be one that no split makes exact, and the commands
+     * refuse such a plan. */
+    if (R->keep_exact && R->have && R->cm->setup.exact_batch && ar_plan_samples_run(R->best) == B &&
+        ar_plan_samples_run(ar_plan_keep_form(R->cm, p, ar_plan_rank(R->best), R->split)) != B)
+        return ARACHNE_OK;
     if ((st = ar_plan_keep_better(R->cm, p, R->best, &R->have, R->split, &kept)) || !kept) return st;
     R->best_spec = *s;
     R->best_spec.n = k;
@@ -143,22 +153,6 @@ int ar_rf_fill_spec(ar_builder *b, arachne_plan *work, const rf_spec *s, rf_keep
 static int rf_keep_prefix(void *user, const arachne_plan *p, const rf_spec *s, int k)
 {
     return ar_rf_keep((rf_ctx *)user, p, s, k);
-}
-
-/* The last fill's keep (Megatron's order and FSDP groups): as
- * rf_keep_prefix, but a plan that runs more samples than the batch does
- * not replace one that runs it exactly (ARACHNE_OPT_EXACT_BATCH).  FSDP
- * groups move whole when a template is split for the exact division, so a
- * sharded plan that ranks higher can be one that no split makes exact, and
- * the commands refuse such a plan. */
-static int rf_keep_final(void *user, const arachne_plan *p, const rf_spec *s, int k)
-{
-    rf_ctx *R = (rf_ctx *)user;
-    long B = R->cm->setup.global_batch;
-    if (R->have && R->cm->setup.exact_batch && ar_plan_samples_run(R->best) == B &&
-        ar_plan_samples_run(ar_plan_keep_form(R->cm, p, ar_plan_rank(R->best), R->split)) != B)
-        return ARACHNE_OK;
-    return ar_rf_keep(R, p, s, k);
 }
 
 /* Adds the first k templates of s, whose throughput is v, to the fastest
@@ -419,6 +413,54 @@ static void rf_kick(rf_ctx *R, ar_rng *rng, rf_spec *c)
     }
 }
 
+/* The local search (steps 2 and 3 of docs/search.md, "Refinement"): a
+ * climb from the best plan's structure, then climbs from kicked copies of
+ * it until the budget is spent. */
+static int rf_search(rf_ctx *R, ar_rng *rng)
+{
+    rf_spec cur;
+    double v;
+    int st, k;
+    if (R->have) {
+        cur = R->best_spec;
+        v = R->best->iter_per_s;
+        if ((st = rf_climb(R, &cur, &v))) return st;
+    }
+    while (R->have && !rf_out_of_budget(R)) {
+        cur = R->best_spec;
+        rf_kick(R, rng, &cur);
+        if ((st = rf_eval(R, &cur, ar_rf_hash(&cur), &v, &k))) return st;
+        if (k < 1) continue;
+        cur.n = k;
+        if ((st = rf_climb(R, &cur, &v))) return st;
+    }
+    return ARACHNE_OK;
+}
+
+/* The last fill: the best structure filled once more with Megatron's
+ * order (stage_major) and FSDP groups (fsdp), then, with `others`, the
+ * fastest other structures the climbs filled (FSDP pays where memory binds,
+ * which can be in a structure the climbs, filling without it, ranked below
+ * the best). */
+static int rf_last_fill(rf_ctx *R, int stage_major, int fsdp, int others)
+{
+    /* a copy: keeping a faster prefix rewrites R->best_spec (and its
+     * template count) while the fill still walks the structure */
+    rf_spec fin = R->best_spec;
+    uint64_t hb = ar_rf_hash(&fin);
+    double v;
+    int st, k, i;
+    R->b.ws.stage_major = stage_major;
+    R->b.ws.fsdp_search = fsdp;
+    if ((st = ar_rf_fill_spec(&R->b, &R->work, &fin, rf_keep_prefix, R, &v, &k, &R->used))) return st;
+    for (i = 0; others && R->top && i < R->ntop; i++) {
+        if (R->top_hash[i] == hb) continue;
+        ar_rf_copy(&fin, &R->top[i]);
+        if ((st = ar_rf_fill_spec(&R->b, &R->work, &fin, rf_keep_prefix, R, &v, &k, &R->used))) return st;
+    }
+    return ARACHNE_OK;
+}
+
 /* The exact search of small clusters: every one-template plan, at most
  * `cap` of them; visit keeps each as a candidate start. */
 typedef struct rf_exact {
@@ -544,39 +586,25 @@ int arachne_plan_refine(arachne_plan **out, const arachne_plan *start, const ara
         if (cm->cluster->total_gpus <= AR_REFINE_EXACT_GPUS && !rf_out_of_budget(&R) &&
             (st = rf_exact_run(&R, (R.budget - R.used) / 8)))
             goto done;
-        if (R.have) {
-            cur = R.best_spec;
-            v = R.best->iter_per_s;
-            if ((st = rf_climb(&R, &cur, &v))) goto done;
-        }
-        /* iterated local search: the budget left goes to climbs from kicked
-         * copies of the best plan */
         ar_rng_seed(&rng, 0x72656669ULL);
-        while (R.have && !rf_out_of_budget(&R)) {
-            cur = R.best_spec;
-            rf_kick(&R, &rng, &cur);
-            if ((st = rf_eval(&R, &cur, ar_rf_hash(&cur), &v, &k))) goto done;
-            if (k < 1) continue;
-            cur.n = k;
-            if ((st = rf_climb(&R, &cur, &v))) goto done;
-        }
+        if ((st = rf_search(&R, &rng))) goto done;
     }
     if (R.have && (stage_major || fsdp_search) && evaluations > 0) {
-        /* a copy: keeping a faster prefix rewrites R.best_spec (and its
-         * template count) while the fill still walks the structure */
-        rf_spec fin = R.best_spec;
-        uint64_t hb;
-        R.b.ws.stage_major = stage_major;
-        R.b.ws.fsdp_search = fsdp_search;
-        if ((st = ar_rf_fill_spec(&R.b, &R.work, &fin, rf_keep_final, &R, &v, &k, &R.used))) goto done;
-        /* FSDP pays where memory binds, which can be in a structure the
-         * climbs (filling without it) ranked below the best: the fastest
-         * others they filled get the last fill too */
-        hb = ar_rf_hash(&fin);
-        for (i = 0; R.top && i < R.ntop; i++) {
-            if (R.top_hash[i] == hb) continue;
-            ar_rf_copy(&fin, &R.top[i]);
-            if ((st = ar_rf_fill_spec(&R.b, &R.work, &fin, rf_keep_final, &R, &v, &k, &R.used))) goto done;
+        R.keep_exact = fsdp_search;
+        if ((st = rf_last_fill(&R, stage_major, fsdp_search, 1))) goto done;
+        /* FSDP paid in a last fill: memory binds, and the structures around
+         * the best may shard better still, so the climbs go on with FSDP
+         * groups in every fill, a quarter of the budget more (the table of
+         * values seen held fills without them); the best so far stays the
+         * bar, so this phase cannot make the plan slower */
+        if (R.b.ws.fsdp_wins > 0 && !R.capped) {
+            R.b.ws.stage_major = 0;
+            memset(R.seen, 0, RF_SEEN_SLOTS * sizeof *R.seen);
+            R.nseen = 0;
+            ar_rf_ahead_forget(&R);
+            R.budget = R.used + evaluations / 4;
+            if ((st = rf_search(&R, &rng))) goto done;
+            if ((st = rf_last_fill(&R, stage_major, fsdp_search, 0))) goto done;
         }
     }
     if (!R.have) {

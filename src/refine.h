@@ -48,6 +48,8 @@ typedef struct rf_ctx {
     double top_value[RF_TOP];
     uint64_t top_hash[RF_TOP];
     int ntop;
+    int keep_exact;          /* 1: a plan that runs more samples than the batch does not replace a
+                              * best that runs it exactly (the phases with FSDP groups) */
 } rf_ctx;
 
 /* Called with every prefix of a candidate that priced (its first k
@@ -84,6 +86,8 @@ int ar_rf_keep(rf_ctx *R, const arachne_plan *p, const rf_spec *s, int k);
 void ar_rf_ahead_open(rf_ctx *R);
 void ar_rf_ahead_close(rf_ctx *R);
 void ar_rf_ahead_begin(rf_ctx *R);
+/* Drops every result filled ahead (the fills change: FSDP groups on). */
+void ar_rf_ahead_forget(rf_ctx *R);
 void ar_rf_ahead_collect(rf_ctx *R, const rf_spec *c, uint64_t h);
 /* s's results when they were filled ahead (*done = 1; the table and the
  * budget are updated by the caller as for a fill), else *done = 0. */

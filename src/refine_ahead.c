@@ -108,6 +108,15 @@ void ar_rf_ahead_begin(rf_ctx *R)
     A->npack = 0;
 }
 
+void ar_rf_ahead_forget(rf_ctx *R)
+{
+    rf_ahead *A = R->ahead;
+    int i;
+    if (!A) return;
+    ar_rf_ahead_begin(R);
+    for (i = 0; i < A->threads; i++) A->res[i].valid = 0;
+}
+
 /* Lists candidate c of the pass being collected; one the table has seen
  * needs no fill (the table only grows), and a full list or no memory only
  * leaves the rest to be filled when tried. */
@@ -196,9 +205,9 @@ static void fill_ahead(rf_ctx *R, rf_worker *w, rf_result *r)
         if ((r->st = ar_builder_init(&w->b, R->cm, NULL))) return;
         w->b.ws.move_stages = R->b.ws.move_stages;
         w->b.ws.stage_major = R->b.ws.stage_major;
-        w->b.ws.fsdp_search = R->b.ws.fsdp_search;
         w->ready = 1;
     }
+    w->b.ws.fsdp_search = R->b.ws.fsdp_search; /* on in the FSDP phase (refine.c) */
     fills0 = w->b.fills;
     r->st = ar_rf_fill_spec(&w->b, &w->work, r->spec, keep_ahead, r, &r->value, &r->kbest, &r->used);
     r->fills = w->b.fills - fills0;

@@ -12,6 +12,7 @@
 #include "fixture.h"
 #include "plan.h"
 #include "policy.h"
+#include "refine.h"
 
 /* The JSON text without the value of "planning_s" (wall time). */
 static char *json_without_time(const arachne_plan *p)
@@ -148,8 +149,8 @@ TEST(refine_fills_its_best_structure_in_megatron_order_last)
 
 /* ARACHNE_OPT_FSDP_SEARCH: llama3-8b on 16 A100-40 at batch 64 is memory
  * bound.  The climbs fill without FSDP; the last fill tries FSDP groups in
- * the best structure and the fastest others the climbs filled, and here
- * one of them shards (4 replicas of one CP-2 stage, micro-batch 4: 0.2353
+ * the best structure and the fastest others the climbs filled (then, as
+ * FSDP won there, the climbs go on with it), and here one of them shards (4 replicas of one CP-2 stage, micro-batch 4: 0.2353
  * iter/s against 0.2229 without, 2026-12-07).  The plan still runs the
  * batch exactly and reprices to itself from its file; the policy's own
  * construction never shards. */
@@ -183,6 +184,9 @@ TEST(refine_tries_fsdp_groups_in_its_last_fill)
     ASSERT_MSG(ar_plan_rank(on) > 1.03 * ar_plan_rank(off), "with FSDP %.4f iter/s, without %.4f",
                pget(on, ARACHNE_PLAN_ITER_PER_S), pget(off, ARACHNE_PLAN_ITER_PER_S));
     ASSERT_EQ(ar_plan_samples_run(on), 64);
+    /* FSDP won in the last fill, so the climbs went on with it for a
+     * quarter of the budget more */
+    ASSERT_GT(pget(on, ARACHNE_PLAN_EVALUATIONS), pget(off, ARACHNE_PLAN_EVALUATIONS) + ARACHNE_REFINE_EVALUATIONS / 4 - 8);
     ASSERT_OK(ar_plan_validate(e.cm, on));
     ASSERT_OK(arachne_plan_to_json(on, &json));
     ASSERT_OK(arachne_plan_from_json(&back, e.cm, json, strlen(json)));
@@ -193,6 +197,43 @@ TEST(refine_tries_fsdp_groups_in_its_last_fill)
     arachne_plan_destroy(on);
     arachne_policy_destroy(pol);
     env_close(&e);
+}
+
+/* The FSDP groups only add candidates: from the same start the plan never
+ * ranks lower with them, and the evaluations grow by at most the last
+ * fills (five structures) and the FSDP phase's quarter of the budget. */
+TEST(refine_with_fsdp_groups_is_never_slower)
+{
+    static const char *const cases[][3] = { { "llama3-8b", "a100-40:4x4,a6000:2x4", "128" },
+                                            { "qwen3-30b-a3b", "l40s:2x4,a100-40:2x4", "256" },
+                                            { "qwen3-32b", "rtx-4090:4x8,a100-40:2x4", "256" } };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        env e;
+        int seed;
+        ASSERT_OK(env_open(&e, cases[i][0], cases[i][1]));
+        ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, atoi(cases[i][2])));
+        for (seed = 1; seed <= 2; seed++) {
+            arachne_policy *pol = NULL;
+            arachne_plan *start = NULL, *off = NULL, *on = NULL;
+            ASSERT_OK(arachne_policy_create(&pol, (uint64_t)seed, 16, 1));
+            ASSERT_OK(arachne_plan_build(&start, pol, e.cm, 4, 1));
+            ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_FSDP_SEARCH, 0));
+            ASSERT_OK(arachne_plan_refine(&off, start, e.cm, 80, 0.0));
+            ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_FSDP_SEARCH, 1));
+            ASSERT_OK(arachne_plan_refine(&on, start, e.cm, 80, 0.0));
+            ASSERT_MSG(ar_plan_rank(on) >= ar_plan_rank(off), "%s on %s, seed %d: %.6f with FSDP, %.6f without",
+                       cases[i][0], cases[i][1], seed, ar_plan_rank(on), ar_plan_rank(off));
+            ASSERT_LE(pget(on, ARACHNE_PLAN_EVALUATIONS),
+                      pget(off, ARACHNE_PLAN_EVALUATIONS) + 80 / 4 + (RF_TOP + 2) * AR_MAX_TEMPLATES);
+            ASSERT_OK(ar_plan_validate(e.cm, on));
+            arachne_plan_destroy(start);
+            arachne_plan_destroy(off);
+            arachne_plan_destroy(on);
+            arachne_policy_destroy(pol);
+        }
+        env_close(&e);
+    }
 }
 
 TEST(refine_reaches_the_exact_optimum_on_a_tiny_cluster)
@@ -490,6 +531,7 @@ TEST(the_default_planner_refines_the_best_sample_and_the_greedy_plan)
 }
 
 SUITE(refine, T(the_default_planner_refines_the_best_sample_and_the_greedy_plan), T(refine_tries_fsdp_groups_in_its_last_fill),
+      T(refine_with_fsdp_groups_is_never_slower),
       T(refine_improves_a_poor_start_and_never_loses), T(refine_reaches_the_exact_optimum_on_a_tiny_cluster),
       T(refine_stage_moves_reach_the_optimum_the_exact_share_cannot),
       T(planners_rank_plans_that_run_the_batch_exactly_first),
