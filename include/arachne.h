@@ -681,8 +681,8 @@ typedef enum arachne_option {
                                      *   weights, gradients and optimizer state (FSDP / ZeRO-3), in groups
                                      *   of the replicas one node holds and of all of them; a plan is kept
                                      *   when it ranks higher and, when the best runs the batch exactly,
-                                     *   runs it exactly too; FSDP never makes a template fit that does
-                                     *   not fit without it, and the policy's construction and the
+                                     *   runs it exactly too; in those fills a template that fits only
+                                     *   with FSDP fits; the policy's construction (and its masks) and the
                                      *   baseline searches never shard; 0: no FSDP in planned templates;
                                      *   0 or 1 (default 1) */
 } arachne_option;

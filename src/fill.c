@@ -1498,8 +1498,8 @@ static int fsdp_may_pay(const fill_ctx *c)
  * searched again at the micro-batch sizes and CP degrees whose candidates
  * memory refused, each with the FSDP groups fsdp_groups offers; when the
  * fastest of them beats *pb (placed again in Megatron's order too, with
- * STAGE_MAJOR), *pc and *pb become that context and candidate (*fb holds
- * it).  FSDP shards what ZeRO-1 keeps whole (weights and gradients) and
+ * STAGE_MAJOR), or when *pb is not valid (the rescue), *pc and *pb
+ * become that context and candidate (*fb holds it).  FSDP shards what ZeRO-1 keeps whole (weights and gradients) and
  * pays gathers per micro-batch instead (cost-model.md, "FSDP"), so it can
  * admit a larger micro-batch or a balanced split. */
 static int fsdp_search(ar_fill_ws *ws, ar_avail *a, const arachne_plan *plan, fill_ctx **pc, fill_cand **pb,
@@ -1515,7 +1515,7 @@ static int fsdp_search(ar_fill_ws *ws, ar_avail *a, const arachne_plan *plan, fi
     (*pc)->placed_r = 0; /* the search placed its own replicas */
     if (st == ARACHNE_E_INFEASIBLE) return ARACHNE_OK;
     if (st != ARACHNE_OK) return st;
-    if (!(fb->iter_s < (*pb)->iter_s)) return ARACHNE_OK;
+    if ((*pb)->valid && !(fb->iter_s < (*pb)->iter_s)) return ARACHNE_OK;
     if (ws->stage_major && order_matters(fc->depth, fc->types, fc->tps) &&
         (st = retry_stage_major(fc, a, fb)) != ARACHNE_OK)
         return st;
@@ -1562,9 +1562,10 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
             st = ARACHNE_OK;
         } else if (st) {
             /* neither order fits: the order asked for explains why (CHECK
-             * sets no error message) */
+             * sets no error message); BEST goes on to the FSDP rescue */
             memcpy(ws->why, why, sizeof why);
-            return mode == AR_FILL_CHECK ? st : ar_error(st, "%s", msg);
+            if (mode == AR_FILL_CHECK) return st;
+            (void)ar_error(st, "%s", msg);
         }
     }
     /* ARACHNE_OPT_STAGE_MOVES (BEST only: it adds orders to one that fits,
@@ -1586,6 +1587,22 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
         st = fsdp_search(ws, a, plan, &pc, &pb, &fbest);
         if (st != ARACHNE_OK) return st;
         searched = 1;
+    }
+    /* ARACHNE_OPT_FSDP_SEARCH, the rescue: a template that memory refused
+     * in the order asked, at every size, may fit with FSDP groups (BEST
+     * only, and only where the work space asks: the refinement's FSDP
+     * fills, which no mask depends on) */
+    if (st == ARACHNE_E_INFEASIBLE && mode != AR_FILL_CHECK && ws->fsdp_search && fsdp_may_pay(pc)) {
+        char msg[512], why[sizeof ws->why];
+        snprintf(msg, sizeof msg, "%s", arachne_last_error());
+        memcpy(why, ws->why, sizeof why);
+        pb->valid = 0;
+        if ((st = fsdp_search(ws, a, plan, &pc, &pb, &fbest)) != ARACHNE_OK) return st;
+        searched = 1;
+        if (!pb->valid) {
+            memcpy(ws->why, why, sizeof why);
+            return ar_error(ARACHNE_E_INFEASIBLE, "%s", msg);
+        }
     }
     /* the work space's placement arrays hold the last search's replicas */
     if (have_rev || searched) pc->placed_r = 0;

@@ -1089,7 +1089,57 @@ TEST(avail_copy_is_independent)
     env_close(&e);
 }
 
-SUITE(fill, T(pack_max_replicas_matches_brute_force), T(pack_prefers_exact_node_then_smallest_larger),
+/* The FSDP search of a work space with fsdp_search set (the refinement's
+ * FSDP fills): llama3-8b as one stage of TP 1 on a node of 8 A6000s
+ * (51.5 GB) does not fit with ZeRO-1 (83 GB per GPU: its weights and
+ * gradients alone are 48 GB) and fits sharded over the 8 replicas (40 GB,
+ * `price --parallel tp=1,pp=1,dp=8,mbs=1,fsdp=8`); CHECK, which the
+ * lookahead asks, still says it does not fit, and a work space without
+ * the flag (every other fill) refuses it with the same message. */
+TEST(fsdp_search_rescues_a_template_only_in_best_mode)
+{
+    env e;
+    ar_fill_ws ws;
+    int types[1] = { 0 }, tps[1] = { 1 }, flag;
+    char plain[512];
+    ASSERT_OK(env_open(&e, "llama3-8b", "a6000:1x8"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 64));
+    ASSERT_OK(ar_fill_ws_init(&ws, e.cm));
+    ASSERT_EQ(ws.fsdp_search, 0); /* off unless the refinement sets it */
+    plain[0] = '\0';
+    for (flag = 0; flag <= 1; flag++) {
+        arachne_plan p;
+        ar_avail a;
+        int st;
+        memset(&p, 0, sizeof p);
+        ASSERT_OK(ar_plan_init(&p, e.cm));
+        ASSERT_OK(ar_avail_init(&a, e.c));
+        ws.fsdp_search = flag;
+        ar_fill_ws_reset(&ws);
+        ASSERT_EQ(ar_fill_template_ws(&ws, &a, &p, 1, types, tps, AR_FILL_CHECK), ARACHNE_E_INFEASIBLE); /* no message */
+        st = ar_fill_template_ws(&ws, &a, &p, 1, types, tps, AR_FILL_BEST);
+        if (!flag) {
+            ASSERT_EQ(st, ARACHNE_E_INFEASIBLE);
+            ASSERT_CONTAINS(arachne_last_error(), "fits in memory");
+            snprintf(plain, sizeof plain, "%s", arachne_last_error());
+        } else {
+            ASSERT_OK(st);
+            ASSERT_EQ(p.ntemplates, 1);
+            ASSERT_EQ(p.t[0].replicas, 8);
+            ASSERT_EQ(p.t[0].fsdp, 8);
+            ASSERT_EQ(ws.fsdp_wins, 1);
+            ASSERT_OK(ar_plan_finish(&p));
+            ASSERT_OK(ar_plan_validate(e.cm, &p));
+        }
+        ar_avail_free(&a);
+        ar_plan_clear(&p);
+    }
+    ASSERT(plain[0] != '\0');
+    ar_fill_ws_free(&ws);
+    env_close(&e);
+}
+
+SUITE(fill, T(fsdp_search_rescues_a_template_only_in_best_mode), T(pack_max_replicas_matches_brute_force), T(pack_prefers_exact_node_then_smallest_larger),
       T(pack_places_a_stage_s_replicas_together_in_megatron_order),
       T(splits_cover_every_block_once), T(capped_split_is_the_fastest_within_the_caps),
       T(balanced_split_is_the_plain_bisection_bit_for_bit),
