@@ -66,7 +66,8 @@ int ar_fill_ws_init(ar_fill_ws *ws, const arachne_cost_model *cm)
     ws->resplit = cm->setup.priced_resplit;
     ws->move_stages = cm->setup.stage_moves;
     ws->stage_major = cm->setup.stage_major;
-    /* off in every fill but the refinement's last (refine.c): a template the
+    /* off in every fill but the refinement's FSDP fills (its last fills and
+     * its FSDP phase, refine.c): a template the
      * fill shards with FSDP is faster alone, but the plan it starts can lose
      * the exact division of the batch that splitting its replicas gives
      * (plan_exact.c; FSDP groups move whole), so FSDP is tried only where

@@ -120,7 +120,8 @@ typedef struct ar_fill_ws {
     int resplit;             /* BEST also splits again on the priced stage times (PRICED_RESPLIT) */
     int stage_major;         /* BEST also places the winning order in Megatron's order (STAGE_MAJOR) */
     int fsdp_search;         /* BEST also prices the winning order's candidates that memory refused
-                              * with FSDP groups (FSDP_SEARCH) */
+                              * with FSDP groups, and a template memory refused whole (FSDP_SEARCH;
+                              * set by the refinement only) */
     void *fsdp_ctx;          /* the FSDP search's context (fill.c), allocated at first use */
     const void *fsdp_src;    /* during the FSDP search: the context whose refusals it retries */
     long fsdp_wins;          /* fills whose FSDP search beat their best without FSDP */

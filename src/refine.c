@@ -547,10 +547,11 @@ int arachne_plan_refine(arachne_plan **out, const arachne_plan *start, const ara
      * more with both orders at the end */
     stage_major = R.b.ws.stage_major;
     R.b.ws.stage_major = 0;
-    /* FSDP groups (ARACHNE_OPT_FSDP_SEARCH) only in that last fill too:
-     * tried in the climb's fills, they led 3 of the 100 small validation
-     * compositions to slower local optima (up to 11 %), none of which kept
-     * FSDP (2026-12-07); the fill never tries them otherwise (fill.c) */
+    /* FSDP groups (ARACHNE_OPT_FSDP_SEARCH) only from that last fill on
+     * (and in the FSDP phase after it, below): tried in every climb's
+     * fills, they led 3 of the 100 small validation compositions to slower
+     * local optima (up to 11 %), none of which kept FSDP (2026-12-07); the
+     * fill never tries them otherwise (fill.c) */
     fsdp_search = cm->setup.fsdp_search;
     ar_rf_ahead_open(&R);
     for (i = 0; i < cm->cluster->nnodes; i++) if (cm->cluster->nodes[i].gpus > maxnode) maxnode = cm->cluster->nodes[i].gpus;
