@@ -296,6 +296,12 @@ int ar_plan_place(const arachne_plan *p, ar_stage_place (*place)[AR_MAX_DEPTH]);
  * and is zero again on return. */
 int ar_stage_dp_local(const int *nd, int w, int tp, int *count, int *most);
 
+/* 1 when some FSDP group of f consecutive replicas (f > 1) spans nodes
+ * (ar_stage_place.fsdp_inter): replica q's `width` positions sit on nodes
+ * nd[q * stride + k], k < width; a group is on one node when every
+ * replica's positions match its first replica's. */
+int ar_fsdp_spans_nodes(const int *nd, int replicas, int stride, int width, int f);
+
 /* ar_plan_price with the placement given (place[j][s]; NULL: pessimistic),
  * for callers that know it without ranks (fill).  Allocation free. */
 int ar_plan_price_placed(const arachne_cost_model *cm, arachne_plan *plan,

@@ -31,6 +31,15 @@ int ar_stage_dp_local(const int *nd, int w, int tp, int *count, int *most)
     return least > 1 ? least : 1;
 }
 
+int ar_fsdp_spans_nodes(const int *nd, int replicas, int stride, int width, int f)
+{
+    int q, k;
+    for (q = 1; f > 1 && q < replicas; q++)
+        for (k = 0; k < width; k++)
+            if (nd[q * stride + k] != nd[(q - q % f) * stride + k]) return 1;
+    return 0;
+}
+
 int ar_template_place(const arachne_plan *p, int tmpl, ar_stage_place *out)
 {
     const ar_template *t;
@@ -113,10 +122,7 @@ int ar_template_place(const arachne_plan *p, int tmpl, ar_stage_place *out)
             for (k2 = k + S->tp; k2 < (k / gw + 1) * gw; k2 += S->tp)
                 if (nd[k2] == nd[k]) { out[s].cp_hop = 1; break; }
         }
-        out[s].fsdp_inter = 0;
-        for (q = 1; t->fsdp > 1 && q < t->replicas && !out[s].fsdp_inter; q++)
-            for (k = 0; k < gw; k++)
-                if (nd[q * gw + k] != nd[(q - q % t->fsdp) * gw + k]) { out[s].fsdp_inter = 1; break; }
+        out[s].fsdp_inter = ar_fsdp_spans_nodes(nd, t->replicas, gw, gw, t->fsdp);
         out[s].p2p_inter = 0;
         if (t->depth > 1) {   /* the last stage: the wrap to stage 0 (interleaved 1F1B) */
             const int *nn = node_of + off[(s + 1) % t->depth];

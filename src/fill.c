@@ -232,17 +232,14 @@ static void put_ranks(fill_ctx *c)
             }
 }
 
-/* Whether an FSDP group of each stage (c->fsdp consecutive replicas; a
- * replica's TP x CP group sits in one node) spans nodes. */
+/* Whether an FSDP group of each stage (c->fsdp consecutive replicas) spans
+ * nodes, as pricing a plan's ranks decides it: a replica's TP x CP group
+ * sits in one node, so its stage's node (node_of) stands for its GPUs. */
 static void fsdp_inter_update(fill_ctx *c)
 {
-    const int *no = c->ws->node_of;
-    int s, q, d = c->depth;
-    for (s = 0; s < d; s++) {
-        c->pl[s].fsdp_inter = 0;
-        for (q = 1; c->fsdp > 1 && q < c->r; q++)
-            if (no[q * d + s] != no[(q - q % c->fsdp) * d + s]) { c->pl[s].fsdp_inter = 1; break; }
-    }
+    int s;
+    for (s = 0; s < c->depth; s++)
+        c->pl[s].fsdp_inter = ar_fsdp_spans_nodes(c->ws->node_of + s, c->r, c->depth, 1, c->fsdp);
 }
 
 /* Stage placement summary (one node or several; p2p across nodes) and,
@@ -1310,8 +1307,7 @@ static int fill_search(ar_fill_ws *ws, ar_avail *a, const arachne_plan *plan, in
         /* CHECK mode tries the smallest (most likely to fit) first */
         for (k = 0; k < nml; k++) {
             int mbs = mode == AR_FILL_CHECK ? ml[nml - 1 - k] : ml[k];
-            int rlist[2], nr = 0, ri, fit_here = 0, lg = 0;
-            while ((1 << lg) < mbs) lg++;
+            int rlist[2], nr = 0, ri, fit_here = 0, lg = ar_ilog2(mbs);
             if (refused && !(refused->oom_mbs[ci] >> lg & 1u)) continue;
             rlist[nr++] = AR_MIN(rpack, batch_left / mbs);
             if (rlist[0] < 1) continue;
@@ -1582,22 +1578,19 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
         st = retry_stage_major(pc, a, pb);
         if (st != ARACHNE_OK) return st;
     }
-    /* ARACHNE_OPT_FSDP_SEARCH (BEST only: it retries candidates that
-     * memory refused, so CHECK's answer stays the same) */
-    if (st == ARACHNE_OK && mode != AR_FILL_CHECK && ws->fsdp_search && fsdp_may_pay(pc)) {
-        st = fsdp_search(ws, a, plan, &pc, &pb, &fbest);
-        if (st != ARACHNE_OK) return st;
-        searched = 1;
-    }
-    /* ARACHNE_OPT_FSDP_SEARCH, the rescue: a template that memory refused
-     * in the order asked, at every size, may fit with FSDP groups (BEST
-     * only, and only where the work space asks: the refinement's FSDP
-     * fills, which no mask depends on) */
-    if (st == ARACHNE_E_INFEASIBLE && mode != AR_FILL_CHECK && ws->fsdp_search && fsdp_may_pay(pc)) {
+    /* ARACHNE_OPT_FSDP_SEARCH (BEST only, and only where the work space
+     * asks: the refinement's FSDP fills, which no mask depends on; CHECK's
+     * answer stays the same).  It retries the candidates memory refused in
+     * the winning order, or, when nothing fitted, in the order asked (the
+     * rescue: the template fits if an FSDP candidate does) */
+    if ((st == ARACHNE_OK || st == ARACHNE_E_INFEASIBLE) && mode != AR_FILL_CHECK && ws->fsdp_search &&
+        fsdp_may_pay(pc)) {
         char msg[512], why[sizeof ws->why];
-        snprintf(msg, sizeof msg, "%s", arachne_last_error());
-        memcpy(why, ws->why, sizeof why);
-        pb->valid = 0;
+        if (st) { /* the rescue: the message of the search without FSDP, if it fails too */
+            snprintf(msg, sizeof msg, "%s", arachne_last_error());
+            memcpy(why, ws->why, sizeof why);
+            pb->valid = 0;
+        }
         if ((st = fsdp_search(ws, a, plan, &pc, &pb, &fbest)) != ARACHNE_OK) return st;
         searched = 1;
         if (!pb->valid) {
