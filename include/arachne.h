@@ -674,7 +674,7 @@ typedef enum arachne_option {
                                      *   (a replica's consecutive stages share nodes), when two of its
                                      *   stages have one GPU type and group size, and keeps the faster;
                                      *   0: replica by replica only; 0 or 1 (default 1) */
-    ARACHNE_OPT_FSDP_SEARCH = 23    /**< 1: arachne_plan_refine's last fills (and, when FSDP wins
+    ARACHNE_OPT_FSDP_SEARCH = 23,   /**< 1: arachne_plan_refine's last fills (and, when FSDP wins
                                      *   there, a further quarter of its budget) also price the candidates
                                      *   that memory refused (a micro-batch size, or its balanced layer
                                      *   split) with the template's data-parallel replicas sharding
@@ -685,6 +685,16 @@ typedef enum arachne_option {
                                      *   with FSDP fits; the policy's construction (and its masks) and the
                                      *   baseline searches never shard; 0: no FSDP in planned templates;
                                      *   0 or 1 (default 1) */
+    ARACHNE_OPT_RECOMPUTE_SEARCH = 24 /**< 1: the default planner (arachne_plan_build_refined, and so
+                                     *   arachne_replan) plans twice, with the ARACHNE_OPT_RECOMPUTE mode
+                                     *   and with ARACHNE_RECOMPUTE_FULL, and returns the plan that ranks
+                                     *   higher (ties keep the mode set); full recomputation stores only
+                                     *   each block's input and runs its forward again in the backward, so
+                                     *   it fits templates and micro-batches the other modes do not, at a
+                                     *   third more compute.  The plan records the mode it was priced
+                                     *   with (ARACHNE_PLAN_RECOMPUTE).  No effect when the mode is
+                                     *   already full, and none on pricing, on the other planners or on
+                                     *   the masks; 0 or 1 (default 0: the mode set is the one planned) */
 } arachne_option;
 
 /** Creates a cost model over model `m`, cluster `c` and profile `p`, with
@@ -761,10 +771,12 @@ typedef enum arachne_plan_field {
     ARACHNE_PLAN_EVALUATIONS = 11,  /**< cost-model evaluations the planner made */
     ARACHNE_PLAN_GLOBAL_BATCH = 12, /**< samples per iteration */
     ARACHNE_PLAN_SEQ_LEN = 13,      /**< tokens per sample */
-    ARACHNE_PLAN_SAMPLES_RUN = 14   /**< samples one iteration runs: the sum over templates of replicas x
+    ARACHNE_PLAN_SAMPLES_RUN = 14,  /**< samples one iteration runs: the sum over templates of replicas x
                                          micro-batch x micro-batches; GLOBAL_BATCH when the division is
                                          exact, more when no exact one exists or every exact one is
                                          slower than the surplus is worth (ARACHNE_OPT_EXACT_BATCH) */
+    ARACHNE_PLAN_RECOMPUTE = 15     /**< the arachne_recompute mode the plan is priced with: the cost
+                                         model's, or the one ARACHNE_OPT_RECOMPUTE_SEARCH chose */
 } arachne_plan_field;
 
 /** Per-template values for arachne_plan_template_get.  Numbers are pinned. */
@@ -1204,7 +1216,13 @@ ARACHNE_API int arachne_plan_refine(arachne_plan **out, const arachne_plan *star
  *  evaluation spent (the build's, the greedy plan's among them, and both
  *  refinements') and the whole wall time; its method is the refined
  *  plan's ("policy-best-of-k+refine", "policy-greedy+refine" when
- *  samples <= 1).  Deterministic as
+ *  samples <= 1).  With ARACHNE_OPT_RECOMPUTE_SEARCH on and a mode other
+ *  than full, all of this runs a second time on a copy of cm set to full
+ *  recomputation and the plan that ranks higher is returned (ties keep
+ *  cm's mode); it records its mode (ARACHNE_PLAN_RECOMPUTE), the evaluations
+ *  and wall time of both runs, and with time_cap_s each run gets half.
+ *  When only one mode finds a plan, that plan; when neither does, the
+ *  error of cm's mode.  Deterministic as
  *  arachne_plan_build and arachne_plan_refine are.  Errors: as
  *  arachne_plan_build and arachne_plan_refine (ARACHNE_E_INVALID_ARGUMENT
  *  for a NULL argument, samples outside 0..1000000, a negative budget, a
@@ -1507,10 +1525,13 @@ ARACHNE_API int arachne_replan_options_set(arachne_replan_options *opts, int key
 ARACHNE_API int arachne_replan_options_get(const arachne_replan_options *opts, int key, double *out);
 
 /** Replans the running plan for the cluster of cm_new (same model and
- *  training setup; cm_new's setup prices both plans).
- *  Builds a new plan with arachne_plan_build(policy, cm_new, SAMPLES, SEED)
- *  and, when REFINE_EVALUATIONS > 0, refines it with arachne_plan_refine (no
- *  time cap, so the result is deterministic), prices the running plan on the
+ *  training setup; cm_new's setup prices both plans, except that with
+ *  ARACHNE_OPT_RECOMPUTE_SEARCH on a running plan that recomputes fully is
+ *  priced so).
+ *  Builds a new plan with arachne_plan_build_refined(policy, cm_new, SAMPLES,
+ *  SEED, REFINE_EVALUATIONS, no time cap, so the result is deterministic;
+ *  best-of-SAMPLES alone when REFINE_EVALUATIONS is 0; in the mode it chooses
+ *  with ARACHNE_OPT_RECOMPUTE_SEARCH), prices the running plan on the
  *  new cluster (node matching above) when all its GPUs remain, computes the
  *  migration to the new plan (docs/replan.md)
  *  and decides: SWITCH when the running plan cannot run, or when

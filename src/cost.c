@@ -41,6 +41,7 @@ void ar_setup_defaults(ar_setup *s)
     s->stage_moves = 1;
     s->stage_major = 1;
     s->fsdp_search = 1;
+    s->recompute_search = 0;
 }
 
 int ar_setup_act_mode(const ar_setup *s)
@@ -231,6 +232,35 @@ int arachne_cost_model_create(arachne_cost_model **out, const arachne_model *m,
     return ARACHNE_OK;
 }
 
+int ar_cost_model_with_recompute(arachne_cost_model **out, const arachne_cost_model *cm, int recompute)
+{
+    arachne_cost_model *v;
+    const ar_plan_inputs *in = ar_cost_model_inputs(cm);
+    int st;
+    *out = NULL;
+    if (!(v = ar_calloc(1, sizeof *v))) return ARACHNE_E_NO_MEMORY;
+    v->model = cm->model;
+    v->cluster = cm->cluster;
+    v->profile = cm->profile;
+    v->setup = cm->setup;
+    v->setup.recompute = recompute;
+    if ((st = ar_cost_cache_build(v)) != ARACHNE_OK) {
+        arachne_cost_model_destroy(v);
+        return st;
+    }
+    /* the model, cluster and profile text the plans embed are the same */
+    if (in) {
+        ar_cost_cache *cc = v->cache;
+        if ((st = ar_plan_inputs_copy(&cc->inputs, in)) != ARACHNE_OK) {
+            arachne_cost_model_destroy(v);
+            return st;
+        }
+        cc->have_inputs = 1;
+    }
+    *out = v;
+    return ARACHNE_OK;
+}
+
 void arachne_cost_model_destroy(arachne_cost_model *cm)
 {
     if (!cm) return;
@@ -248,7 +278,7 @@ static const char *const option_names[] = {
     "dist_optimizer", "recompute", "headroom", "expert_tiling", "max_depth",
     "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm", "context_parallel", "max_vp",
     "ep_hierarchical", "exact_batch", "stage_reversal", "priced_resplit", "stage_moves", "stage_major",
-    "fsdp_search"
+    "fsdp_search", "recompute_search"
 };
 
 static int need_int(int option, double v, double lo, double hi)
@@ -363,8 +393,11 @@ int arachne_cost_model_set(arachne_cost_model *cm, int option, double value)
     case ARACHNE_OPT_FSDP_SEARCH:
         if ((st = need_int(option, value, 0, 1)) == ARACHNE_OK) s->fsdp_search = (int)value;
         break;
+    case ARACHNE_OPT_RECOMPUTE_SEARCH:
+        if ((st = need_int(option, value, 0, 1)) == ARACHNE_OK) s->recompute_search = (int)value;
+        break;
     default:
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..23)", option);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..24)", option);
     }
     if (st == ARACHNE_OK && rebuild) st = ar_cost_cache_build(cm);
     return st;
@@ -401,8 +434,9 @@ int arachne_cost_model_get(const arachne_cost_model *cm, int option, double *out
     case ARACHNE_OPT_STAGE_MOVES: v = s->stage_moves; break;
     case ARACHNE_OPT_STAGE_MAJOR: v = s->stage_major; break;
     case ARACHNE_OPT_FSDP_SEARCH: v = s->fsdp_search; break;
+    case ARACHNE_OPT_RECOMPUTE_SEARCH: v = s->recompute_search; break;
     default:
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..23)", option);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..24)", option);
     }
     *out = v;
     return ARACHNE_OK;

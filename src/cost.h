@@ -387,4 +387,10 @@ double ar_cost_model_flops_per_sample(const arachne_cost_model *cm);
  * create and by the setters. */
 int ar_cost_cache_build(arachne_cost_model *cm);
 
+/* *out = a new cost model over cm's model, cluster and profile (borrowed,
+ * as cm borrows them) with cm's setup but the recompute mode `recompute`
+ * (ARACHNE_OPT_RECOMPUTE_SEARCH's second run); free it with
+ * arachne_cost_model_destroy.  ARACHNE_E_NO_MEMORY; *out NULL then. */
+int ar_cost_model_with_recompute(arachne_cost_model **out, const arachne_cost_model *cm, int recompute);
+
 #endif

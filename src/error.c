@@ -5,8 +5,6 @@
 
 #include "util.h"
 
-#define AR_ERRMSG_CAP 512
-
 static _Thread_local char tls_error[AR_ERRMSG_CAP];
 
 unsigned arachne_version(void) { return ARACHNE_VERSION_NUMBER; }

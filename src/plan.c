@@ -320,9 +320,10 @@ int arachne_plan_get(const arachne_plan *p, int field, double *out)
     case ARACHNE_PLAN_GLOBAL_BATCH: *out = p->setup.global_batch; break;
     case ARACHNE_PLAN_SEQ_LEN: *out = p->setup.seq_len; break;
     case ARACHNE_PLAN_SAMPLES_RUN: *out = (double)ar_plan_samples_run(p); break;
+    case ARACHNE_PLAN_RECOMPUTE: *out = p->setup.recompute; break;
     default:
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_get: unknown field %d (valid 0..%d)", field,
-                        ARACHNE_PLAN_SAMPLES_RUN);
+                        ARACHNE_PLAN_RECOMPUTE);
     }
     return ARACHNE_OK;
 }

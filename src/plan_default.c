@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "arachne.h"
+#include "cost.h"
 #include "plan.h"
 #include "policy.h"
 #include "util.h"
@@ -95,11 +96,70 @@ done:
     return st;
 }
 
-int arachne_plan_build_refined(arachne_plan **out, const arachne_policy *policy, const arachne_cost_model *cm,
-                               int samples, uint64_t seed, long evaluations, double time_cap_s)
+/* Best-of-K, then the refinement from two starts, with cm's setup. */
+static int build_refined_one(arachne_plan **out, const arachne_policy *policy, const arachne_cost_model *cm,
+                             int samples, uint64_t seed, long evaluations, double time_cap_s)
 {
     arachne_plan *best = NULL, *greedy = NULL;
     int st;
+    /* rollout 0 of best-of-K is the greedy decode: kept, not decoded again */
+    if ((st = ar_policy_build(&best, evaluations > 0 ? &greedy : NULL, policy, cm, samples, seed))) return st;
+    if (evaluations == 0) {
+        *out = best;
+        return ARACHNE_OK;
+    }
+    st = ar_plan_refine_two_starts(out, best, greedy, cm, evaluations, time_cap_s);
+    arachne_plan_destroy(best);
+    arachne_plan_destroy(greedy);
+    return st;
+}
+
+/* ARACHNE_OPT_RECOMPUTE_SEARCH: the default planner with cm's mode, then
+ * on a copy of cm with full recomputation, keeping the plan that ranks
+ * higher (ties: cm's mode).  Only "nothing fits" lets the other mode
+ * answer alone; any other error is returned as it comes. */
+static int build_refined_both_modes(arachne_plan **out, const arachne_policy *policy, const arachne_cost_model *cm,
+                                    int samples, uint64_t seed, long evaluations, double time_cap_s)
+{
+    double t0 = ar_now(), cap = time_cap_s > 0 ? time_cap_s / 2 : 0.0;
+    arachne_plan *a = NULL, *b = NULL, *win;
+    arachne_cost_model *full = NULL;
+    char first_error[AR_ERRMSG_CAP];
+    int sa, sb, st;
+    first_error[0] = '\0';
+    sa = build_refined_one(&a, policy, cm, samples, seed, evaluations, cap);
+    if (sa && sa != ARACHNE_E_INFEASIBLE) return sa;
+    if (sa) snprintf(first_error, sizeof first_error, "%s", arachne_last_error());
+    if ((st = ar_cost_model_with_recompute(&full, cm, AR_RECOMPUTE_FULL))) {
+        arachne_plan_destroy(a);
+        return st;
+    }
+    if (time_cap_s > 0) {
+        cap = time_cap_s - (ar_now() - t0);
+        if (cap < 1e-9) cap = 1e-9; /* spent: the refinement keeps its first candidate */
+    }
+    sb = build_refined_one(&b, policy, full, samples, seed, evaluations, cap);
+    arachne_cost_model_destroy(full);
+    if (sb && sb != ARACHNE_E_INFEASIBLE) {
+        arachne_plan_destroy(a);
+        return sb;
+    }
+    if (sa && sb) return ar_error(sa, "%s (and with full recomputation)", first_error);
+    arachne_clear_error();
+    win = !a ? b : !b ? a : ar_plan_rank(b) > ar_plan_rank(a) ? b : a;
+    /* the plan counts the work of both runs */
+    win->evaluations = (a ? a->evaluations : 0) + (b ? b->evaluations : 0);
+    win->planning_s = ar_now() - t0;
+    if ((st = ar_plan_finish(win))) win = NULL;
+    *out = win;
+    if (a != win) arachne_plan_destroy(a);
+    if (b != win) arachne_plan_destroy(b);
+    return st;
+}
+
+int arachne_plan_build_refined(arachne_plan **out, const arachne_policy *policy, const arachne_cost_model *cm,
+                               int samples, uint64_t seed, long evaluations, double time_cap_s)
+{
     if (!out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_build_refined: out is NULL");
     *out = NULL;
     if (!policy || !cm)
@@ -111,14 +171,7 @@ int arachne_plan_build_refined(arachne_plan **out, const arachne_policy *policy,
     if (!(time_cap_s >= 0.0 && time_cap_s <= 1e7))
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_build_refined: time cap %g s is outside [0, 1e7]",
                         time_cap_s);
-    /* rollout 0 of best-of-K is the greedy decode: kept, not decoded again */
-    if ((st = ar_policy_build(&best, evaluations > 0 ? &greedy : NULL, policy, cm, samples, seed))) return st;
-    if (evaluations == 0) {
-        *out = best;
-        return ARACHNE_OK;
-    }
-    st = ar_plan_refine_two_starts(out, best, greedy, cm, evaluations, time_cap_s);
-    arachne_plan_destroy(best);
-    arachne_plan_destroy(greedy);
-    return st;
+    if (cm->setup.recompute_search && cm->setup.recompute != AR_RECOMPUTE_FULL)
+        return build_refined_both_modes(out, policy, cm, samples, seed, evaluations, time_cap_s);
+    return build_refined_one(out, policy, cm, samples, seed, evaluations, time_cap_s);
 }

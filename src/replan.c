@@ -428,9 +428,18 @@ int arachne_replan(arachne_plan **new_plan, arachne_replan_decision **decision, 
     if (d->gpus_left) {
         snprintf(why, sizeof why, "%d of its %d GPUs left", d->gpus_left, running->nranks);
     } else {
+        /* a running plan that recomputes fully is priced so when the
+         * planner may choose that mode (ARACHNE_OPT_RECOMPUTE_SEARCH):
+         * under cm's own mode it might not even fit */
+        arachne_cost_model *full = NULL;
+        if (cm->setup.recompute_search && running->setup.recompute == AR_RECOMPUTE_FULL &&
+            cm->setup.recompute != AR_RECOMPUTE_FULL &&
+            (st = ar_cost_model_with_recompute(&full, cm, AR_RECOMPUTE_FULL)))
+            goto done;
         kept = ar_calloc(1, sizeof *kept);
-        if (!kept) { st = ARACHNE_E_NO_MEMORY; goto done; }
-        st = carry_over(cm, running, old_node, kept);
+        if (!kept) { arachne_cost_model_destroy(full); st = ARACHNE_E_NO_MEMORY; goto done; }
+        st = carry_over(full ? full : cm, running, old_node, kept);
+        arachne_cost_model_destroy(full);
         if (st == ARACHNE_E_NO_MEMORY) goto done;
         if (st) {
             snprintf(why, sizeof why, "%s", arachne_last_error());

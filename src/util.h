@@ -13,6 +13,9 @@
 #  define AR_PRINTF(f, a)
 #endif
 
+/* Bytes of the per-thread last-error message, NUL included (longer ones are cut). */
+#define AR_ERRMSG_CAP 512
+
 /* Sets the calling thread's last error message and returns status, so a
  * failing path reads `return ar_error(ARACHNE_E_PARSE, "...", ...);`. */
 int ar_error(int status, const char *fmt, ...) AR_PRINTF(2, 3);

@@ -65,7 +65,9 @@ done
 check 0 "^6=0\$" $base --recompute none
 check 2 "--cluster is required" --model llama3-8b
 check 2 "--model is required" --cluster h100:1x4
-check 2 "none, selective or full" $base --recompute partial
+check 2 "is not none, selective, full or auto" $base --recompute partial
+# auto is the planners' choice (plan, replan); a pricing command refuses it
+check 2 "only plan and replan choose the mode; drv takes none, selective or full" $base --recompute auto
 check 2 "headroom" $base --headroom 1
 check 2 "max-depth" $base --max-depth 40
 check 2 "global-batch" $base --global-batch 0

@@ -230,6 +230,51 @@ PY
 "$bin" plan --model llama3-8b --cluster a100-40:2x4 --rollout --samples 4 2>/dev/null; [ $? -eq 2 ] ||
     fail "plan --rollout --samples must exit 2"
 
+# --recompute auto: plan plans with selective and with full recomputation
+# and keeps the faster (qwen3-30b-a3b on 22 single-GPU L40S nodes, batch 512:
+# full wins; memory-tight draw no. 25 of make_tight.py 60 7); the table says
+# which, the plan file records it and price reprices it as made; a plan
+# that fits only with full recomputation is found; price and --rollout
+# refuse auto; a failed selective plan names the option
+"$bin" plan --model qwen3-30b-a3b --cluster l40s:22x1 --global-batch 512 --recompute auto > "$t/auto.txt" ||
+    fail "plan --recompute auto failed"
+grep -q '^recomputation: full (--recompute auto planned selective and full)$' "$t/auto.txt" ||
+    fail "plan --recompute auto: no recomputation line: $(cat "$t/auto.txt")"
+"$bin" plan --model qwen3-30b-a3b --cluster l40s:22x1 --global-batch 512 --recompute auto --json > "$t/auto.json" ||
+    fail "plan --recompute auto --json failed"
+"$bin" plan --model qwen3-30b-a3b --cluster l40s:22x1 --global-batch 512 --json > "$t/sel.json" ||
+    fail "plan (selective) failed"
+"$bin" price "$t/auto.json" --json > "$t/auto-priced.json" || fail "price of the auto plan failed"
+python3 - "$t/auto.json" "$t/sel.json" "$t/auto-priced.json" <<'PY' || fail "plan --recompute auto: wrong mode or price"
+import json, sys
+a, s, r = (json.load(open(p)) for p in sys.argv[1:4])
+assert a["setup"]["recompute"] == "full" and s["setup"]["recompute"] == "selective", (a["setup"], s["setup"])
+assert a["iter_per_s"] > 1.5 * s["iter_per_s"], (a["iter_per_s"], s["iter_per_s"])
+assert abs(r["iteration_s"] - a["iteration_s"]) <= 1e-9 * a["iteration_s"], (r["iteration_s"], a["iteration_s"])
+PY
+"$bin" plan --model qwen3-30b-a3b --cluster l4:5x2,titan-rtx:5x4 --global-batch 256 2> "$t/sel.err"; [ $? -eq 1 ] ||
+    fail "plan without a fitting selective template must exit 1"
+[ "$(wc -l < "$t/sel.err")" -eq 1 ] && grep -q -- "usable (--recompute auto also plans with full recomputation)$" "$t/sel.err" ||
+    fail "no --recompute auto hint on the one error line: $(cat "$t/sel.err")"
+"$bin" plan --model qwen3-30b-a3b --cluster l4:5x2,titan-rtx:5x4 --global-batch 256 --recompute auto > "$t/auto2.txt" ||
+    fail "plan --recompute auto found no plan where full recomputation fits"
+grep -q '^recomputation: full' "$t/auto2.txt" || fail "plan --recompute auto: $(cat "$t/auto2.txt")"
+# replan: a running plan that fits only with full recomputation is read in
+# its own mode under auto (and cannot be read under selective)
+"$bin" plan --model qwen3-30b-a3b --cluster l4:5x2,titan-rtx:5x4 --global-batch 256 --recompute full --json \
+    > "$t/full-run.json" || fail "plan --recompute full failed"
+"$bin" replan --plan "$t/full-run.json" --cluster l4:5x2,titan-rtx:6x4 --recompute auto --json > "$t/replan.json" ||
+    fail "replan --recompute auto of a fully recomputing plan failed"
+"$bin" replan --plan "$t/full-run.json" --cluster l4:5x2,titan-rtx:6x4 --recompute selective 2>/dev/null; [ $? -eq 1 ] ||
+    fail "replan --recompute selective of a plan that fits only with full recomputation must exit 1"
+"$bin" price --model llama3-8b --cluster h100:1x8 --parallel tp=1,pp=1,dp=8,mbs=1 --recompute auto 2> "$t/err"; [ $? -eq 2 ] ||
+    fail "price --recompute auto must exit 2"
+grep -q "only plan and replan choose the mode" "$t/err" || fail "price --recompute auto: $(cat "$t/err")"
+"$bin" plan --model llama3-8b --cluster h100:1x8 --rollout --recompute auto 2>/dev/null; [ $? -eq 2 ] ||
+    fail "plan --rollout --recompute auto must exit 2"
+"$bin" plan --model llama3-8b --cluster h100:1x8 --recompute sometimes 2>/dev/null; [ $? -eq 2 ] ||
+    fail "plan --recompute sometimes must exit 2"
+
 # usage errors: exit 2
 "$bin" price 2>/dev/null; [ $? -eq 2 ] || fail "price without a file must exit 2"
 "$bin" export "$t/plan.json" 2>/dev/null; [ $? -eq 2 ] || fail "export without --format must exit 2"

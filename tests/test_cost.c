@@ -665,9 +665,13 @@ TEST(options_defaults_and_rejections)
     ASSERT_CONTAINS(arachne_last_error(), "fsdp_search");
     ASSERT_OK(arachne_cost_model_get(f.cm, ARACHNE_OPT_FSDP_SEARCH, &v));
     ASSERT(v == 1.0);
-    ASSERT_STATUS(arachne_cost_model_set(f.cm, 24, 1), ARACHNE_E_INVALID_ARGUMENT);
-    ASSERT_CONTAINS(arachne_last_error(), "0..23");
-    ASSERT_STATUS(arachne_cost_model_get(f.cm, 24, &v), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_OK(arachne_cost_model_get(f.cm, ARACHNE_OPT_RECOMPUTE_SEARCH, &v));
+    ASSERT(v == 0.0); /* the mode set is the mode planned unless asked */
+    ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_RECOMPUTE_SEARCH, -1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "recompute_search");
+    ASSERT_STATUS(arachne_cost_model_set(f.cm, 25, 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "0..24");
+    ASSERT_STATUS(arachne_cost_model_get(f.cm, 25, &v), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_get(f.cm, -1, &v), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_set(NULL, 0, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_price(f.cm, NULL), ARACHNE_E_INVALID_ARGUMENT);

@@ -61,8 +61,11 @@ TEST(plan_getters_read_every_field)
     ASSERT_EQ(v, 14);
     ASSERT_OK(arachne_plan_get(&f.plan, ARACHNE_PLAN_EVALUATIONS, &v));
     ASSERT_EQ(v, 4242);
-    for (i = ARACHNE_PLAN_ITERATION_S; i <= ARACHNE_PLAN_SAMPLES_RUN; i++) ASSERT_OK(arachne_plan_get(&f.plan, i, &v));
-    ASSERT_STATUS(arachne_plan_get(&f.plan, 15, &v), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_OK(arachne_plan_get(&f.plan, ARACHNE_PLAN_RECOMPUTE, &v));
+    ASSERT_EQ(v, f.plan.setup.recompute);
+    for (i = ARACHNE_PLAN_ITERATION_S; i <= ARACHNE_PLAN_RECOMPUTE; i++) ASSERT_OK(arachne_plan_get(&f.plan, i, &v));
+    ASSERT_STATUS(arachne_plan_get(&f.plan, 16, &v), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "valid 0..15");
     ASSERT_STATUS(arachne_plan_get(NULL, 0, &v), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_plan_get(&f.plan, 0, NULL), ARACHNE_E_INVALID_ARGUMENT);
 

@@ -530,7 +530,112 @@ TEST(the_default_planner_refines_the_best_sample_and_the_greedy_plan)
     env_close(&e);
 }
 
-SUITE(refine, T(the_default_planner_refines_the_best_sample_and_the_greedy_plan), T(refine_tries_fsdp_groups_in_its_last_fill),
+/* One default-planner run per mode and one with ARACHNE_OPT_RECOMPUTE_SEARCH
+ * on: the search returns the higher-ranked of the two runs' plans (its
+ * price and mode), counts both runs' evaluations, and answers alone where
+ * only full recomputation fits. */
+static void recompute_runs(env *e, arachne_policy *pol, arachne_plan **sel, arachne_plan **full, arachne_plan **both,
+                           int *st_sel, int *st_full, int *st_both)
+{
+    *st_sel = arachne_plan_build_refined(sel, pol, e->cm, 4, 7, 60, 0.0);
+    arachne_cost_model_set(e->cm, ARACHNE_OPT_RECOMPUTE, ARACHNE_RECOMPUTE_FULL);
+    *st_full = arachne_plan_build_refined(full, pol, e->cm, 4, 7, 60, 0.0);
+    arachne_cost_model_set(e->cm, ARACHNE_OPT_RECOMPUTE, ARACHNE_RECOMPUTE_SELECTIVE);
+    arachne_cost_model_set(e->cm, ARACHNE_OPT_RECOMPUTE_SEARCH, 1);
+    *st_both = arachne_plan_build_refined(both, pol, e->cm, 4, 7, 60, 0.0);
+    arachne_cost_model_set(e->cm, ARACHNE_OPT_RECOMPUTE_SEARCH, 0);
+}
+
+TEST(the_default_planner_chooses_the_recompute_mode_when_asked)
+{
+    /* memory-tight draws (examples/eval/make_tight.py 60 7, nos. 25, 56)
+     * and one roomy cluster */
+    static const struct { const char *model, *cluster; int batch, want; } cases[] = {
+        { "qwen3-30b-a3b", "l40s:22x1", 512, ARACHNE_RECOMPUTE_FULL },       /* full is faster */
+        { "qwen3-30b-a3b", "l4:5x2,titan-rtx:5x4", 256, ARACHNE_RECOMPUTE_FULL }, /* only full fits */
+        { "llama3-8b", "h100:2x8", 64, ARACHNE_RECOMPUTE_SELECTIVE },         /* selective is faster */
+    };
+    int i;
+    arachne_policy *pol = NULL;
+    ASSERT_OK(arachne_policy_create(&pol, 1, 16, 1));
+    for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+        env e;
+        arachne_plan *sel = NULL, *full = NULL, *both = NULL, *again = NULL;
+        int ss, sf, sb;
+        char *j1, *j2;
+        ASSERT_OK(env_open(&e, cases[i].model, cases[i].cluster));
+        ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, cases[i].batch));
+        recompute_runs(&e, pol, &sel, &full, &both, &ss, &sf, &sb);
+        ASSERT_OK(sf);
+        ASSERT_OK(sb);
+        ASSERT_EQ(pget(both, ARACHNE_PLAN_RECOMPUTE), (double)cases[i].want);
+        ASSERT_EQ(pget(full, ARACHNE_PLAN_RECOMPUTE), (double)ARACHNE_RECOMPUTE_FULL);
+        if (cases[i].want == ARACHNE_RECOMPUTE_FULL && i == 1) {
+            ASSERT_EQ(ss, ARACHNE_E_INFEASIBLE);
+            ASSERT(sel == NULL);
+            ASSERT_EQ(pget(both, ARACHNE_PLAN_ITER_PER_S), pget(full, ARACHNE_PLAN_ITER_PER_S));
+            ASSERT_EQ(pget(both, ARACHNE_PLAN_EVALUATIONS), pget(full, ARACHNE_PLAN_EVALUATIONS));
+        } else {
+            ASSERT_OK(ss);
+            ASSERT_EQ(pget(sel, ARACHNE_PLAN_RECOMPUTE), (double)ARACHNE_RECOMPUTE_SELECTIVE);
+            ASSERT_EQ(pget(both, ARACHNE_PLAN_ITER_PER_S),
+                      pget(cases[i].want == ARACHNE_RECOMPUTE_FULL ? full : sel, ARACHNE_PLAN_ITER_PER_S));
+            ASSERT(ar_plan_rank(both) >= ar_plan_rank(sel) && ar_plan_rank(both) >= ar_plan_rank(full));
+            ASSERT_EQ(pget(both, ARACHNE_PLAN_EVALUATIONS),
+                      pget(sel, ARACHNE_PLAN_EVALUATIONS) + pget(full, ARACHNE_PLAN_EVALUATIONS));
+        }
+        /* the plan file records the mode, and a cost model in that mode
+         * reprices it to the same time (from_json prices with cm's setup) */
+        {
+            const char *j = NULL;
+            ASSERT_OK(arachne_plan_to_json(both, &j));
+            ASSERT(strstr(j, cases[i].want == ARACHNE_RECOMPUTE_FULL ? "\"recompute\": \"full\""
+                                                                     : "\"recompute\": \"selective\"") != NULL);
+            ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE, cases[i].want));
+            ASSERT_OK(arachne_plan_from_json(&again, e.cm, j, strlen(j)));
+            ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE, ARACHNE_RECOMPUTE_SELECTIVE));
+            ASSERT_NEAR(pget(again, ARACHNE_PLAN_ITERATION_S), pget(both, ARACHNE_PLAN_ITERATION_S), 1e-9);
+            arachne_plan_destroy(again);
+            again = NULL;
+        }
+        /* the same again: deterministic to the byte (wall time aside) */
+        ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE_SEARCH, 1));
+        ASSERT_OK(arachne_plan_build_refined(&again, pol, e.cm, 4, 7, 60, 0.0));
+        j1 = json_without_time(both);
+        j2 = json_without_time(again);
+        ASSERT(j1 && j2 && strcmp(j1, j2) == 0);
+        free(j1);
+        free(j2);
+        arachne_plan_destroy(again);
+        again = NULL;
+        /* with the mode already full there is nothing to choose: one run */
+        ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE, ARACHNE_RECOMPUTE_FULL));
+        ASSERT_OK(arachne_plan_build_refined(&again, pol, e.cm, 4, 7, 60, 0.0));
+        ASSERT_EQ(pget(again, ARACHNE_PLAN_EVALUATIONS), pget(full, ARACHNE_PLAN_EVALUATIONS));
+        ASSERT_EQ(pget(again, ARACHNE_PLAN_ITER_PER_S), pget(full, ARACHNE_PLAN_ITER_PER_S));
+        arachne_plan_destroy(again);
+        arachne_plan_destroy(sel);
+        arachne_plan_destroy(full);
+        arachne_plan_destroy(both);
+        env_close(&e);
+    }
+    {
+        /* neither mode fits: the selective run's error, said to hold for both */
+        env e;
+        arachne_plan *p = (arachne_plan *)&e;
+        ASSERT_OK(env_open(&e, "qwen3-64b", "a100-40:14x1"));
+        ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 128));
+        ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE_SEARCH, 1));
+        ASSERT_EQ(arachne_plan_build_refined(&p, pol, e.cm, 4, 7, 60, 0.0), ARACHNE_E_INFEASIBLE);
+        ASSERT(p == NULL);
+        ASSERT_CONTAINS(arachne_last_error(), "(and with full recomputation)");
+        env_close(&e);
+    }
+    arachne_policy_destroy(pol);
+}
+
+SUITE(refine, T(the_default_planner_refines_the_best_sample_and_the_greedy_plan),
+      T(the_default_planner_chooses_the_recompute_mode_when_asked), T(refine_tries_fsdp_groups_in_its_last_fill),
       T(refine_with_fsdp_groups_is_never_slower),
       T(refine_improves_a_poor_start_and_never_loses), T(refine_reaches_the_exact_optimum_on_a_tiny_cluster),
       T(refine_stage_moves_reach_the_optimum_the_exact_share_cannot),

@@ -66,6 +66,18 @@ static int consistent(const arachne_replan_decision *d)
     return sw == ((Tn - To) * (H - C) > To * C);
 }
 
+/* Releases what a replan test made (each may be NULL). */
+static void replan_test_free(arachne_replan_decision *d, arachne_plan *next, arachne_plan *run, arachne_policy *pol,
+                             arachne_replan_options *o, renv *e)
+{
+    arachne_replan_decision_destroy(d);
+    arachne_plan_destroy(next);
+    arachne_plan_destroy(run);
+    arachne_policy_destroy(pol);
+    arachne_replan_options_destroy(o);
+    renv_free(e);
+}
+
 TEST(options_defaults_and_ranges)
 {
     arachne_replan_options *o = NULL;
@@ -162,12 +174,7 @@ TEST(unchanged_cluster_keeps)
         ASSERT_OK(arachne_replan_explain(d, &why));
         ASSERT_CONTAINS(why, "keep");
     }
-    arachne_replan_decision_destroy(d);
-    arachne_plan_destroy(next);
-    arachne_plan_destroy(run);
-    arachne_policy_destroy(pol);
-    arachne_replan_options_destroy(o);
-    renv_free(&e);
+    replan_test_free(d, next, run, pol, o, &e);
 }
 
 TEST(adding_nodes_gives_valid_plan_and_consistent_decision)
@@ -648,9 +655,42 @@ TEST(bad_arguments)
     renv_free(&q);
 }
 
+/* A running plan that fits only with full recomputation, replanned with a
+ * selective cost model: without ARACHNE_OPT_RECOMPUTE_SEARCH neither the
+ * running plan nor a new one fits; with it the running plan is priced in
+ * its own mode (valid, kept) and the new plan recomputes fully too. */
+TEST(recompute_search_prices_a_fully_recomputing_running_plan_in_its_mode)
+{
+    renv e;
+    arachne_policy *pol = NULL;
+    arachne_plan *run = NULL, *next = (arachne_plan *)&e;
+    arachne_replan_decision *d = NULL;
+    arachne_replan_options *o = opts_k(4);
+    double mode = -1;
+    ASSERT(o != NULL);
+    ASSERT_OK(renv_make(&e, "qwen3-30b-a3b", "l4:5x2,titan-rtx:5x4"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
+    ASSERT_OK(arachne_policy_create(&pol, 1, 0, 0));
+    ASSERT_STATUS(arachne_plan_build(&run, pol, e.cm, 4, 0), ARACHNE_E_INFEASIBLE);
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE, ARACHNE_RECOMPUTE_FULL));
+    ASSERT_OK(arachne_plan_build(&run, pol, e.cm, 4, 0));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE, ARACHNE_RECOMPUTE_SELECTIVE));
+    ASSERT_STATUS(arachne_replan(&next, &d, pol, e.cm, run, o), ARACHNE_E_INFEASIBLE);
+    ASSERT(next == NULL && d == NULL);
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE_SEARCH, 1));
+    ASSERT_OK(arachne_replan(&next, &d, pol, e.cm, run, o));
+    ASSERT_EQ(dget(d, ARACHNE_DECISION_RUNNING_VALID), 1);
+    ASSERT_EQ(dget(d, ARACHNE_DECISION_ACTION), ARACHNE_REPLAN_KEEP);
+    ASSERT(consistent(d));
+    ASSERT_OK(arachne_plan_get(next, ARACHNE_PLAN_RECOMPUTE, &mode));
+    ASSERT_EQ(mode, ARACHNE_RECOMPUTE_FULL);
+    replan_test_free(d, next, run, pol, o, &e);
+}
+
 SUITE(replan, T(options_defaults_and_ranges), T(node_map_matches_type_and_index), T(unchanged_cluster_keeps),
       T(adding_nodes_gives_valid_plan_and_consistent_decision), T(refine_evaluations_refine_the_new_plan),
       T(removing_a_used_node_forces_switch),
       T(migration_bytes_by_hand),
       T(migration_sharded_optimizer_by_hand), T(migration_sharded_optimizer_tiles_mixed_tp),
-      T(migration_follows_interleaved_chunks), T(decision_json_parses), T(bad_arguments));
+      T(migration_follows_interleaved_chunks), T(decision_json_parses), T(bad_arguments),
+      T(recompute_search_prices_a_fully_recomputing_running_plan_in_its_mode));

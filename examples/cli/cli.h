@@ -17,7 +17,8 @@
 typedef struct cli_cmd {
     const char *name;
     const char *summary;            /* one line for `arachne --help` */
-    const char *usage;              /* full text for `arachne CMD --help` */
+    const char *usage;              /* text for `arachne CMD --help`, */
+    const char *usage_tail;         /* then this (the setup options of plan and search) */
     int (*run)(int argc, char **argv); /* argv[0] is the subcommand name */
 } cli_cmd;
 
@@ -67,7 +68,7 @@ void cli_note_spec_aliases(const char *spec);
 
 /* The parsed strings of the shared training-setup options (NULL / 0 when
  * absent):  --model M --cluster SPEC|FILE --profile FILE --global-batch N
- * --seq-len N --recompute none|selective|full --dist-optimizer
+ * --seq-len N --recompute none|selective|full|auto --dist-optimizer
  * --headroom F --max-depth D --max-vp V --no-expert-tiling --no-context-parallel --ep-hierarchical
  * --allow-batch-rounding --no-stage-reversal --no-priced-resplit --no-stage-moves
  * --no-stage-major --no-fsdp-search */
@@ -111,7 +112,8 @@ typedef struct cli_costenv {
     "  --profile FILE         profile table JSON (default: generated for the model and cluster)\n" \
     "  --global-batch N       samples per iteration (default 512)\n" \
     "  --seq-len N            tokens per sample (default 4096; must match --profile)\n" \
-    "  --recompute MODE       none | selective | full (default selective)\n" \
+    "  --recompute MODE       none | selective | full (default selective); plan and replan also take\n" \
+    "                         auto: plan with selective and with full recomputation, keep the faster\n" \
     "  --no-dist-optimizer    replicate optimizer state (default: sharded over data-parallel ranks, ZeRO-1)\n" \
     "  --no-overlap-grad-reduce  charge the whole gradient reduction after the backward pass\n" \
     "  --no-overlap-param-gather charge the distributed optimizer's all-gather before the forward pass\n" \

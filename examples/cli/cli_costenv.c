@@ -81,7 +81,7 @@ int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *e
 {
     long batch = 512, seq = 4096, depth = 16, max_vp = 1;
     double headroom = 0.08, wbytes = 2.0, gbytes = 4.0, obytes = 12.0;
-    int recompute = ARACHNE_RECOMPUTE_SELECTIVE, st, rc;
+    int recompute = ARACHNE_RECOMPUTE_SELECTIVE, recompute_search = 0, st, rc;
     memset(env, 0, sizeof *env);
     /* validate every option before touching files */
     if (!o->model && !o->model_json && !o->model_name) return cli_usage_error(cmd, "--model is required");
@@ -100,7 +100,12 @@ int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *e
         if (strcmp(o->recompute, "none") == 0) recompute = ARACHNE_RECOMPUTE_NONE;
         else if (strcmp(o->recompute, "selective") == 0) recompute = ARACHNE_RECOMPUTE_SELECTIVE;
         else if (strcmp(o->recompute, "full") == 0) recompute = ARACHNE_RECOMPUTE_FULL;
-        else return cli_usage_error(cmd, "--recompute: '%s' is not none, selective or full", o->recompute);
+        else if (strcmp(o->recompute, "auto") == 0 && (!strcmp(cmd, "plan") || !strcmp(cmd, "replan")))
+            recompute_search = 1; /* selective, and full as the planner's alternative */
+        else if (strcmp(o->recompute, "auto") == 0)
+            return cli_usage_error(cmd, "--recompute auto: only plan and replan choose the mode; %s takes none, "
+                                        "selective or full", cmd);
+        else return cli_usage_error(cmd, "--recompute: '%s' is not none, selective, full or auto", o->recompute);
     }
     if ((o->model && !is_model_preset(o->model) && (rc = cli_check_regular(cmd, "model", o->model))) ||
         (o->cluster && (rc = cli_check_regular(cmd, "cluster", o->cluster))) ||
@@ -163,6 +168,7 @@ int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *e
         (rc = set_opt(env, ARACHNE_OPT_STAGE_MOVES, o->no_stage_moves ? 0 : 1)) ||
         (rc = set_opt(env, ARACHNE_OPT_STAGE_MAJOR, o->no_stage_major ? 0 : 1)) ||
         (rc = set_opt(env, ARACHNE_OPT_FSDP_SEARCH, o->no_fsdp_search ? 0 : 1)) ||
+        (rc = set_opt(env, ARACHNE_OPT_RECOMPUTE_SEARCH, recompute_search)) ||
         /* a user who lets the batch round also lets the planners rank by speed alone */
         (rc = set_opt(env, ARACHNE_OPT_EXACT_BATCH, o->allow_batch_rounding ? 0 : 1)))
         goto fail;

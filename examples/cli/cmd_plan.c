@@ -40,7 +40,7 @@ int cmd_plan(int argc, char **argv)
     cli_opt opts[CLI_COSTENV_NOPTS + 9];
     const char *policy_path = NULL, *samples_s = "16", *seed_s = "0", *svg = NULL, *compare = NULL, *pos[1];
     const char *refine_s = NULL, *refine_ms_s = "0", *default_samples;
-    int json = 0, rollout = 0, npos, rc, st, nopts;
+    int json = 0, rollout = 0, auto_recompute, npos, rc, st, nopts;
     long samples, seed, refine = ARACHNE_REFINE_EVALUATIONS, refine_ms;
     arachne_policy *pol = NULL;
     arachne_plan *plan = NULL;
@@ -66,6 +66,10 @@ int cmd_plan(int argc, char **argv)
         (refine_s && (rc = cli_int("plan", "refine", refine_s, 0, 100000000L, &refine))) ||
         (rc = cli_int("plan", "refine-ms", refine_ms_s, 0, 3600000L, &refine_ms)))
         return rc;
+    auto_recompute = co.recompute && !strcmp(co.recompute, "auto");
+    if (rollout && auto_recompute)
+        return cli_usage_error("plan", "--recompute auto chooses between two runs of the default planner; "
+                                       "--rollout takes none, selective or full");
     if ((rc = cli_costenv_build("plan", &co, &env))) return rc;
     if (!policy_path) policy_path = cli_find_policy();
     if (policy_path) {
@@ -87,8 +91,20 @@ int cmd_plan(int argc, char **argv)
         arachne_plan_destroy(plan);
         plan = better;
     }
+    if (!st && auto_recompute) {
+        /* what follows (batch rounding, --compare) prices with the mode chosen */
+        double mode = ARACHNE_RECOMPUTE_SELECTIVE;
+        arachne_plan_get(plan, ARACHNE_PLAN_RECOMPUTE, &mode);
+        st = arachne_cost_model_set(env.cm, ARACHNE_OPT_RECOMPUTE, mode);
+    }
     if (st) {
-        rc = cli_lib_fail(st, "plan");
+        /* nothing fits in memory (but the model state would): the one
+         * error line names the mode that stores the fewest activations */
+        if (st == ARACHNE_E_INFEASIBLE && !auto_recompute && !(co.recompute && !strcmp(co.recompute, "full")) &&
+            !strstr(arachne_last_error(), "weights, gradients and optimizer"))
+            rc = cli_fail("plan: %s (--recompute auto also plans with full recomputation)", arachne_last_error());
+        else
+            rc = cli_lib_fail(st, "plan");
     } else {
         rc = cli_batch_exact("plan", plan, env.cm, co.allow_batch_rounding);
         if (rc == CLI_OK && svg && (st = arachne_plan_save_svg(plan, svg))) rc = cli_lib_fail(st, "plan: --svg");
@@ -107,6 +123,12 @@ int cmd_plan(int argc, char **argv)
                 arachne_plan_get(plan, ARACHNE_PLAN_EVALUATIONS, &evals);
                 arachne_plan_get(plan, ARACHNE_PLAN_PLANNING_S, &secs);
                 rc = cli_print_plan(stdout, plan, NULL);
+                if (auto_recompute) {
+                    double mode = 0;
+                    arachne_plan_get(plan, ARACHNE_PLAN_RECOMPUTE, &mode);
+                    printf("recomputation: %s (--recompute auto planned selective and full)\n",
+                           mode == ARACHNE_RECOMPUTE_FULL ? "full" : "selective");
+                }
                 printf("planner: %s, %.0f plans priced in %.3f s\n", m, evals, secs);
             }
         }

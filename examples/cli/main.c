@@ -8,10 +8,10 @@
 
 #include "cli.h"
 
-#define CLI_COMMAND(name, summary, usage) int cmd_##name(int argc, char **argv);
+#define CLI_COMMAND(name, summary, usage, tail) int cmd_##name(int argc, char **argv);
 #include "cli_commands.inc"
 #undef CLI_COMMAND
-#define CLI_COMMAND(name, summary, usage) { #name, summary, usage, cmd_##name },
+#define CLI_COMMAND(name, summary, usage, tail) { #name, summary, usage, tail, cmd_##name },
 static const cli_cmd commands[] = {
 #include "cli_commands.inc"
 };
@@ -27,6 +27,12 @@ static void print_help(FILE *f)
     for (i = 0; i < NCOMMANDS; i++) fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nRun 'arachne <command> --help' for the options of one command.\n"
                "Exit status: 0 success, 1 failure, 2 usage error.\n");
+}
+
+static void print_usage(const cli_cmd *c)
+{
+    fputs(c->usage, stdout);
+    fputs(c->usage_tail, stdout);
 }
 
 /* The dispatcher, callable without a process (the CLI fuzz target,
@@ -45,7 +51,7 @@ int cli_main(int argc, char **argv)
         if (argc > 2 && !strcmp(argv[1], "help")) {
             for (i = 0; i < NCOMMANDS; i++) {
                 if (!strcmp(argv[2], commands[i].name)) {
-                    fputs(commands[i].usage, stdout);
+                    print_usage(&commands[i]);
                     return CLI_OK;
                 }
             }
@@ -59,7 +65,7 @@ int cli_main(int argc, char **argv)
         if (strcmp(argv[1], commands[i].name) != 0) continue;
         for (k = 2; k < argc; k++) {
             if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
-                fputs(commands[i].usage, stdout);
+                print_usage(&commands[i]);
                 return CLI_OK;
             }
         }

@@ -136,13 +136,14 @@ OPTIONS = {
     "recompute_norm_act": 13, "recompute_alt_mm": 14, "context_parallel": 15, "max_vp": 16,
     "ep_hierarchical": 17, "exact_batch": 18, "stage_reversal": 19,
     "priced_resplit": 20, "stage_moves": 21, "stage_major": 22,
-    "fsdp_search": 23,
+    "fsdp_search": 23, "recompute_search": 24,
 }
 _INT_OPTIONS = ("global_batch", "seq_len", "max_depth", "max_vp")
 _BOOL_OPTIONS = ("dist_optimizer", "expert_tiling", "overlap_grad_reduce", "overlap_param_gather",
                  "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm",
                  "context_parallel", "ep_hierarchical", "exact_batch", "stage_reversal",
-                 "priced_resplit", "stage_moves", "stage_major", "fsdp_search")
+                 "priced_resplit", "stage_moves", "stage_major", "fsdp_search",
+                 "recompute_search")
 
 # Plan fields (arachne_plan_field, arachne_template_field, arachne_stage_field,
 # arachne_rank_field)
@@ -150,9 +151,10 @@ PLAN_FIELDS = {
     "iteration_s": 0, "iter_per_s": 1, "samples_per_s": 2, "tokens_per_s": 3, "mfu": 4,
     "bubble": 5, "gpus_used": 6, "gpus_total": 7, "templates": 8, "ranks": 9,
     "planning_s": 10, "evaluations": 11, "global_batch": 12, "seq_len": 13, "samples_run": 14,
+    "recompute": 15,
 }
 _PLAN_INT_FIELDS = ("gpus_used", "gpus_total", "templates", "ranks", "evaluations",
-                    "global_batch", "seq_len", "samples_run")
+                    "global_batch", "seq_len", "samples_run", "recompute")
 TEMPLATE_FIELDS = {"depth": 0, "replicas": 1, "micro_batch": 2, "micro_batches": 3, "pipeline_s": 4, "cp": 5,
                    "vp": 6, "fsdp": 7}
 _TEMPLATE_INT_FIELDS = ("depth", "replicas", "micro_batch", "micro_batches", "cp", "vp")
@@ -1659,7 +1661,9 @@ class CostModel(_Handle):
     generated for the cluster (at setup's seq_len, default 4096).  setup
     keywords (OPTIONS): global_batch, seq_len, weight_bytes, grad_bytes,
     optim_bytes, dist_optimizer (bool), recompute ("none", "selective",
-    "full"), headroom (fraction), expert_tiling (bool), max_depth, max_vp.
+    "full"), headroom (fraction), expert_tiling (bool), max_depth, max_vp,
+    recompute_search (bool: Policy.plan and replan also plan with full
+    recomputation and return the faster plan; its recompute field says which).
     The cost model keeps its model, cluster and profile alive; they cannot be
     changed while it lives.
     """
@@ -2197,8 +2201,11 @@ class Policy(_Handle):
         refine > 0 then improves the plan with that many evaluations of local
         search from the best sample and from the greedy plan, as `arachne plan`
         does (arachne_plan_build_refined; REFINE_EVALUATIONS is the CLI
-        default), refine_time_cap_s > 0 caps the refinement's wall time."""
-        if refine:
+        default), refine_time_cap_s > 0 caps the refinement's wall time.  With
+        the cost model's recompute_search on, all of it runs with the cost
+        model's recompute mode and with full recomputation, and the faster
+        plan is returned."""
+        if refine or (isinstance(cost_model, CostModel) and cost_model.get("recompute_search")):
             return Plan(_make(_PLAN, "arachne_plan_build_refined", self._h(), cost_model._h(),
                               _iarg(samples, "samples"), _iarg(seed, "seed"), _iarg(refine, "refine"),
                               _farg(refine_time_cap_s, "refine_time_cap_s")),

@@ -93,6 +93,24 @@ class PolicyPlanTest(unittest.TestCase):
         b["planner"].pop("planning_s", None)
         self.assertEqual(a, b)
 
+    def test_plan_chooses_the_recompute_mode_when_asked(self):
+        # qwen3-30b-a3b on 22 single-GPU L40S nodes, batch 512: full
+        # recomputation plans faster than selective (make_tight.py 60 7, no. 25)
+        pol = arachne.Policy.create(seed=1)
+        cm = arachne.CostModel("qwen3-30b-a3b", "l40s:22x1", global_batch=512)
+        self.assertIs(cm.setup["recompute_search"], False)
+        sel = pol.plan(cm, samples=4, seed=7)
+        self.assertEqual(sel.recompute, arachne.RECOMPUTE_MODES["selective"])
+        cm.set("recompute_search", True)
+        for refine in (0, 40):
+            both = pol.plan(cm, samples=4, seed=7, refine=refine)
+            self.assertEqual(both.recompute, arachne.RECOMPUTE_MODES["full"])
+            self.assertEqual(both.to_dict()["setup"]["recompute"], "full")
+        self.assertGreater(pol.plan(cm, samples=4, seed=7).iter_per_s, sel.iter_per_s)
+        self.assertEqual(cm.get("recompute"), arachne.RECOMPUTE_MODES["selective"])  # the cost model keeps its mode
+        with self.assertRaises(arachne.Error):
+            cm.set("recompute_search", 2)
+
     def test_plan_rollout(self):
         need("arachne_plan_rollout")
         cm = arachne.CostModel(arachne.Model.preset("llama3-8b"), arachne.Cluster.parse(SMALL_SPEC),
