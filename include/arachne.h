@@ -685,16 +685,20 @@ typedef enum arachne_option {
                                      *   with FSDP fits; the policy's construction (and its masks) and the
                                      *   baseline searches never shard; 0: no FSDP in planned templates;
                                      *   0 or 1 (default 1) */
-    ARACHNE_OPT_RECOMPUTE_SEARCH = 24 /**< 1: the default planner (arachne_plan_build_refined, and so
-                                     *   arachne_replan) plans twice, with the ARACHNE_OPT_RECOMPUTE mode
-                                     *   and with ARACHNE_RECOMPUTE_FULL, and returns the plan that ranks
-                                     *   higher (ties keep the mode set); full recomputation stores only
-                                     *   each block's input and runs its forward again in the backward, so
-                                     *   it fits templates and micro-batches the other modes do not, at a
-                                     *   third more compute.  The plan records the mode it was priced
-                                     *   with (ARACHNE_PLAN_RECOMPUTE).  No effect when the mode is
-                                     *   already full, and none on pricing, on the other planners or on
-                                     *   the masks; 0 or 1 (default 0: the mode set is the one planned) */
+    ARACHNE_OPT_RECOMPUTE_SEARCH = 24 /**< whether the default planner (arachne_plan_build_refined, and so
+                                     *   arachne_replan) may return a plan with ARACHNE_RECOMPUTE_FULL
+                                     *   when the ARACHNE_OPT_RECOMPUTE mode set is another: full
+                                     *   recomputation stores only each block's input and runs its
+                                     *   forward again in the backward, so it fits templates and
+                                     *   micro-batches the other modes do not, at a third more compute.
+                                     *   1 (default): after planning in the mode set, a probe refills that
+                                     *   plan's structure with full recomputation; when the probe ranks
+                                     *   higher, or nothing fit, the planner runs again with full
+                                     *   recomputation and the highest-ranked plan is returned (ties keep
+                                     *   the mode set); 2: that second run always; 0: the mode set only.
+                                     *   The plan records its mode (ARACHNE_PLAN_RECOMPUTE).  No effect
+                                     *   when the mode set is full, and none on pricing, on the other
+                                     *   planners or on the masks; 0, 1 or 2 */
 } arachne_option;
 
 /** Creates a cost model over model `m`, cluster `c` and profile `p`, with
@@ -1216,13 +1220,15 @@ ARACHNE_API int arachne_plan_refine(arachne_plan **out, const arachne_plan *star
  *  evaluation spent (the build's, the greedy plan's among them, and both
  *  refinements') and the whole wall time; its method is the refined
  *  plan's ("policy-best-of-k+refine", "policy-greedy+refine" when
- *  samples <= 1).  With ARACHNE_OPT_RECOMPUTE_SEARCH on and a mode other
- *  than full, all of this runs a second time on a copy of cm set to full
- *  recomputation and the plan that ranks higher is returned (ties keep
- *  cm's mode); it records its mode (ARACHNE_PLAN_RECOMPUTE), the evaluations
- *  and wall time of both runs, and with time_cap_s each run gets half.
- *  When only one mode finds a plan, that plan; when neither does, the
- *  error of cm's mode.  Deterministic as
+ *  samples <= 1).  Unless ARACHNE_OPT_RECOMPUTE_SEARCH is 0 or the mode
+ *  is full, a probe then refills the plan's structure on a copy of cm set
+ *  to full recomputation (one evaluation of arachne_plan_refine), and when
+ *  the probe ranks higher, nothing fit, or the option is 2, all of this runs
+ *  a second time on that copy; the highest-ranked plan is returned (ties
+ *  keep cm's mode).  It records its mode (ARACHNE_PLAN_RECOMPUTE) and the
+ *  evaluations and wall time of every run; with time_cap_s each run gets
+ *  half.  When only one mode finds a plan, that plan; when neither does,
+ *  the error of cm's mode.  Deterministic as
  *  arachne_plan_build and arachne_plan_refine are.  Errors: as
  *  arachne_plan_build and arachne_plan_refine (ARACHNE_E_INVALID_ARGUMENT
  *  for a NULL argument, samples outside 0..1000000, a negative budget, a

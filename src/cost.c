@@ -41,7 +41,7 @@ void ar_setup_defaults(ar_setup *s)
     s->stage_moves = 1;
     s->stage_major = 1;
     s->fsdp_search = 1;
-    s->recompute_search = 0;
+    s->recompute_search = 1;
 }
 
 int ar_setup_act_mode(const ar_setup *s)
@@ -394,7 +394,7 @@ int arachne_cost_model_set(arachne_cost_model *cm, int option, double value)
         if ((st = need_int(option, value, 0, 1)) == ARACHNE_OK) s->fsdp_search = (int)value;
         break;
     case ARACHNE_OPT_RECOMPUTE_SEARCH:
-        if ((st = need_int(option, value, 0, 1)) == ARACHNE_OK) s->recompute_search = (int)value;
+        if ((st = need_int(option, value, 0, 2)) == ARACHNE_OK) s->recompute_search = (int)value;
         break;
     default:
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..24)", option);

@@ -51,8 +51,9 @@ typedef struct ar_setup {
                               * replicas together) and keeps the faster (fill.c); a planner setting */
     int fsdp_search;         /* 1: the fill also shards a template over its data-parallel ranks
                               * (FSDP) where memory refused a candidate (fill.c); a planner setting */
-    int recompute_search;    /* 1: the default planner also plans with full recomputation and keeps
-                              * the faster plan (plan_default.c); a planner setting */
+    int recompute_search;    /* the default planner also plans with full recomputation, 1: where a
+                              * probe says it pays, 2: always; keeps the faster plan
+                              * (plan_default.c); a planner setting */
 } ar_setup;
 
 void ar_setup_defaults(ar_setup *s);

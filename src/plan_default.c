@@ -114,46 +114,83 @@ static int build_refined_one(arachne_plan **out, const arachne_policy *policy, c
     return st;
 }
 
-/* ARACHNE_OPT_RECOMPUTE_SEARCH: the default planner with cm's mode, then
- * on a copy of cm with full recomputation, keeping the plan that ranks
- * higher (ties: cm's mode).  Only "nothing fits" lets the other mode
- * answer alone; any other error is returned as it comes. */
-static int build_refined_both_modes(arachne_plan **out, const arachne_policy *policy, const arachne_cost_model *cm,
-                                    int samples, uint64_t seed, long evaluations, double time_cap_s)
+/* The higher-ranked of *keep and *other (ties: *keep) is left in *keep, the
+ * other destroyed and *other set to NULL. */
+static void keep_better(arachne_plan **keep, arachne_plan **other)
+{
+    if (*other && (!*keep || ar_plan_rank(*other) > ar_plan_rank(*keep))) {
+        arachne_plan *t = *keep;
+        *keep = *other;
+        *other = t;
+    }
+    arachne_plan_destroy(*other);
+    *other = NULL;
+}
+
+/* ARACHNE_OPT_RECOMPUTE_SEARCH: the default planner with cm's mode, then,
+ * on a copy of cm with full recomputation, a probe and the planner again,
+ * keeping the plan that ranks higher (ties: cm's mode).  The probe refills
+ * the first plan's structure with full recomputation (arachne_plan_refine
+ * with one evaluation); with search 1 the second run follows only when
+ * the probe ranks higher or the first run found nothing: on the 146
+ * validation and held-out compositions the probe never won and the first
+ * plan stands, on 7 of the 8 memory-tight ones where full recomputation
+ * plans faster it did (docs/search.md).  Only "nothing fits" lets the
+ * other mode answer alone; any other error is returned as it comes. */
+static int build_refined_recompute_search(arachne_plan **out, const arachne_policy *policy,
+                                          const arachne_cost_model *cm, int samples, uint64_t seed,
+                                          long evaluations, double time_cap_s)
 {
     double t0 = ar_now(), cap = time_cap_s > 0 ? time_cap_s / 2 : 0.0;
-    arachne_plan *a = NULL, *b = NULL, *win;
+    arachne_plan *a = NULL, *probe = NULL, *b = NULL;
     arachne_cost_model *full = NULL;
     char first_error[AR_ERRMSG_CAP];
-    int sa, sb, st;
+    long spent = 0;
+    int sa, sb = ARACHNE_OK, st;
     first_error[0] = '\0';
     sa = build_refined_one(&a, policy, cm, samples, seed, evaluations, cap);
     if (sa && sa != ARACHNE_E_INFEASIBLE) return sa;
     if (sa) snprintf(first_error, sizeof first_error, "%s", arachne_last_error());
-    if ((st = ar_cost_model_with_recompute(&full, cm, AR_RECOMPUTE_FULL))) {
-        arachne_plan_destroy(a);
-        return st;
+    else spent = a->evaluations;
+    if ((st = ar_cost_model_with_recompute(&full, cm, AR_RECOMPUTE_FULL))) goto fail;
+    if (a) {
+        st = arachne_plan_refine(&probe, a, full, 1, 0.0);
+        if (st == ARACHNE_OK) {
+            spent += probe->evaluations - a->evaluations;
+            memcpy(probe->method, a->method, sizeof probe->method); /* the planner that made it */
+        } else if (st != ARACHNE_E_INFEASIBLE) {
+            goto fail;
+        }
     }
-    if (time_cap_s > 0) {
-        cap = time_cap_s - (ar_now() - t0);
-        if (cap < 1e-9) cap = 1e-9; /* spent: the refinement keeps its first candidate */
+    if (cm->setup.recompute_search == 2 || !a || (probe && ar_plan_rank(probe) > ar_plan_rank(a))) {
+        if (time_cap_s > 0) {
+            cap = time_cap_s - (ar_now() - t0);
+            if (cap < 1e-9) cap = 1e-9; /* spent: the refinement keeps its first candidate */
+        }
+        sb = build_refined_one(&b, policy, full, samples, seed, evaluations, cap);
+        if (sb && sb != ARACHNE_E_INFEASIBLE) {
+            st = sb;
+            goto fail;
+        }
+        if (b) spent += b->evaluations;
     }
-    sb = build_refined_one(&b, policy, full, samples, seed, evaluations, cap);
     arachne_cost_model_destroy(full);
-    if (sb && sb != ARACHNE_E_INFEASIBLE) {
-        arachne_plan_destroy(a);
-        return sb;
-    }
-    if (sa && sb) return ar_error(sa, "%s (and with full recomputation)", first_error);
+    full = NULL;
+    keep_better(&a, &probe);
+    keep_better(&a, &b);
+    if (!a) return ar_error(sa, "%s (and with full recomputation)", first_error);
     arachne_clear_error();
-    win = !a ? b : !b ? a : ar_plan_rank(b) > ar_plan_rank(a) ? b : a;
-    /* the plan counts the work of both runs */
-    win->evaluations = (a ? a->evaluations : 0) + (b ? b->evaluations : 0);
-    win->planning_s = ar_now() - t0;
-    if ((st = ar_plan_finish(win))) win = NULL;
-    *out = win;
-    if (a != win) arachne_plan_destroy(a);
-    if (b != win) arachne_plan_destroy(b);
+    /* the plan counts the work of every run */
+    a->evaluations = spent;
+    a->planning_s = ar_now() - t0;
+    if ((st = ar_plan_finish(a))) goto fail;
+    *out = a;
+    return ARACHNE_OK;
+fail:
+    arachne_cost_model_destroy(full);
+    arachne_plan_destroy(a);
+    arachne_plan_destroy(probe);
+    arachne_plan_destroy(b);
     return st;
 }
 
@@ -172,6 +209,6 @@ int arachne_plan_build_refined(arachne_plan **out, const arachne_policy *policy,
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_build_refined: time cap %g s is outside [0, 1e7]",
                         time_cap_s);
     if (cm->setup.recompute_search && cm->setup.recompute != AR_RECOMPUTE_FULL)
-        return build_refined_both_modes(out, policy, cm, samples, seed, evaluations, time_cap_s);
+        return build_refined_recompute_search(out, policy, cm, samples, seed, evaluations, time_cap_s);
     return build_refined_one(out, policy, cm, samples, seed, evaluations, time_cap_s);
 }

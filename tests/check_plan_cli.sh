@@ -230,30 +230,38 @@ PY
 "$bin" plan --model llama3-8b --cluster a100-40:2x4 --rollout --samples 4 2>/dev/null; [ $? -eq 2 ] ||
     fail "plan --rollout --samples must exit 2"
 
-# --recompute auto: plan plans with selective and with full recomputation
-# and keeps the faster (qwen3-30b-a3b on 22 single-GPU L40S nodes, batch 512:
-# full wins; memory-tight draw no. 25 of make_tight.py 60 7); the table says
-# which, the plan file records it and price reprices it as made; a plan
-# that fits only with full recomputation is found; price and --rollout
-# refuse auto; a failed selective plan names the option
+# the recompute mode: by default plan may choose full recomputation where a
+# probe says it pays, --recompute auto plans selective and full, a mode
+# given is the mode planned (qwen3-30b-a3b on 22 single-GPU L40S nodes,
+# batch 512: full wins; memory-tight draw no. 25 of make_tight.py 60 7); the
+# table says which, the plan file records it and price reprices it as made;
+# a plan that fits only with full recomputation is found; price and
+# --rollout refuse auto; a failed selective plan names auto
 "$bin" plan --model qwen3-30b-a3b --cluster l40s:22x1 --global-batch 512 --recompute auto > "$t/auto.txt" ||
     fail "plan --recompute auto failed"
 grep -q '^recomputation: full (--recompute auto planned selective and full)$' "$t/auto.txt" ||
     fail "plan --recompute auto: no recomputation line: $(cat "$t/auto.txt")"
 "$bin" plan --model qwen3-30b-a3b --cluster l40s:22x1 --global-batch 512 --recompute auto --json > "$t/auto.json" ||
     fail "plan --recompute auto --json failed"
-"$bin" plan --model qwen3-30b-a3b --cluster l40s:22x1 --global-batch 512 --json > "$t/sel.json" ||
-    fail "plan (selective) failed"
+"$bin" plan --model qwen3-30b-a3b --cluster l40s:22x1 --global-batch 512 --recompute selective --json > "$t/sel.json" ||
+    fail "plan --recompute selective failed"
+"$bin" plan --model qwen3-30b-a3b --cluster l40s:22x1 --global-batch 512 --json > "$t/default.json" ||
+    fail "plan (default recompute) failed"
+"$bin" plan --model qwen3-30b-a3b --cluster l40s:22x1 --global-batch 512 > "$t/default.txt" ||
+    fail "plan (default recompute) failed"
+grep -q "^recomputation: full (the planner's choice where memory binds; --recompute selective keeps selective)$" \
+    "$t/default.txt" || fail "plan: no recomputation line: $(cat "$t/default.txt")"
 "$bin" price "$t/auto.json" --json > "$t/auto-priced.json" || fail "price of the auto plan failed"
-python3 - "$t/auto.json" "$t/sel.json" "$t/auto-priced.json" <<'PY' || fail "plan --recompute auto: wrong mode or price"
+python3 - "$t/auto.json" "$t/sel.json" "$t/auto-priced.json" "$t/default.json" <<'PY' || fail "plan --recompute auto: wrong mode or price"
 import json, sys
-a, s, r = (json.load(open(p)) for p in sys.argv[1:4])
+a, s, r, d = (json.load(open(p)) for p in sys.argv[1:5])
 assert a["setup"]["recompute"] == "full" and s["setup"]["recompute"] == "selective", (a["setup"], s["setup"])
+assert d["setup"]["recompute"] == "full" and d["iter_per_s"] == a["iter_per_s"], (d["setup"], d["iter_per_s"])
 assert a["iter_per_s"] > 1.5 * s["iter_per_s"], (a["iter_per_s"], s["iter_per_s"])
 assert abs(r["iteration_s"] - a["iteration_s"]) <= 1e-9 * a["iteration_s"], (r["iteration_s"], a["iteration_s"])
 PY
-"$bin" plan --model qwen3-30b-a3b --cluster l4:5x2,titan-rtx:5x4 --global-batch 256 2> "$t/sel.err"; [ $? -eq 1 ] ||
-    fail "plan without a fitting selective template must exit 1"
+"$bin" plan --model qwen3-30b-a3b --cluster l4:5x2,titan-rtx:5x4 --global-batch 256 --recompute selective 2> "$t/sel.err"
+[ $? -eq 1 ] || fail "plan --recompute selective without a fitting template must exit 1"
 [ "$(wc -l < "$t/sel.err")" -eq 1 ] && grep -q -- "usable (--recompute auto also plans with full recomputation)$" "$t/sel.err" ||
     fail "no --recompute auto hint on the one error line: $(cat "$t/sel.err")"
 "$bin" plan --model qwen3-30b-a3b --cluster l4:5x2,titan-rtx:5x4 --global-batch 256 --recompute auto > "$t/auto2.txt" ||

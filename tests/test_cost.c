@@ -666,8 +666,10 @@ TEST(options_defaults_and_rejections)
     ASSERT_OK(arachne_cost_model_get(f.cm, ARACHNE_OPT_FSDP_SEARCH, &v));
     ASSERT(v == 1.0);
     ASSERT_OK(arachne_cost_model_get(f.cm, ARACHNE_OPT_RECOMPUTE_SEARCH, &v));
-    ASSERT(v == 0.0); /* the mode set is the mode planned unless asked */
+    ASSERT(v == 1.0); /* full recomputation where a probe says it pays */
     ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_RECOMPUTE_SEARCH, -1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "recompute_search");
+    ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_RECOMPUTE_SEARCH, 3), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "recompute_search");
     ASSERT_STATUS(arachne_cost_model_set(f.cm, 25, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "0..24");

@@ -446,6 +446,9 @@ TEST(the_default_planner_refines_the_best_sample_and_the_greedy_plan)
     int seed, differed = 0;
     ASSERT_OK(env_open(&e, "llama3-8b", "a100-40:4x4,a6000:4x4,h100:2x8"));
     ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
+    /* the two starts alone: the recompute search's probe (its own test)
+     * would add its evaluations */
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE_SEARCH, 0));
     for (seed = 1; seed <= 4; seed++) {
         arachne_policy *pol = NULL;
         arachne_plan *best = NULL, *greedy = NULL, *rb = NULL, *rg = NULL, *d = NULL, *d0 = NULL, *d1 = NULL, *r1 = NULL;
@@ -530,93 +533,126 @@ TEST(the_default_planner_refines_the_best_sample_and_the_greedy_plan)
     env_close(&e);
 }
 
-/* One default-planner run per mode and one with ARACHNE_OPT_RECOMPUTE_SEARCH
- * on: the search returns the higher-ranked of the two runs' plans (its
- * price and mode), counts both runs' evaluations, and answers alone where
- * only full recomputation fits. */
-static void recompute_runs(env *e, arachne_policy *pol, arachne_plan **sel, arachne_plan **full, arachne_plan **both,
-                           int *st_sel, int *st_full, int *st_both)
+/* ARACHNE_OPT_RECOMPUTE_SEARCH against runs by hand: the default planner
+ * with the mode pinned (search 0), selective and full; the probe (the
+ * selective plan refilled with full recomputation, one evaluation of
+ * arachne_plan_refine).  Search 2 returns the highest-ranked of the three
+ * and counts the evaluations of all; search 1 does the same where the
+ * probe ranks higher or selective found nothing, and otherwise returns the
+ * selective plan with the probe's evaluations added. */
+typedef struct recompute_runs {
+    arachne_plan *sel, *probe, *full;
+    int st_sel;
+} recompute_runs;
+
+static int recompute_runs_make(recompute_runs *r, env *e, arachne_policy *pol)
 {
-    *st_sel = arachne_plan_build_refined(sel, pol, e->cm, 4, 7, 60, 0.0);
-    arachne_cost_model_set(e->cm, ARACHNE_OPT_RECOMPUTE, ARACHNE_RECOMPUTE_FULL);
-    *st_full = arachne_plan_build_refined(full, pol, e->cm, 4, 7, 60, 0.0);
-    arachne_cost_model_set(e->cm, ARACHNE_OPT_RECOMPUTE, ARACHNE_RECOMPUTE_SELECTIVE);
-    arachne_cost_model_set(e->cm, ARACHNE_OPT_RECOMPUTE_SEARCH, 1);
-    *st_both = arachne_plan_build_refined(both, pol, e->cm, 4, 7, 60, 0.0);
-    arachne_cost_model_set(e->cm, ARACHNE_OPT_RECOMPUTE_SEARCH, 0);
+    int st;
+    memset(r, 0, sizeof *r);
+    if ((st = arachne_cost_model_set(e->cm, ARACHNE_OPT_RECOMPUTE_SEARCH, 0))) return st;
+    r->st_sel = arachne_plan_build_refined(&r->sel, pol, e->cm, 4, 7, 60, 0.0);
+    if ((st = arachne_cost_model_set(e->cm, ARACHNE_OPT_RECOMPUTE, ARACHNE_RECOMPUTE_FULL))) return st;
+    if (r->sel && (st = arachne_plan_refine(&r->probe, r->sel, e->cm, 1, 0.0))) return st;
+    if ((st = arachne_plan_build_refined(&r->full, pol, e->cm, 4, 7, 60, 0.0))) return st;
+    return arachne_cost_model_set(e->cm, ARACHNE_OPT_RECOMPUTE, ARACHNE_RECOMPUTE_SELECTIVE);
 }
 
-TEST(the_default_planner_chooses_the_recompute_mode_when_asked)
+static void recompute_runs_free(recompute_runs *r)
 {
-    /* memory-tight draws (examples/eval/make_tight.py 60 7, nos. 25, 56)
-     * and one roomy cluster */
+    arachne_plan_destroy(r->sel);
+    arachne_plan_destroy(r->probe);
+    arachne_plan_destroy(r->full);
+}
+
+/* The run of the three that ranks highest (ties: the earlier). */
+static const arachne_plan *recompute_runs_best(const recompute_runs *r)
+{
+    const arachne_plan *best = r->sel;
+    if (r->probe && (!best || ar_plan_rank(r->probe) > ar_plan_rank(best))) best = r->probe;
+    if (!best || ar_plan_rank(r->full) > ar_plan_rank(best)) best = r->full;
+    return best;
+}
+
+TEST(the_default_planner_chooses_the_recompute_mode)
+{
+    /* a memory-tight draw (examples/eval/make_tight.py 60 7, no. 25), the
+     * case docs/limits.md names, and one roomy cluster */
     static const struct { const char *model, *cluster; int batch, want; } cases[] = {
         { "qwen3-30b-a3b", "l40s:22x1", 512, ARACHNE_RECOMPUTE_FULL },       /* full is faster */
-        { "qwen3-30b-a3b", "l4:5x2,titan-rtx:5x4", 256, ARACHNE_RECOMPUTE_FULL }, /* only full fits */
+        { "qwen3-30b-a3b", "a100-40:4x4", 512, ARACHNE_RECOMPUTE_FULL },     /* only full fits */
         { "llama3-8b", "h100:2x8", 64, ARACHNE_RECOMPUTE_SELECTIVE },         /* selective is faster */
     };
-    int i;
+    int i, search;
+    double v = -1;
     arachne_policy *pol = NULL;
     ASSERT_OK(arachne_policy_create(&pol, 1, 16, 1));
     for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
         env e;
-        arachne_plan *sel = NULL, *full = NULL, *both = NULL, *again = NULL;
-        int ss, sf, sb;
-        char *j1, *j2;
+        recompute_runs r;
         ASSERT_OK(env_open(&e, cases[i].model, cases[i].cluster));
         ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, cases[i].batch));
-        recompute_runs(&e, pol, &sel, &full, &both, &ss, &sf, &sb);
-        ASSERT_OK(sf);
-        ASSERT_OK(sb);
-        ASSERT_EQ(pget(both, ARACHNE_PLAN_RECOMPUTE), (double)cases[i].want);
-        ASSERT_EQ(pget(full, ARACHNE_PLAN_RECOMPUTE), (double)ARACHNE_RECOMPUTE_FULL);
-        if (cases[i].want == ARACHNE_RECOMPUTE_FULL && i == 1) {
-            ASSERT_EQ(ss, ARACHNE_E_INFEASIBLE);
-            ASSERT(sel == NULL);
-            ASSERT_EQ(pget(both, ARACHNE_PLAN_ITER_PER_S), pget(full, ARACHNE_PLAN_ITER_PER_S));
-            ASSERT_EQ(pget(both, ARACHNE_PLAN_EVALUATIONS), pget(full, ARACHNE_PLAN_EVALUATIONS));
+        ASSERT_OK(arachne_cost_model_get(e.cm, ARACHNE_OPT_RECOMPUTE_SEARCH, &v));
+        ASSERT_EQ(v, 1); /* the default */
+        ASSERT_OK(recompute_runs_make(&r, &e, pol));
+        ASSERT_EQ(pget(r.full, ARACHNE_PLAN_RECOMPUTE), (double)ARACHNE_RECOMPUTE_FULL);
+        if (i == 1) {
+            ASSERT_EQ(r.st_sel, ARACHNE_E_INFEASIBLE);
         } else {
-            ASSERT_OK(ss);
-            ASSERT_EQ(pget(sel, ARACHNE_PLAN_RECOMPUTE), (double)ARACHNE_RECOMPUTE_SELECTIVE);
-            ASSERT_EQ(pget(both, ARACHNE_PLAN_ITER_PER_S),
-                      pget(cases[i].want == ARACHNE_RECOMPUTE_FULL ? full : sel, ARACHNE_PLAN_ITER_PER_S));
-            ASSERT(ar_plan_rank(both) >= ar_plan_rank(sel) && ar_plan_rank(both) >= ar_plan_rank(full));
-            ASSERT_EQ(pget(both, ARACHNE_PLAN_EVALUATIONS),
-                      pget(sel, ARACHNE_PLAN_EVALUATIONS) + pget(full, ARACHNE_PLAN_EVALUATIONS));
+            ASSERT_OK(r.st_sel);
+            ASSERT_EQ(pget(r.sel, ARACHNE_PLAN_RECOMPUTE), (double)ARACHNE_RECOMPUTE_SELECTIVE);
+            ASSERT(r.probe != NULL);
+            /* the probe wins exactly where full recomputation does */
+            ASSERT_EQ(ar_plan_rank(r.probe) > ar_plan_rank(r.sel), cases[i].want == ARACHNE_RECOMPUTE_FULL);
         }
-        /* the plan file records the mode, and a cost model in that mode
-         * reprices it to the same time (from_json prices with cm's setup) */
+        for (search = 1; search <= 2; search++) {
+            arachne_plan *got = NULL, *again = NULL;
+            const arachne_plan *want = recompute_runs_best(&r);
+            int second = search == 2 || !r.sel || ar_plan_rank(r.probe) > ar_plan_rank(r.sel);
+            double evals = (r.probe ? pget(r.probe, ARACHNE_PLAN_EVALUATIONS) : 0) +
+                           (second ? pget(r.full, ARACHNE_PLAN_EVALUATIONS) : 0);
+            char *j1, *j2;
+            if (!second) want = r.sel;
+            ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE_SEARCH, search));
+            ASSERT_OK(arachne_plan_build_refined(&got, pol, e.cm, 4, 7, 60, 0.0));
+            ASSERT_EQ(pget(got, ARACHNE_PLAN_RECOMPUTE), (double)cases[i].want);
+            ASSERT_EQ(pget(got, ARACHNE_PLAN_ITER_PER_S), pget(want, ARACHNE_PLAN_ITER_PER_S));
+            ASSERT_EQ(pget(got, ARACHNE_PLAN_EVALUATIONS), evals);
+            /* the plan file records the mode, and a cost model in that mode
+             * reprices it to the same time (from_json prices with cm's setup) */
+            {
+                const char *j = NULL;
+                ASSERT_OK(arachne_plan_to_json(got, &j));
+                ASSERT(strstr(j, cases[i].want == ARACHNE_RECOMPUTE_FULL ? "\"recompute\": \"full\""
+                                                                         : "\"recompute\": \"selective\"") != NULL);
+                ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE, cases[i].want));
+                ASSERT_OK(arachne_plan_from_json(&again, e.cm, j, strlen(j)));
+                ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE, ARACHNE_RECOMPUTE_SELECTIVE));
+                ASSERT_NEAR(pget(again, ARACHNE_PLAN_ITERATION_S), pget(got, ARACHNE_PLAN_ITERATION_S), 1e-9);
+                arachne_plan_destroy(again);
+                again = NULL;
+            }
+            if (search == 2) {
+                /* the same again: deterministic to the byte (wall time aside) */
+                ASSERT_OK(arachne_plan_build_refined(&again, pol, e.cm, 4, 7, 60, 0.0));
+                j1 = json_without_time(got);
+                j2 = json_without_time(again);
+                ASSERT(j1 && j2 && strcmp(j1, j2) == 0);
+                free(j1);
+                free(j2);
+                arachne_plan_destroy(again);
+            }
+            arachne_plan_destroy(got);
+        }
         {
-            const char *j = NULL;
-            ASSERT_OK(arachne_plan_to_json(both, &j));
-            ASSERT(strstr(j, cases[i].want == ARACHNE_RECOMPUTE_FULL ? "\"recompute\": \"full\""
-                                                                     : "\"recompute\": \"selective\"") != NULL);
-            ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE, cases[i].want));
-            ASSERT_OK(arachne_plan_from_json(&again, e.cm, j, strlen(j)));
-            ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE, ARACHNE_RECOMPUTE_SELECTIVE));
-            ASSERT_NEAR(pget(again, ARACHNE_PLAN_ITERATION_S), pget(both, ARACHNE_PLAN_ITERATION_S), 1e-9);
-            arachne_plan_destroy(again);
-            again = NULL;
+            /* with the mode already full there is nothing to choose: one run */
+            arachne_plan *one = NULL;
+            ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE, ARACHNE_RECOMPUTE_FULL));
+            ASSERT_OK(arachne_plan_build_refined(&one, pol, e.cm, 4, 7, 60, 0.0));
+            ASSERT_EQ(pget(one, ARACHNE_PLAN_EVALUATIONS), pget(r.full, ARACHNE_PLAN_EVALUATIONS));
+            ASSERT_EQ(pget(one, ARACHNE_PLAN_ITER_PER_S), pget(r.full, ARACHNE_PLAN_ITER_PER_S));
+            arachne_plan_destroy(one);
         }
-        /* the same again: deterministic to the byte (wall time aside) */
-        ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE_SEARCH, 1));
-        ASSERT_OK(arachne_plan_build_refined(&again, pol, e.cm, 4, 7, 60, 0.0));
-        j1 = json_without_time(both);
-        j2 = json_without_time(again);
-        ASSERT(j1 && j2 && strcmp(j1, j2) == 0);
-        free(j1);
-        free(j2);
-        arachne_plan_destroy(again);
-        again = NULL;
-        /* with the mode already full there is nothing to choose: one run */
-        ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE, ARACHNE_RECOMPUTE_FULL));
-        ASSERT_OK(arachne_plan_build_refined(&again, pol, e.cm, 4, 7, 60, 0.0));
-        ASSERT_EQ(pget(again, ARACHNE_PLAN_EVALUATIONS), pget(full, ARACHNE_PLAN_EVALUATIONS));
-        ASSERT_EQ(pget(again, ARACHNE_PLAN_ITER_PER_S), pget(full, ARACHNE_PLAN_ITER_PER_S));
-        arachne_plan_destroy(again);
-        arachne_plan_destroy(sel);
-        arachne_plan_destroy(full);
-        arachne_plan_destroy(both);
+        recompute_runs_free(&r);
         env_close(&e);
     }
     {
@@ -625,17 +661,19 @@ TEST(the_default_planner_chooses_the_recompute_mode_when_asked)
         arachne_plan *p = (arachne_plan *)&e;
         ASSERT_OK(env_open(&e, "qwen3-64b", "a100-40:14x1"));
         ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 128));
-        ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE_SEARCH, 1));
         ASSERT_EQ(arachne_plan_build_refined(&p, pol, e.cm, 4, 7, 60, 0.0), ARACHNE_E_INFEASIBLE);
         ASSERT(p == NULL);
         ASSERT_CONTAINS(arachne_last_error(), "(and with full recomputation)");
+        ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE_SEARCH, 0));
+        ASSERT_EQ(arachne_plan_build_refined(&p, pol, e.cm, 4, 7, 60, 0.0), ARACHNE_E_INFEASIBLE);
+        ASSERT(strstr(arachne_last_error(), "full recomputation") == NULL);
         env_close(&e);
     }
     arachne_policy_destroy(pol);
 }
 
 SUITE(refine, T(the_default_planner_refines_the_best_sample_and_the_greedy_plan),
-      T(the_default_planner_chooses_the_recompute_mode_when_asked), T(refine_tries_fsdp_groups_in_its_last_fill),
+      T(the_default_planner_chooses_the_recompute_mode), T(refine_tries_fsdp_groups_in_its_last_fill),
       T(refine_with_fsdp_groups_is_never_slower),
       T(refine_improves_a_poor_start_and_never_loses), T(refine_reaches_the_exact_optimum_on_a_tiny_cluster),
       T(refine_stage_moves_reach_the_optimum_the_exact_share_cannot),

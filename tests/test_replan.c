@@ -656,9 +656,10 @@ TEST(bad_arguments)
 }
 
 /* A running plan that fits only with full recomputation, replanned with a
- * selective cost model: without ARACHNE_OPT_RECOMPUTE_SEARCH neither the
- * running plan nor a new one fits; with it the running plan is priced in
- * its own mode (valid, kept) and the new plan recomputes fully too. */
+ * selective cost model: with ARACHNE_OPT_RECOMPUTE_SEARCH 0 neither the
+ * running plan nor a new one fits; with the default 1 the running plan is
+ * priced in its own mode (valid, kept) and the new plan recomputes fully
+ * too. */
 TEST(recompute_search_prices_a_fully_recomputing_running_plan_in_its_mode)
 {
     renv e;
@@ -668,16 +669,16 @@ TEST(recompute_search_prices_a_fully_recomputing_running_plan_in_its_mode)
     arachne_replan_options *o = opts_k(4);
     double mode = -1;
     ASSERT(o != NULL);
-    ASSERT_OK(renv_make(&e, "qwen3-30b-a3b", "l4:5x2,titan-rtx:5x4"));
-    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
+    ASSERT_OK(renv_make(&e, "qwen3-30b-a3b", "a100-40:4x4"));
     ASSERT_OK(arachne_policy_create(&pol, 1, 0, 0));
     ASSERT_STATUS(arachne_plan_build(&run, pol, e.cm, 4, 0), ARACHNE_E_INFEASIBLE);
     ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE, ARACHNE_RECOMPUTE_FULL));
     ASSERT_OK(arachne_plan_build(&run, pol, e.cm, 4, 0));
     ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE, ARACHNE_RECOMPUTE_SELECTIVE));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE_SEARCH, 0));
     ASSERT_STATUS(arachne_replan(&next, &d, pol, e.cm, run, o), ARACHNE_E_INFEASIBLE);
     ASSERT(next == NULL && d == NULL);
-    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE_SEARCH, 1));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE_SEARCH, 1)); /* the default */
     ASSERT_OK(arachne_replan(&next, &d, pol, e.cm, run, o));
     ASSERT_EQ(dget(d, ARACHNE_DECISION_RUNNING_VALID), 1);
     ASSERT_EQ(dget(d, ARACHNE_DECISION_ACTION), ARACHNE_REPLAN_KEEP);

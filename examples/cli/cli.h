@@ -84,6 +84,8 @@ typedef struct cli_costenv_opts {
      * a compact spec only (never opened as paths). */
     const char *model_json, *cluster_json, *profile_json;
     const char *model_name, *cluster_spec;
+    int recompute_from_plan; /* 1: recompute is the plan file's mode, not the user's (the planner
+                              * may still choose full recomputation, ARACHNE_OPT_RECOMPUTE_SEARCH 1) */
 } cli_costenv_opts;
 
 /* Everything a pricing command needs; the cost model borrows the other three. */
@@ -112,8 +114,8 @@ typedef struct cli_costenv {
     "  --profile FILE         profile table JSON (default: generated for the model and cluster)\n" \
     "  --global-batch N       samples per iteration (default 512)\n" \
     "  --seq-len N            tokens per sample (default 4096; must match --profile)\n" \
-    "  --recompute MODE       none | selective | full (default selective); plan and replan also take\n" \
-    "                         auto: plan with selective and with full recomputation, keep the faster\n" \
+    "  --recompute MODE       none | selective | full; plan and replan also take auto (selective and full\n" \
+    "                         planned, the faster kept); default: selective, or full where a probe finds it faster\n" \
     "  --no-dist-optimizer    replicate optimizer state (default: sharded over data-parallel ranks, ZeRO-1)\n" \
     "  --no-overlap-grad-reduce  charge the whole gradient reduction after the backward pass\n" \
     "  --no-overlap-param-gather charge the distributed optimizer's all-gather before the forward pass\n" \

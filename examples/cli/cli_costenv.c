@@ -81,7 +81,10 @@ int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *e
 {
     long batch = 512, seq = 4096, depth = 16, max_vp = 1;
     double headroom = 0.08, wbytes = 2.0, gbytes = 4.0, obytes = 12.0;
-    int recompute = ARACHNE_RECOMPUTE_SELECTIVE, recompute_search = 0, st, rc;
+    /* no --recompute: selective, and the planner may choose full where a
+     * probe says it pays (ARACHNE_OPT_RECOMPUTE_SEARCH 1); a mode the user
+     * names is the mode planned (0); auto plans both (2) */
+    int recompute = ARACHNE_RECOMPUTE_SELECTIVE, recompute_search = 1, st, rc;
     memset(env, 0, sizeof *env);
     /* validate every option before touching files */
     if (!o->model && !o->model_json && !o->model_name) return cli_usage_error(cmd, "--model is required");
@@ -97,11 +100,12 @@ int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *e
     if (o->dist_optimizer && o->no_dist_optimizer)
         return cli_usage_error(cmd, "--dist-optimizer and --no-dist-optimizer contradict each other");
     if (o->recompute) {
+        if (!o->recompute_from_plan) recompute_search = 0;
         if (strcmp(o->recompute, "none") == 0) recompute = ARACHNE_RECOMPUTE_NONE;
         else if (strcmp(o->recompute, "selective") == 0) recompute = ARACHNE_RECOMPUTE_SELECTIVE;
         else if (strcmp(o->recompute, "full") == 0) recompute = ARACHNE_RECOMPUTE_FULL;
         else if (strcmp(o->recompute, "auto") == 0 && (!strcmp(cmd, "plan") || !strcmp(cmd, "replan")))
-            recompute_search = 1; /* selective, and full as the planner's alternative */
+            recompute_search = 2; /* selective, and full as the planner's alternative */
         else if (strcmp(o->recompute, "auto") == 0)
             return cli_usage_error(cmd, "--recompute auto: only plan and replan choose the mode; %s takes none, "
                                         "selective or full", cmd);

@@ -201,7 +201,10 @@ int cli_plan_open(const char *cmd, const char *path, cli_costenv_opts *o, cli_co
         arachne_clear_error();
     }
     if (!o->global_batch) o->global_batch = hdr[H_BATCH];
-    if (!o->recompute) o->recompute = hdr[H_RECOMPUTE];
+    if (!o->recompute) {
+        o->recompute = hdr[H_RECOMPUTE];
+        o->recompute_from_plan = 1;
+    }
     if (!o->headroom) o->headroom = hdr[H_HEADROOM];
     /* the file's choices stand unless the command line made one */
     if (!o->dist_optimizer && !o->no_dist_optimizer && is_off(hdr[H_DIST])) o->no_dist_optimizer = 1;

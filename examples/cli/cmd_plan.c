@@ -40,7 +40,7 @@ int cmd_plan(int argc, char **argv)
     cli_opt opts[CLI_COSTENV_NOPTS + 9];
     const char *policy_path = NULL, *samples_s = "16", *seed_s = "0", *svg = NULL, *compare = NULL, *pos[1];
     const char *refine_s = NULL, *refine_ms_s = "0", *default_samples;
-    int json = 0, rollout = 0, auto_recompute, npos, rc, st, nopts;
+    int json = 0, rollout = 0, auto_recompute, chose_mode, npos, rc, st, nopts;
     long samples, seed, refine = ARACHNE_REFINE_EVALUATIONS, refine_ms;
     arachne_policy *pol = NULL;
     arachne_plan *plan = NULL;
@@ -67,6 +67,7 @@ int cmd_plan(int argc, char **argv)
         (rc = cli_int("plan", "refine-ms", refine_ms_s, 0, 3600000L, &refine_ms)))
         return rc;
     auto_recompute = co.recompute && !strcmp(co.recompute, "auto");
+    chose_mode = !co.recompute || auto_recompute; /* ARACHNE_OPT_RECOMPUTE_SEARCH 1 or 2 */
     if (rollout && auto_recompute)
         return cli_usage_error("plan", "--recompute auto chooses between two runs of the default planner; "
                                        "--rollout takes none, selective or full");
@@ -91,7 +92,7 @@ int cmd_plan(int argc, char **argv)
         arachne_plan_destroy(plan);
         plan = better;
     }
-    if (!st && auto_recompute) {
+    if (!st && chose_mode) {
         /* what follows (batch rounding, --compare) prices with the mode chosen */
         double mode = ARACHNE_RECOMPUTE_SELECTIVE;
         arachne_plan_get(plan, ARACHNE_PLAN_RECOMPUTE, &mode);
@@ -100,7 +101,7 @@ int cmd_plan(int argc, char **argv)
     if (st) {
         /* nothing fits in memory (but the model state would): the one
          * error line names the mode that stores the fewest activations */
-        if (st == ARACHNE_E_INFEASIBLE && !auto_recompute && !(co.recompute && !strcmp(co.recompute, "full")) &&
+        if (st == ARACHNE_E_INFEASIBLE && !chose_mode && strcmp(co.recompute, "full") != 0 &&
             !strstr(arachne_last_error(), "weights, gradients and optimizer"))
             rc = cli_fail("plan: %s (--recompute auto also plans with full recomputation)", arachne_last_error());
         else
@@ -123,11 +124,15 @@ int cmd_plan(int argc, char **argv)
                 arachne_plan_get(plan, ARACHNE_PLAN_EVALUATIONS, &evals);
                 arachne_plan_get(plan, ARACHNE_PLAN_PLANNING_S, &secs);
                 rc = cli_print_plan(stdout, plan, NULL);
-                if (auto_recompute) {
+                if (chose_mode) {
                     double mode = 0;
                     arachne_plan_get(plan, ARACHNE_PLAN_RECOMPUTE, &mode);
-                    printf("recomputation: %s (--recompute auto planned selective and full)\n",
-                           mode == ARACHNE_RECOMPUTE_FULL ? "full" : "selective");
+                    if (auto_recompute)
+                        printf("recomputation: %s (--recompute auto planned selective and full)\n",
+                               mode == ARACHNE_RECOMPUTE_FULL ? "full" : "selective");
+                    else if (mode == ARACHNE_RECOMPUTE_FULL)
+                        printf("recomputation: full (the planner's choice where memory binds; "
+                               "--recompute selective keeps selective)\n");
                 }
                 printf("planner: %s, %.0f plans priced in %.3f s\n", m, evals, secs);
             }

@@ -108,7 +108,10 @@ int cmd_replan(int argc, char **argv)
     recompute_asked = o.recompute;
     if (recompute_asked && !strcmp(recompute_asked, "auto")) o.recompute = NULL;
     rc = cli_plan_open("replan", plan_path, &o, &old_env, &running, NULL);
-    o.recompute = recompute_asked;
+    if (recompute_asked && !strcmp(recompute_asked, "auto")) {
+        o.recompute = recompute_asked;
+        o.recompute_from_plan = 0;
+    }
     if (rc != CLI_OK) return rc;
     /* the new cluster, same model and setup; the plan's embedded profile
      * covers the old cluster's GPU types, so without --profile the new

@@ -138,12 +138,11 @@ OPTIONS = {
     "priced_resplit": 20, "stage_moves": 21, "stage_major": 22,
     "fsdp_search": 23, "recompute_search": 24,
 }
-_INT_OPTIONS = ("global_batch", "seq_len", "max_depth", "max_vp")
+_INT_OPTIONS = ("global_batch", "seq_len", "max_depth", "max_vp", "recompute_search")
 _BOOL_OPTIONS = ("dist_optimizer", "expert_tiling", "overlap_grad_reduce", "overlap_param_gather",
                  "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm",
                  "context_parallel", "ep_hierarchical", "exact_batch", "stage_reversal",
-                 "priced_resplit", "stage_moves", "stage_major", "fsdp_search",
-                 "recompute_search")
+                 "priced_resplit", "stage_moves", "stage_major", "fsdp_search")
 
 # Plan fields (arachne_plan_field, arachne_template_field, arachne_stage_field,
 # arachne_rank_field)
@@ -1662,8 +1661,10 @@ class CostModel(_Handle):
     keywords (OPTIONS): global_batch, seq_len, weight_bytes, grad_bytes,
     optim_bytes, dist_optimizer (bool), recompute ("none", "selective",
     "full"), headroom (fraction), expert_tiling (bool), max_depth, max_vp,
-    recompute_search (bool: Policy.plan and replan also plan with full
-    recomputation and return the faster plan; its recompute field says which).
+    recompute_search (0, 1 or 2: whether Policy.plan and replan may return
+    a plan with full recomputation; 1, the default: where a probe says it
+    pays or nothing else fits; 2: always plan both; the plan's recompute
+    field says which mode it has).
     The cost model keeps its model, cluster and profile alive; they cannot be
     changed while it lives.
     """
@@ -2202,9 +2203,9 @@ class Policy(_Handle):
         search from the best sample and from the greedy plan, as `arachne plan`
         does (arachne_plan_build_refined; REFINE_EVALUATIONS is the CLI
         default), refine_time_cap_s > 0 caps the refinement's wall time.  With
-        the cost model's recompute_search on, all of it runs with the cost
-        model's recompute mode and with full recomputation, and the faster
-        plan is returned."""
+        the cost model's recompute_search 1 (the default) or 2, the plan may
+        come back with full recomputation (arachne_plan_build_refined; its
+        recompute field says so); with 0, in the cost model's mode."""
         if refine or (isinstance(cost_model, CostModel) and cost_model.get("recompute_search")):
             return Plan(_make(_PLAN, "arachne_plan_build_refined", self._h(), cost_model._h(),
                               _iarg(samples, "samples"), _iarg(seed, "seed"), _iarg(refine, "refine"),

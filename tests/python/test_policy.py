@@ -98,18 +98,20 @@ class PolicyPlanTest(unittest.TestCase):
         # recomputation plans faster than selective (make_tight.py 60 7, no. 25)
         pol = arachne.Policy.create(seed=1)
         cm = arachne.CostModel("qwen3-30b-a3b", "l40s:22x1", global_batch=512)
-        self.assertIs(cm.setup["recompute_search"], False)
+        self.assertEqual(cm.setup["recompute_search"], 1)
+        cm.set("recompute_search", 0)
         sel = pol.plan(cm, samples=4, seed=7)
         self.assertEqual(sel.recompute, arachne.RECOMPUTE_MODES["selective"])
-        cm.set("recompute_search", True)
-        for refine in (0, 40):
-            both = pol.plan(cm, samples=4, seed=7, refine=refine)
-            self.assertEqual(both.recompute, arachne.RECOMPUTE_MODES["full"])
-            self.assertEqual(both.to_dict()["setup"]["recompute"], "full")
+        for search in (1, 2):
+            cm.set("recompute_search", search)
+            for refine in (0, 40):
+                chosen = pol.plan(cm, samples=4, seed=7, refine=refine)
+                self.assertEqual(chosen.recompute, arachne.RECOMPUTE_MODES["full"])
+                self.assertEqual(chosen.to_dict()["setup"]["recompute"], "full")
         self.assertGreater(pol.plan(cm, samples=4, seed=7).iter_per_s, sel.iter_per_s)
         self.assertEqual(cm.get("recompute"), arachne.RECOMPUTE_MODES["selective"])  # the cost model keeps its mode
         with self.assertRaises(arachne.Error):
-            cm.set("recompute_search", 2)
+            cm.set("recompute_search", 3)
 
     def test_plan_rollout(self):
         need("arachne_plan_rollout")
