@@ -1226,9 +1226,10 @@ ARACHNE_API int arachne_plan_refine(arachne_plan **out, const arachne_plan *star
  *  the probe ranks higher, nothing fit, or the option is 2, all of this runs
  *  a second time on that copy; the highest-ranked plan is returned (ties
  *  keep cm's mode).  It records its mode (ARACHNE_PLAN_RECOMPUTE) and the
- *  evaluations and wall time of every run; with time_cap_s each run gets
- *  half.  When only one mode finds a plan, that plan; when neither does,
- *  the error of cm's mode.  Deterministic as
+ *  evaluations and wall time of every run; time_cap_s goes half to each
+ *  run with the option 2, and with 1 wholly to the first run and what is
+ *  left to a second.  When only one mode finds a plan, that plan; when
+ *  neither does, the error of cm's mode.  Deterministic as
  *  arachne_plan_build and arachne_plan_refine are.  Errors: as
  *  arachne_plan_build and arachne_plan_refine (ARACHNE_E_INVALID_ARGUMENT
  *  for a NULL argument, samples outside 0..1000000, a negative budget, a

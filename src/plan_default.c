@@ -141,7 +141,10 @@ static int build_refined_recompute_search(arachne_plan **out, const arachne_poli
                                           const arachne_cost_model *cm, int samples, uint64_t seed,
                                           long evaluations, double time_cap_s)
 {
-    double t0 = ar_now(), cap = time_cap_s > 0 ? time_cap_s / 2 : 0.0;
+    /* a time cap: with search 2 each run gets half; with 1 the first run
+     * the whole (where the probe loses, nothing changes) and a second run
+     * what is left */
+    double t0 = ar_now(), cap = cm->setup.recompute_search == 2 ? time_cap_s / 2 : time_cap_s;
     arachne_plan *a = NULL, *probe = NULL, *b = NULL;
     arachne_cost_model *full = NULL;
     char first_error[AR_ERRMSG_CAP];
