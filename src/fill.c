@@ -1522,6 +1522,27 @@ static int fsdp_search(ar_fill_ws *ws, ar_avail *a, const arachne_plan *plan, fi
     return ARACHNE_OK;
 }
 
+/* Why a search failed (the last error and ws->why), kept while another
+ * search is tried: the stages reversed, or FSDP groups (the rescue).  When
+ * that fails too, the first search's explanation is the one given. */
+typedef struct fill_failure {
+    char msg[AR_ERRMSG_CAP];
+    char why[sizeof ((ar_fill_ws *)0)->why];
+} fill_failure;
+
+static void failure_keep(fill_failure *f, const ar_fill_ws *ws)
+{
+    snprintf(f->msg, sizeof f->msg, "%s", arachne_last_error());
+    memcpy(f->why, ws->why, sizeof f->why);
+}
+
+/* Puts f back as ws->why and the last error; returns st. */
+static int failure_restore(const fill_failure *f, ar_fill_ws *ws, int st)
+{
+    memcpy(ws->why, f->why, sizeof ws->why);
+    return ar_error(st, "%s", f->msg);
+}
+
 int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int depth,
                         const int *types, const int *tps, int mode)
 {
@@ -1541,12 +1562,9 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
      * means the arguments (depth included) were valid. */
     retry = mode == AR_FILL_CHECK ? st == ARACHNE_E_INFEASIBLE : st == ARACHNE_OK || st == ARACHNE_E_INFEASIBLE;
     if (ws->reverse_stages && retry && depth > 1 && reversed_stages(depth, types, tps, rt, rp)) {
-        char msg[512], why[sizeof ws->why];
+        fill_failure first;
         have_rev = 1;
-        if (st) {
-            snprintf(msg, sizeof msg, "%s", arachne_last_error());
-            memcpy(why, ws->why, sizeof why);
-        }
+        if (st) failure_keep(&first, ws);
         /* its context (tens of KB) lives in the work space, not on the
          * stack beside the first one */
         if (!ws->rev_ctx && !(ws->rev_ctx = ar_malloc(sizeof(fill_ctx)))) return ARACHNE_E_NO_MEMORY;
@@ -1560,9 +1578,11 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
         } else if (st) {
             /* neither order fits: the order asked for explains why (CHECK
              * sets no error message); BEST goes on to the FSDP rescue */
-            memcpy(ws->why, why, sizeof why);
-            if (mode == AR_FILL_CHECK) return st;
-            (void)ar_error(st, "%s", msg);
+            if (mode == AR_FILL_CHECK) {
+                memcpy(ws->why, first.why, sizeof ws->why);
+                return st;
+            }
+            (void)failure_restore(&first, ws, st);
         }
     }
     /* ARACHNE_OPT_STAGE_MOVES (BEST only: it adds orders to one that fits,
@@ -1585,18 +1605,14 @@ int ar_fill_template_ws(ar_fill_ws *ws, ar_avail *a, arachne_plan *plan, int dep
      * rescue: the template fits if an FSDP candidate does) */
     if ((st == ARACHNE_OK || st == ARACHNE_E_INFEASIBLE) && mode != AR_FILL_CHECK && ws->fsdp_search &&
         fsdp_may_pay(pc)) {
-        char msg[512], why[sizeof ws->why];
+        fill_failure without;
         if (st) { /* the rescue: the message of the search without FSDP, if it fails too */
-            snprintf(msg, sizeof msg, "%s", arachne_last_error());
-            memcpy(why, ws->why, sizeof why);
+            failure_keep(&without, ws);
             pb->valid = 0;
         }
         if ((st = fsdp_search(ws, a, plan, &pc, &pb, &fbest)) != ARACHNE_OK) return st;
         searched = 1;
-        if (!pb->valid) {
-            memcpy(ws->why, why, sizeof why);
-            return ar_error(ARACHNE_E_INFEASIBLE, "%s", msg);
-        }
+        if (!pb->valid) return failure_restore(&without, ws, ARACHNE_E_INFEASIBLE);
     }
     /* the work space's placement arrays hold the last search's replicas */
     if (have_rev || searched) pc->placed_r = 0;

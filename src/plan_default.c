@@ -149,7 +149,7 @@ static int build_refined_recompute_search(arachne_plan **out, const arachne_poli
     arachne_cost_model *full = NULL;
     char first_error[AR_ERRMSG_CAP];
     long spent = 0;
-    int sa, sb = ARACHNE_OK, st;
+    int sa, st;
     first_error[0] = '\0';
     sa = build_refined_one(&a, policy, cm, samples, seed, evaluations, cap);
     if (sa && sa != ARACHNE_E_INFEASIBLE) return sa;
@@ -170,11 +170,8 @@ static int build_refined_recompute_search(arachne_plan **out, const arachne_poli
             cap = time_cap_s - (ar_now() - t0);
             if (cap < 1e-9) cap = 1e-9; /* spent: the refinement keeps its first candidate */
         }
-        sb = build_refined_one(&b, policy, full, samples, seed, evaluations, cap);
-        if (sb && sb != ARACHNE_E_INFEASIBLE) {
-            st = sb;
-            goto fail;
-        }
+        st = build_refined_one(&b, policy, full, samples, seed, evaluations, cap);
+        if (st && st != ARACHNE_E_INFEASIBLE) goto fail;
         if (b) spent += b->evaluations;
     }
     arachne_cost_model_destroy(full);

@@ -152,6 +152,12 @@ int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *e
 /* Destroys what cli_costenv_build made (cost model first); zeroes env. */
 void cli_costenv_free(cli_costenv *env);
 
+/* Sets env's recompute mode to the one plan is priced with, so that what
+ * follows a planner that may choose it (ARACHNE_OPT_RECOMPUTE_SEARCH:
+ * batch rounding, --compare) prices in that mode.  CLI_OK, or prints the
+ * library's message and returns CLI_FAIL. */
+int cli_costenv_follow_plan(const char *cmd, cli_costenv *env, const arachne_plan *plan);
+
 /* Prints the plan table (templates, stages: GPU type x TP, layers,
  * replicas, stage time, sync time, memory per GPU in GB; then iteration
  * time, throughput, MFU) to f, after `title` when not NULL.  Used by plan,

@@ -77,6 +77,14 @@ static int set_opt(cli_costenv *env, int option, double v)
     return st == ARACHNE_OK ? CLI_OK : cli_lib_fail(st, "training setup");
 }
 
+int cli_costenv_follow_plan(const char *cmd, cli_costenv *env, const arachne_plan *plan)
+{
+    double mode = ARACHNE_RECOMPUTE_SELECTIVE;
+    int st = arachne_plan_get(plan, ARACHNE_PLAN_RECOMPUTE, &mode);
+    if (!st) st = arachne_cost_model_set(env->cm, ARACHNE_OPT_RECOMPUTE, mode);
+    return st ? cli_lib_fail(st, cmd) : CLI_OK;
+}
+
 int cli_costenv_build(const char *cmd, const cli_costenv_opts *o, cli_costenv *env)
 {
     long batch = 512, seq = 4096, depth = 16, max_vp = 1;

@@ -40,7 +40,8 @@ int cmd_plan(int argc, char **argv)
     cli_opt opts[CLI_COSTENV_NOPTS + 9];
     const char *policy_path = NULL, *samples_s = "16", *seed_s = "0", *svg = NULL, *compare = NULL, *pos[1];
     const char *refine_s = NULL, *refine_ms_s = "0", *default_samples;
-    int json = 0, rollout = 0, auto_recompute, chose_mode, npos, rc, st, nopts;
+    int json = 0, rollout = 0, npos, rc, st, nopts;
+    double search = 0, mode_set = ARACHNE_RECOMPUTE_SELECTIVE; /* the cost model's, as the user set them */
     long samples, seed, refine = ARACHNE_REFINE_EVALUATIONS, refine_ms;
     arachne_policy *pol = NULL;
     arachne_plan *plan = NULL;
@@ -66,12 +67,12 @@ int cmd_plan(int argc, char **argv)
         (refine_s && (rc = cli_int("plan", "refine", refine_s, 0, 100000000L, &refine))) ||
         (rc = cli_int("plan", "refine-ms", refine_ms_s, 0, 3600000L, &refine_ms)))
         return rc;
-    auto_recompute = co.recompute && !strcmp(co.recompute, "auto");
-    chose_mode = !co.recompute || auto_recompute; /* ARACHNE_OPT_RECOMPUTE_SEARCH 1 or 2 */
-    if (rollout && auto_recompute)
+    if (rollout && co.recompute && !strcmp(co.recompute, "auto"))
         return cli_usage_error("plan", "--recompute auto chooses between two runs of the default planner; "
                                        "--rollout takes none, selective or full");
     if ((rc = cli_costenv_build("plan", &co, &env))) return rc;
+    arachne_cost_model_get(env.cm, ARACHNE_OPT_RECOMPUTE_SEARCH, &search);
+    arachne_cost_model_get(env.cm, ARACHNE_OPT_RECOMPUTE, &mode_set);
     if (!policy_path) policy_path = cli_find_policy();
     if (policy_path) {
         st = arachne_policy_load(&pol, policy_path);
@@ -92,22 +93,18 @@ int cmd_plan(int argc, char **argv)
         arachne_plan_destroy(plan);
         plan = better;
     }
-    if (!st && chose_mode) {
-        /* what follows (batch rounding, --compare) prices with the mode chosen */
-        double mode = ARACHNE_RECOMPUTE_SELECTIVE;
-        arachne_plan_get(plan, ARACHNE_PLAN_RECOMPUTE, &mode);
-        st = arachne_cost_model_set(env.cm, ARACHNE_OPT_RECOMPUTE, mode);
-    }
     if (st) {
         /* nothing fits in memory (but the model state would): the one
          * error line names the mode that stores the fewest activations */
-        if (st == ARACHNE_E_INFEASIBLE && !chose_mode && strcmp(co.recompute, "full") != 0 &&
+        if (st == ARACHNE_E_INFEASIBLE && search == 0 && mode_set != ARACHNE_RECOMPUTE_FULL &&
             !strstr(arachne_last_error(), "weights, gradients and optimizer"))
             rc = cli_fail("plan: %s (--recompute auto also plans with full recomputation)", arachne_last_error());
         else
             rc = cli_lib_fail(st, "plan");
     } else {
-        rc = cli_batch_exact("plan", plan, env.cm, co.allow_batch_rounding);
+        /* what follows (batch rounding, --compare) prices in the plan's mode */
+        rc = cli_costenv_follow_plan("plan", &env, plan);
+        if (rc == CLI_OK) rc = cli_batch_exact("plan", plan, env.cm, co.allow_batch_rounding);
         if (rc == CLI_OK && svg && (st = arachne_plan_save_svg(plan, svg))) rc = cli_lib_fail(st, "plan: --svg");
         if (rc == CLI_OK) {
             if (json) {
@@ -124,10 +121,10 @@ int cmd_plan(int argc, char **argv)
                 arachne_plan_get(plan, ARACHNE_PLAN_EVALUATIONS, &evals);
                 arachne_plan_get(plan, ARACHNE_PLAN_PLANNING_S, &secs);
                 rc = cli_print_plan(stdout, plan, NULL);
-                if (chose_mode) {
+                if (search != 0) {
                     double mode = 0;
                     arachne_plan_get(plan, ARACHNE_PLAN_RECOMPUTE, &mode);
-                    if (auto_recompute)
+                    if (search == 2)
                         printf("recomputation: %s (--recompute auto planned selective and full)\n",
                                mode == ARACHNE_RECOMPUTE_FULL ? "full" : "selective");
                     else if (mode == ARACHNE_RECOMPUTE_FULL)

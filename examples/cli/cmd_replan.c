@@ -67,9 +67,9 @@ int cmd_replan(int argc, char **argv)
     cli_costenv_opts o;
     cli_costenv old_env, new_env;
     cli_opt opts[CLI_COSTENV_NOPTS + 10];
-    const char *recompute_asked, *plan_path = NULL, *new_cluster = NULL, *policy_path = NULL, *horizon_s = NULL, *restart_s = NULL;
+    const char *plan_path = NULL, *new_cluster = NULL, *policy_path = NULL, *horizon_s = NULL, *restart_s = NULL;
     const char *samples_s = NULL, *seed_s = NULL, *refine_s = NULL, *out_path = NULL, *pos[1];
-    int json = 0, npos = 0, n, rc, st;
+    int json = 0, npos = 0, n, rc, st, ask_auto;
     double horizon = 1800.0, restart = 20.0;
     char seq_text[32];
     long samples = 16, seed = 0, refine = ARACHNE_REFINE_EVALUATIONS; /* as `arachne plan` */
@@ -105,11 +105,11 @@ int cmd_replan(int argc, char **argv)
 
     /* the running plan on its own cluster (model and setup from the file;
      * with --recompute auto, in the mode the file records) */
-    recompute_asked = o.recompute;
-    if (recompute_asked && !strcmp(recompute_asked, "auto")) o.recompute = NULL;
+    ask_auto = o.recompute && !strcmp(o.recompute, "auto");
+    if (ask_auto) o.recompute = NULL;
     rc = cli_plan_open("replan", plan_path, &o, &old_env, &running, NULL);
-    if (recompute_asked && !strcmp(recompute_asked, "auto")) {
-        o.recompute = recompute_asked;
+    if (ask_auto) {
+        o.recompute = "auto";
         o.recompute_from_plan = 0;
     }
     if (rc != CLI_OK) return rc;
@@ -143,15 +143,8 @@ int cmd_replan(int argc, char **argv)
         goto done;
     }
     if ((st = arachne_replan(&next, &dec, pol, new_env.cm, running, ro))) { rc = cli_lib_fail(st, "replan"); goto done; }
-    if (recompute_asked && !strcmp(recompute_asked, "auto")) {
-        /* batch rounding reprices in the mode of the plan chosen */
-        double mode = ARACHNE_RECOMPUTE_SELECTIVE;
-        arachne_plan_get(next, ARACHNE_PLAN_RECOMPUTE, &mode);
-        if ((st = arachne_cost_model_set(new_env.cm, ARACHNE_OPT_RECOMPUTE, mode))) {
-            rc = cli_lib_fail(st, "replan");
-            goto done;
-        }
-    }
+    /* batch rounding reprices in the mode of the plan chosen */
+    if ((rc = cli_costenv_follow_plan("replan", &new_env, next)) != CLI_OK) goto done;
     if ((rc = cli_batch_exact("replan", next, new_env.cm, o.allow_batch_rounding)) != CLI_OK) goto done;
     if (out_path && (st = arachne_plan_save(next, out_path))) { rc = cli_lib_fail(st, "replan: --out"); goto done; }
     rc = CLI_OK;
