@@ -421,7 +421,10 @@ int ar_eval_env_build(ar_eval_env *env, const ar_eval_comp *c)
         return env_fail(env, c, "cost model", st);
     if (c->global_batch > 0 && (st = arachne_cost_model_set(env->cm, ARACHNE_OPT_GLOBAL_BATCH, (double)c->global_batch)))
         return env_fail(env, c, "global_batch", st);
-    if (c->recompute >= 0 && (st = arachne_cost_model_set(env->cm, ARACHNE_OPT_RECOMPUTE, c->recompute)))
+    /* a mode the composition names is kept, as the CLI keeps --recompute
+     * MODE: the default planner's recompute probe runs only without one */
+    if (c->recompute >= 0 && ((st = arachne_cost_model_set(env->cm, ARACHNE_OPT_RECOMPUTE, c->recompute)) ||
+                              (st = arachne_cost_model_set(env->cm, ARACHNE_OPT_RECOMPUTE_SEARCH, 0))))
         return env_fail(env, c, "recompute", st);
     if (c->dist_optimizer >= 0 && (st = arachne_cost_model_set(env->cm, ARACHNE_OPT_DIST_OPTIMIZER, c->dist_optimizer)))
         return env_fail(env, c, "dist_optimizer", st);
@@ -580,6 +583,7 @@ int ar_eval_run(const ar_eval_config *cfg, const arachne_policy *policy, ar_eval
     ar_flat *flat = NULL;
     arachne_plan *greedy = NULL; /* a row's greedy plan, until the refinement has started from it */
     int st = ARACHNE_OK, st_g, i, k;
+    double t_first;
     if (!res) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "eval: result is NULL");
     memset(res, 0, sizeof *res);
     if (!cfg || !policy) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "eval: NULL config or policy");
@@ -613,34 +617,39 @@ int ar_eval_run(const ar_eval_config *cfg, const arachne_policy *policy, ar_eval
         }
         STEP("policy best-of-K");
         p = NULL;
+        t_first = ar_now();
         st = arachne_plan_build(&p, policy, env.cm, cfg->samples, cfg->seed);
-        if (st == ARACHNE_OK) {
-            arachne_plan *r = NULL;
-            int st2;
-            if ((st2 = say(progress, user, "[%d/%d] %s: refinement of the best-of-K plan", i + 1, cfg->ncomps,
-                           row->comp.name))) {
-                arachne_plan_destroy(p);
-                st = st2;
-                ar_eval_env_free(&env);
-                goto done;
+        {
+            /* the default plan (arachne_plan_build_refined): the
+             * refinement from the plans built above, then the recompute
+             * probe with the library's rule */
+            arachne_plan *r = NULL, *d = NULL;
+            int sr = st;
+            if (st == ARACHNE_OK) {
+                if ((st = say(progress, user, "[%d/%d] %s: refinement of the best-of-K plan", i + 1, cfg->ncomps,
+                              row->comp.name))) {
+                    arachne_plan_destroy(p);
+                    ar_eval_env_free(&env);
+                    goto done;
+                }
+                sr = ar_plan_refine_two_starts(&r, p, cfg->samples > 1 ? greedy : NULL, env.cm,
+                                               cfg->refine_evaluations, cfg->refine_time_cap_s);
+                st = take(&row->cell[AR_EVAL_POLICY_BEST], ARACHNE_OK, p);
+            } else {
+                /* before the probe's runs replace the last error, which
+                 * is this cell's note */
+                st = take(&row->cell[AR_EVAL_POLICY_BEST], st, NULL);
             }
-            /* the default planner's refinement (arachne_plan_build_refined)
-             * from the plans built above */
-            st2 = ar_plan_refine_two_starts(&r, p, cfg->samples > 1 ? greedy : NULL, env.cm, cfg->refine_evaluations,
-                                            cfg->refine_time_cap_s);
-            if ((st2 = take(&row->cell[AR_EVAL_POLICY_REFINED], st2, r))) {
-                arachne_plan_destroy(p);
-                st = st2;
-                ar_eval_env_free(&env);
-                goto done;
-            }
-        } else {
-            row->cell[AR_EVAL_POLICY_REFINED].ran = 1;
-            row->cell[AR_EVAL_POLICY_REFINED].status = st;
-            snprintf(row->cell[AR_EVAL_POLICY_REFINED].note, sizeof row->cell[0].note, "%s", arachne_last_error());
+            if (!st && (sr == ARACHNE_OK || sr == ARACHNE_E_INFEASIBLE))
+                sr = ar_plan_recompute_search_after(&d, r, sr, r ? r->planning_s : ar_now() - t_first, policy, env.cm,
+                                                    cfg->samples, cfg->seed, cfg->refine_evaluations,
+                                                    cfg->refine_time_cap_s);
+            else
+                arachne_plan_destroy(r);
+            if (!st) st = take(&row->cell[AR_EVAL_POLICY_REFINED], sr, d);
+            else arachne_plan_destroy(d);
+            if (st) { ar_eval_env_free(&env); goto done; }
         }
-        st = take(&row->cell[AR_EVAL_POLICY_BEST], st, p);
-        if (st) { ar_eval_env_free(&env); goto done; }
         if (greedy) {
             st = take(&row->cell[AR_EVAL_POLICY_GREEDY], ARACHNE_OK, greedy);
             greedy = NULL;

@@ -257,6 +257,18 @@ double ar_plan_rank(const arachne_plan *p);
  * *out owned by the caller. */
 int ar_plan_refine_two_starts(arachne_plan **out, const arachne_plan *best, const arachne_plan *greedy,
                               const arachne_cost_model *cm, long evaluations, double time_cap_s);
+/* ARACHNE_OPT_RECOMPUTE_SEARCH after the default planner's first run in
+ * cm's mode (src/plan_default.c): first is that run's plan (taken over)
+ * or NULL, first_status its status (any error but ARACHNE_E_INFEASIBLE
+ * is returned at once, its message still the last error), first_s its wall
+ * time.  With the search on and cm's mode not full: the probe, and the
+ * planner again with full recomputation where the probe ranks higher or
+ * nothing fitted; the highest-ranked plan in *out, counting every run's
+ * evaluations and time.  With it off, first (or first_status) as it came.
+ * The remaining arguments as for arachne_plan_build_refined. */
+int ar_plan_recompute_search_after(arachne_plan **out, arachne_plan *first, int first_status, double first_s,
+                                   const arachne_policy *policy, const arachne_cost_model *cm, int samples,
+                                   uint64_t seed, long evaluations, double time_cap_s);
 /* When p (priced with cm) runs S > B samples and cm's setup has
  * exact_batch, tries to run B exactly at p's speed by splitting templates
  * in two groups of replicas, one running a division step fewer

@@ -136,25 +136,26 @@ static void keep_better(arachne_plan **keep, arachne_plan **other)
  * validation and held-out compositions the probe never won and the first
  * plan stands, on 7 of the 8 memory-tight ones where full recomputation
  * plans faster it did (docs/search.md).  Only "nothing fits" lets the
- * other mode answer alone; any other error is returned as it comes. */
-static int build_refined_recompute_search(arachne_plan **out, const arachne_policy *policy,
-                                          const arachne_cost_model *cm, int samples, uint64_t seed,
-                                          long evaluations, double time_cap_s)
+ * other mode answer alone; any other error is returned as it comes.
+ * This is the part after the first run, shared with arachne eval's
+ * default-plan column, which builds the first run from its own greedy and
+ * best-of-K plans (plan.h). */
+int ar_plan_recompute_search_after(arachne_plan **out, arachne_plan *first, int first_status, double first_s,
+                                   const arachne_policy *policy, const arachne_cost_model *cm, int samples,
+                                   uint64_t seed, long evaluations, double time_cap_s)
 {
-    /* a time cap: with search 2 each run gets half; with 1 the first run
-     * the whole (where the probe loses, nothing changes) and a second run
-     * what is left */
-    double t0 = ar_now(), cap = cm->setup.recompute_search == 2 ? time_cap_s / 2 : time_cap_s;
-    arachne_plan *a = NULL, *probe = NULL, *b = NULL;
+    double t0 = ar_now(), cap;
+    arachne_plan *a = first, *probe = NULL, *b = NULL;
     arachne_cost_model *full = NULL;
     char first_error[AR_ERRMSG_CAP];
     long spent = 0;
-    int sa, st;
+    int st;
+    *out = NULL;
     first_error[0] = '\0';
-    sa = build_refined_one(&a, policy, cm, samples, seed, evaluations, cap);
-    if (sa && sa != ARACHNE_E_INFEASIBLE) return sa;
-    if (sa) snprintf(first_error, sizeof first_error, "%s", arachne_last_error());
-    else spent = a->evaluations;
+    if (first_status && first_status != ARACHNE_E_INFEASIBLE) goto fail_first;
+    if (first_status) snprintf(first_error, sizeof first_error, "%s", arachne_last_error());
+    if (!cm->setup.recompute_search || cm->setup.recompute == AR_RECOMPUTE_FULL) goto fail_first;
+    if (a) spent = a->evaluations;
     if ((st = ar_cost_model_with_recompute(&full, cm, AR_RECOMPUTE_FULL))) goto fail;
     if (a) {
         st = arachne_plan_refine(&probe, a, full, 1, 0.0);
@@ -166,8 +167,9 @@ static int build_refined_recompute_search(arachne_plan **out, const arachne_poli
         }
     }
     if (cm->setup.recompute_search == 2 || !a || (probe && ar_plan_rank(probe) > ar_plan_rank(a))) {
+        cap = 0.0;
         if (time_cap_s > 0) {
-            cap = time_cap_s - (ar_now() - t0);
+            cap = time_cap_s - first_s - (ar_now() - t0);
             if (cap < 1e-9) cap = 1e-9; /* spent: the refinement keeps its first candidate */
         }
         st = build_refined_one(&b, policy, full, samples, seed, evaluations, cap);
@@ -178,13 +180,20 @@ static int build_refined_recompute_search(arachne_plan **out, const arachne_poli
     full = NULL;
     keep_better(&a, &probe);
     keep_better(&a, &b);
-    if (!a) return ar_error(sa, "%s (and with full recomputation)", first_error);
+    if (!a) return ar_error(first_status, "%s (and with full recomputation)", first_error);
     arachne_clear_error();
     /* the plan counts the work of every run */
     a->evaluations = spent;
-    a->planning_s = ar_now() - t0;
+    a->planning_s = first_s + (ar_now() - t0);
     if ((st = ar_plan_finish(a))) goto fail;
     *out = a;
+    return ARACHNE_OK;
+fail_first: /* no search: the first run's answer as it came */
+    if (first_status) {
+        arachne_plan_destroy(first);
+        return first_status; /* its message is still the last error */
+    }
+    *out = first;
     return ARACHNE_OK;
 fail:
     arachne_cost_model_destroy(full);
@@ -208,7 +217,16 @@ int arachne_plan_build_refined(arachne_plan **out, const arachne_policy *policy,
     if (!(time_cap_s >= 0.0 && time_cap_s <= 1e7))
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_build_refined: time cap %g s is outside [0, 1e7]",
                         time_cap_s);
-    if (cm->setup.recompute_search && cm->setup.recompute != AR_RECOMPUTE_FULL)
-        return build_refined_recompute_search(out, policy, cm, samples, seed, evaluations, time_cap_s);
+    if (cm->setup.recompute_search && cm->setup.recompute != AR_RECOMPUTE_FULL) {
+        /* a time cap: with search 2 each run gets half; with 1 the first
+         * run the whole (where the probe loses, nothing changes) and a
+         * second run what is left */
+        double t0 = ar_now();
+        arachne_plan *first = NULL;
+        int st = build_refined_one(&first, policy, cm, samples, seed, evaluations,
+                                   cm->setup.recompute_search == 2 ? time_cap_s / 2 : time_cap_s);
+        return ar_plan_recompute_search_after(out, first, st, ar_now() - t0, policy, cm, samples, seed, evaluations,
+                                              time_cap_s);
+    }
     return build_refined_one(out, policy, cm, samples, seed, evaluations, time_cap_s);
 }

@@ -29,7 +29,10 @@ r = json.load(open(sys.argv[1]))
 assert r["refine_evaluations"] == 0 and r["random_factor"] == 1, r
 c = r["compositions"][0]["results"]
 assert not c.get("exhaustive", {}).get("plan"), c.get("exhaustive")
-assert c["policy-best2+refine"]["evaluations"] == c["policy-best2"]["evaluations"], c
+# no refinement: the default-plan column adds only the recompute probe's
+# few fills (docs/search.md, "Full recomputation as the planner's choice")
+extra = c["policy-best2+refine"]["evaluations"] - c["policy-best2"]["evaluations"]
+assert 1 <= extra <= 6, c
 assert r["flat"]["source"] == "none", r["flat"]
 PY
 out=$("$py" "$rule" compare "A=$tmp/a.json" "B=$tmp/a.json") || fail "compare of a run with itself failed"

@@ -195,6 +195,61 @@ TEST(tiny_run_has_every_method)
     ar_eval_config_free(c);
 }
 
+/* The default-plan column is what arachne_plan_build_refined returns,
+ * recompute probe included (the compositions of
+ * refine.the_default_planner_chooses_the_recompute_mode where full
+ * recomputation wins), and a composition that names its mode keeps it. */
+TEST(the_default_plan_column_is_the_default_planners_plan)
+{
+    static const char *cfg =
+        "{\"format\": \"arachne-eval\", \"version\": 1, \"samples\": 4, \"seed\": 7, \"random_factor\": 1,\n"
+        " \"refine_evaluations\": 60, \"exhaustive\": {\"max_gpus\": 1},\n"
+        " \"compositions\": [\n"
+        "  {\"name\": \"only-full-fits\", \"model\": \"qwen3-30b-a3b\", \"cluster\": \"a100-40:4x4\", \"global_batch\": 512},\n"
+        "  {\"name\": \"full-is-faster\", \"model\": \"qwen3-30b-a3b\", \"cluster\": \"l40s:22x1\", \"global_batch\": 512},\n"
+        "  {\"name\": \"named-selective\", \"model\": \"qwen3-30b-a3b\", \"cluster\": \"a100-40:4x4\", \"global_batch\": 512,\n"
+        "   \"recompute\": \"selective\"}]}\n";
+    ar_eval_config *c = NULL;
+    ar_eval_result res;
+    arachne_policy *pol = NULL;
+    int i;
+    const char *path = write_cfg("recompute.json", cfg);
+    ASSERT(path != NULL);
+    ASSERT_OK(ar_eval_config_load(&c, path));
+    ASSERT_OK(arachne_policy_create(&pol, 1, 16, 1));
+    ASSERT_OK(ar_eval_run(c, pol, NULL, NULL, &res));
+    ASSERT_EQ(res.nrows, 3);
+    for (i = 0; i < 2; i++) {
+        const ar_eval_cell *cell = &res.rows[i].cell[AR_EVAL_POLICY_REFINED];
+        ar_eval_env env;
+        arachne_plan *want = NULL;
+        double v;
+        ASSERT_OK(ar_eval_env_build(&env, &c->comps[i]));
+        ASSERT_OK(arachne_plan_build_refined(&want, pol, env.cm, 4, 7, 60, 0.0));
+        ASSERT_OK(arachne_plan_get(want, ARACHNE_PLAN_RECOMPUTE, &v));
+        ASSERT_EQ(v, (double)ARACHNE_RECOMPUTE_FULL);
+        ASSERT_OK(cell->status);
+        ASSERT_OK(arachne_plan_get(want, ARACHNE_PLAN_ITER_PER_S, &v));
+        ASSERT_EQ(cell->iter_per_s, v);
+        ASSERT_OK(arachne_plan_get(want, ARACHNE_PLAN_EVALUATIONS, &v));
+        ASSERT_EQ((double)cell->evaluations, v);
+        /* the other columns plan in the composition's mode */
+        if (i == 0) ASSERT_EQ(res.rows[i].cell[AR_EVAL_POLICY_BEST].status, ARACHNE_E_INFEASIBLE);
+        else ASSERT(cell->iter_per_s > res.rows[i].cell[AR_EVAL_POLICY_BEST].iter_per_s);
+        arachne_plan_destroy(want);
+        ar_eval_env_free(&env);
+    }
+    /* a named mode: no probe, as arachne plan --recompute selective */
+    ASSERT_EQ(res.rows[2].cell[AR_EVAL_POLICY_REFINED].status, ARACHNE_E_INFEASIBLE);
+    ASSERT(strstr(res.rows[2].cell[AR_EVAL_POLICY_REFINED].note, "full recomputation") == NULL);
+    /* best-of-K's own error, taken before the probe's runs */
+    ASSERT(res.rows[0].cell[AR_EVAL_POLICY_BEST].note[0] != '\0');
+    ASSERT(strstr(res.rows[0].cell[AR_EVAL_POLICY_BEST].note, "full recomputation") == NULL);
+    ar_eval_result_free(&res);
+    arachne_policy_destroy(pol);
+    ar_eval_config_free(c);
+}
+
 TEST(cli_eval_prints_the_table_and_fails_cleanly)
 {
     char cmd[1400], dir[600];
@@ -229,4 +284,5 @@ TEST(cli_eval_prints_the_table_and_fails_cleanly)
 }
 
 SUITE(eval, T(config_defaults_and_relative_paths), T(bad_configs_are_rejected_with_positions),
-      T(tiny_run_has_every_method), T(cli_eval_prints_the_table_and_fails_cleanly));
+      T(tiny_run_has_every_method), T(the_default_plan_column_is_the_default_planners_plan),
+      T(cli_eval_prints_the_table_and_fails_cleanly));
