@@ -19,7 +19,7 @@
  * (bin/../share/arachne/default.arpol), found from any working directory.
  *
  * usage: launcher --model M --cluster SPEC|FILE [--profile FILE] [--global-batch N]
- *                 [--policy FILE] [--samples K] [--seed S] [--script FILE]
+ *                 [--policy FILE] [--samples K] [--seed S] [--refine N] [--script FILE]
  *                 [--plan-out FILE] [--rank-map FILE]
  * Exit 0 on success, 1 on a library error, 2 for a usage error. */
 #define _POSIX_C_SOURCE 200809L
@@ -134,7 +134,12 @@ static int write_rank_map(const char *path, const char *plan_path, const ranklin
         fprintf(stderr, "launcher: %s: cannot write: %s\n", path, strerror(errno));
         return 1;
     }
+    char mode[32];
     fprintf(f, "{\"format\": \"arachne-rank-map\", \"version\": 1, \"plan\": \"%s\", \"world_size\": %d,\n", plan_path, n);
+    /* the memory setup the price assumes, the same on every rank */
+    if (n > 0)
+        fprintf(f, " \"recompute\": \"%s\", \"dist_optimizer\": %s,\n", field(l[0].text, "recompute", mode, sizeof mode),
+                strstr(l[0].text, "\"dist_optimizer\":true") ? "true" : "false");
     fprintf(f, " \"plan_rank_by_torch_rank\": [");
     for (i = 0; i < n; i++) fprintf(f, "%s%ld", i ? ", " : "", l[i].rank);
     fprintf(f, "],\n \"nodes\": [");
@@ -143,21 +148,31 @@ static int write_rank_map(const char *path, const char *plan_path, const ranklin
         fprintf(f, "%s\n  {\"node_rank\": %d, \"node\": %ld, \"torch_rank_start\": %d, \"local\": [", nr ? "," : "", nr,
                 nodes[nr], start);
         for (; k < n && l[k].node == nodes[nr]; k++) {
-            char a[8192], b[8192], c[8192], g[8192], layers[64], chunks[1024];
             const char *t = l[k].text;
+            /* a field is never longer than its line: one buffer that size
+             * (a data-parallel group of thousands of replicas is tens of KB) */
+            size_t cap = strlen(t) + 1;
+            char *v = malloc(cap);
+            if (!v) {
+                fclose(f);
+                fprintf(stderr, "launcher: %s: out of memory\n", path);
+                return 1;
+            }
             fprintf(f, "%s\n    {\"local_rank\": %d, \"cuda_device\": %ld, \"rank\": %ld, \"template\": %ld, "
-                       "\"replica\": %ld, \"stage\": %ld, \"layers\": [%s], ",
+                       "\"replica\": %ld, \"stage\": %ld, ",
                     k > start ? "," : "", k - start, l[k].gpu, l[k].rank, ifield(t, "template"), ifield(t, "replica"),
-                    ifield(t, "stage"), field(t, "layers", layers, sizeof layers));
+                    ifield(t, "stage"));
+            fprintf(f, "\"layers\": [%s], ", field(t, "layers", v, cap));
             /* an interleaved stage runs its chunks, not [first, end) */
-            if (field(t, "chunks", chunks, sizeof chunks)[0])
-                fprintf(f, "\"vp\": %ld, \"chunks\": [%s], ", ifield(t, "vp"), chunks);
-            fprintf(f, "\"tp_rank\": %ld, \"tp_group\": [%s], ", ifield(t, "tp_rank"), field(t, "tp_group", a, sizeof a));
+            if (field(t, "chunks", v, cap)[0]) fprintf(f, "\"vp\": %ld, \"chunks\": [%s], ", ifield(t, "vp"), v);
+            fprintf(f, "\"tp_rank\": %ld, \"tp_group\": [%s], ", ifield(t, "tp_rank"), field(t, "tp_group", v, cap));
             /* context parallelism: the ranks that split this stage's sequence */
-            if (field(t, "cp_group", g, sizeof g)[0])
-                fprintf(f, "\"cp_rank\": %ld, \"cp_group\": [%s], ", ifield(t, "cp_rank"), g);
-            fprintf(f, "\"pp_group\": [%s], \"dp_group\": [%s]}", field(t, "pp_group", b, sizeof b),
-                    field(t, "dp_group", c, sizeof c));
+            if (field(t, "cp_group", v, cap)[0]) fprintf(f, "\"cp_rank\": %ld, \"cp_group\": [%s], ", ifield(t, "cp_rank"), v);
+            /* FSDP: the ranks that shard this stage's weights, gradients and optimizer state */
+            if (field(t, "fsdp_group", v, cap)[0]) fprintf(f, "\"fsdp_group\": [%s], ", v);
+            fprintf(f, "\"pp_group\": [%s], ", field(t, "pp_group", v, cap));
+            fprintf(f, "\"dp_group\": [%s]}", field(t, "dp_group", v, cap));
+            free(v);
         }
         fprintf(f, "]}");
     }
@@ -173,7 +188,8 @@ int main(int argc, char **argv)
 {
     const char *model_name = NULL, *spec = NULL, *policy_path = NULL, *script = "train.py", *plan_out = "plan.json";
     const char *rank_map = "ranks.json", *profile_path = NULL;
-    long samples = 16, seed = 0, batch = 0; /* best of 16, as `arachne plan` */
+    /* the default planner, as `arachne plan`: best of 16, then the refinement */
+    long samples = 16, seed = 0, batch = 0, refine = ARACHNE_REFINE_EVALUATIONS;
     arachne_model *model = NULL;
     arachne_cluster *cluster = NULL;
     arachne_profile *profile = NULL;
@@ -196,6 +212,7 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--policy") == 0) policy_path = v;
         else if (strcmp(a, "--samples") == 0) { if (!parse_long(a, v, 1, 100000, &samples)) goto usage; }
         else if (strcmp(a, "--seed") == 0) { if (!parse_long(a, v, 0, 0x7fffffffL, &seed)) goto usage; }
+        else if (strcmp(a, "--refine") == 0) { if (!parse_long(a, v, 0, 100000000L, &refine)) goto usage; }
         else if (strcmp(a, "--script") == 0) script = v;
         else if (strcmp(a, "--plan-out") == 0) plan_out = v;
         else if (strcmp(a, "--rank-map") == 0) rank_map = v;
@@ -220,7 +237,10 @@ int main(int argc, char **argv)
         st = arachne_policy_create(&pol, 1, 0, 0);
     }
     if (st) { rc = fail(st, "policy"); goto done; }
-    if ((st = arachne_plan_build(&plan, pol, cm, (int)samples, (uint64_t)seed))) { rc = fail(st, "plan"); goto done; }
+    if ((st = arachne_plan_build_refined(&plan, pol, cm, (int)samples, (uint64_t)seed, refine, 0.0))) {
+        rc = fail(st, "plan");
+        goto done;
+    }
     if ((st = arachne_plan_save(plan, plan_out))) { rc = fail(st, plan_out); goto done; }
 
     /* the ranks export: one JSON object per line */
@@ -294,7 +314,8 @@ int main(int argc, char **argv)
     goto done;
 usage:
     fprintf(stderr, "usage: launcher --model M --cluster SPEC|FILE [--profile FILE] [--global-batch N] "
-                    "[--policy FILE] [--samples K] [--seed S] [--script FILE] [--plan-out FILE] [--rank-map FILE]\n");
+                    "[--policy FILE] [--samples K] [--seed S] [--refine N] [--script FILE] [--plan-out FILE]\n"
+                    "                [--rank-map FILE]\n");
     rc = 2;
 done:
     free(lines);

@@ -159,6 +159,22 @@ static void export_ranks(const xctx *x, ar_buf *b)
             }
             ar_buf_puts(b, "],");
         }
+        /* what the price assumes of memory, which a launcher must set up
+         * alike for the plan to fit: the recompute mode and whether the
+         * optimizer state is sharded over the data-parallel ranks (ZeRO-1) */
+        ar_buf_printf(b, "\"recompute\":\"%s\",\"dist_optimizer\":%s,",
+                      p->setup.recompute == AR_RECOMPUTE_NONE   ? "none"
+                      : p->setup.recompute == AR_RECOMPUTE_FULL ? "full"
+                                                                : "selective",
+                      p->setup.dist_optimizer ? "true" : "false");
+        if (T->fsdp > 1) { /* only in FSDP templates: the F consecutive replicas that shard this stage */
+            int g0 = R->replica / T->fsdp * T->fsdp;
+            ar_buf_printf(b, "\"fsdp_size\":%d,\"fsdp_group\":", T->fsdp);
+            put_int_list_open(b, &f);
+            for (k = g0; k < g0 + T->fsdp && k < T->replicas; k++)
+                put_list_item(b, &f, slot_rank(x, R->tmpl, k, R->stage, base + R->tp_rank));
+            ar_buf_puts(b, "],");
+        }
         if (cp > 1) { /* only in CP templates: other exports stay byte-identical */
             ar_buf_printf(b, "\"cp_rank\":%d,\"cp_size\":%d,\"cp_group\":", R->cp_rank, cp);
             put_int_list_open(b, &f);

@@ -2,7 +2,8 @@
 # examples/launcher.c: one torchrun line per node that runs ranks, node ranks
 # in plan order, a rank map that sends every plan rank to its GPU once, the
 # Slurm form, --plan-out honoured, the bundled policy found from another
-# directory; usage errors exit 2.
+# directory; groups of thousands of ranks whole, the memory setup in the
+# map; usage errors exit 2.
 bin=${ARACHNE_BIN:-bin/arachne}
 launcher=$(dirname "$bin")/launcher
 [ -x "$launcher" ] || { echo "$launcher not built"; exit 77; }
@@ -85,6 +86,31 @@ for entry in m["nodes"]:
 for key, layers in seen.items():
     assert sorted(layers) == list(range(len(layers))) and len(set(layers)) == len(layers), (key, sorted(layers))
 PY
+# a data-parallel group too long for a fixed field buffer: 2,048 one-GPU
+# replicas on 4,096 one-GPU nodes (greedy with the bundled policy, full
+# recomputation by the probe; each dp_group is over 8 KB of text, which the
+# rank map once cut short); every rank's groups are whole, and the map
+# carries the plan's memory setup
+if [ -f examples/policies/default.arpol ]; then
+    "$launcher" --model llama3-8b --cluster h100:4096x1 --global-batch 4096 --samples 1 --refine 0 \
+        --policy examples/policies/default.arpol --plan-out "$t/big.json" --rank-map "$t/bigmap.json" > /dev/null 2>&1 \
+        || { echo "launcher (4,096 nodes) failed"; exit 1; }
+    python3 - "$t" <<'PY' || exit 1
+import json, sys
+t = sys.argv[1]
+m = json.load(open(t + "/bigmap.json"))
+plan = json.load(open(t + "/big.json"))
+assert m["recompute"] == plan["setup"]["recompute"] and m["dist_optimizer"] == plan["setup"]["dist_optimizer"], m.get("recompute")
+longest = 0
+for entry in m["nodes"]:
+    for loc in entry["local"]:
+        tmpl = plan["templates"][loc["template"]]
+        assert len(loc["dp_group"]) == tmpl["replicas"] and loc["rank"] in loc["dp_group"], (loc["rank"], len(loc["dp_group"]))
+        longest = max(longest, len(",".join(map(str, loc["dp_group"]))))
+assert longest > 8192, "the plan no longer has a group over 8 KB: pick a cluster that does (%d)" % longest
+PY
+    rm -f "$t/bigmap.json"
+fi
 "$launcher" --model llama3-8b > /dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || { echo "missing --cluster: exit $rc, wanted 2"; exit 1; }
 "$launcher" --model nosuch --cluster a6000:1x4 > /dev/null 2>&1; rc=$?

@@ -86,6 +86,36 @@ static int check_ranks_export(const arachne_plan *p, const arachne_cluster *c, c
             snprintf(why, cap, "rank %d: pp/dp group misses itself or has the wrong size", i);
             goto fail;
         }
+        /* the memory setup the price assumes, and the FSDP group exactly in
+         * FSDP templates: the template's consecutive replicas sharing the
+         * rank's stage, CP rank and TP rank */
+        {
+            static const char *const modes[] = { "none", "selective", "full" };
+            const ar_json *rc = ar_json_get(o, "recompute"), *dopt = ar_json_get(o, "dist_optimizer"),
+                          *fg = ar_json_get(o, "fsdp_group");
+            int tm = int_at(o, "template");
+            const ar_template *T = tm >= 0 && tm < p->ntemplates ? &p->t[tm] : NULL;
+            if (!T || !rc || rc->type != AR_JSON_STRING || strcmp(rc->string, modes[p->setup.recompute]) != 0 || !dopt ||
+                dopt->type != AR_JSON_BOOL || dopt->boolean != p->setup.dist_optimizer) {
+                snprintf(why, cap, "rank %d: template, recompute or dist_optimizer missing or not the plan's", i);
+                goto fail;
+            }
+            if ((T->fsdp > 1) != (fg != NULL) ||
+                (fg && ((int)fg->count != T->fsdp || int_at(o, "fsdp_size") != T->fsdp || !list_has(fg, i)))) {
+                snprintf(why, cap, "rank %d: fsdp_group does not match the template's FSDP %d", i, T->fsdp);
+                goto fail;
+            }
+            for (k = 0; fg && k < (int)fg->count; k++) {
+                const ar_json *q = objs[(int)fg->items[k]->number];
+                if (int_at(q, "template") != tm || int_at(q, "stage") != int_at(o, "stage") ||
+                    int_at(q, "tp_rank") != int_at(o, "tp_rank") || int_at(q, "cp_rank") != int_at(o, "cp_rank") ||
+                    int_at(q, "replica") / T->fsdp != int_at(o, "replica") / T->fsdp ||
+                    !list_has(ar_json_get(q, "fsdp_group"), i)) {
+                    snprintf(why, cap, "rank %d: FSDP peer %d is not its shard group's", i, (int)fg->items[k]->number);
+                    goto fail;
+                }
+            }
+        }
         /* groups are symmetric: every member lists the same group */
         for (k = 0; k < (int)ppg->count; k++) {
             int other = (int)ppg->items[k]->number;
@@ -130,6 +160,41 @@ TEST(ranks_export_lists_every_gpu_once_with_node_local_tp)
     ASSERT_CONTAINS(text, "\"dp_group\":[1,5]}");
     free(text);
     fx_free(&f);
+}
+
+/* An FSDP template with full recomputation (the make-run plan is sharded
+ * over 64 replicas): each line names the mode, the optimizer sharding and
+ * its shard group, which the checks above verify rank by rank. */
+TEST(ranks_export_carries_the_memory_setup_and_fsdp_groups)
+{
+    arachne_model *m = NULL;
+    arachne_cluster *c = NULL;
+    arachne_profile *pr = NULL;
+    arachne_cost_model *cm = NULL;
+    arachne_plan *p = NULL;
+    char *text = NULL, why[256];
+    int bad;
+    ASSERT_OK(arachne_model_open(&m, "llama3-8b"));
+    ASSERT_OK(arachne_cluster_parse(&c, "a100-80:2x8"));
+    ASSERT_OK(arachne_profile_generate(&pr, m, c, 4096));
+    ASSERT_OK(arachne_cost_model_create(&cm, m, c, pr));
+    ASSERT_OK(arachne_cost_model_set(cm, ARACHNE_OPT_GLOBAL_BATCH, 64));
+    ASSERT_OK(arachne_cost_model_set(cm, ARACHNE_OPT_RECOMPUTE, ARACHNE_RECOMPUTE_FULL));
+    ASSERT_OK(arachne_plan_from_parallel(&p, cm, "tp=2,pp=1,dp=8,mbs=1,fsdp=4"));
+    text = export_str(p, ARACHNE_EXPORT_RANKS);
+    bad = !text || check_ranks_export(p, c, text, why, sizeof why);
+    if (!bad) {
+        /* rank 0: replicas 0-3 of the TP-2 stage, tp rank 0 */
+        bad = !strstr(text, "\"recompute\":\"full\",\"dist_optimizer\":true,\"fsdp_size\":4,\"fsdp_group\":[0,2,4,6],");
+        snprintf(why, sizeof why, "rank 0's line lacks its mode and group: %.200s", text);
+    }
+    free(text);
+    arachne_plan_destroy(p);
+    arachne_cost_model_destroy(cm);
+    arachne_profile_destroy(pr);
+    arachne_cluster_destroy(c);
+    arachne_model_destroy(m);
+    ASSERT_MSG(!bad, "ranks export: %s", text ? why : arachne_last_error());
 }
 
 TEST(ranks_export_survives_other_valid_layouts)
@@ -363,7 +428,7 @@ TEST(export_checks_format_and_buffer)
 
 SUITE(export, T(exports_say_what_the_targets_would_otherwise_change),
       T(ranks_export_lists_every_gpu_once_with_node_local_tp),
-      T(ranks_export_survives_other_valid_layouts),
+      T(ranks_export_carries_the_memory_setup_and_fsdp_groups), T(ranks_export_survives_other_valid_layouts),
       T(megatron_export_says_where_per_stage_tp_cannot_be_expressed),
       T(torchtitan_export_has_a_parallelism_section_per_template),
       T(flashflex_export_lists_every_pipeline),
