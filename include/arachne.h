@@ -685,7 +685,7 @@ typedef enum arachne_option {
                                      *   with FSDP fits; the policy's construction (and its masks) and the
                                      *   baseline searches never shard; 0: no FSDP in planned templates;
                                      *   0 or 1 (default 1) */
-    ARACHNE_OPT_RECOMPUTE_SEARCH = 24 /**< whether the default planner (arachne_plan_build_refined, and so
+    ARACHNE_OPT_RECOMPUTE_SEARCH = 24, /**< whether the default planner (arachne_plan_build_refined, and so
                                      *   arachne_replan) may return a plan with ARACHNE_RECOMPUTE_FULL
                                      *   when the ARACHNE_OPT_RECOMPUTE mode set is another: full
                                      *   recomputation stores only each block's input and runs its
@@ -699,6 +699,17 @@ typedef enum arachne_option {
                                      *   The plan records its mode (ARACHNE_PLAN_RECOMPUTE).  No effect
                                      *   when the mode set is full, and none on pricing, on the other
                                      *   planners or on the masks; 0, 1 or 2 */
+    ARACHNE_OPT_EXACT_DIVISION = 25 /**< 1: the division of the global batch over a plan's templates takes
+                                     *   the fastest exact division (ARACHNE_PLAN_SAMPLES_RUN =
+                                     *   GLOBAL_BATCH) whenever one exists, however much slower than
+                                     *   the fastest division it is (a structure with no exact division
+                                     *   is priced as with 0): for pricing a plan that must run the asked
+                                     *   batch, as the arachne commands do when a plan's fastest division
+                                     *   runs a surplus.  Planners run with it price plans at exactly the
+                                     *   asked batch but lose the inexact plans their climbs step
+                                     *   through (docs/cost-model.md).  0 (default):
+                                     *   ARACHNE_OPT_EXACT_BATCH decides.  Plan files do not record it:
+                                     *   repricing follows the cost model's setting.  0 or 1 */
 } arachne_option;
 
 /** Creates a cost model over model `m`, cluster `c` and profile `p`, with

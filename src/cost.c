@@ -42,6 +42,7 @@ void ar_setup_defaults(ar_setup *s)
     s->stage_major = 1;
     s->fsdp_search = 1;
     s->recompute_search = 1;
+    s->exact_division = 0;
 }
 
 int ar_setup_act_mode(const ar_setup *s)
@@ -278,7 +279,7 @@ static const char *const option_names[] = {
     "dist_optimizer", "recompute", "headroom", "expert_tiling", "max_depth",
     "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm", "context_parallel", "max_vp",
     "ep_hierarchical", "exact_batch", "stage_reversal", "priced_resplit", "stage_moves", "stage_major",
-    "fsdp_search", "recompute_search"
+    "fsdp_search", "recompute_search", "exact_division"
 };
 
 static int need_int(int option, double v, double lo, double hi)
@@ -396,8 +397,11 @@ int arachne_cost_model_set(arachne_cost_model *cm, int option, double value)
     case ARACHNE_OPT_RECOMPUTE_SEARCH:
         if ((st = need_int(option, value, 0, 2)) == ARACHNE_OK) s->recompute_search = (int)value;
         break;
+    case ARACHNE_OPT_EXACT_DIVISION:
+        if ((st = need_int(option, value, 0, 1)) == ARACHNE_OK) s->exact_division = (int)value;
+        break;
     default:
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..24)", option);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..25)", option);
     }
     if (st == ARACHNE_OK && rebuild) st = ar_cost_cache_build(cm);
     return st;
@@ -435,8 +439,9 @@ int arachne_cost_model_get(const arachne_cost_model *cm, int option, double *out
     case ARACHNE_OPT_STAGE_MAJOR: v = s->stage_major; break;
     case ARACHNE_OPT_FSDP_SEARCH: v = s->fsdp_search; break;
     case ARACHNE_OPT_RECOMPUTE_SEARCH: v = s->recompute_search; break;
+    case ARACHNE_OPT_EXACT_DIVISION: v = s->exact_division; break;
     default:
-        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..24)", option);
+        return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..25)", option);
     }
     *out = v;
     return ARACHNE_OK;

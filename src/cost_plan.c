@@ -743,18 +743,18 @@ holders_done:
         }
     }
     if ((rc = ar_assign_microbatches(su->global_batch, n, rep, mbs, tmax, tsum, m, &finish)) != ARACHNE_OK) goto done;
-    if (su->exact_batch) {
+    if (su->exact_batch || su->exact_division) {
         /* ARACHNE_OPT_EXACT_BATCH: when the fastest division runs S > B
          * samples, the fastest exact one replaces it unless it takes
          * longer than the surplus is worth (its finish x B > the fastest's
          * x S: the planners' rank, ar_plan_rank, charges the surplus the
-         * same way) */
+         * same way); ARACHNE_OPT_EXACT_DIVISION: whatever it takes */
         int mx[AR_MAX_TEMPLATES];
         long run = 0;
         double fx = 0.0;
         for (j = 0; j < n; j++) run += (long)rep[j] * mbs[j] * m[j];
         if (run > su->global_batch && ar_assign_microbatches_exact(su->global_batch, n, rep, mbs, tmax, tsum, mx, &fx) &&
-            fx * (double)su->global_batch <= finish * (double)run) {
+            (su->exact_division || fx * (double)su->global_batch <= finish * (double)run)) {
             memcpy(m, mx, (size_t)n * sizeof *m);
             finish = fx;
         }

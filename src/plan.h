@@ -54,6 +54,8 @@ typedef struct ar_setup {
     int recompute_search;    /* the default planner also plans with full recomputation, 1: where a
                               * probe says it pays, 2: always; keeps the faster plan
                               * (plan_default.c); a planner setting */
+    int exact_division;      /* 1: the division takes the fastest exact split whenever one exists
+                              * (cost_plan.c); not recorded in plan files, as exact_batch */
 } ar_setup;
 
 void ar_setup_defaults(ar_setup *s);

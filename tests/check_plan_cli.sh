@@ -283,6 +283,35 @@ grep -q "only plan and replan choose the mode" "$t/err" || fail "price --recompu
 "$bin" plan --model llama3-8b --cluster h100:1x8 --recompute sometimes 2>/dev/null; [ $? -eq 2 ] ||
     fail "plan --recompute sometimes must exit 2"
 
+# a composition whose best plan by the surplus-charging rank keeps a surplus
+# (260 of 256 samples), which plan refused though the plan's structure runs
+# 256 exactly: the plan is repriced with its exact division
+# (ARACHNE_OPT_EXACT_DIVISION) and the command says so; price and export of
+# the file do the same; --allow-batch-rounding still runs the surplus
+EX="--model qwen3-8b --cluster a100-40:1x4,h200:1x4,h100:8x1+2x4,b300:3x2 --global-batch 256 --max-vp 8"
+"$bin" plan $EX --json > "$t/exact.json" 2> "$t/exact.err" || fail "plan of the surplus composition failed"
+grep -q "fastest division runs 260 samples at .* it runs the 256 asked at" "$t/exact.err" ||
+    fail "no note on the exact division: $(cat "$t/exact.err")"
+"$bin" export --format ranks "$t/exact.json" > /dev/null 2>&1 || fail "export of the exact plan failed"
+# an interleaved template runs micro-batches in groups of its depth: the
+# batches the error names are ones it runs (1 replica, micro-batch 4, 5
+# stages with vp 2: steps of 20, so 240 and 260; it claimed an exact split
+# of 256 before)
+"$bin" plan --model llama3-8b --cluster h100:2x4,gh-96:1x4,b200:2x4 --global-batch 256 --max-vp 8 > /dev/null 2> "$t/vp.err"
+[ $? -eq 1 ] && grep -q "batches its structure runs exactly: 240 and 260" "$t/vp.err" ||
+    fail "the interleaved plan's batch error: $(cat "$t/vp.err")"
+"$bin" plan $EX --allow-batch-rounding --json > "$t/round.json" 2>/dev/null || fail "plan --allow-batch-rounding failed"
+"$bin" price "$t/exact.json" > "$t/exact-price.txt" 2>&1 || fail "price of the exact plan failed"
+grep -q "it runs the 256 asked at" "$t/exact-price.txt" || fail "price of the exact plan: $(cat "$t/exact-price.txt")"
+python3 - "$t" <<'PY' || fail "the exact-division plan"
+import json, sys
+t = sys.argv[1]
+e, r = json.load(open(t + "/exact.json")), json.load(open(t + "/round.json"))
+runs = lambda p: sum(x["replicas"] * x["micro_batch"] * x["micro_batches"] for x in p["templates"])
+assert runs(e) == 256 and e["global_batch"] == 256, runs(e)
+assert r["global_batch"] > 256 and runs(r) == r["global_batch"], (r["global_batch"], runs(r))
+PY
+
 # usage errors: exit 2
 "$bin" price 2>/dev/null; [ $? -eq 2 ] || fail "price without a file must exit 2"
 "$bin" export "$t/plan.json" 2>/dev/null; [ $? -eq 2 ] || fail "export without --format must exit 2"

@@ -671,9 +671,13 @@ TEST(options_defaults_and_rejections)
     ASSERT_CONTAINS(arachne_last_error(), "recompute_search");
     ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_RECOMPUTE_SEARCH, 3), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "recompute_search");
-    ASSERT_STATUS(arachne_cost_model_set(f.cm, 25, 1), ARACHNE_E_INVALID_ARGUMENT);
-    ASSERT_CONTAINS(arachne_last_error(), "0..24");
-    ASSERT_STATUS(arachne_cost_model_get(f.cm, 25, &v), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_OK(arachne_cost_model_get(f.cm, ARACHNE_OPT_EXACT_DIVISION, &v));
+    ASSERT(v == 0.0);
+    ASSERT_STATUS(arachne_cost_model_set(f.cm, ARACHNE_OPT_EXACT_DIVISION, 0.5), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "exact_division");
+    ASSERT_STATUS(arachne_cost_model_set(f.cm, 26, 1), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "0..25");
+    ASSERT_STATUS(arachne_cost_model_get(f.cm, 26, &v), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_get(f.cm, -1, &v), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_set(NULL, 0, 1), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_STATUS(arachne_cost_model_price(f.cm, NULL), ARACHNE_E_INVALID_ARGUMENT);

@@ -149,6 +149,54 @@ TEST(split_drops_replicas_that_run_one_micro_batch)
     env_close(&e);
 }
 
+/* ARACHNE_OPT_EXACT_DIVISION: a plan whose fastest division runs a
+ * surplus that costs less than it gains (EXACT_BATCH keeps it) is priced
+ * with its exact division instead, and the default planner, comparing the
+ * plans' exact divisions, returns one that runs the batch exactly and is
+ * faster than that repricing (the composition arachne plan --max-vp 8
+ * refused before the CLI repriced with the option; docs/cost-model.md). */
+TEST(exact_division_prices_and_plans_the_asked_batch)
+{
+    env e;
+    arachne_policy *pol = NULL;
+    arachne_plan *p = NULL, *q = NULL;
+    double v = -1, fast, slow;
+    ASSERT_OK(env_open(&e, "qwen3-8b", "a100-40:1x4,h200:1x4,h100:8x1+2x4,b300:3x2"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
+    ASSERT_OK(arachne_cost_model_get(e.cm, ARACHNE_OPT_EXACT_DIVISION, &v));
+    ASSERT_EQ(v, 0); /* the default */
+    if (arachne_policy_load(&pol, "examples/policies/default.arpol") != ARACHNE_OK) {
+        arachne_policy_destroy(pol);
+        env_close(&e);
+        SKIP("examples/policies/default.arpol not found (run from the repository root)");
+    }
+    ASSERT_OK(arachne_plan_build_refined(&p, pol, e.cm, 16, 0, ARACHNE_REFINE_EVALUATIONS, 0.0));
+    ASSERT_MSG(ar_plan_samples_run(p) > 256, "the planner's plan runs %ld samples: pick a composition whose best plan "
+               "keeps a surplus", (long)ar_plan_samples_run(p));
+    ASSERT(p->ntemplates >= 2);
+    fast = p->iter_per_s;
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_EXACT_DIVISION, 1));
+    ASSERT_OK(ar_plan_price(e.cm, p));
+    ASSERT_EQ(ar_plan_samples_run(p), 256);
+    slow = p->iter_per_s;
+    ASSERT(slow < fast);
+    ASSERT_OK(ar_plan_validate(e.cm, p));
+    /* planned with the option: an exact plan at least as fast as the repricing */
+    ASSERT_OK(arachne_plan_build_refined(&q, pol, e.cm, 16, 0, ARACHNE_REFINE_EVALUATIONS, 0.0));
+    ASSERT_EQ(ar_plan_samples_run(q), 256);
+    ASSERT(q->iter_per_s >= slow);
+    /* back at 0, the repriced plan runs its surplus again */
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_EXACT_DIVISION, 0));
+    ASSERT_OK(ar_plan_price(e.cm, p));
+    ASSERT_NEAR(p->iter_per_s, fast, 1e-12 * fast);
+    ASSERT_STATUS(arachne_cost_model_set(e.cm, ARACHNE_OPT_EXACT_DIVISION, 2), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_CONTAINS(arachne_last_error(), "exact_division");
+    arachne_plan_destroy(p);
+    arachne_plan_destroy(q);
+    arachne_policy_destroy(pol);
+    env_close(&e);
+}
+
 TEST(split_leaves_exact_and_unsplittable_plans)
 {
     env e;
@@ -249,5 +297,5 @@ TEST(fill_prices_a_twin_template_with_the_shared_ring)
 }
 
 SUITE(plan_exact, T(split_runs_the_batch_exactly_at_the_same_speed), T(split_moves_whole_fsdp_groups), T(split_drops_replicas_that_run_one_micro_batch),
-      T(split_leaves_exact_and_unsplittable_plans),
+      T(split_leaves_exact_and_unsplittable_plans), T(exact_division_prices_and_plans_the_asked_batch),
       T(split_halves_share_one_gradient_ring), T(fill_prices_a_twin_template_with_the_shared_ring));

@@ -138,7 +138,8 @@ typedef struct cli_costenv {
     "  --no-priced-resplit    the fill splits layers on profiled times only (default: it splits again on\n" \
     "                         the priced stage times, expert all-to-all included, and keeps the faster)\n" \
     "  --allow-batch-rounding run the batch the plan covers when it cannot split --global-batch exactly;\n" \
-    "                         planners then rank by speed alone (default: a surplus counts as lost time)\n"
+    "                         planners then rank by speed alone (default: a surplus counts as lost time,\n" \
+    "                         and a plan whose structure runs the batch exactly runs it, if slower)\n"
 
 /* Writes the CLI_COSTENV_NOPTS option-table entries of the shared options
  * into opts[], pointing at o's fields (o is zeroed).  Returns the count. */
@@ -188,9 +189,11 @@ int cli_check_regular(const char *cmd, const char *opt, const char *s);
 /* The global batch is never changed silently (cli_batch.c): CLI_OK when the
  * plan's replicas x micro-batch x micro-batches add up to its global batch;
  * else with `allow` the cost model's batch becomes what the plan runs and
- * the plan is repriced (a note on stderr), without it CLI_FAIL after
+ * the plan is repriced (a note on stderr); without it, when the plan's
+ * structure runs the batch exactly and `exact` is set, the plan is
+ * repriced with that division (a note on stderr); otherwise CLI_FAIL after
  * printing the nearest batches the plan's structure runs exactly. */
-int cli_batch_exact(const char *cmd, arachne_plan *plan, arachne_cost_model *cm, int allow);
+int cli_batch_exact(const char *cmd, arachne_plan *plan, arachne_cost_model *cm, int allow, int exact);
 
 /* An explicit parallel configuration (cli_parallel.c).  cli_parallel_plan
  * builds and prices it with env's cost model (arachne_plan_from_parallel);

@@ -1,9 +1,11 @@
 /* cli_batch.c -- the global batch is never changed behind the user's back:
  * a plan whose replicas x micro-batch x micro-batches do not add up to the
- * batch asked for is an error naming the nearest batches its structure runs
- * exactly, unless --allow-batch-rounding is given; then the batch becomes
- * what the plan runs and the plan is repriced with it (samples/s, MFU and
- * every export then agree with what runs). */
+ * batch asked for runs the asked batch with its exact division when its
+ * structure has one (slower: the division kept a surplus that cost less
+ * than it gained), and is otherwise an error naming the nearest batches
+ * its structure runs exactly, unless --allow-batch-rounding is given; then
+ * the batch becomes what the plan runs and the plan is repriced with it
+ * (samples/s, MFU and every export then agree with what runs). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +22,8 @@ static double tget(const arachne_plan *p, int t, int f)
 }
 
 /* Nearest batches <= want and >= want that the plan's templates run exactly
- * (each template at least one micro-batch per replica); 0 when none. */
+ * (each template at least one step per replica: a micro-batch, or depth
+ * micro-batches when interleaved); 0 when none. */
 static void nearest_exact(const long *step, int n, long want, long *below, long *above)
 {
     long base = 0, hi = want, x;
@@ -44,7 +47,36 @@ static void nearest_exact(const long *step, int n, long want, long *below, long 
     free(ok);
 }
 
-int cli_batch_exact(const char *cmd, arachne_plan *plan, arachne_cost_model *cm, int allow)
+/* The plan's structure runs `want` exactly, but the cost model's division
+ * runs `runs`: ARACHNE_OPT_EXACT_BATCH kept the surplus, which costs less
+ * than the exact division loses, and the planners ranked the plan by that.
+ * The plan is repriced with its exact division (ARACHNE_OPT_EXACT_DIVISION,
+ * which cm keeps for the rest of the command, so that every price and
+ * export agrees), slower, and the user is told by how much.  CLI_OK when
+ * that division fits in memory; otherwise plan and cm are as they were and
+ * the caller explains. */
+static int exact_division(const char *cmd, arachne_plan *plan, arachne_cost_model *cm, long want, long runs)
+{
+    double before = 0.0, after = 0.0, ran = 0.0, was = 0.0;
+    arachne_plan_get(plan, ARACHNE_PLAN_ITER_PER_S, &before);
+    arachne_cost_model_get(cm, ARACHNE_OPT_EXACT_DIVISION, &was);
+    if (arachne_cost_model_set(cm, ARACHNE_OPT_EXACT_DIVISION, 1) == ARACHNE_OK &&
+        arachne_cost_model_price(cm, plan) == ARACHNE_OK &&
+        arachne_plan_get(plan, ARACHNE_PLAN_SAMPLES_RUN, &ran) == ARACHNE_OK && (long)ran == want) {
+        arachne_plan_get(plan, ARACHNE_PLAN_ITER_PER_S, &after);
+        fprintf(stderr, "arachne: %s: the plan's fastest division runs %ld samples at %.4f iter/s; it runs the %ld "
+                        "asked at %.4f (--allow-batch-rounding runs %ld)\n",
+                cmd, runs, before, want, after, runs);
+        return CLI_OK;
+    }
+    /* back to the division it had: the caller's error describes that plan */
+    arachne_cost_model_set(cm, ARACHNE_OPT_EXACT_DIVISION, was);
+    arachne_cost_model_price(cm, plan);
+    arachne_clear_error();
+    return CLI_FAIL;
+}
+
+int cli_batch_exact(const char *cmd, arachne_plan *plan, arachne_cost_model *cm, int allow, int exact)
 {
     double v = 0.0;
     long want, runs = 0, step[32], below = 0, above = 0;
@@ -54,8 +86,11 @@ int cli_batch_exact(const char *cmd, arachne_plan *plan, arachne_cost_model *cm,
     arachne_plan_get(plan, ARACHNE_PLAN_GLOBAL_BATCH, &v);
     want = (long)v;
     for (t = 0; t < nt && t < 32; t++) {
-        step[t] = (long)(tget(plan, t, ARACHNE_TEMPLATE_REPLICAS) * tget(plan, t, ARACHNE_TEMPLATE_MICRO_BATCH));
-        runs += step[t] * (long)tget(plan, t, ARACHNE_TEMPLATE_MICRO_BATCHES);
+        /* an interleaved template takes micro-batches in groups of its depth (Megatron's rule) */
+        double group = tget(plan, t, ARACHNE_TEMPLATE_VP) > 1 ? tget(plan, t, ARACHNE_TEMPLATE_DEPTH) : 1.0;
+        step[t] = (long)(tget(plan, t, ARACHNE_TEMPLATE_REPLICAS) * tget(plan, t, ARACHNE_TEMPLATE_MICRO_BATCH) * group);
+        runs += (long)(tget(plan, t, ARACHNE_TEMPLATE_REPLICAS) * tget(plan, t, ARACHNE_TEMPLATE_MICRO_BATCH) *
+                       tget(plan, t, ARACHNE_TEMPLATE_MICRO_BATCHES));
     }
     if (runs == want) return CLI_OK;
     if (allow) {
@@ -67,6 +102,7 @@ int cli_batch_exact(const char *cmd, arachne_plan *plan, arachne_cost_model *cm,
         return CLI_OK;
     }
     if (want <= BATCH_SEARCH_MAX) nearest_exact(step, nt < 32 ? nt : 32, want, &below, &above);
+    if (below == want && exact && exact_division(cmd, plan, cm, want, runs) == CLI_OK) return CLI_OK;
     if (below == want)
         return cli_fail("%s: global batch %ld: the cost model's micro-batch assignment for this plan runs %ld samples "
                         "per iteration; an exact split of %ld exists but is not the fastest it found "

@@ -95,7 +95,7 @@ int cmd_export(int argc, char **argv)
         rmdir(stdin_dir);
     }
     if (rc != CLI_OK) return rc;
-    if ((rc = cli_batch_exact("export", plan, env.cm, o.allow_batch_rounding)) != CLI_OK) {
+    if ((rc = cli_batch_exact("export", plan, env.cm, o.allow_batch_rounding, 1)) != CLI_OK) {
         arachne_plan_destroy(plan);
         cli_costenv_free(&env);
         return rc;

@@ -57,7 +57,7 @@ int cmd_import(int argc, char **argv)
     free(text);
     if (st != ARACHNE_OK) {
         rc = cli_lib_fail(st, pos[0]);
-    } else if ((rc = cli_batch_exact("import", plan, env.cm, o.allow_batch_rounding)) != CLI_OK) {
+    } else if ((rc = cli_batch_exact("import", plan, env.cm, o.allow_batch_rounding, 1)) != CLI_OK) {
         /* message printed */
     } else if (out && (st = arachne_plan_save(plan, out)) != ARACHNE_OK) {
         rc = cli_lib_fail(st, "import: --out");

@@ -37,7 +37,7 @@ int cmd_price(int argc, char **argv)
     }
     if (npos != 1) return cli_usage_error("price", "expected one plan file");
     if ((rc = cli_plan_open("price", pos[0], &o, &env, &plan, json ? NULL : stdout)) != CLI_OK) return rc;
-    if ((rc = cli_batch_exact("price", plan, env.cm, o.allow_batch_rounding)) != CLI_OK) {
+    if ((rc = cli_batch_exact("price", plan, env.cm, o.allow_batch_rounding, 1)) != CLI_OK) {
         arachne_plan_destroy(plan);
         cli_costenv_free(&env);
         return rc;

@@ -145,7 +145,9 @@ int cmd_replan(int argc, char **argv)
     if ((st = arachne_replan(&next, &dec, pol, new_env.cm, running, ro))) { rc = cli_lib_fail(st, "replan"); goto done; }
     /* batch rounding reprices in the mode of the plan chosen */
     if ((rc = cli_costenv_follow_plan("replan", &new_env, next)) != CLI_OK) goto done;
-    if ((rc = cli_batch_exact("replan", next, new_env.cm, o.allow_batch_rounding)) != CLI_OK) goto done;
+    /* no exact repricing here: the decision was taken on the plan's own
+     * price, which a slower division would contradict */
+    if ((rc = cli_batch_exact("replan", next, new_env.cm, o.allow_batch_rounding, 0)) != CLI_OK) goto done;
     if (out_path && (st = arachne_plan_save(next, out_path))) { rc = cli_lib_fail(st, "replan: --out"); goto done; }
     rc = CLI_OK;
     if (json) {

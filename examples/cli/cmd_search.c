@@ -48,7 +48,7 @@ int cmd_search(int argc, char **argv)
         cli_costenv_free(&env);
         return rc;
     }
-    if ((rc = cli_batch_exact("search", plan, env.cm, co.allow_batch_rounding)) != CLI_OK) {
+    if ((rc = cli_batch_exact("search", plan, env.cm, co.allow_batch_rounding, 1)) != CLI_OK) {
         arachne_plan_destroy(plan);
         cli_costenv_free(&env);
         return rc;

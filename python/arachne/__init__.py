@@ -136,13 +136,13 @@ OPTIONS = {
     "recompute_norm_act": 13, "recompute_alt_mm": 14, "context_parallel": 15, "max_vp": 16,
     "ep_hierarchical": 17, "exact_batch": 18, "stage_reversal": 19,
     "priced_resplit": 20, "stage_moves": 21, "stage_major": 22,
-    "fsdp_search": 23, "recompute_search": 24,
+    "fsdp_search": 23, "recompute_search": 24, "exact_division": 25,
 }
 _INT_OPTIONS = ("global_batch", "seq_len", "max_depth", "max_vp", "recompute_search")
 _BOOL_OPTIONS = ("dist_optimizer", "expert_tiling", "overlap_grad_reduce", "overlap_param_gather",
                  "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm",
                  "context_parallel", "ep_hierarchical", "exact_batch", "stage_reversal",
-                 "priced_resplit", "stage_moves", "stage_major", "fsdp_search")
+                 "priced_resplit", "stage_moves", "stage_major", "fsdp_search", "exact_division")
 
 # Plan fields (arachne_plan_field, arachne_template_field, arachne_stage_field,
 # arachne_rank_field)

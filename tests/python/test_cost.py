@@ -24,6 +24,7 @@ class CostModelTest(unittest.TestCase):
             self.assertTrue(s["overlap_param_gather"])
             self.assertFalse(s["tp_comm_overlap"])
             self.assertEqual(s["max_vp"], 8)
+            self.assertIs(s["exact_division"], False)
             self.assertAlmostEqual(s["headroom"], 0.08)
             self.assertEqual(cm.get("weight_bytes"), 2)
             self.assertIs(cm.model, self.model)
@@ -46,6 +47,9 @@ class CostModelTest(unittest.TestCase):
         self.assertEqual(cm.get("global_batch"), 1024)
         cm.set("recompute", "none")
         self.assertEqual(cm.setup["recompute"], "none")
+        cm.set("exact_division", True)
+        self.assertEqual(cm.get("exact_division"), 1)
+        self.assertIs(cm.setup["exact_division"], True)
 
     def test_given_profile(self):
         p = arachne.Profile.generate(self.model, self.cluster, seq_len=1024)
