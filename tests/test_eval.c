@@ -105,6 +105,20 @@ TEST(bad_configs_are_rejected_with_positions)
     }
 }
 
+/* Writes `text` as the config file `name`, loads it and runs it with a
+ * small untrained policy (1 layer of 16): the caller frees *c, *pol and,
+ * once the run has started, *res. */
+static int run_config(const char *name, const char *text, ar_eval_config **c, arachne_policy **pol,
+                      ar_eval_result *res)
+{
+    const char *path = write_cfg(name, text);
+    int st;
+    memset(res, 0, sizeof *res);
+    if (!path) return ARACHNE_E_IO;
+    if ((st = ar_eval_config_load(c, path)) || (st = arachne_policy_create(pol, 1, 16, 1))) return st;
+    return ar_eval_run(*c, *pol, NULL, NULL, res);
+}
+
 TEST(tiny_run_has_every_method)
 {
     ar_eval_config *c = NULL;
@@ -114,11 +128,7 @@ TEST(tiny_run_has_every_method)
     ar_json *j = NULL;
     const ar_json *comps, *results;
     int k;
-    const char *path = write_cfg("tiny.json", tiny);
-    ASSERT(path != NULL);
-    ASSERT_OK(ar_eval_config_load(&c, path));
-    ASSERT_OK(arachne_policy_create(&pol, 1, 16, 1));
-    ASSERT_OK(ar_eval_run(c, pol, NULL, NULL, &res));
+    ASSERT_OK(run_config("tiny.json", tiny, &c, &pol, &res));
     ASSERT_EQ(res.nrows, 1);
     ASSERT_EQ(res.rows[0].gpus, 8);
     ASSERT_GT(res.rows[0].best, 0);
@@ -213,11 +223,7 @@ TEST(the_default_plan_column_is_the_default_planners_plan)
     ar_eval_result res;
     arachne_policy *pol = NULL;
     int i;
-    const char *path = write_cfg("recompute.json", cfg);
-    ASSERT(path != NULL);
-    ASSERT_OK(ar_eval_config_load(&c, path));
-    ASSERT_OK(arachne_policy_create(&pol, 1, 16, 1));
-    ASSERT_OK(ar_eval_run(c, pol, NULL, NULL, &res));
+    ASSERT_OK(run_config("recompute.json", cfg, &c, &pol, &res));
     ASSERT_EQ(res.nrows, 3);
     for (i = 0; i < 2; i++) {
         const ar_eval_cell *cell = &res.rows[i].cell[AR_EVAL_POLICY_REFINED];
