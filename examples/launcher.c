@@ -128,18 +128,29 @@ static const char *find_policy(void)
 static int write_rank_map(const char *path, const char *plan_path, const rankline *l, int n, const long *nodes,
                           int nnodes_used)
 {
-    FILE *f = fopen(path, "w");
+    FILE *f;
     int i, k = 0, nr;
-    if (!f) {
-        fprintf(stderr, "launcher: %s: cannot write: %s\n", path, strerror(errno));
+    /* one buffer for every field: a field is never longer than its line
+     * (a data-parallel group of thousands of replicas is tens of KB) */
+    size_t cap = 1;
+    char *v;
+    for (i = 0; i < n; i++)
+        if (strlen(l[i].text) + 1 > cap) cap = strlen(l[i].text) + 1;
+    if (!(v = malloc(cap))) {
+        fprintf(stderr, "launcher: %s: out of memory\n", path);
         return 1;
     }
-    char mode[32];
+    if (!(f = fopen(path, "w"))) {
+        fprintf(stderr, "launcher: %s: cannot write: %s\n", path, strerror(errno));
+        free(v);
+        return 1;
+    }
     fprintf(f, "{\"format\": \"arachne-rank-map\", \"version\": 1, \"plan\": \"%s\", \"world_size\": %d,\n", plan_path, n);
     /* the memory setup the price assumes, the same on every rank */
-    if (n > 0)
-        fprintf(f, " \"recompute\": \"%s\", \"dist_optimizer\": %s,\n", field(l[0].text, "recompute", mode, sizeof mode),
-                strstr(l[0].text, "\"dist_optimizer\":true") ? "true" : "false");
+    if (n > 0) {
+        fprintf(f, " \"recompute\": \"%s\", ", field(l[0].text, "recompute", v, cap));
+        fprintf(f, "\"dist_optimizer\": %s,\n", field(l[0].text, "dist_optimizer", v, cap));
+    }
     fprintf(f, " \"plan_rank_by_torch_rank\": [");
     for (i = 0; i < n; i++) fprintf(f, "%s%ld", i ? ", " : "", l[i].rank);
     fprintf(f, "],\n \"nodes\": [");
@@ -149,15 +160,6 @@ static int write_rank_map(const char *path, const char *plan_path, const ranklin
                 nodes[nr], start);
         for (; k < n && l[k].node == nodes[nr]; k++) {
             const char *t = l[k].text;
-            /* a field is never longer than its line: one buffer that size
-             * (a data-parallel group of thousands of replicas is tens of KB) */
-            size_t cap = strlen(t) + 1;
-            char *v = malloc(cap);
-            if (!v) {
-                fclose(f);
-                fprintf(stderr, "launcher: %s: out of memory\n", path);
-                return 1;
-            }
             fprintf(f, "%s\n    {\"local_rank\": %d, \"cuda_device\": %ld, \"rank\": %ld, \"template\": %ld, "
                        "\"replica\": %ld, \"stage\": %ld, ",
                     k > start ? "," : "", k - start, l[k].gpu, l[k].rank, ifield(t, "template"), ifield(t, "replica"),
@@ -172,11 +174,11 @@ static int write_rank_map(const char *path, const char *plan_path, const ranklin
             if (field(t, "fsdp_group", v, cap)[0]) fprintf(f, "\"fsdp_group\": [%s], ", v);
             fprintf(f, "\"pp_group\": [%s], ", field(t, "pp_group", v, cap));
             fprintf(f, "\"dp_group\": [%s]}", field(t, "dp_group", v, cap));
-            free(v);
         }
         fprintf(f, "]}");
     }
     fprintf(f, "\n]}\n");
+    free(v);
     if (fclose(f) != 0) {
         fprintf(stderr, "launcher: %s: cannot write\n", path);
         return 1;

@@ -162,10 +162,7 @@ static void export_ranks(const xctx *x, ar_buf *b)
         /* what the price assumes of memory, which a launcher must set up
          * alike for the plan to fit: the recompute mode and whether the
          * optimizer state is sharded over the data-parallel ranks (ZeRO-1) */
-        ar_buf_printf(b, "\"recompute\":\"%s\",\"dist_optimizer\":%s,",
-                      p->setup.recompute == AR_RECOMPUTE_NONE   ? "none"
-                      : p->setup.recompute == AR_RECOMPUTE_FULL ? "full"
-                                                                : "selective",
+        ar_buf_printf(b, "\"recompute\":\"%s\",\"dist_optimizer\":%s,", ar_recompute_name(p->setup.recompute),
                       p->setup.dist_optimizer ? "true" : "false");
         if (T->fsdp > 1) { /* only in FSDP templates: the F consecutive replicas that shard this stage */
             int g0 = R->replica / T->fsdp * T->fsdp;

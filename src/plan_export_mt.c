@@ -8,11 +8,6 @@
 
 #include "plan_export.h"
 
-static const char *recompute_word(int r)
-{
-    return r == AR_RECOMPUTE_NONE ? "none" : r == AR_RECOMPUTE_FULL ? "full" : "selective";
-}
-
 /* ---- megatron ---- */
 
 /* The model-shape flags the price assumes (the plan's embedded model). */
@@ -324,7 +319,7 @@ void ar_export_torchtitan_toml(const xctx *x, ar_buf *b)
         ar_buf_printf(b, "seq_len = %d\n", p->setup.seq_len);
         ar_buf_puts(b, "mixed_precision_param = \"bfloat16\"\n");
         ar_buf_puts(b, "\n[activation_checkpoint]\n");
-        ar_buf_printf(b, "mode = \"%s\"\n", recompute_word(p->setup.recompute));
+        ar_buf_printf(b, "mode = \"%s\"\n", ar_recompute_name(p->setup.recompute));
         /* "op": per-op selective AC (what is priced); the default "2" means every 2nd layer in full */
         if (p->setup.recompute == AR_RECOMPUTE_SELECTIVE) ar_buf_puts(b, "selective_ac_option = \"op\"\n");
     }

@@ -14,14 +14,6 @@
 #define PLAN_VERSION 2       /* written; 1 (no "inputs") is still read */
 #define PLAN_VERSION_MIN 1
 
-static const char *recompute_name(int r)
-{
-    switch (r) {
-    case AR_RECOMPUTE_NONE: return "none";
-    case AR_RECOMPUTE_FULL: return "full";
-    default: return "selective";
-    }
-}
 
 /* ---- writer ---- */
 
@@ -131,7 +123,7 @@ int ar_plan_write_json(const arachne_plan *p, ar_buf *b)
     put_int_field(b, ",\n  ", "global_batch", p->setup.global_batch);
     put_int_field(b, ",\n  ", "seq_len", p->setup.seq_len);
     ar_buf_puts(b, ",\n  \"setup\": {\"recompute\": ");
-    ar_json_put_string(b, recompute_name(p->setup.recompute));
+    ar_json_put_string(b, ar_recompute_name(p->setup.recompute));
     ar_buf_printf(b, ", \"dist_optimizer\": %s", p->setup.dist_optimizer ? "true" : "false");
     put_num_field(b, ", ", "weight_bytes", p->setup.weight_bytes);
     put_num_field(b, ", ", "grad_bytes", p->setup.grad_bytes);
@@ -688,7 +680,7 @@ int arachne_plan_file_header(const char *path, int key, char *buf, size_t cap, s
     default:
         st = parse_setup(setup, &su);
         if (st) break;
-        if (key == ARACHNE_PLAN_HEADER_RECOMPUTE && su.recompute >= 0) str = recompute_name(su.recompute);
+        if (key == ARACHNE_PLAN_HEADER_RECOMPUTE && su.recompute >= 0) str = ar_recompute_name(su.recompute);
         if (key == ARACHNE_PLAN_HEADER_DIST_OPTIMIZER && (b = su.dist_optimizer) >= 0) str = b ? "1" : "0";
         if (key == ARACHNE_PLAN_HEADER_HEADROOM && su.headroom >= 0) {
             ar_json_format_double(num, sizeof num, su.headroom);

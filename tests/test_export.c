@@ -7,6 +7,7 @@
 
 #include "harness.h"
 #include "json.h"
+#include "fixture.h"
 #include "plan_fixture.h"
 
 /* Exports into a malloc'd string (NULL on failure). */
@@ -167,22 +168,17 @@ TEST(ranks_export_lists_every_gpu_once_with_node_local_tp)
  * its shard group, which the checks above verify rank by rank. */
 TEST(ranks_export_carries_the_memory_setup_and_fsdp_groups)
 {
-    arachne_model *m = NULL;
-    arachne_cluster *c = NULL;
-    arachne_profile *pr = NULL;
-    arachne_cost_model *cm = NULL;
+    env e;
     arachne_plan *p = NULL;
     char *text = NULL, why[256];
     int bad;
-    ASSERT_OK(arachne_model_open(&m, "llama3-8b"));
-    ASSERT_OK(arachne_cluster_parse(&c, "a100-80:2x8"));
-    ASSERT_OK(arachne_profile_generate(&pr, m, c, 4096));
-    ASSERT_OK(arachne_cost_model_create(&cm, m, c, pr));
-    ASSERT_OK(arachne_cost_model_set(cm, ARACHNE_OPT_GLOBAL_BATCH, 64));
-    ASSERT_OK(arachne_cost_model_set(cm, ARACHNE_OPT_RECOMPUTE, ARACHNE_RECOMPUTE_FULL));
-    ASSERT_OK(arachne_plan_from_parallel(&p, cm, "tp=2,pp=1,dp=8,mbs=1,fsdp=4"));
+    ASSERT_OK(env_open(&e, "llama3-8b", "a100-80:2x8"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 64));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE, ARACHNE_RECOMPUTE_FULL));
+    ASSERT_OK(arachne_plan_from_parallel(&p, e.cm, "tp=2,pp=1,dp=8,mbs=1,fsdp=4"));
     text = export_str(p, ARACHNE_EXPORT_RANKS);
-    bad = !text || check_ranks_export(p, c, text, why, sizeof why);
+    if (!text) snprintf(why, sizeof why, "export failed: %s", arachne_last_error());
+    bad = !text || check_ranks_export(p, e.c, text, why, sizeof why);
     if (!bad) {
         /* rank 0: replicas 0-3 of the TP-2 stage, tp rank 0 */
         bad = !strstr(text, "\"recompute\":\"full\",\"dist_optimizer\":true,\"fsdp_size\":4,\"fsdp_group\":[0,2,4,6],");
@@ -190,11 +186,8 @@ TEST(ranks_export_carries_the_memory_setup_and_fsdp_groups)
     }
     free(text);
     arachne_plan_destroy(p);
-    arachne_cost_model_destroy(cm);
-    arachne_profile_destroy(pr);
-    arachne_cluster_destroy(c);
-    arachne_model_destroy(m);
-    ASSERT_MSG(!bad, "ranks export: %s", text ? why : arachne_last_error());
+    env_close(&e);
+    ASSERT_MSG(!bad, "ranks export: %s", why);
 }
 
 TEST(ranks_export_survives_other_valid_layouts)

@@ -86,11 +86,10 @@ int cli_batch_exact(const char *cmd, arachne_plan *plan, arachne_cost_model *cm,
     arachne_plan_get(plan, ARACHNE_PLAN_GLOBAL_BATCH, &v);
     want = (long)v;
     for (t = 0; t < nt && t < 32; t++) {
+        long per = (long)(tget(plan, t, ARACHNE_TEMPLATE_REPLICAS) * tget(plan, t, ARACHNE_TEMPLATE_MICRO_BATCH));
         /* an interleaved template takes micro-batches in groups of its depth (Megatron's rule) */
-        double group = tget(plan, t, ARACHNE_TEMPLATE_VP) > 1 ? tget(plan, t, ARACHNE_TEMPLATE_DEPTH) : 1.0;
-        step[t] = (long)(tget(plan, t, ARACHNE_TEMPLATE_REPLICAS) * tget(plan, t, ARACHNE_TEMPLATE_MICRO_BATCH) * group);
-        runs += (long)(tget(plan, t, ARACHNE_TEMPLATE_REPLICAS) * tget(plan, t, ARACHNE_TEMPLATE_MICRO_BATCH) *
-                       tget(plan, t, ARACHNE_TEMPLATE_MICRO_BATCHES));
+        step[t] = tget(plan, t, ARACHNE_TEMPLATE_VP) > 1 ? per * (long)tget(plan, t, ARACHNE_TEMPLATE_DEPTH) : per;
+        runs += per * (long)tget(plan, t, ARACHNE_TEMPLATE_MICRO_BATCHES);
     }
     if (runs == want) return CLI_OK;
     if (allow) {
