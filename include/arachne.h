@@ -699,17 +699,22 @@ typedef enum arachne_option {
                                      *   The plan records its mode (ARACHNE_PLAN_RECOMPUTE).  No effect
                                      *   when the mode set is full, and none on pricing, on the other
                                      *   planners or on the masks; 0, 1 or 2 */
-    ARACHNE_OPT_EXACT_DIVISION = 25 /**< 1: the division of the global batch over a plan's templates takes
-                                     *   the fastest exact division (ARACHNE_PLAN_SAMPLES_RUN =
-                                     *   GLOBAL_BATCH) whenever one exists, however much slower than
-                                     *   the fastest division it is (a structure with no exact division
-                                     *   is priced as with 0): for pricing a plan that must run the asked
-                                     *   batch, as the arachne commands do when a plan's fastest division
-                                     *   runs a surplus.  Planners run with it price plans at exactly the
-                                     *   asked batch but lose the inexact plans their climbs step
-                                     *   through (docs/cost-model.md).  0 (default):
-                                     *   ARACHNE_OPT_EXACT_BATCH decides.  Plan files do not record it:
-                                     *   repricing follows the cost model's setting.  0 or 1 */
+    ARACHNE_OPT_EXACT_DIVISION = 25 /**< 1: plans must run the asked batch.  The division of the global
+                                     *   batch over a plan's templates takes the fastest exact division
+                                     *   (ARACHNE_PLAN_SAMPLES_RUN = GLOBAL_BATCH) whenever one exists,
+                                     *   however much slower than the fastest division it is (a
+                                     *   structure with no exact division is priced as with 0), and the
+                                     *   planners rank every plan that runs the batch exactly above
+                                     *   every plan that does not (those among themselves as
+                                     *   ARACHNE_OPT_EXACT_BATCH ranks them), so they return a plan
+                                     *   running a surplus only when they priced no exact one.  For
+                                     *   pricing a plan that must run the asked batch, and for planning
+                                     *   again when a plan found without it cannot run the batch, as the
+                                     *   arachne commands do: planning with it from the start loses the
+                                     *   inexact plans the climbs step through and can return a slower
+                                     *   exact plan than planning without it (docs/search.md).  0
+                                     *   (default): ARACHNE_OPT_EXACT_BATCH decides.  Plan files do not
+                                     *   record it: repricing follows the cost model's setting.  0 or 1 */
 } arachne_option;
 
 /** Creates a cost model over model `m`, cluster `c` and profile `p`, with

@@ -183,8 +183,14 @@ long ar_plan_samples_run(const arachne_plan *p)
 double ar_plan_rank(const arachne_plan *p)
 {
     long run = ar_plan_samples_run(p);
-    if (!p->setup.exact_batch || run <= p->setup.global_batch) return p->iter_per_s;
-    return p->iter_per_s * ((double)p->setup.global_batch / (double)run);
+    double charged;
+    if (run <= p->setup.global_batch || (!p->setup.exact_batch && !p->setup.exact_division)) return p->iter_per_s;
+    charged = p->iter_per_s * ((double)p->setup.global_batch / (double)run);
+    /* ARACHNE_OPT_EXACT_DIVISION: below every plan that runs the batch
+     * exactly (ranks >= 0), in the order of the charged rates, and above
+     * -1, which the rollout decoder gives a completion that did not fill */
+    if (p->setup.exact_division) return charged > 0.0 ? -1.0 / (1.0 + charged) : -1.0 + 1e-12;
+    return charged;
 }
 
 int ar_plan_copy(arachne_plan *dst, const arachne_plan *src)

@@ -244,7 +244,10 @@ long ar_plan_samples_run(const arachne_plan *p);
  * setup.exact_batch is 0; under exact_batch 1 a plan that runs S samples
  * for a batch of B < S is charged for the surplus, iter/s x B / S (the
  * rate of the asked samples, the surplus counted as wasted work), so an
- * exact plan wins unless the other is faster by more than its surplus. */
+ * exact plan wins unless the other is faster by more than its surplus.
+ * Under setup.exact_division every plan that runs more samples than the
+ * batch ranks below every plan that runs it exactly: -1 / (1 + its
+ * charged rate), in (-1, 0). */
 double ar_plan_rank(const arachne_plan *p);
 
 /* The default planner's refinement (plan_default.c) from plans already

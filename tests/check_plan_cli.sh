@@ -293,11 +293,37 @@ EX="--model qwen3-8b --cluster a100-40:1x4,h200:1x4,h100:8x1+2x4,b300:3x2 --glob
 grep -q "fastest division runs 260 samples at .* it runs the 256 asked at" "$t/exact.err" ||
     fail "no note on the exact division: $(cat "$t/exact.err")"
 "$bin" export --format ranks "$t/exact.json" > /dev/null 2>&1 || fail "export of the exact plan failed"
-# an interleaved template runs micro-batches in groups of its depth: the
-# batches the error names are ones it runs (1 replica, micro-batch 4, 5
-# stages with vp 2: steps of 20, so 240 and 260; it claimed an exact split
-# of 256 before)
-"$bin" plan --model llama3-8b --cluster h100:2x4,gh-96:1x4,b200:2x4 --global-batch 256 --max-vp 8 > /dev/null 2> "$t/vp.err"
+# a composition whose best plan is interleaved (1 replica, micro-batch 4, 5
+# stages with vp 2) and runs 260 samples: an interleaved template takes its
+# micro-batches in groups of its depth, steps of 20, so no division runs
+# 256. plan refused it; it now plans again ranking the plans that run 256
+# first (ARACHNE_OPT_EXACT_DIVISION), says so, and returns such a plan
+VP="--model llama3-8b --cluster h100:2x4,gh-96:1x4,b200:2x4 --global-batch 256 --max-vp 8"
+"$bin" plan $VP --json > "$t/vp.json" 2> "$t/vp.err" || fail "plan of the interleaved composition: $(cat "$t/vp.err")"
+grep -q "runs 260 samples at .* cannot run the 256 asked; planned again" "$t/vp.err" ||
+    fail "no note on planning again: $(cat "$t/vp.err")"
+python3 - "$t/vp.json" <<'PY' || fail "the plan planned again runs the batch asked"
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert sum(x["replicas"] * x["micro_batch"] * x["micro_batches"] for x in p["templates"]) == 256
+PY
+"$bin" search --method random --budget 300 $VP > /dev/null 2> "$t/vps.err" || fail "search: $(cat "$t/vps.err")"
+# replan onto that cluster plans again the same way, and its decision and
+# plan are the second run's
+"$bin" plan --model llama3-8b --cluster h100:2x4,b200:2x4 --global-batch 256 --max-vp 8 --json > "$t/vprun.json" 2>/dev/null ||
+    fail "plan of the running interleaved plan"
+"$bin" replan --plan "$t/vprun.json" $VP --out "$t/vpnext.json" > /dev/null 2> "$t/vpre.err" ||
+    fail "replan onto the interleaved composition: $(cat "$t/vpre.err")"
+grep -q "replan: the best plan found runs 260 samples" "$t/vpre.err" || fail "no replan note: $(cat "$t/vpre.err")"
+python3 - "$t/vpnext.json" <<'PY' || fail "the plan replan planned again runs the batch asked"
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert sum(x["replicas"] * x["micro_batch"] * x["micro_batches"] for x in p["templates"]) == 256
+PY
+# the batches the error names are ones the interleaved plan runs (it
+# claimed an exact split of 256 before): 240 and 260
+"$bin" plan $VP --allow-batch-rounding --json > "$t/vp260.json" 2>/dev/null || fail "plan --allow-batch-rounding"
+"$bin" price "$t/vp260.json" --global-batch 256 > /dev/null 2> "$t/vp.err"
 [ $? -eq 1 ] && grep -q "batches its structure runs exactly: 240 and 260" "$t/vp.err" ||
     fail "the interleaved plan's batch error: $(cat "$t/vp.err")"
 "$bin" plan $EX --allow-batch-rounding --json > "$t/round.json" 2>/dev/null || fail "plan --allow-batch-rounding failed"

@@ -197,6 +197,66 @@ TEST(exact_division_prices_and_plans_the_asked_batch)
     env_close(&e);
 }
 
+/* ARACHNE_OPT_EXACT_DIVISION ranks every plan that runs the batch exactly
+ * above every plan that does not: a plan with a surplus ranks in (-1, 0),
+ * in the order of its charged rate; the default planner then returns an
+ * exact plan where, without the option, its best plan (interleaved, vp 2:
+ * micro-batches in groups of 5 stages, steps of 20) runs 260 of 256 and no
+ * division of that structure runs 256 (what the commands plan again for). */
+TEST(exact_division_ranks_exact_plans_first)
+{
+    env e;
+    arachne_policy *pol = NULL;
+    arachne_plan *p, *q = NULL;
+    double r44, r40, charged;
+    ASSERT_OK(env_open(&e, "llama3-8b", "h100:3x8"));
+    p = three_replicas(&e, 44); /* runs 48 */
+    ASSERT(p != NULL);
+    ASSERT_EQ(ar_plan_samples_run(p), 48);
+    charged = ar_plan_rank(p);
+    ASSERT_NEAR(charged, p->iter_per_s * 44.0 / 48.0, 1e-12);
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_EXACT_DIVISION, 1));
+    ASSERT_OK(ar_plan_price(e.cm, p));
+    ASSERT_EQ(ar_plan_samples_run(p), 48); /* no exact division: priced as before */
+    r44 = ar_plan_rank(p);
+    ASSERT(r44 < 0 && r44 > -1);
+    ASSERT_NEAR(r44, -1.0 / (1.0 + charged), 1e-12);
+    /* a larger surplus is charged more and ranks lower */
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 40));
+    ASSERT_OK(ar_plan_price(e.cm, p));
+    r40 = ar_plan_rank(p);
+    ASSERT(r40 < r44 && r40 > -1);
+    /* the exact plan: its throughput, the same number as without the option */
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 48));
+    ASSERT_OK(ar_plan_price(e.cm, p));
+    ASSERT_EQ(ar_plan_rank(p), p->iter_per_s);
+    arachne_plan_destroy(p);
+    env_close(&e);
+
+    ASSERT_OK(env_open(&e, "llama3-8b", "h100:2x4,gh-96:1x4,b200:2x4"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
+    if (arachne_policy_load(&pol, "examples/policies/default.arpol") != ARACHNE_OK) {
+        arachne_policy_destroy(pol);
+        env_close(&e);
+        SKIP("examples/policies/default.arpol not found (run from the repository root)");
+    }
+    ASSERT_OK(arachne_plan_build_refined(&p, pol, e.cm, 16, 0, ARACHNE_REFINE_EVALUATIONS, 0.0));
+    ASSERT_MSG(ar_plan_samples_run(p) == 260 && p->ntemplates == 1 && p->t[0].vp == 2,
+               "the planner's plan runs %ld samples in %d templates: pick a composition whose best plan cannot run "
+               "the batch", (long)ar_plan_samples_run(p), p->ntemplates);
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_EXACT_DIVISION, 1));
+    ASSERT_OK(ar_plan_price(e.cm, p));
+    ASSERT_EQ(ar_plan_samples_run(p), 260); /* the structure has no exact division */
+    ASSERT_OK(arachne_plan_build_refined(&q, pol, e.cm, 16, 0, ARACHNE_REFINE_EVALUATIONS, 0.0));
+    ASSERT_EQ(ar_plan_samples_run(q), 256);
+    ASSERT_OK(ar_plan_validate(e.cm, q));
+    ASSERT(ar_plan_rank(q) > ar_plan_rank(p));
+    arachne_plan_destroy(p);
+    arachne_plan_destroy(q);
+    arachne_policy_destroy(pol);
+    env_close(&e);
+}
+
 TEST(split_leaves_exact_and_unsplittable_plans)
 {
     env e;
@@ -298,4 +358,5 @@ TEST(fill_prices_a_twin_template_with_the_shared_ring)
 
 SUITE(plan_exact, T(split_runs_the_batch_exactly_at_the_same_speed), T(split_moves_whole_fsdp_groups), T(split_drops_replicas_that_run_one_micro_batch),
       T(split_leaves_exact_and_unsplittable_plans), T(exact_division_prices_and_plans_the_asked_batch),
+      T(exact_division_ranks_exact_plans_first),
       T(split_halves_share_one_gradient_ring), T(fill_prices_a_twin_template_with_the_shared_ring));

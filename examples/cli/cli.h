@@ -139,7 +139,8 @@ typedef struct cli_costenv {
     "                         the priced stage times, expert all-to-all included, and keeps the faster)\n" \
     "  --allow-batch-rounding run the batch the plan covers when it cannot split --global-batch exactly;\n" \
     "                         planners then rank by speed alone (default: a surplus counts as lost time,\n" \
-    "                         and a plan whose structure runs the batch exactly runs it, if slower)\n"
+    "                         a plan whose structure runs the batch exactly runs it, if slower; plan,\n" \
+    "                         search and replan plan again, exact plans first, where it cannot)\n"
 
 /* Writes the CLI_COSTENV_NOPTS option-table entries of the shared options
  * into opts[], pointing at o's fields (o is zeroed).  Returns the count. */
@@ -194,6 +195,19 @@ int cli_check_regular(const char *cmd, const char *opt, const char *s);
  * repriced with that division (a note on stderr); otherwise CLI_FAIL after
  * printing the nearest batches the plan's structure runs exactly. */
 int cli_batch_exact(const char *cmd, arachne_plan *plan, arachne_cost_model *cm, int allow, int exact);
+/* A planner run again by cli_batch_retry: a library status, the plan in
+ * *out (owned by the caller), with the cost model the retry set. */
+typedef int (*cli_planner_fn)(arachne_plan **out, void *user);
+/* Before cli_batch_exact, on the plan a planner returned: when `allow` is
+ * 0 and the plan's structure cannot run its global batch exactly, sets
+ * ARACHNE_OPT_EXACT_DIVISION on cm (the planners then rank every plan that
+ * runs the batch exactly above every other) and runs fn again; a plan that
+ * runs the batch replaces *plan (a note on stderr) and cm keeps the
+ * option, and 1 is returned.  Otherwise *plan and cm stay as they were
+ * (cli_batch_exact then names the batches the plan runs) and 0 is
+ * returned. */
+int cli_batch_retry(const char *cmd, arachne_plan **plan, arachne_cost_model *cm, int allow, cli_planner_fn fn,
+                    void *user);
 
 /* An explicit parallel configuration (cli_parallel.c).  cli_parallel_plan
  * builds and prices it with env's cost model (arachne_plan_from_parallel);

@@ -76,21 +76,66 @@ static int exact_division(const char *cmd, arachne_plan *plan, arachne_cost_mode
     return CLI_FAIL;
 }
 
-int cli_batch_exact(const char *cmd, arachne_plan *plan, arachne_cost_model *cm, int allow, int exact)
+/* The asked batch, the samples the plan runs, and each template's step
+ * (samples per replica step: a micro-batch per replica, or depth
+ * micro-batches when interleaved, Megatron's rule); returns the number of
+ * templates stepped (at most 32). */
+static int batch_steps(const arachne_plan *plan, long *want, long *runs, long step[32])
 {
     double v = 0.0;
-    long want, runs = 0, step[32], below = 0, above = 0;
-    int nt, t, st;
+    int nt, t;
     arachne_plan_get(plan, ARACHNE_PLAN_TEMPLATES, &v);
     nt = (int)v;
     arachne_plan_get(plan, ARACHNE_PLAN_GLOBAL_BATCH, &v);
-    want = (long)v;
+    *want = (long)v;
+    *runs = 0;
     for (t = 0; t < nt && t < 32; t++) {
         long per = (long)(tget(plan, t, ARACHNE_TEMPLATE_REPLICAS) * tget(plan, t, ARACHNE_TEMPLATE_MICRO_BATCH));
-        /* an interleaved template takes micro-batches in groups of its depth (Megatron's rule) */
         step[t] = tget(plan, t, ARACHNE_TEMPLATE_VP) > 1 ? per * (long)tget(plan, t, ARACHNE_TEMPLATE_DEPTH) : per;
-        runs += per * (long)tget(plan, t, ARACHNE_TEMPLATE_MICRO_BATCHES);
+        *runs += per * (long)tget(plan, t, ARACHNE_TEMPLATE_MICRO_BATCHES);
     }
+    return nt < 32 ? nt : 32;
+}
+
+int cli_batch_retry(const char *cmd, arachne_plan **plan, arachne_cost_model *cm, int allow, cli_planner_fn fn,
+                    void *user)
+{
+    long want, runs, step[32], below = 0, above = 0;
+    int nt = batch_steps(*plan, &want, &runs, step);
+    double was = 0.0, before = 0.0, after = 0.0, evals = 0.0, secs = 0.0;
+    arachne_plan *again = NULL;
+    long first = runs;
+    if (allow || runs == want) return 0;
+    if (want <= BATCH_SEARCH_MAX) nearest_exact(step, nt, want, &below, &above);
+    if (below == want) return 0; /* cli_batch_exact reprices it with its exact division */
+    arachne_cost_model_get(cm, ARACHNE_OPT_EXACT_DIVISION, &was);
+    if (arachne_cost_model_set(cm, ARACHNE_OPT_EXACT_DIVISION, 1) == ARACHNE_OK && fn(&again, user) == ARACHNE_OK) {
+        nt = batch_steps(again, &want, &runs, step);
+        if (runs == want) {
+            arachne_plan_get(*plan, ARACHNE_PLAN_ITER_PER_S, &before);
+            arachne_plan_get(*plan, ARACHNE_PLAN_EVALUATIONS, &evals);
+            arachne_plan_get(*plan, ARACHNE_PLAN_PLANNING_S, &secs);
+            arachne_plan_get(again, ARACHNE_PLAN_ITER_PER_S, &after);
+            fprintf(stderr, "arachne: %s: the best plan found runs %ld samples at %.4f iter/s (%.0f plans priced in "
+                            "%.3f s) and its structure cannot run the %ld asked; planned again, ranking the plans "
+                            "that run %ld first (ARACHNE_OPT_EXACT_DIVISION): %.4f iter/s\n",
+                    cmd, first, before, evals, secs, want, want, after);
+            arachne_plan_destroy(*plan);
+            *plan = again;
+            return 1; /* cm keeps the option: every later price agrees */
+        }
+    }
+    /* nothing better: the first plan, whose error cli_batch_exact gives */
+    arachne_plan_destroy(again);
+    arachne_cost_model_set(cm, ARACHNE_OPT_EXACT_DIVISION, was);
+    arachne_clear_error();
+    return 0;
+}
+
+int cli_batch_exact(const char *cmd, arachne_plan *plan, arachne_cost_model *cm, int allow, int exact)
+{
+    long want, runs, step[32], below = 0, above = 0;
+    int nt = batch_steps(plan, &want, &runs, step), st;
     if (runs == want) return CLI_OK;
     if (allow) {
         if ((st = arachne_cost_model_set(cm, ARACHNE_OPT_GLOBAL_BATCH, (double)runs)) ||
@@ -100,7 +145,7 @@ int cli_batch_exact(const char *cmd, arachne_plan *plan, arachne_cost_model *cm,
                         "(--allow-batch-rounding)\n", cmd, want, runs);
         return CLI_OK;
     }
-    if (want <= BATCH_SEARCH_MAX) nearest_exact(step, nt < 32 ? nt : 32, want, &below, &above);
+    if (want <= BATCH_SEARCH_MAX) nearest_exact(step, nt, want, &below, &above);
     if (below == want && exact && exact_division(cmd, plan, cm, want, runs) == CLI_OK) return CLI_OK;
     if (below == want)
         return cli_fail("%s: global batch %ld: the cost model's micro-batch assignment for this plan runs %ld samples "

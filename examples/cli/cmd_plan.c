@@ -33,6 +33,36 @@ const char *cli_find_policy(void)
     return NULL;
 }
 
+/* What `arachne plan` runs, again when the batch asks (cli_batch_retry) */
+typedef struct plan_run {
+    const arachne_policy *pol;
+    const arachne_cost_model *cm;
+    int rollout, samples;
+    long seed, refine, refine_ms;
+} plan_run;
+
+static int plan_once(arachne_plan **out, void *user)
+{
+    const plan_run *r = (const plan_run *)user;
+    arachne_plan *plan = NULL, *better = NULL;
+    int st;
+    *out = NULL;
+    /* --rollout: rollout decoding (docs/search.md), else greedy or best-of-K,
+     * refined from the best sample and the greedy plan */
+    if (!r->rollout)
+        return arachne_plan_build_refined(out, r->pol, r->cm, r->samples, (uint64_t)r->seed, r->refine,
+                                          r->refine_ms / 1000.0);
+    if ((st = arachne_plan_rollout(&plan, r->pol, r->cm, 0, 0)) || r->refine <= 0) {
+        *out = plan;
+        return st;
+    }
+    /* the policy's plan is the start of the refinement (docs/search.md) */
+    st = arachne_plan_refine(&better, plan, r->cm, r->refine, r->refine_ms / 1000.0);
+    arachne_plan_destroy(plan);
+    *out = better;
+    return st;
+}
+
 int cmd_plan(int argc, char **argv)
 {
     cli_costenv_opts co;
@@ -45,6 +75,7 @@ int cmd_plan(int argc, char **argv)
     long samples, seed, refine = ARACHNE_REFINE_EVALUATIONS, refine_ms;
     arachne_policy *pol = NULL;
     arachne_plan *plan = NULL;
+    plan_run run;
     nopts = cli_costenv_options(&co, opts);
     opts[nopts++] = (cli_opt){ "policy", 1, &policy_path, NULL };
     opts[nopts++] = (cli_opt){ "samples", 1, &samples_s, NULL };
@@ -82,17 +113,14 @@ int cmd_plan(int argc, char **argv)
         st = arachne_policy_create(&pol, 1, 0, 0);
         if (st) { cli_costenv_free(&env); return cli_lib_fail(st, "plan"); }
     }
-    /* --rollout: rollout decoding (docs/search.md), else greedy or best-of-K,
-     * refined from the best sample and the greedy plan */
-    if (rollout) st = arachne_plan_rollout(&plan, pol, env.cm, 0, 0);
-    else st = arachne_plan_build_refined(&plan, pol, env.cm, (int)samples, (uint64_t)seed, refine, refine_ms / 1000.0);
-    if (!st && rollout && refine > 0) {
-        /* the policy's plan is the start of the refinement (docs/search.md) */
-        arachne_plan *better = NULL;
-        st = arachne_plan_refine(&better, plan, env.cm, refine, refine_ms / 1000.0);
-        arachne_plan_destroy(plan);
-        plan = better;
-    }
+    run.pol = pol;
+    run.cm = env.cm;
+    run.rollout = rollout;
+    run.samples = (int)samples;
+    run.seed = seed;
+    run.refine = refine;
+    run.refine_ms = refine_ms;
+    st = plan_once(&plan, &run);
     if (st) {
         /* nothing fits in memory (but the model state would): the one
          * error line names the mode that stores the fewest activations */
@@ -103,6 +131,7 @@ int cmd_plan(int argc, char **argv)
             rc = cli_lib_fail(st, "plan");
     } else {
         /* what follows (batch rounding, --compare) prices in the plan's mode */
+        cli_batch_retry("plan", &plan, env.cm, co.allow_batch_rounding, plan_once, &run);
         rc = cli_costenv_follow_plan("plan", &env, plan);
         if (rc == CLI_OK) rc = cli_batch_exact("plan", plan, env.cm, co.allow_batch_rounding, 1);
         if (rc == CLI_OK && svg && (st = arachne_plan_save_svg(plan, svg))) rc = cli_lib_fail(st, "plan: --svg");

@@ -62,6 +62,24 @@ static void print_decision(const arachne_replan_decision *d, const arachne_clust
     }
 }
 
+/* The replanning `arachne replan` runs, again when the batch asks
+ * (cli_batch_retry): dec holds the decision of the last run */
+typedef struct replan_run {
+    const arachne_policy *pol;
+    const arachne_cost_model *cm;
+    const arachne_plan *running;
+    const arachne_replan_options *ro;
+    arachne_replan_decision *dec;
+} replan_run;
+
+static int replan_once(arachne_plan **out, void *user)
+{
+    replan_run *r = (replan_run *)user;
+    arachne_replan_decision_destroy(r->dec);
+    r->dec = NULL;
+    return arachne_replan(out, &r->dec, r->pol, r->cm, r->running, r->ro);
+}
+
 int cmd_replan(int argc, char **argv)
 {
     cli_costenv_opts o;
@@ -77,6 +95,7 @@ int cmd_replan(int argc, char **argv)
     arachne_policy *pol = NULL;
     arachne_replan_options *ro = NULL;
     arachne_replan_decision *dec = NULL;
+    replan_run run;
 
     memset(&old_env, 0, sizeof old_env);
     memset(&new_env, 0, sizeof new_env);
@@ -142,7 +161,22 @@ int cmd_replan(int argc, char **argv)
         rc = cli_lib_fail(st, "replan");
         goto done;
     }
-    if ((st = arachne_replan(&next, &dec, pol, new_env.cm, running, ro))) { rc = cli_lib_fail(st, "replan"); goto done; }
+    run.pol = pol;
+    run.cm = new_env.cm;
+    run.running = running;
+    run.ro = ro;
+    run.dec = NULL;
+    st = replan_once(&next, &run);
+    dec = run.dec;
+    run.dec = NULL;
+    if (st) { rc = cli_lib_fail(st, "replan"); goto done; }
+    /* the decision goes with the plan kept: the second run's when it replaced the first */
+    if (cli_batch_retry("replan", &next, new_env.cm, o.allow_batch_rounding, replan_once, &run)) {
+        arachne_replan_decision_destroy(dec);
+        dec = run.dec;
+    } else {
+        arachne_replan_decision_destroy(run.dec);
+    }
     /* batch rounding reprices in the mode of the plan chosen */
     if ((rc = cli_costenv_follow_plan("replan", &new_env, next)) != CLI_OK) goto done;
     /* no exact repricing here: the decision was taken on the plan's own

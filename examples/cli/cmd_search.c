@@ -5,6 +5,21 @@
 
 #include "cli.h"
 
+/* The search `arachne search` runs, again when the batch asks (cli_batch_retry) */
+typedef struct search_run {
+    const arachne_cost_model *cm;
+    int random, max_templates;
+    long budget, seed;
+    double time_budget;
+} search_run;
+
+static int search_once(arachne_plan **out, void *user)
+{
+    const search_run *r = (const search_run *)user;
+    if (r->random) return arachne_search_random(out, r->cm, r->budget, (uint64_t)r->seed, r->time_budget);
+    return arachne_search_exhaustive(out, r->cm, r->max_templates, r->time_budget);
+}
+
 int cmd_search(int argc, char **argv)
 {
     cli_costenv_opts co;
@@ -15,6 +30,7 @@ int cmd_search(int argc, char **argv)
     double time_budget = -1.0;
     cli_costenv env;
     arachne_plan *plan = NULL;
+    search_run run;
 
     n = cli_costenv_options(&co, opts);
     opts[n].name = "method"; opts[n].takes_value = 1; opts[n].value = &method; opts[n].flag = NULL; n++;
@@ -39,15 +55,18 @@ int cmd_search(int argc, char **argv)
     if (time_budget < 0) time_budget = strcmp(method, "exhaustive") == 0 ? 60.0 : 0.0;
     if ((rc = cli_costenv_build("search", &co, &env))) return rc;
 
-    if (strcmp(method, "random") == 0)
-        st = arachne_search_random(&plan, env.cm, budget, (uint64_t)seed, time_budget);
-    else
-        st = arachne_search_exhaustive(&plan, env.cm, (int)max_templates, time_budget);
-    if (st != ARACHNE_OK) {
+    run.cm = env.cm;
+    run.random = strcmp(method, "random") == 0;
+    run.max_templates = (int)max_templates;
+    run.budget = budget;
+    run.seed = seed;
+    run.time_budget = time_budget;
+    if ((st = search_once(&plan, &run)) != ARACHNE_OK) {
         rc = cli_lib_fail(st, "search");
         cli_costenv_free(&env);
         return rc;
     }
+    cli_batch_retry("search", &plan, env.cm, co.allow_batch_rounding, search_once, &run);
     if ((rc = cli_batch_exact("search", plan, env.cm, co.allow_batch_rounding, 1)) != CLI_OK) {
         arachne_plan_destroy(plan);
         cli_costenv_free(&env);
