@@ -196,8 +196,9 @@ int cli_check_regular(const char *cmd, const char *opt, const char *s);
  * printing the nearest batches the plan's structure runs exactly. */
 int cli_batch_exact(const char *cmd, arachne_plan *plan, arachne_cost_model *cm, int allow, int exact);
 /* A planner run again by cli_batch_retry: a library status, the plan in
- * *out (owned by the caller), with the cost model the retry set. */
-typedef int (*cli_planner_fn)(arachne_plan **out, void *user);
+ * *out (owned by the caller), with the cost model the retry set; `first`
+ * is the plan it replaces (NULL on a command's first run). */
+typedef int (*cli_planner_fn)(arachne_plan **out, const arachne_plan *first, void *user);
 /* Before cli_batch_exact, on the plan a planner returned: when `allow` is
  * 0 and the plan's structure cannot run its global batch exactly, sets
  * ARACHNE_OPT_EXACT_DIVISION on cm (the planners then rank every plan that

@@ -109,7 +109,7 @@ int cli_batch_retry(const char *cmd, arachne_plan **plan, arachne_cost_model *cm
     if (want <= BATCH_SEARCH_MAX) nearest_exact(step, nt, want, &below, &above);
     if (below == want) return 0; /* cli_batch_exact reprices it with its exact division */
     arachne_cost_model_get(cm, ARACHNE_OPT_EXACT_DIVISION, &was);
-    if (arachne_cost_model_set(cm, ARACHNE_OPT_EXACT_DIVISION, 1) == ARACHNE_OK && fn(&again, user) == ARACHNE_OK) {
+    if (arachne_cost_model_set(cm, ARACHNE_OPT_EXACT_DIVISION, 1) == ARACHNE_OK && fn(&again, *plan, user) == ARACHNE_OK) {
         nt = batch_steps(again, &want, &runs, step);
         if (runs == want) {
             arachne_plan_get(*plan, ARACHNE_PLAN_ITER_PER_S, &before);

@@ -41,12 +41,46 @@ typedef struct plan_run {
     long seed, refine, refine_ms;
 } plan_run;
 
-static int plan_once(arachne_plan **out, void *user)
+static double plan_value(const arachne_plan *p, int field)
+{
+    double v = 0.0;
+    arachne_plan_get(p, field, &v);
+    return v;
+}
+
+/* The default planner (or --rollout and its refinement); again with
+ * ARACHNE_OPT_EXACT_DIVISION (first: the plan that cannot run the batch),
+ * also the refinement of `first` under that option, and the faster of the
+ * two plans that run the batch: the planner from scratch loses the inexact
+ * plans its climbs step through, the refinement keeps first's structure
+ * (docs/search.md, "Which plan wins") */
+static int plan_once(arachne_plan **out, const arachne_plan *first, void *user)
 {
     const plan_run *r = (const plan_run *)user;
     arachne_plan *plan = NULL, *better = NULL;
     int st;
     *out = NULL;
+    if (first) {
+        double B = plan_value(first, ARACHNE_PLAN_GLOBAL_BATCH);
+        int a_ok, b_ok;
+        if ((st = plan_once(&plan, NULL, user)) && st != ARACHNE_E_INFEASIBLE) return st;
+        if (arachne_plan_refine(&better, first, r->cm, r->refine, r->refine_ms / 1000.0) != ARACHNE_OK) {
+            *out = plan;
+            return st;
+        }
+        a_ok = plan && plan_value(plan, ARACHNE_PLAN_SAMPLES_RUN) == B;
+        b_ok = plan_value(better, ARACHNE_PLAN_SAMPLES_RUN) == B;
+        if (!plan || (b_ok && !a_ok) ||
+            (b_ok == a_ok && plan_value(better, ARACHNE_PLAN_ITER_PER_S) > plan_value(plan, ARACHNE_PLAN_ITER_PER_S))) {
+            arachne_plan_destroy(plan);
+            plan = better;
+        } else {
+            arachne_plan_destroy(better);
+        }
+        arachne_clear_error();
+        *out = plan;
+        return ARACHNE_OK;
+    }
     /* --rollout: rollout decoding (docs/search.md), else greedy or best-of-K,
      * refined from the best sample and the greedy plan */
     if (!r->rollout)
@@ -120,7 +154,7 @@ int cmd_plan(int argc, char **argv)
     run.seed = seed;
     run.refine = refine;
     run.refine_ms = refine_ms;
-    st = plan_once(&plan, &run);
+    st = plan_once(&plan, NULL, &run);
     if (st) {
         /* nothing fits in memory (but the model state would): the one
          * error line names the mode that stores the fewest activations */

@@ -72,9 +72,10 @@ typedef struct replan_run {
     arachne_replan_decision *dec;
 } replan_run;
 
-static int replan_once(arachne_plan **out, void *user)
+static int replan_once(arachne_plan **out, const arachne_plan *first, void *user)
 {
     replan_run *r = (replan_run *)user;
+    (void)first; /* the decision weighs plans from the new cluster's planner alone */
     arachne_replan_decision_destroy(r->dec);
     r->dec = NULL;
     return arachne_replan(out, &r->dec, r->pol, r->cm, r->running, r->ro);
@@ -166,7 +167,7 @@ int cmd_replan(int argc, char **argv)
     run.running = running;
     run.ro = ro;
     run.dec = NULL;
-    st = replan_once(&next, &run);
+    st = replan_once(&next, NULL, &run);
     dec = run.dec;
     run.dec = NULL;
     if (st) { rc = cli_lib_fail(st, "replan"); goto done; }

@@ -13,9 +13,10 @@ typedef struct search_run {
     double time_budget;
 } search_run;
 
-static int search_once(arachne_plan **out, void *user)
+static int search_once(arachne_plan **out, const arachne_plan *first, void *user)
 {
     const search_run *r = (const search_run *)user;
+    (void)first; /* a search starts from nothing */
     if (r->random) return arachne_search_random(out, r->cm, r->budget, (uint64_t)r->seed, r->time_budget);
     return arachne_search_exhaustive(out, r->cm, r->max_templates, r->time_budget);
 }
@@ -61,7 +62,7 @@ int cmd_search(int argc, char **argv)
     run.budget = budget;
     run.seed = seed;
     run.time_budget = time_budget;
-    if ((st = search_once(&plan, &run)) != ARACHNE_OK) {
+    if ((st = search_once(&plan, NULL, &run)) != ARACHNE_OK) {
         rc = cli_lib_fail(st, "search");
         cli_costenv_free(&env);
         return rc;
