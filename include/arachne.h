@@ -709,7 +709,7 @@ typedef enum arachne_option {
                                      *   ARACHNE_OPT_EXACT_BATCH ranks them), so they return a plan
                                      *   running a surplus only when they priced no exact one.  For
                                      *   pricing a plan that must run the asked batch, and for planning
-                                     *   again when a plan found without it cannot run the batch, as the
+                                     *   again when a plan found without it runs a surplus, as the
                                      *   arachne commands do: planning with it from the start loses the
                                      *   inexact plans the climbs step through and can return a slower
                                      *   exact plan than planning without it (docs/search.md).  0

@@ -284,14 +284,16 @@ grep -q "only plan and replan choose the mode" "$t/err" || fail "price --recompu
     fail "plan --recompute sometimes must exit 2"
 
 # a composition whose best plan by the surplus-charging rank keeps a surplus
-# (260 of 256 samples), which plan refused though the plan's structure runs
-# 256 exactly: the plan is repriced with its exact division
-# (ARACHNE_OPT_EXACT_DIVISION) and the command says so; price and export of
-# the file do the same; --allow-batch-rounding still runs the surplus
+# (260 of 256 samples) though its structure runs 256 exactly, which plan
+# refused: plan now plans again with ARACHNE_OPT_EXACT_DIVISION and keeps
+# the faster of that plan and the first at its exact division (here the
+# new one, faster than the first ran with its surplus) and says so; the
+# first plan, kept with --allow-batch-rounding, is repriced with its exact
+# division (the command says so) where price is asked for 256
 EX="--model qwen3-8b --cluster a100-40:1x4,h200:1x4,h100:8x1+2x4,b300:3x2 --global-batch 256 --max-vp 8"
 "$bin" plan $EX --json > "$t/exact.json" 2> "$t/exact.err" || fail "plan of the surplus composition failed"
-grep -q "fastest division runs 260 samples at .* it runs the 256 asked at" "$t/exact.err" ||
-    fail "no note on the exact division: $(cat "$t/exact.err")"
+grep -q "runs 260 samples at .* runs the 256 asked only with a slower division; planned again" "$t/exact.err" ||
+    fail "no note on planning again: $(cat "$t/exact.err")"
 "$bin" export --format ranks "$t/exact.json" > /dev/null 2>&1 || fail "export of the exact plan failed"
 # a composition whose best plan is interleaved (1 replica, micro-batch 4, 5
 # stages with vp 2) and runs 260 samples: an interleaved template takes its
@@ -327,15 +329,19 @@ PY
 [ $? -eq 1 ] && grep -q "batches its structure runs exactly: 240 and 260" "$t/vp.err" ||
     fail "the interleaved plan's batch error: $(cat "$t/vp.err")"
 "$bin" plan $EX --allow-batch-rounding --json > "$t/round.json" 2>/dev/null || fail "plan --allow-batch-rounding failed"
-"$bin" price "$t/exact.json" > "$t/exact-price.txt" 2>&1 || fail "price of the exact plan failed"
-grep -q "it runs the 256 asked at" "$t/exact-price.txt" || fail "price of the exact plan: $(cat "$t/exact-price.txt")"
-python3 - "$t" <<'PY' || fail "the exact-division plan"
-import json, sys
+"$bin" price "$t/round.json" --global-batch 256 > "$t/exact-price.txt" 2>&1 || fail "price of the first plan at 256 failed"
+grep -q "fastest division runs 260 samples at .* it runs the 256 asked at" "$t/exact-price.txt" ||
+    fail "price of the first plan at 256: $(cat "$t/exact-price.txt")"
+python3 - "$t" <<'PY' || fail "the exact plan"
+import json, re, sys
 t = sys.argv[1]
 e, r = json.load(open(t + "/exact.json")), json.load(open(t + "/round.json"))
 runs = lambda p: sum(x["replicas"] * x["micro_batch"] * x["micro_batches"] for x in p["templates"])
 assert runs(e) == 256 and e["global_batch"] == 256, runs(e)
-assert r["global_batch"] > 256 and runs(r) == r["global_batch"], (r["global_batch"], runs(r))
+assert r["global_batch"] == 260 and runs(r) == 260, (r["global_batch"], runs(r))
+# the plan kept is at least as fast as the first plan at its exact division
+repriced = float(re.search(r"it runs the 256 asked at ([0-9.]+)", open(t + "/exact-price.txt").read()).group(1))
+assert e["iter_per_s"] >= repriced - 5e-5, (e["iter_per_s"], repriced)
 PY
 
 # usage errors: exit 2

@@ -138,9 +138,9 @@ typedef struct cli_costenv {
     "  --no-priced-resplit    the fill splits layers on profiled times only (default: it splits again on\n" \
     "                         the priced stage times, expert all-to-all included, and keeps the faster)\n" \
     "  --allow-batch-rounding run the batch the plan covers when it cannot split --global-batch exactly;\n" \
-    "                         planners then rank by speed alone (default: a surplus counts as lost time,\n" \
-    "                         a plan whose structure runs the batch exactly runs it, if slower; plan,\n" \
-    "                         search and replan plan again, exact plans first, where it cannot)\n"
+    "                         planners then rank by speed alone (default: a surplus counts as lost time;\n" \
+    "                         plan, search and replan plan again, exact plans first, when their plan runs\n" \
+    "                         one, and a plan file's is run with an exact division where one exists)\n"
 
 /* Writes the CLI_COSTENV_NOPTS option-table entries of the shared options
  * into opts[], pointing at o's fields (o is zeroed).  Returns the count. */
@@ -200,15 +200,17 @@ int cli_batch_exact(const char *cmd, arachne_plan *plan, arachne_cost_model *cm,
  * is the plan it replaces (NULL on a command's first run). */
 typedef int (*cli_planner_fn)(arachne_plan **out, const arachne_plan *first, void *user);
 /* Before cli_batch_exact, on the plan a planner returned: when `allow` is
- * 0 and the plan's structure cannot run its global batch exactly, sets
+ * 0 and the plan runs more samples than its global batch, sets
  * ARACHNE_OPT_EXACT_DIVISION on cm (the planners then rank every plan that
- * runs the batch exactly above every other) and runs fn again; a plan that
- * runs the batch replaces *plan (a note on stderr) and cm keeps the
- * option, and 1 is returned.  Otherwise *plan and cm stay as they were
- * (cli_batch_exact then names the batches the plan runs) and 0 is
- * returned. */
-int cli_batch_retry(const char *cmd, arachne_plan **plan, arachne_cost_model *cm, int allow, cli_planner_fn fn,
-                    void *user);
+ * runs the batch exactly above every other) and runs fn again.  A plan that
+ * runs the batch replaces *plan (a note on stderr), cm keeps the option,
+ * and 1 is returned; but with `exact` set, when *plan repriced with its
+ * exact division runs the batch at least as fast, *plan stays so repriced
+ * (the repricing note; 0 returned).  Otherwise *plan and cm stay as they
+ * were (cli_batch_exact then reprices the plan or names the batches it
+ * runs) and 0 is returned. */
+int cli_batch_retry(const char *cmd, arachne_plan **plan, arachne_cost_model *cm, int allow, int exact,
+                    cli_planner_fn fn, void *user);
 
 /* An explicit parallel configuration (cli_parallel.c).  cli_parallel_plan
  * builds and prices it with env's cost model (arachne_plan_from_parallel);

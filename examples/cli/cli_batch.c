@@ -47,6 +47,22 @@ static void nearest_exact(const long *step, int n, long want, long *below, long 
     free(ok);
 }
 
+/* The note of a plan repriced with its exact division: what its fastest
+ * division ran (runs samples at before iter/s) and what it runs now. */
+static void note_exact(const char *cmd, long runs, double before, long want, double after)
+{
+    fprintf(stderr, "arachne: %s: the plan's fastest division runs %ld samples at %.4f iter/s; it runs the %ld "
+                    "asked at %.4f (--allow-batch-rounding runs %ld)\n",
+            cmd, runs, before, want, after, runs);
+}
+
+static double pget(const arachne_plan *p, int field)
+{
+    double v = 0.0;
+    arachne_plan_get(p, field, &v);
+    return v;
+}
+
 /* The plan's structure runs `want` exactly, but the cost model's division
  * runs `runs`: ARACHNE_OPT_EXACT_BATCH kept the surplus, which costs less
  * than the exact division loses, and the planners ranked the plan by that.
@@ -57,16 +73,11 @@ static void nearest_exact(const long *step, int n, long want, long *below, long 
  * the caller explains. */
 static int exact_division(const char *cmd, arachne_plan *plan, arachne_cost_model *cm, long want, long runs)
 {
-    double before = 0.0, after = 0.0, ran = 0.0, was = 0.0;
-    arachne_plan_get(plan, ARACHNE_PLAN_ITER_PER_S, &before);
+    double before = pget(plan, ARACHNE_PLAN_ITER_PER_S), was = 0.0;
     arachne_cost_model_get(cm, ARACHNE_OPT_EXACT_DIVISION, &was);
     if (arachne_cost_model_set(cm, ARACHNE_OPT_EXACT_DIVISION, 1) == ARACHNE_OK &&
-        arachne_cost_model_price(cm, plan) == ARACHNE_OK &&
-        arachne_plan_get(plan, ARACHNE_PLAN_SAMPLES_RUN, &ran) == ARACHNE_OK && (long)ran == want) {
-        arachne_plan_get(plan, ARACHNE_PLAN_ITER_PER_S, &after);
-        fprintf(stderr, "arachne: %s: the plan's fastest division runs %ld samples at %.4f iter/s; it runs the %ld "
-                        "asked at %.4f (--allow-batch-rounding runs %ld)\n",
-                cmd, runs, before, want, after, runs);
+        arachne_cost_model_price(cm, plan) == ARACHNE_OK && (long)pget(plan, ARACHNE_PLAN_SAMPLES_RUN) == want) {
+        note_exact(cmd, runs, before, want, pget(plan, ARACHNE_PLAN_ITER_PER_S));
         return CLI_OK;
     }
     /* back to the division it had: the caller's error describes that plan */
@@ -82,12 +93,8 @@ static int exact_division(const char *cmd, arachne_plan *plan, arachne_cost_mode
  * templates stepped (at most 32). */
 static int batch_steps(const arachne_plan *plan, long *want, long *runs, long step[32])
 {
-    double v = 0.0;
-    int nt, t;
-    arachne_plan_get(plan, ARACHNE_PLAN_TEMPLATES, &v);
-    nt = (int)v;
-    arachne_plan_get(plan, ARACHNE_PLAN_GLOBAL_BATCH, &v);
-    *want = (long)v;
+    int nt = (int)pget(plan, ARACHNE_PLAN_TEMPLATES), t;
+    *want = (long)pget(plan, ARACHNE_PLAN_GLOBAL_BATCH);
     *runs = 0;
     for (t = 0; t < nt && t < 32; t++) {
         long per = (long)(tget(plan, t, ARACHNE_TEMPLATE_REPLICAS) * tget(plan, t, ARACHNE_TEMPLATE_MICRO_BATCH));
@@ -97,35 +104,40 @@ static int batch_steps(const arachne_plan *plan, long *want, long *runs, long st
     return nt < 32 ? nt : 32;
 }
 
-int cli_batch_retry(const char *cmd, arachne_plan **plan, arachne_cost_model *cm, int allow, cli_planner_fn fn,
-                    void *user)
+int cli_batch_retry(const char *cmd, arachne_plan **plan, arachne_cost_model *cm, int allow, int exact,
+                    cli_planner_fn fn, void *user)
 {
     long want, runs, step[32], below = 0, above = 0;
     int nt = batch_steps(*plan, &want, &runs, step);
-    double was = 0.0, before = 0.0, after = 0.0, evals = 0.0, secs = 0.0;
+    double was = 0.0, before = pget(*plan, ARACHNE_PLAN_ITER_PER_S);
     arachne_plan *again = NULL;
-    long first = runs;
     if (allow || runs == want) return 0;
     if (want <= BATCH_SEARCH_MAX) nearest_exact(step, nt, want, &below, &above);
-    if (below == want) return 0; /* cli_batch_exact reprices it with its exact division */
     arachne_cost_model_get(cm, ARACHNE_OPT_EXACT_DIVISION, &was);
-    if (arachne_cost_model_set(cm, ARACHNE_OPT_EXACT_DIVISION, 1) == ARACHNE_OK && fn(&again, *plan, user) == ARACHNE_OK) {
-        nt = batch_steps(again, &want, &runs, step);
-        if (runs == want) {
-            arachne_plan_get(*plan, ARACHNE_PLAN_ITER_PER_S, &before);
-            arachne_plan_get(*plan, ARACHNE_PLAN_EVALUATIONS, &evals);
-            arachne_plan_get(*plan, ARACHNE_PLAN_PLANNING_S, &secs);
-            arachne_plan_get(again, ARACHNE_PLAN_ITER_PER_S, &after);
-            fprintf(stderr, "arachne: %s: the best plan found runs %ld samples at %.4f iter/s (%.0f plans priced in "
-                            "%.3f s) and its structure cannot run the %ld asked; planned again, ranking the plans "
-                            "that run %ld first (ARACHNE_OPT_EXACT_DIVISION): %.4f iter/s\n",
-                    cmd, first, before, evals, secs, want, want, after);
-            arachne_plan_destroy(*plan);
-            *plan = again;
-            return 1; /* cm keeps the option: every later price agrees */
+    if (arachne_cost_model_set(cm, ARACHNE_OPT_EXACT_DIVISION, 1) == ARACHNE_OK && fn(&again, *plan, user) == ARACHNE_OK &&
+        (long)pget(again, ARACHNE_PLAN_SAMPLES_RUN) == want) {
+        /* the first plan at its exact division, where its structure has one
+         * and the command may reprice: the second run must beat it */
+        if (exact && below == want && arachne_cost_model_price(cm, *plan) == ARACHNE_OK &&
+            (long)pget(*plan, ARACHNE_PLAN_SAMPLES_RUN) == want &&
+            pget(*plan, ARACHNE_PLAN_ITER_PER_S) >= pget(again, ARACHNE_PLAN_ITER_PER_S)) {
+            note_exact(cmd, runs, before, want, pget(*plan, ARACHNE_PLAN_ITER_PER_S));
+            arachne_plan_destroy(again);
+            arachne_clear_error();
+            return 0; /* cm keeps the option: every later price agrees */
         }
+        fprintf(stderr, "arachne: %s: the best plan found runs %ld samples at %.4f iter/s (%.0f plans priced in "
+                        "%.3f s) and %s the %ld asked%s; planned again, ranking the plans that run %ld first "
+                        "(ARACHNE_OPT_EXACT_DIVISION): %.4f iter/s\n",
+                cmd, runs, before, pget(*plan, ARACHNE_PLAN_EVALUATIONS), pget(*plan, ARACHNE_PLAN_PLANNING_S),
+                below == want ? "runs" : "its structure cannot run", want,
+                below == want ? " only with a slower division" : "", want, pget(again, ARACHNE_PLAN_ITER_PER_S));
+        arachne_plan_destroy(*plan);
+        *plan = again;
+        arachne_clear_error();
+        return 1; /* cm keeps the option: every later price agrees */
     }
-    /* nothing better: the first plan, whose error cli_batch_exact gives */
+    /* nothing better: the first plan, which cli_batch_exact reprices or explains */
     arachne_plan_destroy(again);
     arachne_cost_model_set(cm, ARACHNE_OPT_EXACT_DIVISION, was);
     arachne_clear_error();

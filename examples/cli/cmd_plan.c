@@ -165,7 +165,7 @@ int cmd_plan(int argc, char **argv)
             rc = cli_lib_fail(st, "plan");
     } else {
         /* what follows (batch rounding, --compare) prices in the plan's mode */
-        cli_batch_retry("plan", &plan, env.cm, co.allow_batch_rounding, plan_once, &run);
+        cli_batch_retry("plan", &plan, env.cm, co.allow_batch_rounding, 1, plan_once, &run);
         rc = cli_costenv_follow_plan("plan", &env, plan);
         if (rc == CLI_OK) rc = cli_batch_exact("plan", plan, env.cm, co.allow_batch_rounding, 1);
         if (rc == CLI_OK && svg && (st = arachne_plan_save_svg(plan, svg))) rc = cli_lib_fail(st, "plan: --svg");

@@ -172,7 +172,7 @@ int cmd_replan(int argc, char **argv)
     run.dec = NULL;
     if (st) { rc = cli_lib_fail(st, "replan"); goto done; }
     /* the decision goes with the plan kept: the second run's when it replaced the first */
-    if (cli_batch_retry("replan", &next, new_env.cm, o.allow_batch_rounding, replan_once, &run)) {
+    if (cli_batch_retry("replan", &next, new_env.cm, o.allow_batch_rounding, 0, replan_once, &run)) {
         arachne_replan_decision_destroy(dec);
         dec = run.dec;
     } else {

@@ -67,7 +67,7 @@ int cmd_search(int argc, char **argv)
         cli_costenv_free(&env);
         return rc;
     }
-    cli_batch_retry("search", &plan, env.cm, co.allow_batch_rounding, search_once, &run);
+    cli_batch_retry("search", &plan, env.cm, co.allow_batch_rounding, 1, search_once, &run);
     if ((rc = cli_batch_exact("search", plan, env.cm, co.allow_batch_rounding, 1)) != CLI_OK) {
         arachne_plan_destroy(plan);
         cli_costenv_free(&env);
