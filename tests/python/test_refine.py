@@ -23,6 +23,27 @@ class RefineTest(unittest.TestCase):
         self.assertEqual(a.evaluations, b.evaluations)
         self.assertTrue(a.to_dict()["planner"]["method"].endswith("+refine"))
 
+    def test_planning_again_for_the_asked_batch(self):
+        # docs/python.md's recipe: the bundled policy's best plan here is
+        # interleaved and runs 260 of 256 samples (steps of 20); with
+        # exact_division the planner ranks exact plans first, and the first
+        # plan refined under it runs 256 too
+        import os
+        path = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "policies", "default.arpol")
+        if not os.path.exists(path):
+            self.skipTest("the bundled policy is not in this tree")
+        pol = arachne.Policy.load(path)
+        with arachne.CostModel("llama3-8b", "h100:2x4,gh-96:1x4,b200:2x4", global_batch=256) as cm:
+            first = pol.plan(cm, samples=16, seed=0, refine=arachne.REFINE_EVALUATIONS)
+            self.assertEqual(first.get("samples_run"), 260)
+            cm.set("exact_division", True)
+            again = pol.plan(cm, samples=16, seed=0, refine=arachne.REFINE_EVALUATIONS)
+            refined = first.refine(cm)
+            self.assertEqual(again.get("samples_run"), 256)
+            self.assertEqual(refined.get("samples_run"), 256)
+            # what `arachne plan --max-vp 8` prints here: the faster of the two
+            self.assertGreater(refined.iter_per_s, again.iter_per_s)
+
     def test_exact_batches_rank_first(self):
         # three 8-GPU nodes at batch 64: the fastest plan (3 replicas) runs 72 samples
         with arachne.CostModel("llama3-8b", "h100:3x8") as cm:
