@@ -310,6 +310,19 @@ p = json.load(open(sys.argv[1]))
 assert sum(x["replicas"] * x["micro_batch"] * x["micro_batches"] for x in p["templates"]) == 256
 PY
 "$bin" search --method random --budget 300 $VP > /dev/null 2> "$t/vps.err" || fail "search: $(cat "$t/vps.err")"
+# a first plan with full recomputation (the probe's choice) and FSDP, 2
+# replicas at micro-batch 2: steps of 4, so 248 or 252 but not 250; the
+# plan planned again runs 250, and the note names the batches the first
+# plan runs
+"$bin" plan --model qwen3-30b-a3b --cluster l40s:22x1 --global-batch 250 --json > "$t/full250.json" \
+    2> "$t/full250.err" || fail "plan of the full-recomputation composition: $(cat "$t/full250.err")"
+grep -q "runs 252 samples at .*planned again.*(the first plan runs 248 and 252 exactly" "$t/full250.err" ||
+    fail "the note on planning again: $(cat "$t/full250.err")"
+python3 - "$t/full250.json" <<'PY' || fail "the plan planned again runs 250"
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert sum(x["replicas"] * x["micro_batch"] * x["micro_batches"] for x in p["templates"]) == 250
+PY
 # replan onto that cluster plans again the same way, and its decision and
 # plan are the second run's
 "$bin" plan --model llama3-8b --cluster h100:2x4,b200:2x4 --global-batch 256 --max-vp 8 --json > "$t/vprun.json" 2>/dev/null ||

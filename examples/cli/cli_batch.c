@@ -117,8 +117,12 @@ int cli_batch_retry(const char *cmd, arachne_plan **plan, arachne_cost_model *cm
     if (arachne_cost_model_set(cm, ARACHNE_OPT_EXACT_DIVISION, 1) == ARACHNE_OK && fn(&again, *plan, user) == ARACHNE_OK &&
         (long)pget(again, ARACHNE_PLAN_SAMPLES_RUN) == want) {
         /* the first plan at its exact division, where its structure has one
-         * and the command may reprice: the second run must beat it */
-        if (exact && below == want && arachne_cost_model_price(cm, *plan) == ARACHNE_OK &&
+         * and the command may reprice: the second run must beat it (priced
+         * in the first plan's recompute mode, which the command follows
+         * for the plan it keeps) */
+        if (exact && below == want &&
+            arachne_cost_model_set(cm, ARACHNE_OPT_RECOMPUTE, pget(*plan, ARACHNE_PLAN_RECOMPUTE)) == ARACHNE_OK &&
+            arachne_cost_model_price(cm, *plan) == ARACHNE_OK &&
             (long)pget(*plan, ARACHNE_PLAN_SAMPLES_RUN) == want &&
             pget(*plan, ARACHNE_PLAN_ITER_PER_S) >= pget(again, ARACHNE_PLAN_ITER_PER_S)) {
             note_exact(cmd, runs, before, want, pget(*plan, ARACHNE_PLAN_ITER_PER_S));
@@ -128,10 +132,16 @@ int cli_batch_retry(const char *cmd, arachne_plan **plan, arachne_cost_model *cm
         }
         fprintf(stderr, "arachne: %s: the best plan found runs %ld samples at %.4f iter/s (%.0f plans priced in "
                         "%.3f s) and %s the %ld asked%s; planned again, ranking the plans that run %ld first "
-                        "(ARACHNE_OPT_EXACT_DIVISION): %.4f iter/s\n",
+                        "(ARACHNE_OPT_EXACT_DIVISION): %.4f iter/s",
                 cmd, runs, before, pget(*plan, ARACHNE_PLAN_EVALUATIONS), pget(*plan, ARACHNE_PLAN_PLANNING_S),
                 below == want ? "runs" : "its structure cannot run", want,
                 below == want ? " only with a slower division" : "", want, pget(again, ARACHNE_PLAN_ITER_PER_S));
+        /* the batches the first plan runs as it is, for a user who can change the batch */
+        if (below != want && below > 0 && above > 0)
+            fprintf(stderr, " (the first plan runs %ld and %ld exactly: give one with --global-batch)", below, above);
+        else if (below != want && above > 0)
+            fprintf(stderr, " (the first plan runs %ld exactly: give it with --global-batch)", above);
+        fputc('\n', stderr);
         arachne_plan_destroy(*plan);
         *plan = again;
         arachne_clear_error();

@@ -36,7 +36,7 @@ const char *cli_find_policy(void)
 /* What `arachne plan` runs, again when the batch asks (cli_batch_retry) */
 typedef struct plan_run {
     const arachne_policy *pol;
-    const arachne_cost_model *cm;
+    arachne_cost_model *cm; /* the refinement of a first plan sets its recompute mode for a while */
     int rollout, samples;
     long seed, refine, refine_ms;
 } plan_run;
@@ -61,10 +61,17 @@ static int plan_once(arachne_plan **out, const arachne_plan *first, void *user)
     int st;
     *out = NULL;
     if (first) {
-        double B = plan_value(first, ARACHNE_PLAN_GLOBAL_BATCH);
-        int a_ok, b_ok;
+        double B = plan_value(first, ARACHNE_PLAN_GLOBAL_BATCH), mode = ARACHNE_RECOMPUTE_SELECTIVE;
+        int a_ok, b_ok, rs;
         if ((st = plan_once(&plan, NULL, user)) && st != ARACHNE_E_INFEASIBLE) return st;
-        if (arachne_plan_refine(&better, first, r->cm, r->refine, r->refine_ms / 1000.0) != ARACHNE_OK) {
+        /* the refinement climbs in the first plan's recompute mode (full
+         * where the probe chose it), then the mode set is restored */
+        arachne_cost_model_get(r->cm, ARACHNE_OPT_RECOMPUTE, &mode);
+        rs = arachne_cost_model_set(r->cm, ARACHNE_OPT_RECOMPUTE, plan_value(first, ARACHNE_PLAN_RECOMPUTE));
+        if (!rs) rs = arachne_plan_refine(&better, first, r->cm, r->refine, r->refine_ms / 1000.0);
+        arachne_cost_model_set(r->cm, ARACHNE_OPT_RECOMPUTE, mode);
+        if (rs) {
+            arachne_clear_error();
             *out = plan;
             return st;
         }
