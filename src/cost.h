@@ -180,13 +180,17 @@ int ar_assign_microbatches(int global_batch, int n, const int *replicas, const i
 /* The least max_j T_j(m_j) over the divisions that run the global batch
  * exactly: whole m_j >= 0 with sum replicas*mbs*m = global_batch (a
  * template may get none).  Same arguments as ar_assign_microbatches, whose
- * checks the caller has passed.  Returns 1 and fills m_out / finish_out
- * when such a division exists, 0 when none does or the batch is above
- * AR_EXACT_MAX_BATCH (then m_out is untouched).  Allocation free (about
- * 40 KB of stack). */
+ * checks the caller has passed, and `cap`: only divisions whose max_j
+ * T_j(m_j) <= cap count (HUGE_VAL: all).  Returns 1 and fills m_out /
+ * finish_out when such a division exists, 0 when none does or the batch is
+ * above AR_EXACT_MAX_BATCH (then m_out is untouched).  With a cap at or
+ * above the least value the result is the uncapped one, bit for bit: the
+ * cap only spares the searches a caller that would reject a slower
+ * division (cost_plan.c).  Allocation free (about 40 KB of stack). */
 #define AR_EXACT_MAX_BATCH 16384
 int ar_assign_microbatches_exact(int global_batch, int n, const int *replicas, const int *mbs,
-                                 const double *tmax, const double *tsum, int *m_out, double *finish_out);
+                                 const double *tmax, const double *tsum, double cap, int *m_out,
+                                 double *finish_out);
 
 /* Ring all-reduce of `bytes` over `ranks` ranks: every rank sends
  * 2 (k-1)/k * bytes over a link of `bw` bytes/s, in 2 (k-1) steps of

@@ -751,9 +751,16 @@ holders_done:
          * same way); ARACHNE_OPT_EXACT_DIVISION: whatever it takes */
         int mx[AR_MAX_TEMPLATES];
         long run = 0;
-        double fx = 0.0;
+        double fx = 0.0, cap;
         for (j = 0; j < n; j++) run += (long)rep[j] * mbs[j] * m[j];
-        if (run > su->global_batch && ar_assign_microbatches_exact(su->global_batch, n, rep, mbs, tmax, tsum, mx, &fx) &&
+        /* without EXACT_DIVISION only an exact division within the surplus's
+         * worth can replace the fastest: the search skips the slower ones
+         * (most of pricing's time on large clusters with many templates).
+         * The cap sits a hair above that worth and the test below decides,
+         * so it changes no choice (ar_assign_microbatches_exact) */
+        cap = su->exact_division ? HUGE_VAL : finish * (double)run / (double)su->global_batch * (1.0 + 1e-9);
+        if (run > su->global_batch &&
+            ar_assign_microbatches_exact(su->global_batch, n, rep, mbs, tmax, tsum, cap, mx, &fx) &&
             (su->exact_division || fx * (double)su->global_batch <= finish * (double)run)) {
             memcpy(m, mx, (size_t)n * sizeof *m);
             finish = fx;

@@ -283,7 +283,8 @@ static int exact_at(const asg_ctx *c, double T, long *M, uint64_t *reach)
 }
 
 int ar_assign_microbatches_exact(int global_batch, int n, const int *replicas, const int *mbs,
-                                 const double *tmax, const double *tsum, int *m_out, double *finish_out)
+                                 const double *tmax, const double *tsum, double cap, int *m_out,
+                                 double *finish_out)
 {
     uint64_t reach[(AR_MAX_TEMPLATES + 1) * EXACT_WORDS];
     asg_ctx c;
@@ -302,7 +303,8 @@ int ar_assign_microbatches_exact(int global_batch, int n, const int *replicas, c
     }
     /* the sums are multiples of the gcd; then: is B reachable at all? */
     if (c.B % g) return 0;
-    if (!exact_at(&c, HUGE_VAL, M, reach)) return 0; /* every template at its most steps */
+    /* every template at its most steps within the cap (all of them without one) */
+    if (!exact_at(&c, cap, M, reach)) return 0;
     /* Reachability is monotone in T (every bound M_j grows with T), so the
      * least T is, over the templates, the least of each one's smallest
      * feasible T_j(m), found by binary search as in ar_assign_microbatches. */
@@ -313,8 +315,14 @@ int ar_assign_microbatches_exact(int global_batch, int n, const int *replicas, c
             hi = m_at(c.tmax[j], c.tsum[j], c.mmax[j], best);
             while (hi >= 1 && t_of(c.tmax[j], c.tsum[j], hi) >= best) hi--;
             if (hi < 1 || !exact_at(&c, t_of(c.tmax[j], c.tsum[j], hi), M, reach)) continue;
-        } else if (!exact_at(&c, t_of(c.tmax[j], c.tsum[j], hi), M, reach)) {
-            continue; /* even its most micro-batches leave B out of reach with the others bounded by them */
+        } else {
+            /* the first search: values up to the cap.  A template whose least
+             * feasible value is above it is skipped, where without the cap
+             * it set `best` for the others to undercut: the least value,
+             * when at most the cap, is found either way */
+            if (cap < HUGE_VAL && (hi = m_at(c.tmax[j], c.tsum[j], c.mmax[j], cap)) < 1) continue;
+            if (!exact_at(&c, t_of(c.tmax[j], c.tsum[j], hi), M, reach))
+                continue; /* even its most micro-batches leave B out of reach with the others bounded by them */
         }
         while (lo < hi) {
             long mid = lo + (hi - lo) / 2;

@@ -115,7 +115,7 @@ TEST(exact_assignment_matches_brute_force)
         double tmax[3], tsum[3], T = -1.0, bT;
         long run = 0;
         draw_templates(&rng, n, 6, it % 2, r, b, tmax, tsum);
-        ok = ar_assign_microbatches_exact(B, n, r, b, tmax, tsum, m, &T);
+        ok = ar_assign_microbatches_exact(B, n, r, b, tmax, tsum, HUGE_VAL, m, &T);
         bT = brute_exact(B, n, r, b, tmax, tsum);
         ASSERT_EQ(ok, bT < HUGE_VAL);
         if (!ok) { none++; ASSERT_EQ(m[0], -1); continue; }
@@ -127,6 +127,22 @@ TEST(exact_assignment_matches_brute_force)
         }
         ASSERT_EQ(run, B);
         ASSERT_NEAR(T, bT, 1e-12);
+        /* a cap at the least value, or above, gives the same division bit
+         * for bit; one below it, none */
+        {
+            int mc[3] = { -1, -1, -1 }, k;
+            double Tc = -1.0, caps[2];
+            caps[0] = T;
+            caps[1] = T * 1.5 + 1.0;
+            for (k = 0; k < 2; k++) {
+                ASSERT_EQ(ar_assign_microbatches_exact(B, n, r, b, tmax, tsum, caps[k], mc, &Tc), 1);
+                ASSERT_EQ(Tc, T);
+                for (j = 0; j < n; j++) ASSERT_EQ(mc[j], m[j]);
+            }
+            mc[0] = -1;
+            ASSERT_EQ(ar_assign_microbatches_exact(B, n, r, b, tmax, tsum, nextafter(T, -HUGE_VAL), mc, &Tc), 0);
+            ASSERT_EQ(mc[0], -1);
+        }
     }
     /* both outcomes are exercised */
     ASSERT_GT(found, 100);
@@ -135,9 +151,9 @@ TEST(exact_assignment_matches_brute_force)
     {
         int r[2] = { 3, 5 }, b[2] = { 1, 1 }, m[2] = { -1, -1 };
         double tmax[2] = { 1.0, 1.0 }, tsum[2] = { 2.0, 2.0 };
-        ASSERT_EQ(ar_assign_microbatches_exact(AR_EXACT_MAX_BATCH + 1, 2, r, b, tmax, tsum, m, NULL), 0);
+        ASSERT_EQ(ar_assign_microbatches_exact(AR_EXACT_MAX_BATCH + 1, 2, r, b, tmax, tsum, HUGE_VAL, m, NULL), 0);
         ASSERT_EQ(m[0], -1);
-        ASSERT_EQ(ar_assign_microbatches_exact(AR_EXACT_MAX_BATCH, 2, r, b, tmax, tsum, m, NULL), 1);
+        ASSERT_EQ(ar_assign_microbatches_exact(AR_EXACT_MAX_BATCH, 2, r, b, tmax, tsum, HUGE_VAL, m, NULL), 1);
         ASSERT_EQ(3L * m[0] + 5L * m[1], AR_EXACT_MAX_BATCH);
     }
 }
