@@ -49,7 +49,7 @@ static double plan_value(const arachne_plan *p, int field)
 }
 
 /* The default planner (or --rollout and its refinement); again with
- * ARACHNE_OPT_EXACT_DIVISION (first: the plan that cannot run the batch),
+ * ARACHNE_OPT_EXACT_DIVISION (first: the plan that runs a surplus),
  * also the refinement of `first` under that option, and the faster of the
  * two plans that run the batch: the planner from scratch loses the inexact
  * plans its climbs step through, the refinement keeps first's structure
