@@ -14,7 +14,6 @@
 #define PLAN_VERSION 2       /* written; 1 (no "inputs") is still read */
 #define PLAN_VERSION_MIN 1
 
-
 /* ---- writer ---- */
 
 static void put_key(ar_buf *b, const char *indent, const char *key)

@@ -187,6 +187,12 @@ int cli_plan_open(const char *cmd, const char *path, cli_costenv_opts *o, cli_co
  * device given where a model, cluster, profile or plan file is expected). */
 int cli_check_regular(const char *cmd, const char *opt, const char *s);
 
+/* A plan's field (arachne_plan_get) and a template's
+ * (arachne_plan_template_get); 0 where the library refuses the field
+ * (cli_plantable.c). */
+double cli_pget(const arachne_plan *p, int field);
+double cli_tget(const arachne_plan *p, int t, int field);
+
 /* The global batch is never changed silently (cli_batch.c): CLI_OK when the
  * plan's replicas x micro-batch x micro-batches add up to its global batch;
  * else with `allow` the cost model's batch becomes what the plan runs and

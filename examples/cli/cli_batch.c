@@ -14,12 +14,6 @@
 /* largest batch for which the nearest exact batches are searched */
 #define BATCH_SEARCH_MAX 4000000L
 
-static double tget(const arachne_plan *p, int t, int f)
-{
-    double v = 0.0;
-    arachne_plan_template_get(p, t, f, &v);
-    return v;
-}
 
 /* Nearest batches <= want and >= want that the plan's templates run exactly
  * (each template at least one step per replica: a micro-batch, or depth
@@ -56,13 +50,6 @@ static void note_exact(const char *cmd, long runs, double before, long want, dou
             cmd, runs, before, want, after, runs);
 }
 
-static double pget(const arachne_plan *p, int field)
-{
-    double v = 0.0;
-    arachne_plan_get(p, field, &v);
-    return v;
-}
-
 /* The plan's structure runs `want` exactly, but the cost model's division
  * runs `runs`: ARACHNE_OPT_EXACT_BATCH kept the surplus, which costs less
  * than the exact division loses, and the planners ranked the plan by that.
@@ -73,11 +60,11 @@ static double pget(const arachne_plan *p, int field)
  * the caller explains. */
 static int exact_division(const char *cmd, arachne_plan *plan, arachne_cost_model *cm, long want, long runs)
 {
-    double before = pget(plan, ARACHNE_PLAN_ITER_PER_S), was = 0.0;
+    double before = cli_pget(plan, ARACHNE_PLAN_ITER_PER_S), was = 0.0;
     arachne_cost_model_get(cm, ARACHNE_OPT_EXACT_DIVISION, &was);
     if (arachne_cost_model_set(cm, ARACHNE_OPT_EXACT_DIVISION, 1) == ARACHNE_OK &&
-        arachne_cost_model_price(cm, plan) == ARACHNE_OK && (long)pget(plan, ARACHNE_PLAN_SAMPLES_RUN) == want) {
-        note_exact(cmd, runs, before, want, pget(plan, ARACHNE_PLAN_ITER_PER_S));
+        arachne_cost_model_price(cm, plan) == ARACHNE_OK && (long)cli_pget(plan, ARACHNE_PLAN_SAMPLES_RUN) == want) {
+        note_exact(cmd, runs, before, want, cli_pget(plan, ARACHNE_PLAN_ITER_PER_S));
         return CLI_OK;
     }
     /* back to the division it had: the caller's error describes that plan */
@@ -93,13 +80,15 @@ static int exact_division(const char *cmd, arachne_plan *plan, arachne_cost_mode
  * templates stepped (at most 32). */
 static int batch_steps(const arachne_plan *plan, long *want, long *runs, long step[32])
 {
-    int nt = (int)pget(plan, ARACHNE_PLAN_TEMPLATES), t;
-    *want = (long)pget(plan, ARACHNE_PLAN_GLOBAL_BATCH);
+    int nt = (int)cli_pget(plan, ARACHNE_PLAN_TEMPLATES), t;
+    *want = (long)cli_pget(plan, ARACHNE_PLAN_GLOBAL_BATCH);
     *runs = 0;
     for (t = 0; t < nt && t < 32; t++) {
-        long per = (long)(tget(plan, t, ARACHNE_TEMPLATE_REPLICAS) * tget(plan, t, ARACHNE_TEMPLATE_MICRO_BATCH));
-        step[t] = tget(plan, t, ARACHNE_TEMPLATE_VP) > 1 ? per * (long)tget(plan, t, ARACHNE_TEMPLATE_DEPTH) : per;
-        *runs += per * (long)tget(plan, t, ARACHNE_TEMPLATE_MICRO_BATCHES);
+        long per = (long)(cli_tget(plan, t, ARACHNE_TEMPLATE_REPLICAS) *
+                          cli_tget(plan, t, ARACHNE_TEMPLATE_MICRO_BATCH));
+        step[t] = cli_tget(plan, t, ARACHNE_TEMPLATE_VP) > 1 ? per * (long)cli_tget(plan, t, ARACHNE_TEMPLATE_DEPTH)
+                                                            : per;
+        *runs += per * (long)cli_tget(plan, t, ARACHNE_TEMPLATE_MICRO_BATCHES);
     }
     return nt < 32 ? nt : 32;
 }
@@ -109,23 +98,23 @@ int cli_batch_retry(const char *cmd, arachne_plan **plan, arachne_cost_model *cm
 {
     long want, runs, step[32], below = 0, above = 0;
     int nt = batch_steps(*plan, &want, &runs, step);
-    double was = 0.0, before = pget(*plan, ARACHNE_PLAN_ITER_PER_S);
+    double was = 0.0, before = cli_pget(*plan, ARACHNE_PLAN_ITER_PER_S);
     arachne_plan *again = NULL;
     if (allow || runs == want) return 0;
     if (want <= BATCH_SEARCH_MAX) nearest_exact(step, nt, want, &below, &above);
     arachne_cost_model_get(cm, ARACHNE_OPT_EXACT_DIVISION, &was);
     if (arachne_cost_model_set(cm, ARACHNE_OPT_EXACT_DIVISION, 1) == ARACHNE_OK && fn(&again, *plan, user) == ARACHNE_OK &&
-        (long)pget(again, ARACHNE_PLAN_SAMPLES_RUN) == want) {
+        (long)cli_pget(again, ARACHNE_PLAN_SAMPLES_RUN) == want) {
         /* the first plan at its exact division, where its structure has one
          * and the command may reprice: the second run must beat it (priced
          * in the first plan's recompute mode, which the command follows
          * for the plan it keeps) */
         if (exact && below == want &&
-            arachne_cost_model_set(cm, ARACHNE_OPT_RECOMPUTE, pget(*plan, ARACHNE_PLAN_RECOMPUTE)) == ARACHNE_OK &&
+            arachne_cost_model_set(cm, ARACHNE_OPT_RECOMPUTE, cli_pget(*plan, ARACHNE_PLAN_RECOMPUTE)) == ARACHNE_OK &&
             arachne_cost_model_price(cm, *plan) == ARACHNE_OK &&
-            (long)pget(*plan, ARACHNE_PLAN_SAMPLES_RUN) == want &&
-            pget(*plan, ARACHNE_PLAN_ITER_PER_S) >= pget(again, ARACHNE_PLAN_ITER_PER_S)) {
-            note_exact(cmd, runs, before, want, pget(*plan, ARACHNE_PLAN_ITER_PER_S));
+            (long)cli_pget(*plan, ARACHNE_PLAN_SAMPLES_RUN) == want &&
+            cli_pget(*plan, ARACHNE_PLAN_ITER_PER_S) >= cli_pget(again, ARACHNE_PLAN_ITER_PER_S)) {
+            note_exact(cmd, runs, before, want, cli_pget(*plan, ARACHNE_PLAN_ITER_PER_S));
             arachne_plan_destroy(again);
             arachne_clear_error();
             return 0; /* cm keeps the option: every later price agrees */
@@ -133,9 +122,9 @@ int cli_batch_retry(const char *cmd, arachne_plan **plan, arachne_cost_model *cm
         fprintf(stderr, "arachne: %s: the best plan found runs %ld samples at %.4f iter/s (%.0f plans priced in "
                         "%.3f s) and %s the %ld asked%s; planned again, ranking the plans that run %ld first "
                         "(ARACHNE_OPT_EXACT_DIVISION): %.4f iter/s",
-                cmd, runs, before, pget(*plan, ARACHNE_PLAN_EVALUATIONS), pget(*plan, ARACHNE_PLAN_PLANNING_S),
+                cmd, runs, before, cli_pget(*plan, ARACHNE_PLAN_EVALUATIONS), cli_pget(*plan, ARACHNE_PLAN_PLANNING_S),
                 below == want ? "runs" : "its structure cannot run", want,
-                below == want ? " only with a slower division" : "", want, pget(again, ARACHNE_PLAN_ITER_PER_S));
+                below == want ? " only with a slower division" : "", want, cli_pget(again, ARACHNE_PLAN_ITER_PER_S));
         /* the batches the first plan runs as it is, for a user who can change the batch */
         if (below != want && below > 0 && above > 0)
             fprintf(stderr, " (the first plan runs %ld and %ld exactly: give one with --global-batch)", below, above);

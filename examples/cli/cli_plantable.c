@@ -4,7 +4,7 @@
  * MFU.  Uses only the public API. */
 #include "cli.h"
 
-static double tget(const arachne_plan *p, int t, int field)
+double cli_tget(const arachne_plan *p, int t, int field)
 {
     double v = 0;
     arachne_plan_template_get(p, t, field, &v);
@@ -18,7 +18,7 @@ static double sget(const arachne_plan *p, int t, int s, int field)
     return v;
 }
 
-static double pget(const arachne_plan *p, int field)
+double cli_pget(const arachne_plan *p, int field)
 {
     double v = 0;
     arachne_plan_get(p, field, &v);
@@ -47,20 +47,20 @@ int cli_print_plan(FILE *f, const arachne_plan *p, const char *title)
     const char *method = "";
     double it;
     if (!p) return CLI_FAIL;
-    nt = (int)pget(p, ARACHNE_PLAN_TEMPLATES);
+    nt = (int)cli_pget(p, ARACHNE_PLAN_TEMPLATES);
     arachne_plan_method(p, &method);
     if (title) fprintf(f, "%s\n", title);
     fprintf(f, "%d template%s, %d of %d GPUs, global batch %d x %d tokens%s%s\n", nt, nt == 1 ? "" : "s",
-            (int)pget(p, ARACHNE_PLAN_GPUS_USED), (int)pget(p, ARACHNE_PLAN_GPUS_TOTAL),
-            (int)pget(p, ARACHNE_PLAN_GLOBAL_BATCH), (int)pget(p, ARACHNE_PLAN_SEQ_LEN),
+            (int)cli_pget(p, ARACHNE_PLAN_GPUS_USED), (int)cli_pget(p, ARACHNE_PLAN_GPUS_TOTAL),
+            (int)cli_pget(p, ARACHNE_PLAN_GLOBAL_BATCH), (int)cli_pget(p, ARACHNE_PLAN_SEQ_LEN),
             method && method[0] ? ", planner " : "", method && method[0] ? method : "");
     for (t = 0; t < nt; t++) {
-        int depth = (int)tget(p, t, ARACHNE_TEMPLATE_DEPTH), reps = (int)tget(p, t, ARACHNE_TEMPLATE_REPLICAS);
-        int cp = (int)tget(p, t, ARACHNE_TEMPLATE_CP);
-        int vp = (int)tget(p, t, ARACHNE_TEMPLATE_VP), fsdp = (int)tget(p, t, ARACHNE_TEMPLATE_FSDP);
+        int depth = (int)cli_tget(p, t, ARACHNE_TEMPLATE_DEPTH), reps = (int)cli_tget(p, t, ARACHNE_TEMPLATE_REPLICAS);
+        int cp = (int)cli_tget(p, t, ARACHNE_TEMPLATE_CP);
+        int vp = (int)cli_tget(p, t, ARACHNE_TEMPLATE_VP), fsdp = (int)cli_tget(p, t, ARACHNE_TEMPLATE_FSDP);
         fprintf(f, "\ntemplate %d: %d replica%s x %d stage%s, micro-batch %d x %d per replica, pipeline %.4f s", t,
-                reps, reps == 1 ? "" : "s", depth, depth == 1 ? "" : "s", (int)tget(p, t, ARACHNE_TEMPLATE_MICRO_BATCH),
-                (int)tget(p, t, ARACHNE_TEMPLATE_MICRO_BATCHES), tget(p, t, ARACHNE_TEMPLATE_PIPELINE_S));
+                reps, reps == 1 ? "" : "s", depth, depth == 1 ? "" : "s", (int)cli_tget(p, t, ARACHNE_TEMPLATE_MICRO_BATCH),
+                (int)cli_tget(p, t, ARACHNE_TEMPLATE_MICRO_BATCHES), cli_tget(p, t, ARACHNE_TEMPLATE_PIPELINE_S));
         /* each stage of a replica runs on tp x cp GPUs */
         if (cp > 1) fprintf(f, ", context parallel %d (each stage: tp x %d GPUs)", cp, cp);
         if (vp > 1) fprintf(f, ", interleaved 1F1B with %d chunks per stage", vp);
@@ -84,10 +84,11 @@ int cli_print_plan(FILE *f, const arachne_plan *p, const char *title)
             fputc('\n', f);
         }
     }
-    it = pget(p, ARACHNE_PLAN_ITERATION_S);
+    it = cli_pget(p, ARACHNE_PLAN_ITERATION_S);
     fprintf(f, "\niteration %.4f s, %.4f iter/s, %.2f samples/s, %.0f tokens/s, MFU %.1f%%, bubble %.1f%%\n", it,
-            pget(p, ARACHNE_PLAN_ITER_PER_S), pget(p, ARACHNE_PLAN_SAMPLES_PER_S), pget(p, ARACHNE_PLAN_TOKENS_PER_S),
-            100.0 * pget(p, ARACHNE_PLAN_MFU), 100.0 * pget(p, ARACHNE_PLAN_BUBBLE));
+            cli_pget(p, ARACHNE_PLAN_ITER_PER_S), cli_pget(p, ARACHNE_PLAN_SAMPLES_PER_S),
+            cli_pget(p, ARACHNE_PLAN_TOKENS_PER_S), 100.0 * cli_pget(p, ARACHNE_PLAN_MFU),
+            100.0 * cli_pget(p, ARACHNE_PLAN_BUBBLE));
     return CLI_OK;
 }
 

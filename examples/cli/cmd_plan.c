@@ -41,13 +41,6 @@ typedef struct plan_run {
     long seed, refine, refine_ms;
 } plan_run;
 
-static double plan_value(const arachne_plan *p, int field)
-{
-    double v = 0.0;
-    arachne_plan_get(p, field, &v);
-    return v;
-}
-
 /* The default planner (or --rollout and its refinement); again with
  * ARACHNE_OPT_EXACT_DIVISION (first: the plan that runs a surplus),
  * also the refinement of `first` under that option, and the faster of the
@@ -61,13 +54,13 @@ static int plan_once(arachne_plan **out, const arachne_plan *first, void *user)
     int st;
     *out = NULL;
     if (first) {
-        double B = plan_value(first, ARACHNE_PLAN_GLOBAL_BATCH), mode = ARACHNE_RECOMPUTE_SELECTIVE;
+        double B = cli_pget(first, ARACHNE_PLAN_GLOBAL_BATCH), mode = ARACHNE_RECOMPUTE_SELECTIVE;
         int a_ok, b_ok, rs;
         if ((st = plan_once(&plan, NULL, user)) && st != ARACHNE_E_INFEASIBLE) return st;
         /* the refinement climbs in the first plan's recompute mode (full
          * where the probe chose it), then the mode set is restored */
         arachne_cost_model_get(r->cm, ARACHNE_OPT_RECOMPUTE, &mode);
-        rs = arachne_cost_model_set(r->cm, ARACHNE_OPT_RECOMPUTE, plan_value(first, ARACHNE_PLAN_RECOMPUTE));
+        rs = arachne_cost_model_set(r->cm, ARACHNE_OPT_RECOMPUTE, cli_pget(first, ARACHNE_PLAN_RECOMPUTE));
         if (!rs) rs = arachne_plan_refine(&better, first, r->cm, r->refine, r->refine_ms / 1000.0);
         arachne_cost_model_set(r->cm, ARACHNE_OPT_RECOMPUTE, mode);
         if (rs) {
@@ -75,10 +68,10 @@ static int plan_once(arachne_plan **out, const arachne_plan *first, void *user)
             *out = plan;
             return st;
         }
-        a_ok = plan && plan_value(plan, ARACHNE_PLAN_SAMPLES_RUN) == B;
-        b_ok = plan_value(better, ARACHNE_PLAN_SAMPLES_RUN) == B;
+        a_ok = plan && cli_pget(plan, ARACHNE_PLAN_SAMPLES_RUN) == B;
+        b_ok = cli_pget(better, ARACHNE_PLAN_SAMPLES_RUN) == B;
         if (!plan || (b_ok && !a_ok) ||
-            (b_ok == a_ok && plan_value(better, ARACHNE_PLAN_ITER_PER_S) > plan_value(plan, ARACHNE_PLAN_ITER_PER_S))) {
+            (b_ok == a_ok && cli_pget(better, ARACHNE_PLAN_ITER_PER_S) > cli_pget(plan, ARACHNE_PLAN_ITER_PER_S))) {
             arachne_plan_destroy(plan);
             plan = better;
         } else {
