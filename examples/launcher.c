@@ -195,37 +195,17 @@ static double plan_field(const arachne_plan *p, int field)
 
 /* A launcher runs the batch it was asked for.  The default planner charges
  * a plan that runs more samples than the batch for its surplus
- * (ARACHNE_OPT_EXACT_BATCH) and can return one, faster even so.  Then plan
- * again with ARACHNE_OPT_EXACT_DIVISION, which ranks every plan that runs
- * the batch exactly above the others, refine the first plan under it too,
- * and keep the faster of the two that run the batch (docs/search.md,
- * "Which plan wins"; `arachne plan` does the same).  Returns 0, or 1 after
- * saying which batch the plan runs when neither does. */
-static int run_asked_batch(arachne_plan **plan, const arachne_policy *pol, arachne_cost_model *cm, long samples,
-                           long seed, long refine)
+ * (ARACHNE_OPT_EXACT_BATCH) and can return one, faster even so.  With
+ * ARACHNE_OPT_EXACT_DIVISION 2 it plans again when its plan runs a surplus,
+ * ranking the plans that run the batch first, refines the first plan that
+ * way too, and returns the best plan that runs the batch (docs/search.md,
+ * "Which plan wins"; `arachne plan` does the same).  It returns a surplus
+ * only when it found no plan that runs the batch: returns 0, or 1 after
+ * saying which batch the plan runs. */
+static int runs_asked_batch(const arachne_plan *plan)
 {
-    double want = plan_field(*plan, ARACHNE_PLAN_GLOBAL_BATCH), runs = plan_field(*plan, ARACHNE_PLAN_SAMPLES_RUN);
-    arachne_plan *again = NULL, *refined = NULL, *keep = NULL;
-    int st;
+    double want = plan_field(plan, ARACHNE_PLAN_GLOBAL_BATCH), runs = plan_field(plan, ARACHNE_PLAN_SAMPLES_RUN);
     if (runs == want) return 0;
-    if ((st = arachne_cost_model_set(cm, ARACHNE_OPT_EXACT_DIVISION, 1))) return fail(st, "exact division");
-    if (arachne_plan_build_refined(&again, pol, cm, (int)samples, (uint64_t)seed, refine, 0.0) == ARACHNE_OK &&
-        plan_field(again, ARACHNE_PLAN_SAMPLES_RUN) == want)
-        keep = again;
-    if (arachne_plan_refine(&refined, *plan, cm, refine, 0.0) == ARACHNE_OK &&
-        plan_field(refined, ARACHNE_PLAN_SAMPLES_RUN) == want &&
-        (!keep || plan_field(refined, ARACHNE_PLAN_ITER_PER_S) > plan_field(keep, ARACHNE_PLAN_ITER_PER_S)))
-        keep = refined;
-    if (keep) {
-        fprintf(stderr, "launcher: the best plan runs %.0f samples per iteration; planned again for the %.0f asked "
-                        "(%.4f iter/s where it ran %.4f)\n", runs, want, plan_field(keep, ARACHNE_PLAN_ITER_PER_S),
-                plan_field(*plan, ARACHNE_PLAN_ITER_PER_S));
-        arachne_plan_destroy(*plan);
-        *plan = keep;
-    }
-    if (keep != again) arachne_plan_destroy(again);
-    if (keep != refined) arachne_plan_destroy(refined);
-    if (keep) return 0;
     fprintf(stderr, "launcher: no plan found runs the global batch of %.0f; the best runs %.0f (give "
                     "--global-batch %.0f)\n", want, runs, runs);
     return 1;
@@ -284,11 +264,12 @@ int main(int argc, char **argv)
         st = arachne_policy_create(&pol, 1, 0, 0);
     }
     if (st) { rc = fail(st, "policy"); goto done; }
-    if ((st = arachne_plan_build_refined(&plan, pol, cm, (int)samples, (uint64_t)seed, refine, 0.0))) {
+    if ((st = arachne_cost_model_set(cm, ARACHNE_OPT_EXACT_DIVISION, 2)) ||
+        (st = arachne_plan_build_refined(&plan, pol, cm, (int)samples, (uint64_t)seed, refine, 0.0))) {
         rc = fail(st, "plan");
         goto done;
     }
-    if (run_asked_batch(&plan, pol, cm, samples, seed, refine)) goto done;
+    if (runs_asked_batch(plan)) goto done;
     if ((st = arachne_plan_save(plan, plan_out))) { rc = fail(st, plan_out); goto done; }
 
     /* the ranks export: one JSON object per line */

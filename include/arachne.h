@@ -712,9 +712,16 @@ typedef enum arachne_option {
                                      *   again when a plan found without it runs a surplus, as the
                                      *   arachne commands do: planning with it from the start loses the
                                      *   inexact plans the climbs step through and can return a slower
-                                     *   exact plan than planning without it (docs/search.md).  0
-                                     *   (default): ARACHNE_OPT_EXACT_BATCH decides.  Plan files do not
-                                     *   record it: repricing follows the cost model's setting.  0 or 1 */
+                                     *   exact plan than planning without it (docs/search.md).  2: the
+                                     *   same for pricing and for every planner, except that
+                                     *   arachne_plan_build_refined (and so arachne_replan) plans first
+                                     *   as with 0 and, only when that plan runs a surplus, plans again
+                                     *   as with 1 and refines the first plan as with 1 (in the first
+                                     *   plan's recompute mode), returning the highest-ranked of those:
+                                     *   the plan for a caller that must run the asked batch, what the
+                                     *   arachne commands and examples/launcher.c start.  0 (default):
+                                     *   ARACHNE_OPT_EXACT_BATCH decides.  Plan files do not record it:
+                                     *   repricing follows the cost model's setting.  0, 1 or 2 */
 } arachne_option;
 
 /** Creates a cost model over model `m`, cluster `c` and profile `p`, with
@@ -1245,7 +1252,14 @@ ARACHNE_API int arachne_plan_refine(arachne_plan **out, const arachne_plan *star
  *  evaluations and wall time of every run; time_cap_s goes half to each
  *  run with the option 2, and with 1 wholly to the first run and what is
  *  left to a second.  When only one mode finds a plan, that plan; when
- *  neither does, the error of cm's mode.  Deterministic as
+ *  neither does, the error of cm's mode.  With ARACHNE_OPT_EXACT_DIVISION
+ *  2, all of this runs with the option 0 and, when its plan runs more
+ *  samples than the global batch, again with the option as set, and the
+ *  first plan is refined (evaluations fills, at least 1) the same way;
+ *  the highest-ranked plan, which runs the batch unless no plan found
+ *  does, counts the evaluations and time of all, and time_cap_s goes to
+ *  the first run, then what is left to the second and then to the
+ *  refinement.  Deterministic as
  *  arachne_plan_build and arachne_plan_refine are.  Errors: as
  *  arachne_plan_build and arachne_plan_refine (ARACHNE_E_INVALID_ARGUMENT
  *  for a NULL argument, samples outside 0..1000000, a negative budget, a

@@ -233,7 +233,9 @@ int arachne_cost_model_create(arachne_cost_model **out, const arachne_model *m,
     return ARACHNE_OK;
 }
 
-int ar_cost_model_with_recompute(arachne_cost_model **out, const arachne_cost_model *cm, int recompute)
+/* A copy of cm over the same model, cluster and profile with another
+ * setup: its own cache, the same input texts for the plans it prices. */
+static int with_setup(arachne_cost_model **out, const arachne_cost_model *cm, const ar_setup *setup)
 {
     arachne_cost_model *v;
     const ar_plan_inputs *in = ar_cost_model_inputs(cm);
@@ -243,8 +245,7 @@ int ar_cost_model_with_recompute(arachne_cost_model **out, const arachne_cost_mo
     v->model = cm->model;
     v->cluster = cm->cluster;
     v->profile = cm->profile;
-    v->setup = cm->setup;
-    v->setup.recompute = recompute;
+    v->setup = *setup;
     if ((st = ar_cost_cache_build(v)) != ARACHNE_OK) {
         arachne_cost_model_destroy(v);
         return st;
@@ -260,6 +261,20 @@ int ar_cost_model_with_recompute(arachne_cost_model **out, const arachne_cost_mo
     }
     *out = v;
     return ARACHNE_OK;
+}
+
+int ar_cost_model_with_recompute(arachne_cost_model **out, const arachne_cost_model *cm, int recompute)
+{
+    ar_setup s = cm->setup;
+    s.recompute = recompute;
+    return with_setup(out, cm, &s);
+}
+
+int ar_cost_model_with_exact_division(arachne_cost_model **out, const arachne_cost_model *cm, int exact_division)
+{
+    ar_setup s = cm->setup;
+    s.exact_division = exact_division;
+    return with_setup(out, cm, &s);
 }
 
 void arachne_cost_model_destroy(arachne_cost_model *cm)
@@ -398,7 +413,7 @@ int arachne_cost_model_set(arachne_cost_model *cm, int option, double value)
         if ((st = need_int(option, value, 0, 2)) == ARACHNE_OK) s->recompute_search = (int)value;
         break;
     case ARACHNE_OPT_EXACT_DIVISION:
-        if ((st = need_int(option, value, 0, 1)) == ARACHNE_OK) s->exact_division = (int)value;
+        if ((st = need_int(option, value, 0, 2)) == ARACHNE_OK) s->exact_division = (int)value;
         break;
     default:
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "cost model: unknown option %d (valid: 0..25)", option);

@@ -396,5 +396,8 @@ int ar_cost_cache_build(arachne_cost_model *cm);
  * (ARACHNE_OPT_RECOMPUTE_SEARCH's second run); free it with
  * arachne_cost_model_destroy.  ARACHNE_E_NO_MEMORY; *out NULL then. */
 int ar_cost_model_with_recompute(arachne_cost_model **out, const arachne_cost_model *cm, int recompute);
+/* The same with cm's setup but ARACHNE_OPT_EXACT_DIVISION `exact_division`
+ * (the default planner's first run under ARACHNE_OPT_EXACT_DIVISION 2). */
+int ar_cost_model_with_exact_division(arachne_cost_model **out, const arachne_cost_model *cm, int exact_division);
 
 #endif

@@ -54,8 +54,10 @@ typedef struct ar_setup {
     int recompute_search;    /* the default planner also plans with full recomputation, 1: where a
                               * probe says it pays, 2: always; keeps the faster plan
                               * (plan_default.c); a planner setting */
-    int exact_division;      /* 1: the division takes the fastest exact split whenever one exists
-                              * (cost_plan.c); not recorded in plan files, as exact_batch */
+    int exact_division;      /* 1 or 2: the division takes the fastest exact split whenever one
+                              * exists (cost_plan.c), and exact plans rank first; 2 also makes
+                              * the default planner plan first as with 0 (plan_default.c); not
+                              * recorded in plan files, as exact_batch */
 } ar_setup;
 
 void ar_setup_defaults(ar_setup *s);

@@ -203,6 +203,94 @@ fail:
     return st;
 }
 
+/* The default planner with cm's setup: the refinement from two starts,
+ * and the recompute search where cm asks for it. */
+static int build_refined_modes(arachne_plan **out, const arachne_policy *policy, const arachne_cost_model *cm,
+                               int samples, uint64_t seed, long evaluations, double time_cap_s)
+{
+    *out = NULL;
+    if (cm->setup.recompute_search && cm->setup.recompute != AR_RECOMPUTE_FULL) {
+        /* a time cap: with search 2 each run gets half; with 1 the first
+         * run the whole (where the probe loses, nothing changes) and a
+         * second run what is left */
+        double t0 = ar_now();
+        arachne_plan *first = NULL;
+        int st = build_refined_one(&first, policy, cm, samples, seed, evaluations,
+                                   cm->setup.recompute_search == 2 ? time_cap_s / 2 : time_cap_s);
+        return ar_plan_recompute_search_after(out, first, st, ar_now() - t0, policy, cm, samples, seed, evaluations,
+                                              time_cap_s);
+    }
+    return build_refined_one(out, policy, cm, samples, seed, evaluations, time_cap_s);
+}
+
+/* ARACHNE_OPT_EXACT_DIVISION 2: the plan for the asked batch.  The planner
+ * runs first on a copy of cm with the option 0, where a plan that runs a
+ * surplus is charged for it and the climbs may step through such plans:
+ * planning exact-first from the start loses those steps and returned a
+ * slower exact plan on 5 of 206 compositions (docs/search.md, "Which plan
+ * wins").  When that plan runs the batch exactly, its price is the same
+ * under cm (the fastest division was exact, or was the fastest exact one)
+ * and it is returned.  Otherwise, with cm itself (exact plans first): the
+ * planner again, and the first plan refined in its own recompute mode
+ * (its structure at the exact division, where it has one, and the climb
+ * from there); the higher-ranked of the two is returned, so a plan with a
+ * surplus only when neither found an exact one.  This is what `arachne
+ * plan` does (examples/cli/cmd_plan.c, which keeps its own copy to report
+ * the first plan).  The time cap is the whole call's: the first run gets
+ * it, the second run what is left, the refinement what is left then. */
+static int build_for_asked_batch(arachne_plan **out, const arachne_policy *policy, const arachne_cost_model *cm,
+                                 int samples, uint64_t seed, long evaluations, double time_cap_s)
+{
+    double t0 = ar_now(), left = 0.0;
+    arachne_cost_model *other = NULL;
+    arachne_plan *first = NULL, *again = NULL, *refined = NULL;
+    long spent;
+    int st;
+    if ((st = ar_cost_model_with_exact_division(&other, cm, 0))) return st;
+    st = build_refined_modes(&first, policy, other, samples, seed, evaluations, time_cap_s);
+    arachne_cost_model_destroy(other);
+    other = NULL;
+    if (st) return st;
+    first->setup.exact_division = cm->setup.exact_division; /* it ranks as cm ranks */
+    if (ar_plan_samples_run(first) == first->setup.global_batch) {
+        *out = first;
+        return ARACHNE_OK;
+    }
+    spent = first->evaluations;
+    if (time_cap_s > 0) {
+        left = time_cap_s - (ar_now() - t0);
+        if (left < 1e-9) left = 1e-9; /* spent: each refinement keeps its first candidate */
+    }
+    st = build_refined_modes(&again, policy, cm, samples, seed, evaluations, left);
+    if (st && st != ARACHNE_E_INFEASIBLE) goto done;
+    if (again) spent += again->evaluations;
+    if (time_cap_s > 0) {
+        left = time_cap_s - (ar_now() - t0);
+        if (left < 1e-9) left = 1e-9;
+    }
+    if ((st = ar_cost_model_with_recompute(&other, cm, first->setup.recompute))) goto done;
+    st = arachne_plan_refine(&refined, first, other, AR_MAX(1, evaluations), left);
+    arachne_cost_model_destroy(other);
+    if (st && st != ARACHNE_E_INFEASIBLE) goto done;
+    if (refined) {
+        spent += refined->evaluations - first->evaluations;
+        memcpy(refined->method, first->method, sizeof refined->method); /* the planner that made it */
+    }
+    keep_better(&again, &refined);
+    keep_better(&again, &first); /* nothing exact found: the best plan with a surplus */
+    arachne_clear_error();
+    again->evaluations = spent;
+    again->planning_s = ar_now() - t0;
+    if ((st = ar_plan_finish(again))) goto done;
+    *out = again;
+    again = NULL;
+done:
+    arachne_plan_destroy(first);
+    arachne_plan_destroy(again);
+    arachne_plan_destroy(refined);
+    return st;
+}
+
 int arachne_plan_build_refined(arachne_plan **out, const arachne_policy *policy, const arachne_cost_model *cm,
                                int samples, uint64_t seed, long evaluations, double time_cap_s)
 {
@@ -217,16 +305,7 @@ int arachne_plan_build_refined(arachne_plan **out, const arachne_policy *policy,
     if (!(time_cap_s >= 0.0 && time_cap_s <= 1e7))
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_build_refined: time cap %g s is outside [0, 1e7]",
                         time_cap_s);
-    if (cm->setup.recompute_search && cm->setup.recompute != AR_RECOMPUTE_FULL) {
-        /* a time cap: with search 2 each run gets half; with 1 the first
-         * run the whole (where the probe loses, nothing changes) and a
-         * second run what is left */
-        double t0 = ar_now();
-        arachne_plan *first = NULL;
-        int st = build_refined_one(&first, policy, cm, samples, seed, evaluations,
-                                   cm->setup.recompute_search == 2 ? time_cap_s / 2 : time_cap_s);
-        return ar_plan_recompute_search_after(out, first, st, ar_now() - t0, policy, cm, samples, seed, evaluations,
-                                              time_cap_s);
-    }
-    return build_refined_one(out, policy, cm, samples, seed, evaluations, time_cap_s);
+    if (cm->setup.exact_division == 2)
+        return build_for_asked_batch(out, policy, cm, samples, seed, evaluations, time_cap_s);
+    return build_refined_modes(out, policy, cm, samples, seed, evaluations, time_cap_s);
 }

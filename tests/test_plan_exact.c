@@ -189,7 +189,7 @@ TEST(exact_division_prices_and_plans_the_asked_batch)
     ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_EXACT_DIVISION, 0));
     ASSERT_OK(ar_plan_price(e.cm, p));
     ASSERT_NEAR(p->iter_per_s, fast, 1e-12 * fast);
-    ASSERT_STATUS(arachne_cost_model_set(e.cm, ARACHNE_OPT_EXACT_DIVISION, 2), ARACHNE_E_INVALID_ARGUMENT);
+    ASSERT_STATUS(arachne_cost_model_set(e.cm, ARACHNE_OPT_EXACT_DIVISION, 3), ARACHNE_E_INVALID_ARGUMENT);
     ASSERT_CONTAINS(arachne_last_error(), "exact_division");
     arachne_plan_destroy(p);
     arachne_plan_destroy(q);
@@ -253,6 +253,69 @@ TEST(exact_division_ranks_exact_plans_first)
     ASSERT(ar_plan_rank(q) > ar_plan_rank(p));
     arachne_plan_destroy(p);
     arachne_plan_destroy(q);
+    arachne_policy_destroy(pol);
+    env_close(&e);
+}
+
+/* ARACHNE_OPT_EXACT_DIVISION 2: the default planner plans as with 0 and,
+ * when that plan runs a surplus, plans again exact-first and refines the
+ * first plan under the option, returning the better: never below planning
+ * with 1 from the start (that second run is the same run), the batch
+ * asked, every evaluation counted, and a price that repricing with the
+ * same cost model reproduces.  Where the first plan runs the batch, it is
+ * the plan, as with 0. */
+TEST(exact_division_2_plans_again_for_the_asked_batch)
+{
+    env e;
+    arachne_policy *pol = NULL;
+    arachne_plan *p = NULL, *q = NULL, *r = NULL;
+    double v = -1, rate;
+    ASSERT_OK(env_open(&e, "llama3-8b", "h100:2x4,gh-96:1x4,b200:2x4"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
+    if (arachne_policy_load(&pol, "examples/policies/default.arpol") != ARACHNE_OK) {
+        arachne_policy_destroy(pol);
+        env_close(&e);
+        SKIP("examples/policies/default.arpol not found (run from the repository root)");
+    }
+    ASSERT_OK(arachne_plan_build_refined(&p, pol, e.cm, 16, 0, ARACHNE_REFINE_EVALUATIONS, 0.0));
+    ASSERT_EQ(ar_plan_samples_run(p), 260);
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_EXACT_DIVISION, 1));
+    ASSERT_OK(arachne_plan_build_refined(&q, pol, e.cm, 16, 0, ARACHNE_REFINE_EVALUATIONS, 0.0));
+    ASSERT_EQ(ar_plan_samples_run(q), 256);
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_EXACT_DIVISION, 2));
+    ASSERT_OK(arachne_cost_model_get(e.cm, ARACHNE_OPT_EXACT_DIVISION, &v));
+    ASSERT_EQ(v, 2);
+    ASSERT_OK(arachne_plan_build_refined(&r, pol, e.cm, 16, 0, ARACHNE_REFINE_EVALUATIONS, 0.0));
+    ASSERT_EQ(ar_plan_samples_run(r), 256);
+    ASSERT_OK(ar_plan_validate(e.cm, r));
+    ASSERT(r->iter_per_s >= q->iter_per_s);
+    ASSERT(r->evaluations > p->evaluations + q->evaluations / 2); /* both runs and the refinement */
+    ASSERT(r->planning_s > 0);
+    rate = r->iter_per_s;
+    ASSERT_OK(ar_plan_price(e.cm, r));
+    ASSERT_NEAR(r->iter_per_s, rate, 1e-12 * rate);
+    /* 2 prices as 1: the surplus plan has no exact division and ranks below */
+    ASSERT_OK(ar_plan_price(e.cm, p));
+    ASSERT_EQ(ar_plan_samples_run(p), 260);
+    ASSERT(ar_plan_rank(p) < 0 && ar_plan_rank(r) > 0);
+    arachne_plan_destroy(p);
+    arachne_plan_destroy(q);
+    arachne_plan_destroy(r);
+    p = q = r = NULL;
+    env_close(&e);
+
+    /* the first plan runs the batch: the same plan and count as with 0 */
+    ASSERT_OK(env_open(&e, "llama3-8b", "h100:2x8,a100-80:1x8"));
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
+    ASSERT_OK(arachne_plan_build_refined(&p, pol, e.cm, 16, 0, ARACHNE_REFINE_EVALUATIONS, 0.0));
+    ASSERT_EQ(ar_plan_samples_run(p), 256);
+    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_EXACT_DIVISION, 2));
+    ASSERT_OK(arachne_plan_build_refined(&r, pol, e.cm, 16, 0, ARACHNE_REFINE_EVALUATIONS, 0.0));
+    ASSERT_EQ(r->iter_per_s, p->iter_per_s);
+    ASSERT_EQ(r->evaluations, p->evaluations);
+    ASSERT_EQ(r->ntemplates, p->ntemplates);
+    arachne_plan_destroy(p);
+    arachne_plan_destroy(r);
     arachne_policy_destroy(pol);
     env_close(&e);
 }
@@ -358,5 +421,5 @@ TEST(fill_prices_a_twin_template_with_the_shared_ring)
 
 SUITE(plan_exact, T(split_runs_the_batch_exactly_at_the_same_speed), T(split_moves_whole_fsdp_groups), T(split_drops_replicas_that_run_one_micro_batch),
       T(split_leaves_exact_and_unsplittable_plans), T(exact_division_prices_and_plans_the_asked_batch),
-      T(exact_division_ranks_exact_plans_first),
+      T(exact_division_ranks_exact_plans_first), T(exact_division_2_plans_again_for_the_asked_batch),
       T(split_halves_share_one_gradient_ring), T(fill_prices_a_twin_template_with_the_shared_ring));

@@ -46,7 +46,10 @@ typedef struct plan_run {
  * also the refinement of `first` under that option, and the faster of the
  * two plans that run the batch: the planner from scratch loses the inexact
  * plans its climbs step through, the refinement keeps first's structure
- * (docs/search.md, "Which plan wins") */
+ * (docs/search.md, "Which plan wins").  ARACHNE_OPT_EXACT_DIVISION 2 does
+ * the same inside the library; the command keeps these steps so that it
+ * can report the first plan (cli_batch_retry's note), plan again with
+ * --rollout's planner, and keep the first plan at its exact division */
 static int plan_once(arachne_plan **out, const arachne_plan *first, void *user)
 {
     const plan_run *r = (const plan_run *)user;

@@ -138,11 +138,11 @@ OPTIONS = {
     "priced_resplit": 20, "stage_moves": 21, "stage_major": 22,
     "fsdp_search": 23, "recompute_search": 24, "exact_division": 25,
 }
-_INT_OPTIONS = ("global_batch", "seq_len", "max_depth", "max_vp", "recompute_search")
+_INT_OPTIONS = ("global_batch", "seq_len", "max_depth", "max_vp", "recompute_search", "exact_division")
 _BOOL_OPTIONS = ("dist_optimizer", "expert_tiling", "overlap_grad_reduce", "overlap_param_gather",
                  "tp_comm_overlap", "recompute_norm_act", "recompute_alt_mm",
                  "context_parallel", "ep_hierarchical", "exact_batch", "stage_reversal",
-                 "priced_resplit", "stage_moves", "stage_major", "fsdp_search", "exact_division")
+                 "priced_resplit", "stage_moves", "stage_major", "fsdp_search")
 
 # Plan fields (arachne_plan_field, arachne_template_field, arachne_stage_field,
 # arachne_rank_field)

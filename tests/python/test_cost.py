@@ -24,7 +24,7 @@ class CostModelTest(unittest.TestCase):
             self.assertTrue(s["overlap_param_gather"])
             self.assertFalse(s["tp_comm_overlap"])
             self.assertEqual(s["max_vp"], 8)
-            self.assertIs(s["exact_division"], False)
+            self.assertEqual(s["exact_division"], 0)
             self.assertAlmostEqual(s["headroom"], 0.08)
             self.assertEqual(cm.get("weight_bytes"), 2)
             self.assertIs(cm.model, self.model)
@@ -49,7 +49,11 @@ class CostModelTest(unittest.TestCase):
         self.assertEqual(cm.setup["recompute"], "none")
         cm.set("exact_division", True)
         self.assertEqual(cm.get("exact_division"), 1)
-        self.assertIs(cm.setup["exact_division"], True)
+        self.assertEqual(cm.setup["exact_division"], 1)
+        cm.set("exact_division", 2)  # an int option: 0, 1 or 2
+        self.assertEqual(cm.setup["exact_division"], 2)
+        with self.assertRaises(arachne.Error):
+            cm.set("exact_division", 3)
 
     def test_given_profile(self):
         p = arachne.Profile.generate(self.model, self.cluster, seq_len=1024)

@@ -43,6 +43,12 @@ class RefineTest(unittest.TestCase):
             self.assertEqual(refined.get("samples_run"), 256)
             # what `arachne plan --max-vp 8` prints here: the faster of the two
             self.assertGreater(refined.iter_per_s, again.iter_per_s)
+            # exact_division 2: the library takes these steps itself
+            cm.set("exact_division", 2)
+            plan = pol.plan(cm, samples=16, seed=0, refine=arachne.REFINE_EVALUATIONS)
+            self.assertEqual(plan.get("samples_run"), 256)
+            self.assertEqual(plan.iter_per_s, refined.iter_per_s)
+            self.assertGreater(plan.evaluations, first.evaluations + again.evaluations)
 
     def test_exact_batches_rank_first(self):
         # three 8-GPU nodes at batch 64: the fastest plan (3 replicas) runs 72 samples
