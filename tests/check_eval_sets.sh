@@ -83,6 +83,11 @@ sets = {
     "broad-large": ["large", "10", "202"],
     "broad-val-small": ["small", "100", "303", "val-", "examples/eval/broad-small.json", "examples/eval/broad-large.json"],
     "broad-val-large": ["large", "20", "404", "val-", "examples/eval/broad-small.json", "examples/eval/broad-large.json"],
+    # the second held-out draw (2026-12-07): none of the sets above
+    "broad2-small": ["small", "48", "505", "held2-"] + ["examples/eval/broad-%s.json" % s
+                                                      for s in ("small", "large", "val-small", "val-large")],
+    "broad2-large": ["large", "24", "606", "held2-"] + ["examples/eval/broad-%s.json" % s
+                                                      for s in ("small", "large", "val-small", "val-large")],
 }
 earlier = keys_of(EARLIER)
 allkeys = {}
