@@ -688,10 +688,55 @@ TEST(recompute_search_prices_a_fully_recomputing_running_plan_in_its_mode)
     replan_test_free(d, next, run, pol, o, &e);
 }
 
+/* ARACHNE_OPT_EXACT_DIVISION 2: the new plan is the default planner's for
+ * the asked batch.  On this cluster at batch 256 the default planner's
+ * plan runs 260 samples (test_plan_exact.c); with 2 arachne_replan's new
+ * plan is arachne_plan_build_refined's with 2, which runs 256. */
+TEST(exact_division_2_replans_for_the_asked_batch)
+{
+    renv a, b;
+    arachne_policy *pol = NULL;
+    arachne_plan *run = NULL, *want = NULL, *next = NULL;
+    arachne_replan_decision *d = NULL;
+    arachne_replan_options *o = opts_k(16);
+    double sps = 0, runs = 0;
+    ASSERT(o != NULL);
+    if (arachne_policy_load(&pol, "examples/policies/default.arpol") != ARACHNE_OK) {
+        arachne_replan_options_destroy(o);
+        SKIP("examples/policies/default.arpol not found (run from the repository root)");
+    }
+    ASSERT_OK(arachne_replan_options_set(o, ARACHNE_REPLAN_OPT_REFINE_EVALUATIONS, ARACHNE_REFINE_EVALUATIONS));
+    ASSERT_OK(renv_make(&a, "llama3-8b", "h100:2x4,b200:2x4"));
+    ASSERT_OK(renv_make(&b, "llama3-8b", "h100:2x4,gh-96:1x4,b200:2x4"));
+    ASSERT_OK(arachne_cost_model_set(a.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
+    ASSERT_OK(arachne_cost_model_set(b.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
+    ASSERT_OK(arachne_plan_build(&run, pol, a.cm, 1, 0));
+    ASSERT_OK(arachne_cost_model_set(b.cm, ARACHNE_OPT_EXACT_DIVISION, 2));
+    ASSERT_OK(arachne_plan_build_refined(&want, pol, b.cm, 16, 0, ARACHNE_REFINE_EVALUATIONS, 0.0));
+    arachne_plan_get(want, ARACHNE_PLAN_SAMPLES_RUN, &runs);
+    ASSERT_EQ(runs, 256);
+    arachne_plan_get(want, ARACHNE_PLAN_SAMPLES_PER_S, &sps);
+    ASSERT_OK(arachne_replan(&next, &d, pol, b.cm, run, o));
+    ASSERT(consistent(d));
+    ASSERT_EQ(dget(d, ARACHNE_DECISION_NEW_SAMPLES_PER_S), sps);
+    arachne_replan_decision_destroy(d);
+    arachne_plan_destroy(next);
+    d = NULL;
+    next = NULL;
+    /* with 0, the plan that runs 260: another new plan */
+    ASSERT_OK(arachne_cost_model_set(b.cm, ARACHNE_OPT_EXACT_DIVISION, 0));
+    ASSERT_OK(arachne_replan(&next, &d, pol, b.cm, run, o));
+    ASSERT(dget(d, ARACHNE_DECISION_NEW_SAMPLES_PER_S) != sps);
+    arachne_plan_destroy(want);
+    replan_test_free(d, next, run, pol, o, &b);
+    renv_free(&a);
+}
+
 SUITE(replan, T(options_defaults_and_ranges), T(node_map_matches_type_and_index), T(unchanged_cluster_keeps),
       T(adding_nodes_gives_valid_plan_and_consistent_decision), T(refine_evaluations_refine_the_new_plan),
       T(removing_a_used_node_forces_switch),
       T(migration_bytes_by_hand),
       T(migration_sharded_optimizer_by_hand), T(migration_sharded_optimizer_tiles_mixed_tp),
       T(migration_follows_interleaved_chunks), T(decision_json_parses), T(bad_arguments),
-      T(recompute_search_prices_a_fully_recomputing_running_plan_in_its_mode));
+      T(recompute_search_prices_a_fully_recomputing_running_plan_in_its_mode),
+      T(exact_division_2_replans_for_the_asked_batch));
