@@ -149,6 +149,22 @@ TEST(split_drops_replicas_that_run_one_micro_batch)
     env_close(&e);
 }
 
+/* The bundled policy and a composition at batch 256: 0, a status, or -1
+ * when the policy file is not there (the caller skips; e is closed). */
+static int bundled_at_256(env *e, arachne_policy **pol, const char *model, const char *cluster)
+{
+    int st = env_open(e, model, cluster);
+    if (!st && (st = arachne_cost_model_set(e->cm, ARACHNE_OPT_GLOBAL_BATCH, 256))) env_close(e);
+    if (st) return st;
+    if (arachne_policy_load(pol, "examples/policies/default.arpol") == ARACHNE_OK) return 0;
+    arachne_policy_destroy(*pol);
+    *pol = NULL;
+    env_close(e);
+    return -1;
+}
+
+#define NO_BUNDLED "examples/policies/default.arpol not found (run from the repository root)"
+
 /* ARACHNE_OPT_EXACT_DIVISION: a plan whose fastest division runs a
  * surplus that costs less than it gains (EXACT_BATCH keeps it) is priced
  * with its exact division instead, and the default planner, comparing the
@@ -161,15 +177,11 @@ TEST(exact_division_prices_and_plans_the_asked_batch)
     arachne_policy *pol = NULL;
     arachne_plan *p = NULL, *q = NULL;
     double v = -1, fast, slow;
-    ASSERT_OK(env_open(&e, "qwen3-8b", "a100-40:1x4,h200:1x4,h100:8x1+2x4,b300:3x2"));
-    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
+    int st;
+    if ((st = bundled_at_256(&e, &pol, "qwen3-8b", "a100-40:1x4,h200:1x4,h100:8x1+2x4,b300:3x2")) < 0) SKIP(NO_BUNDLED);
+    ASSERT_OK(st);
     ASSERT_OK(arachne_cost_model_get(e.cm, ARACHNE_OPT_EXACT_DIVISION, &v));
     ASSERT_EQ(v, 0); /* the default */
-    if (arachne_policy_load(&pol, "examples/policies/default.arpol") != ARACHNE_OK) {
-        arachne_policy_destroy(pol);
-        env_close(&e);
-        SKIP("examples/policies/default.arpol not found (run from the repository root)");
-    }
     ASSERT_OK(arachne_plan_build_refined(&p, pol, e.cm, 16, 0, ARACHNE_REFINE_EVALUATIONS, 0.0));
     ASSERT_MSG(ar_plan_samples_run(p) > 256, "the planner's plan runs %ld samples: pick a composition whose best plan "
                "keeps a surplus", (long)ar_plan_samples_run(p));
@@ -209,6 +221,7 @@ TEST(exact_division_ranks_exact_plans_first)
     arachne_policy *pol = NULL;
     arachne_plan *p, *q = NULL;
     double r44, r40, charged;
+    int st;
     ASSERT_OK(env_open(&e, "llama3-8b", "h100:3x8"));
     p = three_replicas(&e, 44); /* runs 48 */
     ASSERT(p != NULL);
@@ -233,13 +246,8 @@ TEST(exact_division_ranks_exact_plans_first)
     arachne_plan_destroy(p);
     env_close(&e);
 
-    ASSERT_OK(env_open(&e, "llama3-8b", "h100:2x4,gh-96:1x4,b200:2x4"));
-    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
-    if (arachne_policy_load(&pol, "examples/policies/default.arpol") != ARACHNE_OK) {
-        arachne_policy_destroy(pol);
-        env_close(&e);
-        SKIP("examples/policies/default.arpol not found (run from the repository root)");
-    }
+    if ((st = bundled_at_256(&e, &pol, "llama3-8b", "h100:2x4,gh-96:1x4,b200:2x4")) < 0) SKIP(NO_BUNDLED);
+    ASSERT_OK(st);
     ASSERT_OK(arachne_plan_build_refined(&p, pol, e.cm, 16, 0, ARACHNE_REFINE_EVALUATIONS, 0.0));
     ASSERT_MSG(ar_plan_samples_run(p) == 260 && p->ntemplates == 1 && p->t[0].vp == 2,
                "the planner's plan runs %ld samples in %d templates: pick a composition whose best plan cannot run "
@@ -270,13 +278,9 @@ TEST(exact_division_2_plans_again_for_the_asked_batch)
     arachne_policy *pol = NULL;
     arachne_plan *p = NULL, *q = NULL, *r = NULL;
     double v = -1, rate;
-    ASSERT_OK(env_open(&e, "llama3-8b", "h100:2x4,gh-96:1x4,b200:2x4"));
-    ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
-    if (arachne_policy_load(&pol, "examples/policies/default.arpol") != ARACHNE_OK) {
-        arachne_policy_destroy(pol);
-        env_close(&e);
-        SKIP("examples/policies/default.arpol not found (run from the repository root)");
-    }
+    int st;
+    if ((st = bundled_at_256(&e, &pol, "llama3-8b", "h100:2x4,gh-96:1x4,b200:2x4")) < 0) SKIP(NO_BUNDLED);
+    ASSERT_OK(st);
     ASSERT_OK(arachne_plan_build_refined(&p, pol, e.cm, 16, 0, ARACHNE_REFINE_EVALUATIONS, 0.0));
     ASSERT_EQ(ar_plan_samples_run(p), 260);
     ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_EXACT_DIVISION, 1));
