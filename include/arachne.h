@@ -718,8 +718,9 @@ typedef enum arachne_option {
                                      *   as with 0 and, only when that plan runs a surplus, plans again
                                      *   as with 1 and refines the first plan as with 1 (in the first
                                      *   plan's recompute mode), returning the highest-ranked of those:
-                                     *   the plan for a caller that must run the asked batch, what the
-                                     *   arachne commands and examples/launcher.c start.  0 (default):
+                                     *   the plan for a caller that must run the asked batch (the steps
+                                     *   the arachne commands take; examples/launcher.c sets it; the
+                                     *   options table of docs/c-api.md).  0 (default):
                                      *   ARACHNE_OPT_EXACT_BATCH decides.  Plan files do not record it:
                                      *   repricing follows the cost model's setting.  0, 1 or 2 */
 } arachne_option;
@@ -1254,7 +1255,7 @@ ARACHNE_API int arachne_plan_refine(arachne_plan **out, const arachne_plan *star
  *  left to a second.  When only one mode finds a plan, that plan; when
  *  neither does, the error of cm's mode.  With ARACHNE_OPT_EXACT_DIVISION
  *  2, all of this runs with the option 0 and, when its plan runs more
- *  samples than the global batch, again with the option as set, and the
+ *  samples than the global batch, again as with 1, and the
  *  first plan is refined (evaluations fills, at least 1) the same way;
  *  the highest-ranked plan, which runs the batch unless no plan found
  *  does, counts the evaluations and time of all, and time_cap_s goes to
