@@ -14,7 +14,6 @@
 /* largest batch for which the nearest exact batches are searched */
 #define BATCH_SEARCH_MAX 4000000L
 
-
 /* Nearest batches <= want and >= want that the plan's templates run exactly
  * (each template at least one step per replica: a micro-batch, or depth
  * micro-batches when interleaved); 0 when none. */
