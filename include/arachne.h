@@ -1229,20 +1229,26 @@ ARACHNE_API int arachne_plan_refine(arachne_plan **out, const arachne_plan *star
  *  from the best sample and, when samples > 1 and the greedy plan has
  *  another structure (templates, depths, stage GPU types and group
  *  sizes), again with evaluations / 2 fills (at least 1) from the greedy
- *  plan; returns the faster of the two refined plans (ties: the best
- *  sample's).  The greedy plan is the build's rollout 0, the plan
- *  arachne_plan_build gives with samples 1, kept rather than decoded
- *  again; when it found no plan, the best sample alone is refined.  A
- *  local search stays near its start, and the best sample and the greedy
- *  plan are often different pipelines: from both,
- *  the refinement reaches 1.024 of exhaustive search on the 100 small
- *  validation compositions against 1.021 from the best sample alone
- *  (docs/search.md, "Two starts").  evaluations 0: the best-of-K plan
- *  unrefined.
+ *  plan, and with evaluations / 2 fills from the best sampled plan whose
+ *  stages use another set of GPU types than the best sample's, when there
+ *  is one and its structure is neither start's; returns the fastest
+ *  refined plan (ties: the best sample's, then the greedy plan's).  The
+ *  greedy plan is the build's rollout 0, the plan arachne_plan_build
+ *  gives with samples 1, and the third start another of its rollouts,
+ *  both kept rather than decoded again; when the greedy rollout found no
+ *  plan, it is not refined.  A local search stays near its start, and
+ *  the three are often different pipelines: from the first two, the
+ *  refinement reaches 1.024 of exhaustive search on the 100 small
+ *  validation compositions against 1.021 from the best sample alone; the
+ *  third start made no composition of six evaluation sets slower and 17
+ *  of 218 faster (docs/search.md, "Three starts").  evaluations 0: the
+ *  best-of-K plan unrefined.
  *  time_cap_s (0: none) caps the whole refinement: the first start gets
- *  half, the second what is left.  The plan records `samples`, every
- *  evaluation spent (the build's, the greedy plan's among them, and both
- *  refinements') and the whole wall time; its method is the refined
+ *  half, the greedy plan half of what is left when a third start
+ *  follows (else all of it), the third start what is left then.  The
+ *  plan records `samples`, every evaluation spent (the build's, the
+ *  other starts' among them, and the refinements') and the whole wall
+ *  time; its method is the refined
  *  plan's ("policy-best-of-k+refine", "policy-greedy+refine" when
  *  samples <= 1).  Unless ARACHNE_OPT_RECOMPUTE_SEARCH is 0 or the mode
  *  is full, a probe then refills the plan's structure on a copy of cm set

@@ -9,6 +9,7 @@
 #include "construct.h"
 #include "eval.h"
 #include "json.h"
+#include "policy.h"
 
 const char *ar_eval_method_name(int method, int samples, int random_factor)
 {
@@ -594,7 +595,7 @@ int ar_eval_run(const ar_eval_config *cfg, const arachne_policy *policy, ar_eval
     for (i = 0; i < cfg->ncomps; i++) {
         ar_eval_row *row = &res->rows[i];
         ar_eval_env env;
-        arachne_plan *p = NULL;
+        arachne_plan *p = NULL, *alt = NULL;
         long same;
         int run_exh;
         row->comp = cfg->comps[i];
@@ -618,7 +619,8 @@ int ar_eval_run(const ar_eval_config *cfg, const arachne_policy *policy, ar_eval
         STEP("policy best-of-K");
         p = NULL;
         t_first = ar_now();
-        st = arachne_plan_build(&p, policy, env.cm, cfg->samples, cfg->seed);
+        /* the best rollout on other GPU types is the refinement's third start */
+        st = ar_policy_build(&p, NULL, &alt, policy, env.cm, cfg->samples, cfg->seed);
         {
             /* the default plan (arachne_plan_build_refined): the
              * refinement from the plans built above, then the recompute
@@ -629,11 +631,13 @@ int ar_eval_run(const ar_eval_config *cfg, const arachne_policy *policy, ar_eval
                 if ((st = say(progress, user, "[%d/%d] %s: refinement of the best-of-K plan", i + 1, cfg->ncomps,
                               row->comp.name))) {
                     arachne_plan_destroy(p);
+                    arachne_plan_destroy(alt);
                     ar_eval_env_free(&env);
                     goto done;
                 }
-                sr = ar_plan_refine_two_starts(&r, p, cfg->samples > 1 ? greedy : NULL, env.cm,
-                                               cfg->refine_evaluations, cfg->refine_time_cap_s);
+                sr = ar_plan_refine_starts(&r, p, cfg->samples > 1 ? greedy : NULL, alt, env.cm,
+                                           cfg->refine_evaluations, cfg->refine_time_cap_s);
+                arachne_plan_destroy(alt);
                 st = take(&row->cell[AR_EVAL_POLICY_BEST], ARACHNE_OK, p);
             } else {
                 /* before the probe's runs replace the last error, which

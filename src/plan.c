@@ -180,6 +180,28 @@ long ar_plan_samples_run(const arachne_plan *p)
     return n;
 }
 
+unsigned ar_plan_gpu_types(const arachne_plan *p)
+{
+    unsigned m = 0u;
+    int j, s;
+    for (j = 0; j < p->ntemplates && j < AR_MAX_TEMPLATES; j++)
+        for (s = 0; s < p->t[j].depth; s++) m |= 1u << p->t[j].stages[s].type;
+    return m;
+}
+
+int ar_plan_same_structure(const arachne_plan *a, const arachne_plan *b)
+{
+    int j, s;
+    if (a->ntemplates != b->ntemplates) return 0;
+    for (j = 0; j < a->ntemplates && j < AR_MAX_TEMPLATES; j++) {
+        const ar_template *x = &a->t[j], *y = &b->t[j];
+        if (x->depth != y->depth) return 0;
+        for (s = 0; s < x->depth; s++)
+            if (x->stages[s].type != y->stages[s].type || ar_stage_gpus(x, s) != ar_stage_gpus(y, s)) return 0;
+    }
+    return 1;
+}
+
 double ar_plan_rank(const arachne_plan *p)
 {
     long run = ar_plan_samples_run(p);

@@ -251,19 +251,26 @@ long ar_plan_samples_run(const arachne_plan *p);
  * batch ranks below every plan that runs it exactly: -1 / (1 + its
  * charged rate), in (-1, 0). */
 double ar_plan_rank(const arachne_plan *p);
+/* The GPU types p's stages use, bit t for type t (AR_MAX_TYPES <= 16). */
+unsigned ar_plan_gpu_types(const arachne_plan *p);
+/* 1 when a and b have the same templates, depths, stage GPU types and
+ * stage group sizes (tp x cp): what arachne_plan_refine starts from. */
+int ar_plan_same_structure(const arachne_plan *a, const arachne_plan *b);
 
 /* The default planner's refinement (plan_default.c) from plans already
- * built: `best` (best-of-K) with `evaluations` fills and, when `greedy` is
- * given and has another structure, `greedy` with half of them; the faster
- * refined plan, named "<best's method>+refine" ("+refine-capped" when a
- * cap cut either), with best's samples, best's evaluations and planning
- * time plus those of the refinements (`greedy` is best-of-K's rollout 0,
- * whose fills and time best's build already counts).  time_cap_s (0:
- * none) caps the two refinements together, half to the first.  evaluations 0: a
- * copy of best.  Arguments as arachne_plan_build_refined checks them;
- * *out owned by the caller. */
-int ar_plan_refine_two_starts(arachne_plan **out, const arachne_plan *best, const arachne_plan *greedy,
-                              const arachne_cost_model *cm, long evaluations, double time_cap_s);
+ * built: `best` (best-of-K) with `evaluations` fills; `greedy`, when given
+ * and of another structure, with half of them; `alt` (ar_policy_build's
+ * best rollout on other GPU types), when given and of a structure neither
+ * had, with half of them.  The fastest refined plan, named "<best's
+ * method>+refine" ("+refine-capped" when a cap cut any), with best's
+ * samples, best's evaluations and planning time plus those of the
+ * refinements (`greedy` and `alt` are best-of-K's rollouts, whose fills
+ * and time best's build already counts).  time_cap_s (0: none) caps the
+ * refinements together: half to the first, then half of what is left to
+ * greedy when alt follows.  evaluations 0: a copy of best.  Arguments as
+ * arachne_plan_build_refined checks them; *out owned by the caller. */
+int ar_plan_refine_starts(arachne_plan **out, const arachne_plan *best, const arachne_plan *greedy,
+                          const arachne_plan *alt, const arachne_cost_model *cm, long evaluations, double time_cap_s);
 /* ARACHNE_OPT_RECOMPUTE_SEARCH after the default planner's first run in
  * cm's mode (src/plan_default.c): first is that run's plan (taken over)
  * or NULL, first_status its status (any error but ARACHNE_E_INFEASIBLE

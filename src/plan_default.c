@@ -1,7 +1,8 @@
 /* plan_default.c -- arachne_plan_build_refined: the default planner.
  *
- * Best-of-K, then the refinement from two starts: the best sample and the
- * greedy plan.  The refinement is a local search (refine.c): it stays near
+ * Best-of-K, then the refinement from up to three starts: the best sample,
+ * the greedy plan, and the best sample on another set of GPU types (below).
+ * The refinement is a local search (refine.c): it stays near
  * the structure it starts from, and the best sample and the greedy plan
  * are often different pipelines (on small-mixtral-8x7b-22 of the held-out
  * set, a one-replica 8-stage template with context parallelism against a
@@ -14,7 +15,15 @@
  * needs its budget to climb.  Half keeps the time on 16,384 GPUs, where
  * greedy's structure fills slowly, below the whole budget's; a quarter
  * left a held-out composition at 0.939 (docs/search.md says how the
- * share was chosen). */
+ * share was chosen).
+ *
+ * The third start: where the best sample and the greedy plan both use one
+ * set of GPU types, the climb rarely adds the others (llama3-8b on
+ * a100-40:140x1,gb300:2x72: both GB300 alone, refined to 0.1527 iter/s,
+ * while the best rollout with A100-40 in it refines to 0.1600).  It gets
+ * half the budget, as the greedy plan does; on six evaluation sets (218
+ * compositions) it made none slower and 17 faster, by up to 10 %
+ * (docs/search.md, "Three starts"). */
 #include <stdio.h>
 #include <string.h>
 
@@ -27,26 +36,32 @@
 /* The greedy start's budget: the best sample's / this. */
 #define AR_SECOND_START_SHARE 2
 
-/* 1 when a and b have the same templates, depths, stage GPU types and
- * stage group sizes (what the refinement starts from; refine.c). */
-static int same_structure(const arachne_plan *a, const arachne_plan *b)
+/* Refines a further start with evaluations / AR_SECOND_START_SHARE fills
+ * into *out, unless its structure is one of the n in `done` (*out NULL
+ * then).  Its time: `share` of what the cap leaves of the call that began
+ * at t0 (at least a first candidate). */
+static int refine_other_start(arachne_plan **out, const arachne_plan *start, const arachne_plan *const *done, int n,
+                              const arachne_cost_model *cm, long evaluations, double t0, double time_cap_s,
+                              double share)
 {
-    int j, s;
-    if (a->ntemplates != b->ntemplates) return 0;
-    for (j = 0; j < a->ntemplates; j++) {
-        const ar_template *x = &a->t[j], *y = &b->t[j];
-        if (x->depth != y->depth) return 0;
-        for (s = 0; s < x->depth; s++)
-            if (x->stages[s].type != y->stages[s].type || ar_stage_gpus(x, s) != ar_stage_gpus(y, s)) return 0;
+    double left = 0.0;
+    int i;
+    *out = NULL;
+    if (!start) return ARACHNE_OK;
+    for (i = 0; i < n; i++)
+        if (done[i] && ar_plan_same_structure(start, done[i])) return ARACHNE_OK;
+    if (time_cap_s > 0) {
+        left = (time_cap_s - (ar_now() - t0)) * share;
+        if (left < 1e-9) left = 1e-9; /* spent: this start gets its first candidate only */
     }
-    return 1;
+    return arachne_plan_refine(out, start, cm, AR_MAX(1, evaluations / AR_SECOND_START_SHARE), left);
 }
 
-int ar_plan_refine_two_starts(arachne_plan **out, const arachne_plan *best, const arachne_plan *greedy,
-                              const arachne_cost_model *cm, long evaluations, double time_cap_s)
+int ar_plan_refine_starts(arachne_plan **out, const arachne_plan *best, const arachne_plan *greedy,
+                          const arachne_plan *alt, const arachne_cost_model *cm, long evaluations, double time_cap_s)
 {
-    double t0 = ar_now(), first_cap = 0.0, left = 0.0;
-    arachne_plan *rb = NULL, *rg = NULL, *win;
+    double t0 = ar_now(), first_cap = 0.0;
+    arachne_plan *rb = NULL, *rg = NULL, *ra = NULL, *win;
     long spent;
     int st;
     *out = NULL;
@@ -62,23 +77,30 @@ int ar_plan_refine_two_starts(arachne_plan **out, const arachne_plan *best, cons
     }
     if (time_cap_s > 0) first_cap = time_cap_s / 2;
     if ((st = arachne_plan_refine(&rb, best, cm, evaluations, first_cap))) return st;
-    /* the greedy plan is best-of-K's rollout 0: its fills are in best's
-     * count, and its refinement's count starts from its own */
+    /* the greedy plan and the alternative are best-of-K's rollouts: their
+     * fills are in best's count, and their refinements' counts start from
+     * their own (0) */
     spent = rb->evaluations;
-    if (greedy && !same_structure(greedy, best)) {
-        if (time_cap_s > 0) {
-            left = time_cap_s - (ar_now() - t0);
-            if (left < 1e-9) left = 1e-9; /* spent: the second start gets its first candidate only */
-        }
-        if ((st = arachne_plan_refine(&rg, greedy, cm, AR_MAX(1, evaluations / AR_SECOND_START_SHARE), left)))
+    {
+        const arachne_plan *done_starts[2];
+        done_starts[0] = best;
+        done_starts[1] = greedy;
+        /* the greedy start: what the cap leaves, or half of it when the
+         * alternative follows */
+        if ((st = refine_other_start(&rg, greedy, done_starts, 1, cm, evaluations, t0, time_cap_s, alt ? 0.5 : 1.0)))
             goto done;
-        spent += rg->evaluations - greedy->evaluations;
+        if (rg) spent += rg->evaluations - greedy->evaluations;
+        if ((st = refine_other_start(&ra, alt, done_starts, 2, cm, evaluations, t0, time_cap_s, 1.0))) goto done;
+        if (ra) spent += ra->evaluations - alt->evaluations;
     }
-    win = rg && ar_plan_rank(rg) > ar_plan_rank(rb) ? rg : rb;
-    /* named for what ran: the best-of-K planner refined (capped if either
+    win = rb;
+    if (rg && ar_plan_rank(rg) > ar_plan_rank(win)) win = rg;
+    if (ra && ar_plan_rank(ra) > ar_plan_rank(win)) win = ra;
+    /* named for what ran: the best-of-K planner refined (capped if any
      * refinement was) */
     {
-        int capped = strstr(rb->method, "capped") || (rg && strstr(rg->method, "capped"));
+        int capped = strstr(rb->method, "capped") || (rg && strstr(rg->method, "capped")) ||
+                     (ra && strstr(ra->method, "capped"));
         char m[sizeof win->method];
         snprintf(m, sizeof m, "%.*s%s", (int)(sizeof m - 15), best->method, capped ? "+refine-capped" : "+refine");
         memcpy(win->method, m, sizeof m);
@@ -89,28 +111,34 @@ int ar_plan_refine_two_starts(arachne_plan **out, const arachne_plan *best, cons
     if ((st = ar_plan_finish(win))) goto done;
     *out = win;
     if (win == rg) rg = NULL;
+    else if (win == ra) ra = NULL;
     else rb = NULL;
 done:
     arachne_plan_destroy(rb);
     arachne_plan_destroy(rg);
+    arachne_plan_destroy(ra);
     return st;
 }
 
-/* Best-of-K, then the refinement from two starts, with cm's setup. */
+/* Best-of-K, then the refinement from its starts, with cm's setup. */
 static int build_refined_one(arachne_plan **out, const arachne_policy *policy, const arachne_cost_model *cm,
                              int samples, uint64_t seed, long evaluations, double time_cap_s)
 {
-    arachne_plan *best = NULL, *greedy = NULL;
+    arachne_plan *best = NULL, *greedy = NULL, *alt = NULL;
     int st;
-    /* rollout 0 of best-of-K is the greedy decode: kept, not decoded again */
-    if ((st = ar_policy_build(&best, evaluations > 0 ? &greedy : NULL, policy, cm, samples, seed))) return st;
+    /* rollout 0 of best-of-K is the greedy decode: kept, not decoded again;
+     * likewise the best rollout on other GPU types */
+    if ((st = ar_policy_build(&best, evaluations > 0 ? &greedy : NULL, evaluations > 0 ? &alt : NULL, policy, cm,
+                              samples, seed)))
+        return st;
     if (evaluations == 0) {
         *out = best;
         return ARACHNE_OK;
     }
-    st = ar_plan_refine_two_starts(out, best, greedy, cm, evaluations, time_cap_s);
+    st = ar_plan_refine_starts(out, best, greedy, alt, cm, evaluations, time_cap_s);
     arachne_plan_destroy(best);
     arachne_plan_destroy(greedy);
+    arachne_plan_destroy(alt);
     return st;
 }
 
@@ -203,7 +231,7 @@ fail:
     return st;
 }
 
-/* The default planner with cm's setup: the refinement from two starts,
+/* The default planner with cm's setup: the refinement from its starts,
  * and the recompute search where cm asks for it. */
 static int build_refined_modes(arachne_plan **out, const arachne_policy *policy, const arachne_cost_model *cm,
                                int samples, uint64_t seed, long evaluations, double time_cap_s)

@@ -144,9 +144,13 @@ int ar_policy_threads(int runs);
  * samples > 1), rollout 0's plan: the greedy plan a build with one sample
  * gives, with method "policy-greedy", 0 evaluations and 0 s (both are
  * counted in *out's).  *greedy is NULL when rollout 0 found no plan, when
- * samples <= 1 (*out is then that plan) and on error.  The caller destroys
- * both. */
-int ar_policy_build(arachne_plan **out, arachne_plan **greedy, const arachne_policy *policy,
+ * samples <= 1 (*out is then that plan) and on error.  In *alt (when not
+ * NULL and samples > 1): the highest-ranked rollout (ties: the lowest
+ * index) whose stages use another set of GPU types than *out's, with
+ * method "policy-best-of-k", 0 evaluations and 0 s; NULL when every
+ * rollout that found a plan uses *out's types, and on error.  The same
+ * for any thread count.  The caller destroys all three. */
+int ar_policy_build(arachne_plan **out, arachne_plan **greedy, arachne_plan **alt, const arachne_policy *policy,
                     const arachne_cost_model *cm, int samples, uint64_t seed);
 
 /* The greedy decoder's first finishing pass on a constructed plan p whose

@@ -63,7 +63,11 @@ typedef struct pb_worker {
     arachne_plan *trial, *best; /* heap slots, swapped by pointer; the winner's best is handed out */
     arachne_plan *spare;        /* a third slot: a rollout's exact split (ar_plan_keep_form) */
     arachne_plan *greedy;       /* a copy of rollout 0's plan, when asked for (keep_greedy) */
+    arachne_plan *alt;          /* the best rollout whose GPU types differ from best's (keep_alt) */
     int keep_greedy;            /* 1: copy rollout 0's plan into greedy */
+    int keep_alt;               /* 1: keep alt */
+    int have_alt, alt_k;        /* alt holds rollout alt_k */
+    unsigned best_types, alt_types; /* the GPU types best and alt use (ar_plan_gpu_types) */
     int ready;          /* init succeeded */
     int have, best_k;   /* best holds rollout best_k */
     int st, st_k;       /* first error (other than a failed rollout) and its rollout */
@@ -83,6 +87,8 @@ static int pb_worker_init(pb_worker *w, const arachne_policy *policy, const arac
     ar_construct_opts opts;
     int st;
     w->ready = w->have = w->best_k = w->st = w->keep_greedy = 0;
+    w->keep_alt = w->have_alt = w->alt_k = 0;
+    w->best_types = w->alt_types = 0u;
     w->greedy = NULL;
     w->st_k = -1;
     w->infeasible_k = -1;
@@ -92,10 +98,12 @@ static int pb_worker_init(pb_worker *w, const arachne_policy *policy, const arac
     w->trial = ar_malloc(sizeof *w->trial);
     w->best = ar_malloc(sizeof *w->best);
     w->spare = ar_malloc(sizeof *w->spare);
+    w->alt = ar_malloc(sizeof *w->alt);
     if (w->trial) ar_plan_empty(w->trial);
     if (w->best) ar_plan_empty(w->best);
     if (w->spare) ar_plan_empty(w->spare);
-    if (!w->trial || !w->best || !w->spare) return ARACHNE_E_NO_MEMORY;
+    if (w->alt) ar_plan_empty(w->alt);
+    if (!w->trial || !w->best || !w->spare || !w->alt) return ARACHNE_E_NO_MEMORY;
     ar_policy_construct_opts(&opts);
     if ((st = ar_builder_init(&w->b, cm, &opts))) return st;
     w->ready = 1;
@@ -109,11 +117,51 @@ static void pb_worker_free(pb_worker *w)
     if (w->trial) ar_plan_clear(w->trial);
     if (w->best) ar_plan_clear(w->best);
     if (w->spare) ar_plan_clear(w->spare);
+    if (w->alt) ar_plan_clear(w->alt);
     if (w->greedy) arachne_plan_destroy(w->greedy);
     free(w->trial);
     free(w->best);
     free(w->spare);
+    free(w->alt);
     if (w->ready) ar_builder_free(&w->b);
+}
+
+/* Keeps the worker's best rollout, and (keep_alt) its best rollout whose
+ * GPU types differ from that one's.  Rollouts reach a worker in rising
+ * index, and only a higher rank replaces a plan, so ties keep the lower
+ * index and the pair is what the serial loop would keep over the same
+ * rollouts.  A new best whose types differ makes the old best the
+ * alternative: it outranks every earlier rollout. */
+static void pb_keep(pb_worker *w, int k)
+{
+    unsigned types = w->keep_alt ? ar_plan_gpu_types(w->trial) : 0u;
+    arachne_plan *tmp;
+    if (!w->have || ar_plan_rank(w->trial) > ar_plan_rank(w->best)) {
+        if (w->keep_alt && w->have && types != w->best_types) {
+            tmp = w->alt; /* the old best becomes the alternative */
+            w->alt = w->best;
+            w->best = w->trial;
+            w->trial = tmp;
+            w->have_alt = 1;
+            w->alt_k = w->best_k;
+            w->alt_types = w->best_types;
+        } else {
+            tmp = w->best;
+            w->best = w->trial;
+            w->trial = tmp;
+        }
+        w->have = 1;
+        w->best_k = k;
+        w->best_types = types;
+    } else if (w->keep_alt && types != w->best_types &&
+               (!w->have_alt || ar_plan_rank(w->trial) > ar_plan_rank(w->alt))) {
+        tmp = w->alt;
+        w->alt = w->trial;
+        w->trial = tmp;
+        w->have_alt = 1;
+        w->alt_k = k;
+        w->alt_types = types;
+    }
 }
 
 /* Runs rollout k (0: greedy; others sampled from their own seed, so a
@@ -156,13 +204,7 @@ static void pb_rollout(pb_worker *w, const arachne_cost_model *cm, int k, uint64
             return;
         }
     }
-    if (!w->have || ar_plan_rank(w->trial) > ar_plan_rank(w->best)) {
-        arachne_plan *tmp = w->best;
-        w->best = w->trial;
-        w->trial = tmp;
-        w->have = 1;
-        w->best_k = k;
-    }
+    pb_keep(w, k);
 }
 
 /* The first step's depth mask is the same for every rollout (ar_step0_cache).
@@ -210,10 +252,34 @@ int ar_policy_threads(int runs)
 int arachne_plan_build(arachne_plan **out, const arachne_policy *policy, const arachne_cost_model *cm,
                        int samples, uint64_t seed)
 {
-    return ar_policy_build(out, NULL, policy, cm, samples, seed);
+    return ar_policy_build(out, NULL, NULL, policy, cm, samples, seed);
 }
 
-int ar_policy_build(arachne_plan **out, arachne_plan **greedy, const arachne_policy *policy,
+/* The worker holding the best rollout (rank, then lowest index) whose GPU
+ * types differ from `types`, the winner's: a worker's best where its types
+ * differ, else its alternative.  -1: none.  *from_best says which. */
+static int pb_alt_worker(const pb_worker *w, int nw, unsigned types, int *from_best)
+{
+    int i, pick = -1, pick_best = 0;
+    double pick_rank = 0.0;
+    for (i = 0; i < nw; i++) {
+        const arachne_plan *c;
+        int k, is_best = w[i].have && w[i].best_types != types;
+        if (is_best) { c = w[i].best; k = w[i].best_k; }
+        else if (w[i].have_alt) { c = w[i].alt; k = w[i].alt_k; }
+        else continue;
+        if (pick < 0 || ar_plan_rank(c) > pick_rank ||
+            (ar_plan_rank(c) == pick_rank && k < (pick_best ? w[pick].best_k : w[pick].alt_k))) {
+            pick = i;
+            pick_best = is_best;
+            pick_rank = ar_plan_rank(c);
+        }
+    }
+    *from_best = pick_best;
+    return pick;
+}
+
+int ar_policy_build(arachne_plan **out, arachne_plan **greedy, arachne_plan **alt, const arachne_policy *policy,
                     const arachne_cost_model *cm, int samples, uint64_t seed)
 {
     double t0 = ar_now();
@@ -226,6 +292,7 @@ int ar_policy_build(arachne_plan **out, arachne_plan **greedy, const arachne_pol
     if (!out) return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_build: out is NULL");
     *out = NULL;
     if (greedy) *greedy = NULL;
+    if (alt) *alt = NULL;
     if (!policy || !cm)
         return ar_error(ARACHNE_E_INVALID_ARGUMENT, "arachne_plan_build: %s is NULL", policy ? "cost model" : "policy");
     if (samples < 0 || samples > 1000000)
@@ -242,6 +309,7 @@ int ar_policy_build(arachne_plan **out, arachne_plan **greedy, const arachne_pol
         st = pb_worker_init(&w[i], policy, cm);
         if (st) { nw = i + 1; goto done; }
         w[i].keep_greedy = greedy != NULL && runs > 1;
+        w[i].keep_alt = alt != NULL && runs > 1;
     }
     if (nw == 1) {
         for (k = 0; k < runs; k++) pb_rollout(&w[0], cm, k, rseed[k]);
@@ -267,6 +335,19 @@ int ar_policy_build(arachne_plan **out, arachne_plan **greedy, const arachne_pol
                         : ar_error(ARACHNE_E_INFEASIBLE, "arachne_plan_build: no plan found");
         goto done;
     }
+    if (alt && runs > 1) { /* before the winner's plan is taken over */
+        int from_best, a = pb_alt_worker(w, nw, w[win].best_types, &from_best);
+        if (a >= 0) {
+            arachne_plan **slot = from_best ? &w[a].best : &w[a].alt;
+            snprintf((*slot)->method, sizeof (*slot)->method, "policy-best-of-k");
+            (*slot)->samples = runs;
+            (*slot)->evaluations = 0;
+            (*slot)->planning_s = 0.0;
+            if ((st = ar_plan_finish(*slot))) goto done;
+            *alt = *slot; /* taken over: the worker's slot is freed as empty */
+            *slot = NULL;
+        }
+    }
     best = w[win].best; /* take the plan over */
     w[win].best = NULL;
     snprintf(best->method, sizeof best->method, "%s", runs == 1 ? "policy-greedy" : "policy-best-of-k");
@@ -289,6 +370,10 @@ int ar_policy_build(arachne_plan **out, arachne_plan **greedy, const arachne_pol
     *out = best;
     best = NULL;
 done:
+    if (st && alt && *alt) {
+        arachne_plan_destroy(*alt);
+        *alt = NULL;
+    }
     if (w)
         for (i = 0; i < nw; i++) pb_worker_free(&w[i]);
     free(w);

@@ -443,7 +443,7 @@ TEST(refine_takes_any_budget)
 TEST(the_default_planner_refines_the_best_sample_and_the_greedy_plan)
 {
     env e;
-    int seed, differed = 0;
+    int seed, differed = 0, alts = 0, alt_starts = 0;
     ASSERT_OK(env_open(&e, "llama3-8b", "a100-40:4x4,a6000:4x4,h100:2x8"));
     ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_GLOBAL_BATCH, 256));
     /* the two starts alone: the recompute search's probe (its own test)
@@ -451,47 +451,70 @@ TEST(the_default_planner_refines_the_best_sample_and_the_greedy_plan)
     ASSERT_OK(arachne_cost_model_set(e.cm, ARACHNE_OPT_RECOMPUTE_SEARCH, 0));
     for (seed = 1; seed <= 4; seed++) {
         arachne_policy *pol = NULL;
-        arachne_plan *best = NULL, *greedy = NULL, *rb = NULL, *rg = NULL, *d = NULL, *d0 = NULL, *d1 = NULL, *r1 = NULL;
+        arachne_plan *best = NULL, *greedy = NULL, *alt = NULL, *rb = NULL, *rg = NULL, *ra = NULL, *d = NULL,
+                     *d0 = NULL, *d1 = NULL, *r1 = NULL, *b1 = NULL, *g1 = NULL;
+        const arachne_plan *win;
         const char *m = NULL;
-        double want;
+        double want_evals;
         ASSERT_OK(arachne_policy_create(&pol, (uint64_t)seed, 16, 1));
-        ASSERT_OK(arachne_plan_build(&best, pol, e.cm, 8, 3));
-        ASSERT_OK(arachne_plan_build(&greedy, pol, e.cm, 1, 3));
+        ASSERT_OK(ar_policy_build(&best, &greedy, &alt, pol, e.cm, 8, 3));
+        /* best and greedy are the public builds' plans, not decoded again */
+        ASSERT_OK(arachne_plan_build(&b1, pol, e.cm, 8, 3));
+        ASSERT_OK(arachne_plan_build(&g1, pol, e.cm, 1, 3));
+        ASSERT_EQ(pget(best, ARACHNE_PLAN_ITER_PER_S), pget(b1, ARACHNE_PLAN_ITER_PER_S));
+        ASSERT_EQ(pget(best, ARACHNE_PLAN_EVALUATIONS), pget(b1, ARACHNE_PLAN_EVALUATIONS));
+        ASSERT(greedy != NULL);
+        ASSERT_EQ(pget(greedy, ARACHNE_PLAN_ITER_PER_S), pget(g1, ARACHNE_PLAN_ITER_PER_S));
+        ASSERT_EQ(greedy->nranks, g1->nranks);
+        ASSERT(memcmp(greedy->ranks, g1->ranks, (size_t)g1->nranks * sizeof *g1->ranks) == 0);
+        ASSERT_OK(arachne_plan_method(greedy, &m));
+        ASSERT_STR(m, "policy-greedy");
+        ASSERT_EQ(pget(greedy, ARACHNE_PLAN_EVALUATIONS), 0.0); /* counted in best's */
+        /* the alternative: other GPU types, ranked at most as best */
+        if (alt) {
+            ASSERT(ar_plan_gpu_types(alt) != ar_plan_gpu_types(best));
+            ASSERT(ar_plan_rank(alt) <= ar_plan_rank(best));
+            ASSERT_EQ(pget(alt, ARACHNE_PLAN_EVALUATIONS), 0.0);
+            ASSERT_OK(ar_plan_validate(e.cm, alt));
+            alts++;
+        }
+        /* the refinements by hand: best with the budget, each further
+         * start of a new structure with half */
         ASSERT_OK(arachne_plan_refine(&rb, best, e.cm, 60, 0.0));
-        ASSERT_OK(arachne_plan_refine(&rg, greedy, e.cm, 60 / 2, 0.0));
+        want_evals = pget(rb, ARACHNE_PLAN_EVALUATIONS);
+        win = rb;
+        if (!ar_plan_same_structure(greedy, best)) {
+            ASSERT_OK(arachne_plan_refine(&rg, greedy, e.cm, 60 / 2, 0.0));
+            want_evals += pget(rg, ARACHNE_PLAN_EVALUATIONS);
+            if (ar_plan_rank(rg) > ar_plan_rank(win)) { win = rg; differed++; }
+        }
+        if (alt && !ar_plan_same_structure(alt, best) && !ar_plan_same_structure(alt, greedy)) {
+            ASSERT_OK(arachne_plan_refine(&ra, alt, e.cm, 60 / 2, 0.0));
+            want_evals += pget(ra, ARACHNE_PLAN_EVALUATIONS);
+            if (ar_plan_rank(ra) > ar_plan_rank(win)) win = ra;
+            alt_starts++;
+        }
         ASSERT_OK(arachne_plan_build_refined(&d, pol, e.cm, 8, 3, 60, 0.0));
-        want = ar_plan_rank(rg) > ar_plan_rank(rb) ? pget(rg, ARACHNE_PLAN_ITER_PER_S) : pget(rb, ARACHNE_PLAN_ITER_PER_S);
-        ASSERT_EQ(pget(d, ARACHNE_PLAN_ITER_PER_S), want);
-        ASSERT(ar_plan_rank(d) >= ar_plan_rank(rb) && ar_plan_rank(d) >= ar_plan_rank(rg));
-        if (ar_plan_rank(rg) > ar_plan_rank(rb)) differed++;
+        ASSERT_EQ(pget(d, ARACHNE_PLAN_ITER_PER_S), pget(win, ARACHNE_PLAN_ITER_PER_S));
         ASSERT_OK(arachne_plan_method(d, &m));
         ASSERT_STR(m, "policy-best-of-k+refine");
         ASSERT_EQ(d->samples, 8);
-        /* the greedy start is best-of-K's rollout 0, not decoded again:
-         * its fills are counted once, in the best-of-K build's */
-        ASSERT(pget(d, ARACHNE_PLAN_EVALUATIONS) == pget(rb, ARACHNE_PLAN_EVALUATIONS) ||
-               pget(d, ARACHNE_PLAN_EVALUATIONS) == pget(rb, ARACHNE_PLAN_EVALUATIONS) +
-                                                        pget(rg, ARACHNE_PLAN_EVALUATIONS) -
-                                                        pget(greedy, ARACHNE_PLAN_EVALUATIONS));
+        /* every refinement's fills, and best-of-K's (which hold the
+         * further starts' own) */
+        ASSERT_EQ(pget(d, ARACHNE_PLAN_EVALUATIONS), want_evals);
         {
-            arachne_plan *b2 = NULL, *g2 = NULL;
-            ASSERT_OK(ar_policy_build(&b2, &g2, pol, e.cm, 8, 3));
-            ASSERT(g2 != NULL);
-            ASSERT_EQ(pget(b2, ARACHNE_PLAN_ITER_PER_S), pget(best, ARACHNE_PLAN_ITER_PER_S));
-            ASSERT_EQ(pget(g2, ARACHNE_PLAN_ITER_PER_S), pget(greedy, ARACHNE_PLAN_ITER_PER_S));
-            ASSERT_EQ(g2->ntemplates, greedy->ntemplates);
-            ASSERT_EQ(g2->nranks, greedy->nranks);
-            ASSERT(memcmp(g2->ranks, greedy->ranks, (size_t)g2->nranks * sizeof *g2->ranks) == 0);
-            ASSERT_OK(arachne_plan_method(g2, &m));
-            ASSERT_STR(m, "policy-greedy");
-            arachne_plan_destroy(b2);
-            arachne_plan_destroy(g2);
+            arachne_plan *b2 = NULL, *g2 = (arachne_plan *)&e, *a2 = (arachne_plan *)&e;
             /* one sample: the build is the greedy plan, none handed out twice */
-            g2 = (arachne_plan *)&e;
-            ASSERT_OK(ar_policy_build(&b2, &g2, pol, e.cm, 1, 3));
-            ASSERT(g2 == NULL);
+            ASSERT_OK(ar_policy_build(&b2, &g2, &a2, pol, e.cm, 1, 3));
+            ASSERT(g2 == NULL && a2 == NULL);
             ASSERT_EQ(pget(b2, ARACHNE_PLAN_ITER_PER_S), pget(greedy, ARACHNE_PLAN_ITER_PER_S));
             arachne_plan_destroy(b2);
+            /* the same plans again */
+            ASSERT_OK(ar_policy_build(&b2, NULL, &a2, pol, e.cm, 8, 3));
+            ASSERT((a2 == NULL) == (alt == NULL));
+            if (alt) ASSERT_EQ(pget(a2, ARACHNE_PLAN_ITER_PER_S), pget(alt, ARACHNE_PLAN_ITER_PER_S));
+            arachne_plan_destroy(b2);
+            arachne_plan_destroy(a2);
         }
         ASSERT_OK(ar_plan_validate(e.cm, d));
         /* budget 0: the best-of-K plan itself */
@@ -501,7 +524,7 @@ TEST(the_default_planner_refines_the_best_sample_and_the_greedy_plan)
         ASSERT_STR(m, "policy-best-of-k");
         /* one sample: the greedy plan refined once */
         ASSERT_OK(arachne_plan_build_refined(&d1, pol, e.cm, 1, 3, 60, 0.0));
-        ASSERT_OK(arachne_plan_refine(&r1, greedy, e.cm, 60, 0.0));
+        ASSERT_OK(arachne_plan_refine(&r1, g1, e.cm, 60, 0.0));
         ASSERT_EQ(pget(d1, ARACHNE_PLAN_ITER_PER_S), pget(r1, ARACHNE_PLAN_ITER_PER_S));
         ASSERT_EQ(pget(d1, ARACHNE_PLAN_EVALUATIONS), pget(r1, ARACHNE_PLAN_EVALUATIONS));
         ASSERT_OK(arachne_plan_method(d1, &m));
@@ -510,13 +533,18 @@ TEST(the_default_planner_refines_the_best_sample_and_the_greedy_plan)
         arachne_plan_destroy(greedy);
         arachne_plan_destroy(rb);
         arachne_plan_destroy(rg);
+        arachne_plan_destroy(ra);
+        arachne_plan_destroy(alt);
+        arachne_plan_destroy(b1);
+        arachne_plan_destroy(g1);
         arachne_plan_destroy(d);
         arachne_plan_destroy(d0);
         arachne_plan_destroy(d1);
         arachne_plan_destroy(r1);
         arachne_policy_destroy(pol);
     }
-    ASSERT_GT(differed, 0); /* some seed's greedy start won: the second start is exercised */
+    ASSERT_GT(differed, 0);   /* some seed's greedy start won: the second start is exercised */
+    ASSERT_GT(alt_starts, 0); /* and some seed refined an alternative */
     {
         arachne_policy *pol = NULL;
         arachne_plan *p = (arachne_plan *)&e; /* must be set to NULL on failure */

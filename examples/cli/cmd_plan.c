@@ -85,7 +85,8 @@ static int plan_once(arachne_plan **out, const arachne_plan *first, void *user)
         return ARACHNE_OK;
     }
     /* --rollout: rollout decoding (docs/search.md), else greedy or best-of-K,
-     * refined from the best sample and the greedy plan */
+     * refined from the best sample, the greedy plan and the best sample
+     * on other GPU types */
     if (!r->rollout)
         return arachne_plan_build_refined(out, r->pol, r->cm, r->samples, (uint64_t)r->seed, r->refine,
                                           r->refine_ms / 1000.0);

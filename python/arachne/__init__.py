@@ -2200,7 +2200,8 @@ class Policy(_Handle):
         # type: (CostModel, int, int, int, float) -> Plan
         """Plans the cost model's cluster: greedy (samples 1) or best of `samples`;
         refine > 0 then improves the plan with that many evaluations of local
-        search from the best sample and from the greedy plan, as `arachne plan`
+        search from the best sample, the greedy plan and the best sample on
+        other GPU types (half as many from each of the last two), as `arachne plan`
         does (arachne_plan_build_refined; REFINE_EVALUATIONS is the CLI
         default), refine_time_cap_s > 0 caps the refinement's wall time.  With
         the cost model's recompute_search 1 (the default) or 2, the plan may
