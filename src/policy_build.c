@@ -67,7 +67,7 @@ typedef struct pb_worker {
     int keep_greedy;            /* 1: copy rollout 0's plan into greedy */
     int keep_alt;               /* 1: keep alt */
     int have_alt, alt_k;        /* alt holds rollout alt_k */
-    unsigned best_types, alt_types; /* the GPU types best and alt use (ar_plan_gpu_types) */
+    unsigned best_types;        /* the GPU types best uses (ar_plan_gpu_types) */
     int ready;          /* init succeeded */
     int have, best_k;   /* best holds rollout best_k */
     int st, st_k;       /* first error (other than a failed rollout) and its rollout */
@@ -88,7 +88,7 @@ static int pb_worker_init(pb_worker *w, const arachne_policy *policy, const arac
     int st;
     w->ready = w->have = w->best_k = w->st = w->keep_greedy = 0;
     w->keep_alt = w->have_alt = w->alt_k = 0;
-    w->best_types = w->alt_types = 0u;
+    w->best_types = 0u;
     w->greedy = NULL;
     w->st_k = -1;
     w->infeasible_k = -1;
@@ -126,6 +126,13 @@ static void pb_worker_free(pb_worker *w)
     if (w->ready) ar_builder_free(&w->b);
 }
 
+static void pb_swap(arachne_plan **a, arachne_plan **b)
+{
+    arachne_plan *t = *a;
+    *a = *b;
+    *b = t;
+}
+
 /* Keeps the worker's best rollout, and (keep_alt) its best rollout whose
  * GPU types differ from that one's.  Rollouts reach a worker in rising
  * index, and only a higher rank replaces a plan, so ties keep the lower
@@ -135,32 +142,28 @@ static void pb_worker_free(pb_worker *w)
 static void pb_keep(pb_worker *w, int k)
 {
     unsigned types = w->keep_alt ? ar_plan_gpu_types(w->trial) : 0u;
-    arachne_plan *tmp;
-    if (!w->have || ar_plan_rank(w->trial) > ar_plan_rank(w->best)) {
+    int alt_k = -1, new_best = !w->have || ar_plan_rank(w->trial) > ar_plan_rank(w->best);
+    arachne_plan **alt_from = NULL;
+    if (new_best) {
         if (w->keep_alt && w->have && types != w->best_types) {
-            tmp = w->alt; /* the old best becomes the alternative */
-            w->alt = w->best;
-            w->best = w->trial;
-            w->trial = tmp;
-            w->have_alt = 1;
-            w->alt_k = w->best_k;
-            w->alt_types = w->best_types;
-        } else {
-            tmp = w->best;
-            w->best = w->trial;
-            w->trial = tmp;
+            alt_from = &w->best; /* the old best becomes the alternative */
+            alt_k = w->best_k;
         }
+    } else if (w->keep_alt && types != w->best_types &&
+               (!w->have_alt || ar_plan_rank(w->trial) > ar_plan_rank(w->alt))) {
+        alt_from = &w->trial;
+        alt_k = k;
+    }
+    if (alt_from) {
+        pb_swap(&w->alt, alt_from);
+        w->have_alt = 1;
+        w->alt_k = alt_k;
+    }
+    if (new_best) { /* best may hold the old alternative's slot now: trial takes it */
+        pb_swap(&w->best, &w->trial);
         w->have = 1;
         w->best_k = k;
         w->best_types = types;
-    } else if (w->keep_alt && types != w->best_types &&
-               (!w->have_alt || ar_plan_rank(w->trial) > ar_plan_rank(w->alt))) {
-        tmp = w->alt;
-        w->alt = w->trial;
-        w->trial = tmp;
-        w->have_alt = 1;
-        w->alt_k = k;
-        w->alt_types = types;
     }
 }
 
