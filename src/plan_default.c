@@ -36,20 +36,15 @@
 /* The greedy start's budget: the best sample's / this. */
 #define AR_SECOND_START_SHARE 2
 
-/* Refines a further start with evaluations / AR_SECOND_START_SHARE fills
- * into *out, unless its structure is one of the n in `done` (*out NULL
- * then).  Its time: `share` of what the cap leaves of the call that began
- * at t0 (at least a first candidate). */
-static int refine_other_start(arachne_plan **out, const arachne_plan *start, const arachne_plan *const *done, int n,
-                              const arachne_cost_model *cm, long evaluations, double t0, double time_cap_s,
-                              double share)
+/* Refines a further start (none: *out NULL) with evaluations /
+ * AR_SECOND_START_SHARE fills into *out.  Its time: `share` of what the
+ * cap leaves of the call that began at t0 (at least a first candidate). */
+static int refine_other_start(arachne_plan **out, const arachne_plan *start, const arachne_cost_model *cm,
+                              long evaluations, double t0, double time_cap_s, double share)
 {
     double left = 0.0;
-    int i;
     *out = NULL;
     if (!start) return ARACHNE_OK;
-    for (i = 0; i < n; i++)
-        if (done[i] && ar_plan_same_structure(start, done[i])) return ARACHNE_OK;
     if (time_cap_s > 0) {
         left = (time_cap_s - (ar_now() - t0)) * share;
         if (left < 1e-9) left = 1e-9; /* spent: this start gets its first candidate only */
@@ -82,16 +77,16 @@ int ar_plan_refine_starts(arachne_plan **out, const arachne_plan *best, const ar
      * their own (0) */
     spent = rb->evaluations;
     {
-        const arachne_plan *done_starts[2];
-        done_starts[0] = best;
-        done_starts[1] = greedy;
+        /* each further start only where its structure is new */
+        const arachne_plan *g = greedy && !ar_plan_same_structure(greedy, best) ? greedy : NULL;
+        const arachne_plan *a =
+            alt && !ar_plan_same_structure(alt, best) && !(greedy && ar_plan_same_structure(alt, greedy)) ? alt : NULL;
         /* the greedy start: what the cap leaves, or half of it when the
-         * alternative follows */
-        if ((st = refine_other_start(&rg, greedy, done_starts, 1, cm, evaluations, t0, time_cap_s, alt ? 0.5 : 1.0)))
-            goto done;
-        if (rg) spent += rg->evaluations - greedy->evaluations;
-        if ((st = refine_other_start(&ra, alt, done_starts, 2, cm, evaluations, t0, time_cap_s, 1.0))) goto done;
-        if (ra) spent += ra->evaluations - alt->evaluations;
+         * third follows */
+        if ((st = refine_other_start(&rg, g, cm, evaluations, t0, time_cap_s, a ? 0.5 : 1.0))) goto done;
+        if (rg) spent += rg->evaluations - g->evaluations;
+        if ((st = refine_other_start(&ra, a, cm, evaluations, t0, time_cap_s, 1.0))) goto done;
+        if (ra) spent += ra->evaluations - a->evaluations;
     }
     win = rb;
     if (rg && ar_plan_rank(rg) > ar_plan_rank(win)) win = rg;
