@@ -88,6 +88,10 @@ sets = {
                                                       for s in ("small", "large", "val-small", "val-large")],
     "broad2-large": ["large", "24", "606", "held2-"] + ["examples/eval/broad-%s.json" % s
                                                       for s in ("small", "large", "val-small", "val-large")],
+    # the third held-out draw (2026-12-07, large only): none of the sets above
+    "broad3-large": ["large", "24", "707", "held3-"] + ["examples/eval/broad%s.json" % s
+                                                      for s in ("-small", "-large", "-val-small", "-val-large",
+                                                                "2-small", "2-large")],
 }
 earlier = keys_of(EARLIER)
 allkeys = {}
