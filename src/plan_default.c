@@ -19,8 +19,8 @@
  *
  * The third start: where the best sample and the greedy plan both use one
  * set of GPU types, the climb rarely adds the others (llama3-8b on
- * a100-40:140x1,gb300:2x72: both GB300 alone, refined to 0.1527 iter/s,
- * while the best rollout with A100-40 in it refines to 0.1600).  It gets
+ * a100-40:140x1,gb300:2x72 at seed 1: both GB300 alone, refined to 0.1527
+ * iter/s, while the best rollout with A100-40 in it refines to 0.1581).  It gets
  * half the budget, as the greedy plan does; on six evaluation sets (218
  * compositions) it made none slower and 17 faster, by up to 10 %
  * (docs/search.md, "Three starts"). */
@@ -33,8 +33,21 @@
 #include "policy.h"
 #include "util.h"
 
-/* The greedy start's budget: the best sample's / this. */
+/* The budget of the greedy start and of the third: the best sample's / this. */
 #define AR_SECOND_START_SHARE 2
+
+/* The higher-ranked of *keep and *other (ties: *keep) is left in *keep, the
+ * other destroyed and *other set to NULL. */
+static void keep_better(arachne_plan **keep, arachne_plan **other)
+{
+    if (*other && (!*keep || ar_plan_rank(*other) > ar_plan_rank(*keep))) {
+        arachne_plan *t = *keep;
+        *keep = *other;
+        *other = t;
+    }
+    arachne_plan_destroy(*other);
+    *other = NULL;
+}
 
 /* Refines a further start (none: *out NULL) with evaluations /
  * AR_SECOND_START_SHARE fills into *out.  Its time: `share` of what the
@@ -56,7 +69,7 @@ int ar_plan_refine_starts(arachne_plan **out, const arachne_plan *best, const ar
                           const arachne_plan *alt, const arachne_cost_model *cm, long evaluations, double time_cap_s)
 {
     double t0 = ar_now(), first_cap = 0.0;
-    arachne_plan *rb = NULL, *rg = NULL, *ra = NULL, *win;
+    arachne_plan *rb = NULL, *rg = NULL, *ra = NULL;
     long spent;
     int st;
     *out = NULL;
@@ -88,26 +101,23 @@ int ar_plan_refine_starts(arachne_plan **out, const arachne_plan *best, const ar
         if ((st = refine_other_start(&ra, a, cm, evaluations, t0, time_cap_s, 1.0))) goto done;
         if (ra) spent += ra->evaluations - a->evaluations;
     }
-    win = rb;
-    if (rg && ar_plan_rank(rg) > ar_plan_rank(win)) win = rg;
-    if (ra && ar_plan_rank(ra) > ar_plan_rank(win)) win = ra;
     /* named for what ran: the best-of-K planner refined (capped if any
      * refinement was) */
     {
         int capped = strstr(rb->method, "capped") || (rg && strstr(rg->method, "capped")) ||
                      (ra && strstr(ra->method, "capped"));
-        char m[sizeof win->method];
+        char m[sizeof rb->method];
+        keep_better(&rb, &rg); /* the fastest, ties to the earlier start */
+        keep_better(&rb, &ra);
         snprintf(m, sizeof m, "%.*s%s", (int)(sizeof m - 15), best->method, capped ? "+refine-capped" : "+refine");
-        memcpy(win->method, m, sizeof m);
+        memcpy(rb->method, m, sizeof m);
     }
-    win->samples = best->samples;
-    win->evaluations = spent;
-    win->planning_s = best->planning_s + (ar_now() - t0); /* the greedy decode is inside best's build */
-    if ((st = ar_plan_finish(win))) goto done;
-    *out = win;
-    if (win == rg) rg = NULL;
-    else if (win == ra) ra = NULL;
-    else rb = NULL;
+    rb->samples = best->samples;
+    rb->evaluations = spent;
+    rb->planning_s = best->planning_s + (ar_now() - t0); /* the greedy decode is inside best's build */
+    if ((st = ar_plan_finish(rb))) goto done;
+    *out = rb;
+    rb = NULL;
 done:
     arachne_plan_destroy(rb);
     arachne_plan_destroy(rg);
@@ -135,19 +145,6 @@ static int build_refined_one(arachne_plan **out, const arachne_policy *policy, c
     arachne_plan_destroy(greedy);
     arachne_plan_destroy(alt);
     return st;
-}
-
-/* The higher-ranked of *keep and *other (ties: *keep) is left in *keep, the
- * other destroyed and *other set to NULL. */
-static void keep_better(arachne_plan **keep, arachne_plan **other)
-{
-    if (*other && (!*keep || ar_plan_rank(*other) > ar_plan_rank(*keep))) {
-        arachne_plan *t = *keep;
-        *keep = *other;
-        *other = t;
-    }
-    arachne_plan_destroy(*other);
-    *other = NULL;
 }
 
 /* ARACHNE_OPT_RECOMPUTE_SEARCH: the default planner with cm's mode, then,

@@ -82,12 +82,13 @@ typedef struct pb_worker {
  * instead of zeroing the whole worker (0.3 MB of builder) and both plans
  * (0.2 MB each).  The plans live on the heap: a rollout that beats the
  * best swaps two pointers, and the winner is handed out as it is. */
-static int pb_worker_init(pb_worker *w, const arachne_policy *policy, const arachne_cost_model *cm)
+static int pb_worker_init(pb_worker *w, const arachne_policy *policy, const arachne_cost_model *cm, int keep_alt)
 {
     ar_construct_opts opts;
     int st;
     w->ready = w->have = w->best_k = w->st = w->keep_greedy = 0;
-    w->keep_alt = w->have_alt = w->alt_k = 0;
+    w->keep_alt = keep_alt;
+    w->have_alt = w->alt_k = 0;
     w->best_types = 0u;
     w->greedy = NULL;
     w->st_k = -1;
@@ -98,12 +99,12 @@ static int pb_worker_init(pb_worker *w, const arachne_policy *policy, const arac
     w->trial = ar_malloc(sizeof *w->trial);
     w->best = ar_malloc(sizeof *w->best);
     w->spare = ar_malloc(sizeof *w->spare);
-    w->alt = ar_malloc(sizeof *w->alt);
+    w->alt = keep_alt ? ar_malloc(sizeof *w->alt) : NULL; /* a fourth slot only when asked for */
     if (w->trial) ar_plan_empty(w->trial);
     if (w->best) ar_plan_empty(w->best);
     if (w->spare) ar_plan_empty(w->spare);
     if (w->alt) ar_plan_empty(w->alt);
-    if (!w->trial || !w->best || !w->spare || !w->alt) return ARACHNE_E_NO_MEMORY;
+    if (!w->trial || !w->best || !w->spare || (keep_alt && !w->alt)) return ARACHNE_E_NO_MEMORY;
     ar_policy_construct_opts(&opts);
     if ((st = ar_builder_init(&w->b, cm, &opts))) return st;
     w->ready = 1;
@@ -124,6 +125,16 @@ static void pb_worker_free(pb_worker *w)
     free(w->spare);
     free(w->alt);
     if (w->ready) ar_builder_free(&w->b);
+}
+
+/* Names a plan handed out by the build and records what it cost. */
+static int pb_label(arachne_plan *p, const char *method, int samples, long evaluations, double planning_s)
+{
+    snprintf(p->method, sizeof p->method, "%s", method);
+    p->samples = samples;
+    p->evaluations = evaluations;
+    p->planning_s = planning_s;
+    return ar_plan_finish(p);
 }
 
 static void pb_swap(arachne_plan **a, arachne_plan **b)
@@ -309,10 +320,9 @@ int ar_policy_build(arachne_plan **out, arachne_plan **greedy, arachne_plan **al
     ar_rng_seed(&seeds, seed);
     for (k = 0; k < runs; k++) rseed[k] = ar_rng_next(&seeds);
     for (i = 0; i < nw; i++) {
-        st = pb_worker_init(&w[i], policy, cm);
+        st = pb_worker_init(&w[i], policy, cm, alt != NULL && runs > 1);
         if (st) { nw = i + 1; goto done; }
         w[i].keep_greedy = greedy != NULL && runs > 1;
-        w[i].keep_alt = alt != NULL && runs > 1;
     }
     if (nw == 1) {
         for (k = 0; k < runs; k++) pb_rollout(&w[0], cm, k, rseed[k]);
@@ -342,32 +352,19 @@ int ar_policy_build(arachne_plan **out, arachne_plan **greedy, arachne_plan **al
         int from_best, a = pb_alt_worker(w, nw, w[win].best_types, &from_best);
         if (a >= 0) {
             arachne_plan **slot = from_best ? &w[a].best : &w[a].alt;
-            snprintf((*slot)->method, sizeof (*slot)->method, "policy-best-of-k");
-            (*slot)->samples = runs;
-            (*slot)->evaluations = 0;
-            (*slot)->planning_s = 0.0;
-            if ((st = ar_plan_finish(*slot))) goto done;
+            if ((st = pb_label(*slot, "policy-best-of-k", runs, 0, 0.0))) goto done;
             *alt = *slot; /* taken over: the worker's slot is freed as empty */
             *slot = NULL;
         }
     }
     best = w[win].best; /* take the plan over */
     w[win].best = NULL;
-    snprintf(best->method, sizeof best->method, "%s", runs == 1 ? "policy-greedy" : "policy-best-of-k");
-    best->samples = runs;
-    best->evaluations = evals;
-    best->planning_s = ar_now() - t0;
-    if ((st = ar_plan_finish(best))) goto done;
+    if ((st = pb_label(best, runs == 1 ? "policy-greedy" : "policy-best-of-k", runs, evals, ar_now() - t0))) goto done;
     /* rollout 0's plan: its fills are counted in best's evaluations */
     for (i = 0; greedy && i < nw; i++)
         if (w[i].greedy) {
-            arachne_plan *g = w[i].greedy;
-            snprintf(g->method, sizeof g->method, "policy-greedy");
-            g->samples = 1;
-            g->evaluations = 0;
-            g->planning_s = 0.0;
-            if ((st = ar_plan_finish(g))) goto done;
-            *greedy = g;
+            if ((st = pb_label(w[i].greedy, "policy-greedy", 1, 0, 0.0))) goto done;
+            *greedy = w[i].greedy;
             w[i].greedy = NULL;
         }
     *out = best;
