@@ -92,6 +92,14 @@ sets = {
     "broad3-large": ["large", "24", "707", "held3-"] + ["examples/eval/broad%s.json" % s
                                                       for s in ("-small", "-large", "-val-small", "-val-large",
                                                                 "2-small", "2-large")],
+    # a second validation draw of large clusters (2026-12-08): none of the sets above
+    "broad-val2-large": ["large", "48", "808", "val2-"] + ["examples/eval/broad%s.json" % s
+                                                          for s in ("-small", "-large", "-val-small", "-val-large",
+                                                                    "2-small", "2-large", "3-large")],
+    # the fourth held-out draw (2026-12-08, large only): none of the sets above
+    "broad4-large": ["large", "48", "909", "held4-"] + ["examples/eval/broad%s.json" % s
+                                                      for s in ("-small", "-large", "-val-small", "-val-large",
+                                                                "2-small", "2-large", "3-large", "-val2-large")],
 }
 earlier = keys_of(EARLIER)
 allkeys = {}
