@@ -78,28 +78,24 @@ python3 -B -c '
 import json, subprocess, sys
 sys.path.insert(0, "examples/eval")
 from make_sets import EARLIER, NEW, NEW_SMALL, DENSE, MOE, MOE_SMALL, RACK, SIZES, key, keys_of
+# each draw excludes the sets drawn before it: the first n of `order`
+order = ["broad-small", "broad-large", "broad-val-small", "broad-val-large", "broad2-small", "broad2-large",
+         "broad3-large", "broad-val2-large", "broad4-large"]
+prior = lambda n: ["examples/eval/%s.json" % s for s in order[:n]]
 sets = {
     "broad-small": ["small", "16", "101"],
     "broad-large": ["large", "10", "202"],
-    "broad-val-small": ["small", "100", "303", "val-", "examples/eval/broad-small.json", "examples/eval/broad-large.json"],
-    "broad-val-large": ["large", "20", "404", "val-", "examples/eval/broad-small.json", "examples/eval/broad-large.json"],
-    # the second held-out draw (2026-12-07): none of the sets above
-    "broad2-small": ["small", "48", "505", "held2-"] + ["examples/eval/broad-%s.json" % s
-                                                      for s in ("small", "large", "val-small", "val-large")],
-    "broad2-large": ["large", "24", "606", "held2-"] + ["examples/eval/broad-%s.json" % s
-                                                      for s in ("small", "large", "val-small", "val-large")],
-    # the third held-out draw (2026-12-07, large only): none of the sets above
-    "broad3-large": ["large", "24", "707", "held3-"] + ["examples/eval/broad%s.json" % s
-                                                      for s in ("-small", "-large", "-val-small", "-val-large",
-                                                                "2-small", "2-large")],
-    # a second validation draw of large clusters (2026-12-08): none of the sets above
-    "broad-val2-large": ["large", "48", "808", "val2-"] + ["examples/eval/broad%s.json" % s
-                                                          for s in ("-small", "-large", "-val-small", "-val-large",
-                                                                    "2-small", "2-large", "3-large")],
-    # the fourth held-out draw (2026-12-08, large only): none of the sets above
-    "broad4-large": ["large", "48", "909", "held4-"] + ["examples/eval/broad%s.json" % s
-                                                      for s in ("-small", "-large", "-val-small", "-val-large",
-                                                                "2-small", "2-large", "3-large", "-val2-large")],
+    "broad-val-small": ["small", "100", "303", "val-"] + prior(2),
+    "broad-val-large": ["large", "20", "404", "val-"] + prior(2),
+    # the second held-out draw (2026-12-07)
+    "broad2-small": ["small", "48", "505", "held2-"] + prior(4),
+    "broad2-large": ["large", "24", "606", "held2-"] + prior(4),
+    # the third held-out draw (2026-12-07, large only)
+    "broad3-large": ["large", "24", "707", "held3-"] + prior(6),
+    # a second validation draw of large clusters (2026-12-08)
+    "broad-val2-large": ["large", "48", "808", "val2-"] + prior(7),
+    # the fourth held-out draw (2026-12-08, large only)
+    "broad4-large": ["large", "48", "909", "held4-"] + prior(8),
 }
 earlier = keys_of(EARLIER)
 allkeys = {}
